@@ -1,0 +1,105 @@
+// weightstream — a resumable JSON lexer.
+//
+// Takes the text in pieces of any size and hands out tokens; never needs the document contiguous,
+// never recurses, never allocates. Strings come out as pieces of decoded UTF-8 (raw runs are views
+// of the input, escapes are decoded into a 4-byte buffer), so a consumer can store a string of any
+// length, or compare and drop it, without the lexer holding it. Validates everything RFC 8259 and
+// serde_json validate: UTF-8, escapes, surrogate pairs, control characters, number grammar, nesting.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weightstream/limits.h"
+#include "weightstream/status.h"
+
+namespace ws {
+namespace detail {
+
+class JsonLexer {
+ public:
+  enum Token : uint8_t {
+    kNeedMore,     // every byte given was consumed
+    kObjectBegin,
+    kObjectEnd,
+    kArrayBegin,
+    kArrayEnd,
+    kKeyPiece,     // piece of an object key (see piece_*)
+    kStringPiece,  // piece of a string value
+    kNumber,       // see number_*; the byte that ended the number is not consumed
+    kTrue,
+    kFalse,
+    kNull,
+    kError,        // status(); *p points at the offending byte
+  };
+
+  void reset(uint32_t max_nesting);
+
+  // Lexes from *p (advanced past what was consumed) up to end.
+  Token next(const uint8_t** p, const uint8_t* end);
+
+  // True when the document (one value) is complete; only whitespace may follow.
+  bool complete() const { return state_ == kDone; }
+  Status status() const { return status_; }
+  uint32_t depth() const { return depth_; }
+
+  // Serde ignores the validity of \u escapes in values it skips (lone surrogates pass); a consumer
+  // skipping a value sets this to match.
+  void set_lenient_surrogates(bool on) { lenient_surrogates_ = on; }
+
+  // Current string piece.
+  const uint8_t* piece() const { return piece_; }
+  size_t piece_size() const { return piece_size_; }
+  bool piece_first() const { return piece_first_; }
+  bool piece_last() const { return piece_last_; }
+
+  // Current number: is it a plain non-negative integer that fits in u64, and its value.
+  bool number_is_u64() const { return num_u64_ok_; }
+  uint64_t number_value() const { return num_value_; }
+
+ private:
+  enum State : uint8_t {
+    kValue, kArrayFirst, kObjectFirst, kObjectKey, kColon, kAfterValue, kDone,
+    kString, kEscape, kUnicode, kSurrogateBackslash, kSurrogateU, kSurrogateUnicode,
+    kNumMinus, kNumZero, kNumInt, kNumFrac0, kNumFrac, kNumExp0, kNumExpSign, kNumExp,
+    kLiteral,
+  };
+  Token fail(Status s);
+  Token begin_value(const uint8_t** p, const uint8_t* end);
+  Token lex_string(const uint8_t** p, const uint8_t* end);
+  Token lex_escape(const uint8_t** p, const uint8_t* end);
+  Token lex_number(const uint8_t** p, const uint8_t* end);
+  Token after_string();
+  bool push(bool is_object);
+  bool top_is_object() const {
+    return (stack_[(depth_ - 1) >> 6] >> ((depth_ - 1) & 63)) & 1;
+  }
+  Token emit_piece(const uint8_t* data, size_t n, bool last);
+  Token emit_codepoint(uint32_t cp);
+
+  State state_ = kValue;
+  Status status_ = Status::Ok;
+  bool in_key_ = false;
+  bool piece_first_ = false, piece_last_ = false;
+  bool pending_first_ = false;
+  bool lenient_surrogates_ = false;
+  bool num_u64_ok_ = false;
+  uint8_t utf8_need_ = 0;           // continuation bytes still expected
+  uint8_t utf8_lo_ = 0x80, utf8_hi_ = 0xBF;  // allowed range of the next continuation byte
+  uint8_t hex_count_ = 0;
+  uint8_t lit_index_ = 0;
+  uint8_t lit_kind_ = 0;
+  uint32_t hex_value_ = 0;
+  uint32_t high_surrogate_ = 0;
+  uint32_t depth_ = 0;
+  uint32_t max_nesting_ = 128;
+  uint32_t num_digits_ = 0;
+  uint64_t num_value_ = 0;
+  const uint8_t* piece_ = nullptr;
+  size_t piece_size_ = 0;
+  uint8_t esc_buf_[4] = {};
+  uint64_t stack_[kMaxNestingSupported / 64] = {};
+};
+
+}  // namespace detail
+}  // namespace ws

@@ -1,0 +1,102 @@
+// weightstream — the safetensors JSON header, parsed and validated as it streams.
+//
+// Consumes the header's bytes in pieces, interprets the JSON lexer's tokens against the
+// safetensors schema (FORMATS.md §1) and builds the tensor table in the arena. finish() runs the
+// whole-table checks (duplicate names, contiguous offsets) and sorts tensors into file order.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weightstream/detail/arena.h"
+#include "weightstream/detail/json_lexer.h"
+#include "weightstream/limits.h"
+#include "weightstream/status.h"
+#include "weightstream/tensor_table.h"
+
+namespace ws {
+namespace detail {
+
+class SafetensorsHeaderParser {
+ public:
+  void reset(Arena* arena, const Limits& limits, uint64_t header_start);
+
+  // Consumes all `n` bytes (the caller never passes bytes beyond the header). Returns Ok or the
+  // first error, with error() filled in.
+  Status feed(const uint8_t* data, size_t n);
+  // The header's last byte was fed: complete the table (sort, duplicate and offset checks).
+  Status finish(TensorTable* table);
+
+  const Error& error() const { return error_; }
+  uint64_t data_size() const { return data_size_; }
+  uint32_t tensor_count() const { return tensor_count_; }
+
+ private:
+  enum Ctx : uint8_t {
+    kRootStart, kRootKey, kRootValueTensor, kRootValueMeta, kRootAfter,
+    kEntryKey, kEntryValue, kDtype, kShapeStart, kShape, kOffsetsStart, kOffsets, kSkip,
+    kMetaKey, kMetaValue, kDone,
+  };
+  enum Field : uint8_t { kFieldDtype = 1, kFieldShape = 2, kFieldOffsets = 4, kFieldOther = 8 };
+
+  Status handle(JsonLexer::Token t, const uint8_t* at);
+  Status fail(Status s, const uint8_t* at);
+  Status fail_at(Status s, uint64_t offset, uint32_t blob);
+  Status begin_root_key(const uint8_t* at);
+  Status end_root_key(const uint8_t* at);
+  Status end_entry(const uint8_t* at);
+  Status end_metadata(const uint8_t* at);
+  bool append_small(const uint8_t* p, size_t n);
+  bool append_blob(const uint8_t* p, size_t n);
+  void append_varint(uint64_t v);
+  uint64_t pos(const uint8_t* at) const { return chunk_pos_ + uint64_t(at - chunk_); }
+  Status check_duplicates(const TensorRecord* recs, uint32_t n);
+
+  Arena* arena_ = nullptr;
+  Limits limits_;
+  JsonLexer lexer_;
+  Error error_;
+  Ctx ctx_ = kRootStart;
+  uint64_t header_start_ = 0;   // absolute offset of the header's first byte
+  const uint8_t* chunk_ = nullptr;
+  uint64_t chunk_pos_ = 0;      // absolute offset of chunk_[0]
+
+  // Key being read (root key = tensor name or __metadata__).
+  size_t key_mark_ = 0, key_need_mark_ = 0;  // arena marks at the key's [u32 length]
+  uint64_t key_size_ = 0;
+  uint64_t key_pos_ = 0;
+  bool key_too_long_ = false;
+
+  // Small string buffer: entry field names and dtype strings.
+  char small_[16] = {};
+  uint32_t small_size_ = 0;
+  bool small_overflow_ = false;
+
+  // Tensor entry being read.
+  uint8_t seen_fields_ = 0;
+  uint8_t cur_field_ = 0;
+  uint8_t dtype_ = 0;
+  uint32_t rank_ = 0;
+  size_t dims_mark_ = 0;        // arena low() where the packed dims start
+  uint32_t offsets_count_ = 0;
+  uint64_t offsets_[2] = {};
+  uint64_t elements_ = 1;
+  bool elements_overflow_ = false;
+  bool has_zero_dim_ = false;
+  uint32_t skip_depth_ = 0;
+  Ctx skip_return_ = kEntryKey;
+
+  // Metadata.
+  bool meta_seen_ = false;
+  size_t meta_begin_ = 0;
+  uint32_t meta_count_ = 0;
+  size_t meta_len_mark_ = 0;
+  uint64_t meta_str_size_ = 0;
+  uint64_t meta_obj_pos_ = 0;
+
+  uint32_t tensor_count_ = 0;
+  uint64_t data_size_ = 0;
+};
+
+}  // namespace detail
+}  // namespace ws

@@ -1,0 +1,128 @@
+// weightstream — the streaming reader (pull API).
+//
+//   alignas(8) static uint8_t arena[1 << 20];
+//   ws::Reader r(arena, sizeof arena);
+//   for (;;) {
+//     ws::Event e = r.next();
+//     switch (e.type) {
+//       case ws::EventType::NeedInput:   n = read(buf); n ? r.feed(buf, n) : r.finish(); break;
+//       case ws::EventType::HeaderReady: /* r.tensor_count(), r.tensor(i), r.metadata(i) */ break;
+//       case ws::EventType::TensorBytes: /* e.data/e.size: a view into buf */ break;
+//       case ws::EventType::End:         return ok;
+//       case ws::EventType::Error:       return r.error();
+//       default: break;
+//     }
+//   }
+//
+// The reader never allocates and never copies tensor bytes: TensorBytes points into the buffer
+// last passed to feed(), which must stay valid until next() asks for input again. Everything it
+// keeps (tensor names, shapes, metadata) lives in the caller's arena. Any chunking of the input
+// gives the same events and bytes.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weightstream/detail/arena.h"
+#include "weightstream/detail/safetensors_header_parser.h"
+#include "weightstream/dtype.h"
+#include "weightstream/limits.h"
+#include "weightstream/status.h"
+#include "weightstream/tensor_table.h"
+
+namespace ws {
+
+enum class Format : uint8_t { Unknown, Safetensors };
+
+const char* format_name(Format f);  // "safetensors", or "unknown"
+
+enum class EventType : uint8_t {
+  NeedInput,    // feed() more bytes, or finish() at end of input
+  HeaderReady,  // the header is complete and validated; the tensor table can be read
+  TensorBegin,  // tensor `tensor` starts (tensors come in file order: index 0, 1, 2, ...)
+  TensorBytes,  // data/size: the next bytes of tensor `tensor`, a view into the fed input
+  TensorEnd,    // tensor `tensor` is complete
+  End,          // the whole input was read and is valid
+  Error,        // see Reader::error(); every later next() returns Error again
+};
+
+const char* event_type_name(EventType t);
+
+struct Event {
+  EventType type = EventType::NeedInput;
+  uint32_t tensor = kNoTensor;   // TensorBegin/TensorBytes/TensorEnd
+  const uint8_t* data = nullptr; // TensorBytes
+  size_t size = 0;               // TensorBytes
+  uint64_t offset = 0;           // absolute file offset of data[0] (TensorBytes) or of the
+                                 // tensor's first byte (TensorBegin/End)
+};
+
+class Reader {
+ public:
+  // `arena` must be 8-byte aligned and outlive the reader. It holds the tensor table and metadata.
+  Reader(void* arena, size_t arena_size, const Limits& limits = Limits());
+
+  // Gives the reader the next piece of input. Only valid after next() returned NeedInput; the
+  // bytes must stay valid (and unchanged) until next() returns NeedInput again.
+  void feed(const void* data, size_t size);
+  // Declares the end of the input. Only valid after next() returned NeedInput.
+  void finish();
+  // Optional: the total input size when known in advance (file size, Content-Length). The reader
+  // then rejects a short or over-long input as soon as the header says so, before any data.
+  void set_input_size(uint64_t size);
+
+  Event next();
+
+  const Error& error() const { return error_; }
+  Format format() const { return format_; }
+
+  // Bytes consumed from the input so far (the absolute offset of the next byte).
+  uint64_t position() const { return pos_; }
+
+  // Valid after HeaderReady.
+  const TensorTable& tensors() const { return table_; }
+  uint32_t tensor_count() const { return table_.count(); }
+  TensorInfo tensor(uint32_t i) const { return table_.get(i); }
+  uint64_t header_size() const { return header_size_; }  // safetensors: the u64 prefix n
+  uint64_t data_start() const { return data_start_; }    // absolute offset of the data section
+  uint64_t data_size() const { return data_size_; }      // end of the last tensor's data
+
+  // Arena use: bytes used now, the peak, and, after ArenaExhausted, the size that would suffice.
+  size_t arena_used() const;
+  size_t arena_peak() const;
+  size_t arena_needed() const { return arena_needed_; }
+
+ private:
+  Event fail(Status code, uint64_t offset);
+  Event step_preamble();
+  Event step_header();
+  Event step_data();
+
+  Error error_;
+  Format format_ = Format::Unknown;
+  TensorTable table_;
+  uint64_t pos_ = 0;
+  uint64_t header_size_ = 0;
+  uint64_t data_start_ = 0;
+  uint64_t data_size_ = 0;
+  uint64_t input_size_ = ~0ull;  // ~0: unknown
+  size_t arena_needed_ = 0;
+
+  const uint8_t* in_ = nullptr;
+  size_t in_size_ = 0;
+  size_t in_used_ = 0;
+  bool finished_ = false;
+  bool waiting_ = true;  // next() returned NeedInput and no feed()/finish() since
+  uint8_t phase_ = 0;
+  uint8_t prefix_[8] = {};
+  uint8_t prefix_have_ = 0;
+  uint32_t cur_tensor_ = 0;
+  uint64_t cur_done_ = 0;
+  bool cur_begun_ = false;
+
+  Limits limits_;
+  detail::Arena arena_;
+  detail::SafetensorsHeaderParser st_;
+};
+
+}  // namespace ws

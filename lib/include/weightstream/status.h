@@ -1,0 +1,99 @@
+// weightstream — status codes.
+//
+// One enum of precise reasons. Every rejection of an input names exactly one of these, together
+// with the absolute byte offset where it was detected and, where one is concerned, the tensor.
+// Codes are stable API: their spelling is what the CLI, the JSON output and the JS bindings print.
+#pragma once
+
+#include <stdint.h>
+
+namespace ws {
+
+// X(name, description). Descriptions are one sentence; tools append offset and tensor.
+#define WS_STATUS_LIST(X)                                                                          \
+  X(Ok, "no error")                                                                                \
+  /* API use */                                                                                    \
+  X(ArenaExhausted, "the arena given to the reader is too small for this header")                 \
+  X(UsageError, "the reader API was called out of order")                                         \
+  X(Aborted, "the caller aborted the stream")                                                      \
+  /* framing */                                                                                    \
+  X(UnknownFormat, "input is neither safetensors nor GGUF")                                        \
+  X(HeaderTooSmall, "input ended before the 8-byte header length")                                \
+  X(HeaderTooLarge, "declared header length exceeds the header limit")                            \
+  X(InvalidHeaderLength, "declared header length runs past the end of the input")                 \
+  X(TruncatedData, "input ended inside tensor data")                                               \
+  X(TrailingBytes, "bytes follow the last tensor's data")                                          \
+  /* JSON */                                                                                       \
+  X(InvalidUtf8, "header contains bytes that are not valid UTF-8")                                \
+  X(JsonSyntax, "unexpected character in the JSON header")                                         \
+  X(JsonInvalidEscape, "invalid escape sequence in a JSON string")                                 \
+  X(JsonControlCharacter, "raw control character inside a JSON string")                          \
+  X(JsonLoneSurrogate, "\\u escape is an unpaired UTF-16 surrogate")                              \
+  X(JsonInvalidNumber, "malformed JSON number")                                                    \
+  X(JsonUnexpectedEnd, "the JSON header ended before the document was complete")                  \
+  X(JsonTrailingCharacters, "non-whitespace bytes after the end of the JSON header")              \
+  X(NestingTooDeep, "JSON nesting is deeper than the nesting limit")                              \
+  /* safetensors schema */                                                                         \
+  X(HeaderNotObject, "the JSON header is not an object")                                           \
+  X(TensorEntryNotObject, "a tensor entry is not a JSON object")                                   \
+  X(MissingDtype, "tensor entry has no \"dtype\"")                                                 \
+  X(MissingShape, "tensor entry has no \"shape\"")                                                 \
+  X(MissingDataOffsets, "tensor entry has no \"data_offsets\"")                                    \
+  X(DuplicateField, "a field appears twice in one tensor entry")                                   \
+  X(InvalidDtype, "dtype is not one of the safetensors dtype names")                              \
+  X(InvalidShape, "shape is not an array of integers")                                             \
+  X(InvalidDataOffsets, "data_offsets is not an array of exactly two integers")                    \
+  X(InvalidInteger, "value is not a plain non-negative integer that fits in 64 bits")             \
+  X(DataOffsetsReversed, "data_offsets end is before its begin")                                   \
+  X(DataOffsetGap, "tensor data does not start where the previous tensor ends (hole)")           \
+  X(DataOffsetOverlap, "tensor data overlaps the previous tensor")                                 \
+  X(ShapeOverflow, "element count or byte size overflows 64 bits")                                \
+  X(MisalignedSlice, "element count times dtype bits is not a whole number of bytes")             \
+  X(TensorSizeMismatch, "data_offsets span differs from element count times dtype size")          \
+  X(DuplicateTensorName, "two tensors have the same name")                                         \
+  X(MetadataNotObject, "__metadata__ is neither an object nor null")                               \
+  X(MetadataValueNotString, "a __metadata__ value is not a string")                                \
+  X(DuplicateMetadataKey, "a __metadata__ key appears twice")                                      \
+  X(DuplicateMetadata, "__metadata__ appears twice")                                               \
+  X(TooManyTensors, "more tensors than the tensor-count limit")                                    \
+  X(NameTooLong, "tensor name is longer than the name-length limit")                               \
+  X(RankTooLarge, "tensor rank is larger than the rank limit")                                     \
+  /* sharded models (model.safetensors.index.json) */                                              \
+  X(IndexNotObject, "index JSON is not an object")                                                 \
+  X(IndexMissingWeightMap, "index has no \"weight_map\" object")                                   \
+  X(IndexInvalidWeightMap, "index \"weight_map\" is not an object of tensor name to shard file")  \
+  X(IndexInvalidTotalSize, "index \"metadata.total_size\" is not a non-negative integer")         \
+  X(IndexDuplicateTensor, "index lists a tensor twice")                                            \
+  X(IndexUnknownShard, "shard file is not named by the index")                                     \
+  X(ShardTensorNotInIndex, "shard holds a tensor the index does not list")                        \
+  X(ShardTensorWrongShard, "shard holds a tensor the index places in another shard")              \
+  X(ShardTensorMissing, "index lists a tensor that its shard does not hold")                      \
+  X(ShardTensorDuplicate, "a tensor appears in more than one shard")                               \
+  X(IndexTotalSizeMismatch, "index total_size differs from the sum of the tensors' byte sizes")
+
+enum class Status : uint16_t {
+#define WS_STATUS_ENUM(name, desc) name,
+  WS_STATUS_LIST(WS_STATUS_ENUM)
+#undef WS_STATUS_ENUM
+      Count_
+};
+
+// "HeaderTooLarge" for Status::HeaderTooLarge; "Unknown" for values outside the enum.
+const char* status_name(Status s);
+// One sentence saying what is wrong.
+const char* status_description(Status s);
+// Parses a status name back (for tests and bindings). Returns false if unknown.
+bool status_from_name(const char* name, Status* out);
+
+constexpr uint32_t kNoTensor = 0xFFFFFFFFu;
+
+// Where and why an input was rejected.
+struct Error {
+  Status code = Status::Ok;
+  uint64_t offset = 0;             // absolute byte offset in the input where it was detected
+  uint32_t tensor = kNoTensor;     // tensor index in file order, when the table is complete
+  const char* tensor_name = nullptr;  // name of the tensor concerned (view into the arena), or null
+  uint64_t tensor_name_size = 0;
+};
+
+}  // namespace ws
