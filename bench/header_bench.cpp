@@ -1,0 +1,294 @@
+// ws-bench-header: how fast weightstream parses and validates safetensors headers, against
+// simdjson's DOM parser on the same bytes, and how much arena it keeps per tensor.
+//
+// Prints three tables (see bench/README.md for what each column means):
+//   1. realistic and worst-case headers: MB/s fed in pieces and whole, simdjson MB/s, ratios,
+//      arena bytes per tensor;
+//   2. headers that must be rejected: verdict, where, how fast;
+//   3. linearity: ns per byte for 1, 10, 50, 100 MB headers of the worst-case shape.
+//
+//   ws-bench-header [--case NAME]... [--no-linearity] [--min-time S] [--piece BYTES]
+//   ws-bench-header --profile NAME [--calls N]   (our parser only, untimed: for callgrind/perf)
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "host_info.h"
+#include "measure.h"
+#include "simdjson_runner.h"
+#include "synth_header.h"
+#include "weightstream/limits.h"
+#include "weightstream/status.h"
+#include "ws_runner.h"
+
+namespace wsbench {
+namespace {
+
+struct Options {
+  std::vector<std::string> cases;  // empty: all
+  bool linearity = true;
+  size_t piece = 64 * 1024;
+  MeasureOptions measure;
+  std::string profile;  // non-empty: profile mode
+  uint64_t profile_calls = 1;
+};
+
+// Targets from the project plan; rows that miss them are flagged with '*'.
+constexpr double kTargetRatio = 0.5;
+constexpr double kTargetArenaPerTensor = 48;
+
+// A header just under the reference crate's 100,000,000-byte limit (padding keeps it a multiple of 8).
+constexpr uint64_t kWorstBytes = ws::kMaxSafetensorsHeader - 1;
+
+struct CaseDef {
+  const char* name;
+  bool must_reject;
+  std::function<SynthHeader()> make;
+};
+
+const std::vector<CaseDef>& case_defs() {
+  static const std::vector<CaseDef> defs = {
+      {"llama-70b", false, [] { return make_llama_70b(); }},
+      {"deepseek-v3", false, [] { return make_deepseek_v3(); }},
+      {"worst-100mb", false, [] { return make_flat("worst-100mb", kWorstBytes); }},
+      {"nesting-200k", true, [] { return make_nesting("nesting-200k", 200000); }},
+  };
+  return defs;
+}
+
+bool selected(const Options& o, const char* name) {
+  return o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), name) != o.cases.end();
+}
+
+double mbps(uint64_t bytes, double s) { return static_cast<double>(bytes) / 1e6 / s; }
+
+std::string fmt_count(uint64_t v) {  // 12345678 -> "12,345,678": header sizes are read by eye
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+std::string ws_failure(const WsResult& r) {
+  return std::string("FAIL ") + ws::status_name(r.status) + " @" + std::to_string(r.error_offset);
+}
+
+// One timed configuration of our reader. Returns false (and prints why) if it did not reach
+// HeaderReady with the expected tensor count.
+bool time_ours(WsRunner* runner, const SynthHeader& h, size_t piece, const Options& o,
+               WsResult* res, Timing* t) {
+  *res = runner->run(h.data(), h.bytes.size(), piece);  // also grows the arena if needed
+  if (!res->header_ready || res->tensors != h.tensors) {
+    fprintf(stderr, "%s (piece %zu): %s, %u tensors (expected %u)\n", h.name.c_str(), piece,
+            res->header_ready ? "HeaderReady" : ws_failure(*res).c_str(), res->tensors, h.tensors);
+    return false;
+  }
+  *t = measure([&] { runner->run(h.data(), h.bytes.size(), piece); }, o.measure);
+  return true;
+}
+
+bool time_simdjson(SimdjsonRunner* sj, const SynthHeader& h, const Options& o, Timing* t,
+                   std::string* err) {
+  sj->load(h.header(), h.header_size);
+  SimdjsonResult r = sj->run();
+  if (err) *err = r.ok ? "ok" : r.error;
+  *t = measure([&] { sj->run(); }, o.measure);
+  return r.ok;
+}
+
+void print_banner(const Options& o) {
+  printf("weightstream header benchmark (ws-bench-header)\n");
+  printf("CPU        : %s, %u logical CPUs\n", cpu_model().c_str(), logical_cpus());
+  printf("baseline   : simdjson %s DOM parser, kernel '%s'\n", SimdjsonRunner::version(),
+         SimdjsonRunner::implementation());
+  printf("compiler   : " __VERSION__
+#ifdef NDEBUG
+         ", NDEBUG"
+#else
+         ", assertions ON (not a release build: numbers are not representative)"
+#endif
+         "\n");
+  printf("method     : min time over repetitions, each configuration timed for >= %.2f s and\n"
+         "             >= %d samples; MB = 10^6 bytes of JSON header; pieces of %zu bytes\n\n",
+         o.measure.min_total_s, o.measure.min_samples, o.piece);
+}
+
+void run_main_table(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
+  printf("Headers parsed and validated up to HeaderReady (data section not read)\n");
+  printf("%-12s %13s %9s | %10s %10s | %10s | %7s %7s | %9s\n", "case", "header B", "tensors",
+         "ours 64K", "ours whole", "simdjson", "64K/sj", "whole/sj", "arena B/t");
+  printf("%-12s %13s %9s | %10s %10s | %10s | %7s %7s | %9s\n", "", "", "", "MB/s", "MB/s",
+         "MB/s", "", "", "");
+  printf("%s\n", std::string(110, '-').c_str());
+  bool any_miss = false;
+  for (const CaseDef& c : case_defs()) {
+    if (c.must_reject || !selected(o, c.name)) continue;
+    SynthHeader h = c.make();
+    WsResult r64, rwhole;
+    Timing t64, twhole, tsj;
+    bool ok64 = time_ours(runner, h, o.piece, o, &r64, &t64);
+    bool okw = time_ours(runner, h, h.bytes.size(), o, &rwhole, &twhole);
+    std::string sjerr;
+    bool oksj = time_simdjson(sj, h, o, &tsj, &sjerr);
+    double m64 = mbps(h.header_size, t64.best_s), mw = mbps(h.header_size, twhole.best_s);
+    double msj = mbps(h.header_size, tsj.best_s);
+    double per_tensor = h.tensors ? (static_cast<double>(r64.arena_peak) -
+                                     static_cast<double>(h.name_bytes)) / h.tensors
+                                  : 0;
+    bool miss64 = m64 / msj < kTargetRatio, missw = mw / msj < kTargetRatio;
+    bool missa = per_tensor > kTargetArenaPerTensor;
+    any_miss |= miss64 || missw || missa;
+    printf("%-12s %13s %9s | ", h.name.c_str(), fmt_count(h.header_size).c_str(),
+           fmt_count(h.tensors).c_str());
+    if (ok64) printf("%10.0f ", m64); else printf("%10s ", "FAIL");
+    if (okw) printf("%10.0f | ", mw); else printf("%10s | ", "FAIL");
+    if (oksj) printf("%10.0f | ", msj); else printf("%10s | ", "FAIL");
+    printf("%6.2f%c %6.2f%c | %8.1f%c\n", m64 / msj, miss64 ? '*' : ' ', mw / msj,
+           missw ? '*' : ' ', per_tensor, missa ? '*' : ' ');
+    if (!oksj) fprintf(stderr, "%s: simdjson: %s\n", h.name.c_str(), sjerr.c_str());
+    fflush(stdout);
+  }
+  printf("targets: ours/simdjson >= %.2f, arena <= %.0f B per tensor beyond name bytes%s\n\n",
+         kTargetRatio, kTargetArenaPerTensor, any_miss ? "; '*' = target missed" : "");
+}
+
+void run_reject_table(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
+  bool header_printed = false;
+  for (const CaseDef& c : case_defs()) {
+    if (!c.must_reject || !selected(o, c.name)) continue;
+    if (!header_printed) {
+      printf("Headers that must be rejected (time from the first byte to the verdict)\n");
+      printf("%-12s %11s | %-15s %10s %10s %10s | %-22s %10s\n", "case", "header B", "our verdict",
+             "at byte", "64K us", "whole us", "simdjson verdict", "us");
+      printf("%s\n", std::string(110, '-').c_str());
+      header_printed = true;
+    }
+    SynthHeader h = c.make();
+    Timing t64, twhole, tsj;
+    WsResult r64 = runner->run(h.data(), h.bytes.size(), o.piece);
+    WsResult rw = runner->run(h.data(), h.bytes.size(), h.bytes.size());
+    t64 = measure([&] { runner->run(h.data(), h.bytes.size(), o.piece); }, o.measure);
+    twhole = measure([&] { runner->run(h.data(), h.bytes.size(), h.bytes.size()); }, o.measure);
+    std::string sjerr;
+    time_simdjson(sj, h, o, &tsj, &sjerr);
+    const char* verdict = r64.header_ready ? "ACCEPTED (bug)" : ws::status_name(r64.status);
+    printf("%-12s %11s | %-15s %10s %10.2f %10.2f | %-22.22s %10.2f\n", h.name.c_str(),
+           fmt_count(h.header_size).c_str(), verdict, fmt_count(r64.error_offset).c_str(),
+           t64.best_s * 1e6, twhole.best_s * 1e6, sjerr.c_str(), tsj.best_s * 1e6);
+    if (r64.status != rw.status || r64.error_offset != rw.error_offset)
+      printf("  ! whole-buffer run differs: %s\n", ws_failure(rw).c_str());
+    printf("  -> rejected after %s bytes in %.2f us (64 KiB pieces); the reader consumed %s bytes\n",
+           fmt_count(r64.error_offset).c_str(), t64.best_s * 1e6, fmt_count(r64.consumed).c_str());
+    fflush(stdout);
+  }
+  if (header_printed) printf("\n");
+}
+
+void run_linearity(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
+  printf("Linearity: worst-case shape (tiny U8 tensors) at growing sizes; flat ns/B = linear\n");
+  printf("%-8s %13s %10s | %9s %9s %9s | %9s\n", "target", "header B", "tensors", "ours 64K",
+         "ours whole", "simdjson", "64K vs 1MB");
+  printf("%-8s %13s %10s | %9s %9s %9s | %9s\n", "", "", "", "ns/B", "ns/B", "ns/B", "");
+  printf("%s\n", std::string(82, '-').c_str());
+  const uint64_t targets[] = {1000000, 10000000, 50000000, kWorstBytes};
+  const char* labels[] = {"1 MB", "10 MB", "50 MB", "100 MB"};
+  double base = 0;
+  for (size_t i = 0; i < sizeof targets / sizeof targets[0]; ++i) {
+    SynthHeader h = make_flat(labels[i], targets[i]);
+    WsResult r64, rw;
+    Timing t64, tw, tsj;
+    bool ok64 = time_ours(runner, h, o.piece, o, &r64, &t64);
+    bool okw = time_ours(runner, h, h.bytes.size(), o, &rw, &tw);
+    time_simdjson(sj, h, o, &tsj, nullptr);
+    double n = static_cast<double>(h.header_size);
+    double ns64 = t64.best_s * 1e9 / n;
+    if (i == 0) base = ns64;
+    printf("%-8s %13s %10s | ", labels[i], fmt_count(h.header_size).c_str(),
+           fmt_count(h.tensors).c_str());
+    if (ok64) printf("%9.3f ", ns64); else printf("%9s ", "FAIL");
+    if (okw) printf("%9.3f ", tw.best_s * 1e9 / n); else printf("%9s ", "FAIL");
+    printf("%9.3f | %8.2fx\n", tsj.best_s * 1e9 / n, ns64 / base);
+    fflush(stdout);
+  }
+  printf("\n");
+}
+
+// Profile mode: only our reader, fed in pieces, `calls` times; generation is the only other work.
+int run_profile(const Options& o) {
+  for (const CaseDef& c : case_defs()) {
+    if (o.profile != c.name) continue;
+    SynthHeader h = c.make();
+    WsRunner runner;
+    WsResult r;
+    for (uint64_t i = 0; i < o.profile_calls; ++i) r = runner.run(h.data(), h.bytes.size(), o.piece);
+    printf("%s: %s bytes, %s, %u tensors, arena peak %zu B\n", c.name,
+           fmt_count(h.header_size).c_str(),
+           r.header_ready ? "HeaderReady" : ws_failure(r).c_str(), r.tensors, r.arena_peak);
+    return r.header_ready == !c.must_reject ? 0 : 1;
+  }
+  fprintf(stderr, "unknown case '%s'\n", o.profile.c_str());
+  return 2;
+}
+
+void usage(FILE* f) {
+  fprintf(f,
+          "usage: ws-bench-header [--case NAME]... [--no-linearity] [--min-time SECONDS]\n"
+          "                       [--piece BYTES]\n"
+          "       ws-bench-header --profile NAME [--calls N] [--piece BYTES]\n"
+          "cases:");
+  for (const CaseDef& c : case_defs()) fprintf(f, " %s", c.name);
+  fprintf(f, "\n");
+}
+
+}  // namespace
+}  // namespace wsbench
+
+int main(int argc, char** argv) {
+  using namespace wsbench;
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    bool has_value = i + 1 < argc;
+    if (a == "--case" && has_value) {
+      o.cases.push_back(argv[++i]);
+    } else if (a == "--no-linearity") {
+      o.linearity = false;
+    } else if (a == "--min-time" && has_value) {
+      o.measure.min_total_s = atof(argv[++i]);
+    } else if (a == "--piece" && has_value) {
+      o.piece = static_cast<size_t>(strtoull(argv[++i], nullptr, 10));
+      if (o.piece == 0) o.piece = 1;
+    } else if (a == "--profile" && has_value) {
+      o.profile = argv[++i];
+    } else if (a == "--calls" && has_value) {
+      o.profile_calls = strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
+    } else {
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (!o.profile.empty()) return run_profile(o);
+  for (const std::string& c : o.cases) {
+    bool known = false;
+    for (const CaseDef& d : case_defs()) known |= c == d.name;
+    if (!known) {
+      usage(stderr);
+      return 2;
+    }
+  }
+
+  print_banner(o);
+  WsRunner runner;
+  SimdjsonRunner sj;
+  run_main_table(o, &runner, &sj);
+  run_reject_table(o, &runner, &sj);
+  if (o.linearity && o.cases.empty()) run_linearity(o, &runner, &sj);
+  return 0;
+}
