@@ -17,7 +17,10 @@ struct Limits {
   uint32_t max_tensors = 0xFFFFFFFFu;
   uint64_t max_name_bytes = kMaxSafetensorsHeader;
   uint32_t max_rank = 0xFFFFFFFFu;
-  uint32_t max_nesting = 128;  // serde_json's limit; clamped to kMaxNestingSupported
+  // Deepest allowed JSON nesting, the root object counting as 1; clamped to kMaxNestingSupported.
+  // serde_json starts a depth budget of 128 and fails when it reaches 0, so the reference accepts
+  // 127 levels and rejects the 128th: the default matches that exactly.
+  uint32_t max_nesting = 127;
   // Keep safetensors __metadata__ in the arena (false: validated, then dropped).
   bool keep_metadata = true;
 };

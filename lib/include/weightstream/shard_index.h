@@ -57,6 +57,7 @@ class ShardIndex {
   struct Entry {
     uint32_t name;   // arena offset of [u32 len][bytes]
     uint32_t shard;  // during parsing: arena offset of the shard name; after finish: shard index
+    uint32_t pos;    // offset of the entry's key in the index JSON (diagnostics)
   };
   Status fail(Status s, uint64_t offset);
   Status handle(detail::JsonLexer::Token t, const uint8_t* at);
@@ -79,6 +80,8 @@ class ShardIndex {
   uint32_t small_size_ = 0;
   bool small_overflow_ = false;
   uint32_t str_off_ = 0;
+  uint32_t key_name_off_ = 0;
+  uint64_t seed_ = 0;
   uint64_t str_size_ = 0;
   uint64_t key_pos_ = 0;
   bool seen_weight_map_ = false;

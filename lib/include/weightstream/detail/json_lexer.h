@@ -53,6 +53,13 @@ class JsonLexer {
   bool piece_first() const { return piece_first_; }
   bool piece_last() const { return piece_last_; }
 
+  // Positions, counted in bytes from the first byte ever given to the lexer: where the current
+  // token starts (a string's opening quote, a number's first byte, a bracket), where the error
+  // was found (a number error: the number's first byte), and how much was consumed in total.
+  uint64_t token_pos() const { return tok_pos_; }
+  uint64_t error_pos() const { return err_pos_; }
+  uint64_t consumed() const { return pos_; }
+
   // Current number: is it a plain non-negative integer that fits in u64, and its value.
   bool number_is_u64() const { return num_u64_ok_; }
   uint64_t number_value() const { return num_value_; }
@@ -64,18 +71,22 @@ class JsonLexer {
     kNumMinus, kNumZero, kNumInt, kNumFrac0, kNumFrac, kNumExp0, kNumExpSign, kNumExp,
     kLiteral,
   };
-  Token fail(Status s);
-  Token begin_value(const uint8_t** p, const uint8_t* end);
-  Token lex_string(const uint8_t** p, const uint8_t* end);
-  Token lex_escape(const uint8_t** p, const uint8_t* end);
-  Token lex_number(const uint8_t** p, const uint8_t* end);
-  Token after_string();
-  bool push(bool is_object);
+  Token lex(const uint8_t*& p, const uint8_t* end);
+  Token fail(Status s, const uint8_t* at);
+  Token fail_pos(Status s, uint64_t pos);
+  Token lex_string(const uint8_t*& p, const uint8_t* end);
+  Token lex_escape(const uint8_t*& p, const uint8_t* end);
+  Token lex_number(const uint8_t*& p, const uint8_t* end);
+  Token push(bool is_object, const uint8_t* at);
+  Token pop(Token t);
+  void end_scalar() { state_ = depth_ == 0 ? kDone : kAfterValue; }
+  uint64_t at_pos(const uint8_t* at) const { return base_pos_ + uint64_t(at - base_); }
   bool top_is_object() const {
     return (stack_[(depth_ - 1) >> 6] >> ((depth_ - 1) & 63)) & 1;
   }
   Token emit_piece(const uint8_t* data, size_t n, bool last);
   Token emit_codepoint(uint32_t cp);
+  bool num_minus_ = false;
 
   State state_ = kValue;
   Status status_ = Status::Ok;
@@ -95,6 +106,9 @@ class JsonLexer {
   uint32_t max_nesting_ = 128;
   uint32_t num_digits_ = 0;
   uint64_t num_value_ = 0;
+  uint64_t pos_ = 0, tok_pos_ = 0, err_pos_ = 0, str_pos_ = 0, surrogate_pos_ = 0;
+  const uint8_t* base_ = nullptr;  // start of the current next() call's input, at base_pos_
+  uint64_t base_pos_ = 0;
   const uint8_t* piece_ = nullptr;
   size_t piece_size_ = 0;
   uint8_t esc_buf_[4] = {};

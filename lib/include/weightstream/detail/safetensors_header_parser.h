@@ -33,24 +33,20 @@ class SafetensorsHeaderParser {
 
  private:
   enum Ctx : uint8_t {
-    kRootStart, kRootKey, kRootValueTensor, kRootValueMeta, kRootAfter,
-    kEntryKey, kEntryValue, kDtype, kShapeStart, kShape, kOffsetsStart, kOffsets, kSkip,
+    kRootStart, kRootKey, kRootValueTensor, kRootValueMeta,
+    kEntryKey, kEntryValue, kDtype, kShape, kOffsets, kSkip,
     kMetaKey, kMetaValue, kDone,
   };
   enum Field : uint8_t { kFieldDtype = 1, kFieldShape = 2, kFieldOffsets = 4, kFieldOther = 8 };
 
-  Status handle(JsonLexer::Token t, const uint8_t* at);
-  Status fail(Status s, const uint8_t* at);
+  Status handle(JsonLexer::Token t);
+  Status fail(Status s, uint64_t header_pos);
   Status fail_at(Status s, uint64_t offset, uint32_t blob);
-  Status begin_root_key(const uint8_t* at);
-  Status end_root_key(const uint8_t* at);
-  Status end_entry(const uint8_t* at);
-  Status end_metadata(const uint8_t* at);
-  bool append_small(const uint8_t* p, size_t n);
+  Status end_root_key();
+  Status end_entry(uint64_t close_pos);
+  Status end_metadata();
+  void append_small(const uint8_t* p, size_t n);
   bool append_blob(const uint8_t* p, size_t n);
-  void append_varint(uint64_t v);
-  uint64_t pos(const uint8_t* at) const { return chunk_pos_ + uint64_t(at - chunk_); }
-  Status check_duplicates(const TensorRecord* recs, uint32_t n);
 
   Arena* arena_ = nullptr;
   Limits limits_;
@@ -58,14 +54,12 @@ class SafetensorsHeaderParser {
   Error error_;
   Ctx ctx_ = kRootStart;
   uint64_t header_start_ = 0;   // absolute offset of the header's first byte
-  const uint8_t* chunk_ = nullptr;
-  uint64_t chunk_pos_ = 0;      // absolute offset of chunk_[0]
 
   // Key being read (root key = tensor name or __metadata__).
   size_t key_mark_ = 0, key_need_mark_ = 0;  // arena marks at the key's [u32 length]
   uint64_t key_size_ = 0;
   uint64_t key_pos_ = 0;
-  bool key_too_long_ = false;
+  bool key_is_meta_ = false;    // the key so far is a prefix of "__metadata__"
 
   // Small string buffer: entry field names and dtype strings.
   char small_[16] = {};
@@ -75,24 +69,24 @@ class SafetensorsHeaderParser {
   // Tensor entry being read.
   uint8_t seen_fields_ = 0;
   uint8_t cur_field_ = 0;
+  uint64_t field_pos_ = 0;
   uint8_t dtype_ = 0;
   uint32_t rank_ = 0;
-  size_t dims_mark_ = 0;        // arena low() where the packed dims start
+  size_t dims_mark_ = 0, dims_need_mark_ = 0;  // arena marks where the packed dims start
   uint32_t offsets_count_ = 0;
   uint64_t offsets_[2] = {};
   uint64_t elements_ = 1;
   bool elements_overflow_ = false;
   bool has_zero_dim_ = false;
   uint32_t skip_depth_ = 0;
-  Ctx skip_return_ = kEntryKey;
 
   // Metadata.
   bool meta_seen_ = false;
-  size_t meta_begin_ = 0;
+  bool has_meta_ = false;
+  size_t meta_begin_ = 0, meta_need_begin_ = 0, meta_end_ = 0;
   uint32_t meta_count_ = 0;
   size_t meta_len_mark_ = 0;
   uint64_t meta_str_size_ = 0;
-  uint64_t meta_obj_pos_ = 0;
 
   uint32_t tensor_count_ = 0;
   uint64_t data_size_ = 0;

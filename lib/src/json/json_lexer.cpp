@@ -1,0 +1,515 @@
+// The resumable JSON lexer. Every place where input can run out is a state, so a document split
+// anywhere (even inside a UTF-8 sequence, an escape or a number) lexes exactly as if whole.
+#include "weightstream/detail/json_lexer.h"
+
+#include <string.h>
+
+namespace ws {
+namespace detail {
+
+namespace {
+
+const char* const kLiterals[3] = {"true", "false", "null"};
+const uint8_t kLiteralLen[3] = {4, 5, 4};
+
+inline bool is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+inline const uint8_t* skip_ws(const uint8_t* p, const uint8_t* end) {
+  while (p < end && is_ws(*p)) ++p;
+  return p;
+}
+
+inline int hex_value(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+constexpr uint64_t kOnes = 0x0101010101010101ull;
+constexpr uint64_t kHighs = 0x8080808080808080ull;
+
+// True when any of the 8 bytes needs a closer look inside a string: '"', '\\', a control
+// character, or a non-ASCII byte (UTF-8 validation). Word-at-a-time, portable to every target.
+inline bool word_needs_attention(uint64_t w) {
+  uint64_t quote = w ^ (kOnes * 0x22);
+  uint64_t slash = w ^ (kOnes * 0x5C);
+  uint64_t special = ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | ((w - kOnes * 0x20) & ~w) | w;
+  return (special & kHighs) != 0;
+}
+
+}  // namespace
+
+void JsonLexer::reset(uint32_t max_nesting) {
+  *this = JsonLexer();
+  max_nesting_ = max_nesting < kMaxNestingSupported ? max_nesting : kMaxNestingSupported;
+}
+
+JsonLexer::Token JsonLexer::next(const uint8_t** pp, const uint8_t* end) {
+  if (status_ != Status::Ok) return kError;
+  const uint8_t* p = *pp;
+  base_ = p;
+  base_pos_ = pos_;
+  Token t = lex(p, end);
+  pos_ += uint64_t(p - *pp);
+  *pp = p;
+  return t;
+}
+
+JsonLexer::Token JsonLexer::fail(Status s, const uint8_t* at) { return fail_pos(s, at_pos(at)); }
+
+JsonLexer::Token JsonLexer::fail_pos(Status s, uint64_t pos) {
+  status_ = s;
+  err_pos_ = pos;
+  return kError;
+}
+
+JsonLexer::Token JsonLexer::push(bool is_object, const uint8_t* at) {
+  tok_pos_ = at_pos(at);
+  if (depth_ >= max_nesting_) return fail(Status::NestingTooDeep, at);
+  uint64_t bit = uint64_t(1) << (depth_ & 63);
+  if (is_object)
+    stack_[depth_ >> 6] |= bit;
+  else
+    stack_[depth_ >> 6] &= ~bit;
+  ++depth_;
+  state_ = is_object ? kObjectFirst : kArrayFirst;
+  return is_object ? kObjectBegin : kArrayBegin;
+}
+
+JsonLexer::Token JsonLexer::pop(Token t) {
+  --depth_;
+  state_ = depth_ == 0 ? kDone : kAfterValue;
+  return t;
+}
+
+JsonLexer::Token JsonLexer::emit_piece(const uint8_t* data, size_t n, bool last) {
+  piece_ = data;
+  piece_size_ = n;
+  piece_first_ = pending_first_;
+  pending_first_ = false;
+  piece_last_ = last;
+  tok_pos_ = str_pos_;
+  return in_key_ ? kKeyPiece : kStringPiece;
+}
+
+JsonLexer::Token JsonLexer::emit_codepoint(uint32_t cp) {
+  size_t n;
+  if (cp < 0x80) {
+    esc_buf_[0] = uint8_t(cp);
+    n = 1;
+  } else if (cp < 0x800) {
+    esc_buf_[0] = uint8_t(0xC0 | (cp >> 6));
+    esc_buf_[1] = uint8_t(0x80 | (cp & 0x3F));
+    n = 2;
+  } else if (cp < 0x10000) {
+    esc_buf_[0] = uint8_t(0xE0 | (cp >> 12));
+    esc_buf_[1] = uint8_t(0x80 | ((cp >> 6) & 0x3F));
+    esc_buf_[2] = uint8_t(0x80 | (cp & 0x3F));
+    n = 3;
+  } else {
+    esc_buf_[0] = uint8_t(0xF0 | (cp >> 18));
+    esc_buf_[1] = uint8_t(0x80 | ((cp >> 12) & 0x3F));
+    esc_buf_[2] = uint8_t(0x80 | ((cp >> 6) & 0x3F));
+    esc_buf_[3] = uint8_t(0x80 | (cp & 0x3F));
+    n = 4;
+  }
+  state_ = kString;
+  return emit_piece(esc_buf_, n, false);
+}
+
+JsonLexer::Token JsonLexer::lex(const uint8_t*& p, const uint8_t* end) {
+  for (;;) {
+    switch (state_) {
+      case kValue:
+      case kArrayFirst: {
+        p = skip_ws(p, end);
+        if (p == end) return kNeedMore;
+        uint8_t c = *p;
+        if (c == ']' && state_ == kArrayFirst) {
+          tok_pos_ = at_pos(p);
+          ++p;
+          return pop(kArrayEnd);
+        }
+        switch (c) {
+          case '{':
+            return push(true, p++);
+          case '[':
+            return push(false, p++);
+          case '"':
+            str_pos_ = at_pos(p);
+            ++p;
+            in_key_ = false;
+            pending_first_ = true;
+            state_ = kString;
+            continue;
+          case '-':
+          case '0': case '1': case '2': case '3': case '4':
+          case '5': case '6': case '7': case '8': case '9':
+            tok_pos_ = at_pos(p);
+            num_minus_ = c == '-';
+            num_value_ = 0;
+            num_digits_ = 0;
+            num_u64_ok_ = !num_minus_;
+            if (c == '-') {
+              state_ = kNumMinus;
+            } else if (c == '0') {
+              state_ = kNumZero;
+            } else {
+              num_value_ = uint64_t(c - '0');
+              num_digits_ = 1;
+              state_ = kNumInt;
+            }
+            ++p;
+            continue;
+          case 't':
+          case 'f':
+          case 'n':
+            tok_pos_ = at_pos(p);
+            lit_kind_ = c == 't' ? 0 : c == 'f' ? 1 : 2;
+            lit_index_ = 1;
+            state_ = kLiteral;
+            ++p;
+            continue;
+          default:
+            return fail(Status::JsonSyntax, p);
+        }
+      }
+      case kObjectFirst:
+      case kObjectKey: {
+        p = skip_ws(p, end);
+        if (p == end) return kNeedMore;
+        if (*p == '}' && state_ == kObjectFirst) {
+          tok_pos_ = at_pos(p);
+          ++p;
+          return pop(kObjectEnd);
+        }
+        if (*p != '"') return fail(Status::JsonSyntax, p);
+        str_pos_ = at_pos(p);
+        ++p;
+        in_key_ = true;
+        pending_first_ = true;
+        state_ = kString;
+        continue;
+      }
+      case kColon:
+        p = skip_ws(p, end);
+        if (p == end) return kNeedMore;
+        if (*p != ':') return fail(Status::JsonSyntax, p);
+        ++p;
+        state_ = kValue;
+        continue;
+      case kAfterValue: {
+        p = skip_ws(p, end);
+        if (p == end) return kNeedMore;
+        uint8_t c = *p;
+        bool in_object = top_is_object();
+        if (c == ',') {
+          ++p;
+          state_ = in_object ? kObjectKey : kValue;
+          continue;
+        }
+        if ((c == '}' && in_object) || (c == ']' && !in_object)) {
+          tok_pos_ = at_pos(p);
+          ++p;
+          return pop(in_object ? kObjectEnd : kArrayEnd);
+        }
+        return fail(Status::JsonSyntax, p);
+      }
+      case kDone:
+        p = skip_ws(p, end);
+        if (p == end) return kNeedMore;
+        return fail(Status::JsonTrailingCharacters, p);
+      case kString:
+        return lex_string(p, end);
+      case kEscape:
+      case kUnicode:
+      case kSurrogateBackslash:
+      case kSurrogateU:
+      case kSurrogateUnicode: {
+        Token t = lex_escape(p, end);
+        if (t == kNeedMore && state_ == kString) continue;  // escape consumed, nothing to emit
+        return t;
+      }
+      case kNumMinus:
+      case kNumZero:
+      case kNumInt:
+      case kNumFrac0:
+      case kNumFrac:
+      case kNumExp0:
+      case kNumExpSign:
+      case kNumExp:
+        return lex_number(p, end);
+      case kLiteral: {
+        const char* lit = kLiterals[lit_kind_];
+        uint8_t len = kLiteralLen[lit_kind_];
+        while (lit_index_ < len) {
+          if (p == end) return kNeedMore;
+          if (*p != uint8_t(lit[lit_index_])) return fail(Status::JsonSyntax, p);
+          ++p;
+          ++lit_index_;
+        }
+        end_scalar();
+        return lit_kind_ == 0 ? kTrue : lit_kind_ == 1 ? kFalse : kNull;
+      }
+    }
+  }
+}
+
+JsonLexer::Token JsonLexer::lex_string(const uint8_t*& p, const uint8_t* end) {
+  const uint8_t* run = p;
+  for (;;) {
+    // Continuation bytes of a UTF-8 sequence (possibly begun in an earlier piece of input).
+    while (utf8_need_ != 0) {
+      if (p == end) goto out_of_input;
+      uint8_t c = *p;
+      if (c < utf8_lo_ || c > utf8_hi_) return fail(Status::InvalidUtf8, p);
+      utf8_lo_ = 0x80;
+      utf8_hi_ = 0xBF;
+      --utf8_need_;
+      ++p;
+    }
+    // Plain printable ASCII, a word at a time.
+    while (end - p >= 8) {
+      uint64_t w;
+      memcpy(&w, p, 8);
+      if (word_needs_attention(w)) break;
+      p += 8;
+    }
+    for (;;) {
+      if (p == end) goto out_of_input;
+      uint8_t c = *p;
+      if (c == '"') {
+        Token t = emit_piece(run, size_t(p - run), true);
+        ++p;
+        state_ = in_key_ ? kColon : (depth_ == 0 ? kDone : kAfterValue);
+        return t;
+      }
+      if (c == '\\') {
+        if (p != run) return emit_piece(run, size_t(p - run), false);
+        ++p;
+        state_ = kEscape;
+        Token t = lex_escape(p, end);
+        if (t == kNeedMore && state_ == kString) {
+          run = p;  // a lenient escape that produced nothing
+          break;
+        }
+        return t;
+      }
+      if (c < 0x20) return fail(Status::JsonControlCharacter, p);
+      if (c >= 0x80) {
+        if (c >= 0xC2 && c <= 0xDF) {
+          utf8_need_ = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+          utf8_need_ = 2;
+          if (c == 0xE0) utf8_lo_ = 0xA0;       // no overlong 3-byte forms
+          else if (c == 0xED) utf8_hi_ = 0x9F;  // no UTF-16 surrogates
+        } else if (c >= 0xF0 && c <= 0xF4) {
+          utf8_need_ = 3;
+          if (c == 0xF0) utf8_lo_ = 0x90;       // no overlong 4-byte forms
+          else if (c == 0xF4) utf8_hi_ = 0x8F;  // nothing above U+10FFFF
+        } else {
+          return fail(Status::InvalidUtf8, p);
+        }
+        ++p;
+        break;  // back to the continuation loop
+      }
+      ++p;
+      if (end - p >= 8) break;  // back to the word loop
+    }
+  }
+out_of_input:
+  if (p != run) return emit_piece(run, size_t(p - run), false);
+  return kNeedMore;
+}
+
+// Called with p just past a backslash (state kEscape) or inside \uXXXX handling.
+JsonLexer::Token JsonLexer::lex_escape(const uint8_t*& p, const uint8_t* end) {
+  for (;;) {
+    if (p == end) return kNeedMore;
+    uint8_t c = *p;
+    switch (state_) {
+      case kEscape: {
+        uint8_t out;
+        switch (c) {
+          case '"': out = '"'; break;
+          case '\\': out = '\\'; break;
+          case '/': out = '/'; break;
+          case 'b': out = '\b'; break;
+          case 'f': out = '\f'; break;
+          case 'n': out = '\n'; break;
+          case 'r': out = '\r'; break;
+          case 't': out = '\t'; break;
+          case 'u':
+            ++p;
+            state_ = kUnicode;
+            hex_count_ = 0;
+            hex_value_ = 0;
+            continue;
+          default:
+            return fail(Status::JsonInvalidEscape, p);
+        }
+        ++p;
+        return emit_codepoint(out);
+      }
+      case kUnicode:
+      case kSurrogateUnicode: {
+        int h = hex_value(c);
+        if (h < 0) return fail(Status::JsonInvalidEscape, p);
+        ++p;
+        hex_value_ = (hex_value_ << 4) | uint32_t(h);
+        if (++hex_count_ < 4) continue;
+        uint32_t cu = hex_value_;
+        if (state_ == kSurrogateUnicode) {
+          if (cu >= 0xDC00 && cu <= 0xDFFF)
+            return emit_codepoint(0x10000 + ((high_surrogate_ - 0xD800) << 10) + (cu - 0xDC00));
+          if (!lenient_surrogates_) return fail_pos(Status::JsonLoneSurrogate, surrogate_pos_);
+          // Lenient: the first half is dropped; this unit stands on its own.
+        }
+        if (cu >= 0xD800 && cu <= 0xDBFF) {
+          high_surrogate_ = cu;
+          surrogate_pos_ = at_pos(p) - 6;  // its backslash
+          state_ = kSurrogateBackslash;
+          continue;
+        }
+        if (cu >= 0xDC00 && cu <= 0xDFFF) {
+          if (!lenient_surrogates_) return fail_pos(Status::JsonLoneSurrogate, at_pos(p) - 6);
+          state_ = kString;
+          return kNeedMore;  // nothing to emit; the caller resumes the string
+        }
+        return emit_codepoint(cu);
+      }
+      case kSurrogateBackslash:
+        if (c != '\\') {
+          if (!lenient_surrogates_) return fail_pos(Status::JsonLoneSurrogate, surrogate_pos_);
+          state_ = kString;
+          return kNeedMore;
+        }
+        ++p;
+        state_ = kSurrogateU;
+        continue;
+      case kSurrogateU:
+        if (c != 'u') {
+          if (!lenient_surrogates_) return fail_pos(Status::JsonLoneSurrogate, surrogate_pos_);
+          state_ = kEscape;  // the backslash starts an ordinary escape
+          continue;
+        }
+        ++p;
+        state_ = kSurrogateUnicode;
+        hex_count_ = 0;
+        hex_value_ = 0;
+        continue;
+      default:
+        return fail(Status::UsageError, p);
+    }
+  }
+}
+
+JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
+  for (;;) {
+    if (p == end) return kNeedMore;
+    uint8_t c = *p;
+    bool digit = c >= '0' && c <= '9';
+    switch (state_) {
+      case kNumMinus:
+        if (!digit) goto bad;
+        state_ = c == '0' ? kNumZero : kNumInt;
+        ++p;
+        continue;
+      case kNumZero:
+        if (digit) goto bad;  // leading zeros are not JSON
+        if (c == '.') {
+          state_ = kNumFrac0;
+          num_u64_ok_ = false;
+          ++p;
+          continue;
+        }
+        if (c == 'e' || c == 'E') {
+          state_ = kNumExp0;
+          num_u64_ok_ = false;
+          ++p;
+          continue;
+        }
+        end_scalar();
+        return kNumber;
+      case kNumInt:
+        // Tight digit loop: this is where shapes and offsets are spent.
+        while (digit) {
+          uint64_t d = uint64_t(c - '0');
+          if (num_digits_ < 19) {
+            num_value_ = num_value_ * 10 + d;
+          } else if (num_value_ > (~uint64_t(0) - d) / 10) {
+            num_u64_ok_ = false;  // keep lexing: it is still a valid JSON number
+          } else {
+            num_value_ = num_value_ * 10 + d;
+          }
+          ++num_digits_;
+          if (++p == end) return kNeedMore;
+          c = *p;
+          digit = c >= '0' && c <= '9';
+        }
+        if (c == '.') {
+          state_ = kNumFrac0;
+          num_u64_ok_ = false;
+          ++p;
+          continue;
+        }
+        if (c == 'e' || c == 'E') {
+          state_ = kNumExp0;
+          num_u64_ok_ = false;
+          ++p;
+          continue;
+        }
+        end_scalar();
+        return kNumber;
+      case kNumFrac0:
+        if (!digit) goto bad;
+        state_ = kNumFrac;
+        ++p;
+        continue;
+      case kNumFrac:
+        if (digit) {
+          ++p;
+          continue;
+        }
+        if (c == 'e' || c == 'E') {
+          state_ = kNumExp0;
+          ++p;
+          continue;
+        }
+        end_scalar();
+        return kNumber;
+      case kNumExp0:
+        if (c == '+' || c == '-') {
+          state_ = kNumExpSign;
+          ++p;
+          continue;
+        }
+        if (!digit) goto bad;
+        state_ = kNumExp;
+        ++p;
+        continue;
+      case kNumExpSign:
+        if (!digit) goto bad;
+        state_ = kNumExp;
+        ++p;
+        continue;
+      case kNumExp:
+        if (digit) {
+          ++p;
+          continue;
+        }
+        end_scalar();
+        return kNumber;
+      default:
+        return fail(Status::UsageError, p);
+    }
+  bad:
+    status_ = Status::JsonInvalidNumber;
+    err_pos_ = tok_pos_;  // report malformed numbers at their first byte
+    return kError;
+  }
+}
+
+}  // namespace detail
+}  // namespace ws

@@ -1,0 +1,217 @@
+// The pull reader: framing (length prefix, header, data section) and the data pump.
+//
+// Each next() does the least work that produces one event, so a caller can stop, forward bytes
+// or abort between any two events. Tensor bytes are never copied: events point into the input.
+#include "weightstream/reader.h"
+
+#include <string.h>
+
+namespace ws {
+
+namespace {
+enum Phase : uint8_t { kPreamble, kHeader, kData, kEnd };
+}
+
+const char* format_name(Format f) {
+  switch (f) {
+    case Format::Safetensors: return "safetensors";
+    default: return "unknown";
+  }
+}
+
+const char* event_type_name(EventType t) {
+  switch (t) {
+    case EventType::NeedInput: return "NeedInput";
+    case EventType::HeaderReady: return "HeaderReady";
+    case EventType::TensorBegin: return "TensorBegin";
+    case EventType::TensorBytes: return "TensorBytes";
+    case EventType::TensorEnd: return "TensorEnd";
+    case EventType::End: return "End";
+    case EventType::Error: return "Error";
+  }
+  return "?";
+}
+
+Reader::Reader(void* arena, size_t arena_size, const Limits& limits) : limits_(limits) {
+  if (limits_.max_header_bytes > kMaxSafetensorsHeader) limits_.max_header_bytes = kMaxSafetensorsHeader;
+  arena_.init(arena, arena_size);
+}
+
+void Reader::feed(const void* data, size_t size) {
+  if (!waiting_ || finished_) {
+    fail(Status::UsageError, pos_);
+    return;
+  }
+  in_ = static_cast<const uint8_t*>(data);
+  in_size_ = size;
+  in_used_ = 0;
+  waiting_ = false;
+}
+
+void Reader::finish() {
+  if (!waiting_ && !finished_) {
+    fail(Status::UsageError, pos_);
+    return;
+  }
+  finished_ = true;
+  waiting_ = false;
+  in_size_ = in_used_ = 0;
+}
+
+void Reader::set_input_size(uint64_t size) { input_size_ = size; }
+
+size_t Reader::arena_used() const { return arena_.used(); }
+size_t Reader::arena_peak() const { return arena_.peak(); }
+
+Event Reader::fail(Status code, uint64_t offset) {
+  if (error_.code == Status::Ok) {
+    error_ = Error();
+    error_.code = code;
+    error_.offset = offset;
+  }
+  Event e;
+  e.type = EventType::Error;
+  return e;
+}
+
+static Event need_input() {
+  Event e;
+  e.type = EventType::NeedInput;
+  return e;
+}
+
+Event Reader::next() {
+  if (error_.code != Status::Ok) return fail(error_.code, error_.offset);
+  if (waiting_) return need_input();
+  Event e;
+  switch (phase_) {
+    case kPreamble: e = step_preamble(); break;
+    case kHeader: e = step_header(); break;
+    case kData: e = step_data(); break;
+    default: e.type = EventType::End; break;
+  }
+  if (e.type == EventType::NeedInput) waiting_ = true;
+  return e;
+}
+
+Event Reader::step_preamble() {
+  while (prefix_have_ < 8 && in_used_ < in_size_) {
+    prefix_[prefix_have_++] = in_[in_used_++];
+    ++pos_;
+  }
+  if (prefix_have_ < 8) {
+    if (finished_ || input_size_ < 8) return fail(Status::HeaderTooSmall, finished_ ? pos_ : input_size_);
+    return need_input();
+  }
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | prefix_[i];
+  format_ = Format::Safetensors;
+  header_size_ = n;
+  // Checked before the input length, like the reference: a huge prefix is a DoS attempt (or not
+  // a safetensors file at all) whatever the input's size.
+  if (n > limits_.max_header_bytes) return fail(Status::HeaderTooLarge, 0);
+  data_start_ = 8 + n;
+  if (input_size_ != ~0ull && data_start_ > input_size_) return fail(Status::InvalidHeaderLength, 0);
+  st_.reset(&arena_, limits_, 8);
+  phase_ = kHeader;
+  return step_header();
+}
+
+Event Reader::step_header() {
+  while (pos_ < data_start_) {
+    size_t avail = in_size_ - in_used_;
+    if (avail == 0) {
+      if (finished_) return fail(Status::InvalidHeaderLength, pos_);
+      return need_input();
+    }
+    uint64_t remaining = data_start_ - pos_;
+    size_t take = remaining < avail ? size_t(remaining) : avail;
+    Status s = st_.feed(in_ + in_used_, take);
+    if (s != Status::Ok) {
+      error_ = st_.error();
+      return fail(s, error_.offset);
+    }
+    in_used_ += take;
+    pos_ += take;
+  }
+  Status s = st_.finish(&table_);
+  if (s != Status::Ok) {
+    error_ = st_.error();
+    if (s == Status::ArenaExhausted) arena_needed_ = arena_.peak_needed();
+    return fail(s, error_.offset);
+  }
+  data_size_ = st_.data_size();
+  if (input_size_ != ~0ull) {
+    uint64_t expected = data_start_ + data_size_;
+    if (input_size_ < expected) {
+      // Name the tensor the input ends in.
+      uint32_t t = 0;
+      while (t + 1 < table_.count() && data_start_ + table_.get(t).end <= input_size_) ++t;
+      fail(Status::TruncatedData, input_size_);
+      error_.tensor = t;
+      TensorInfo info = table_.get(t);
+      error_.tensor_name = info.name.data;
+      error_.tensor_name_size = info.name.size;
+      return fail(Status::TruncatedData, input_size_);
+    }
+    if (input_size_ > expected) return fail(Status::TrailingBytes, expected);
+  }
+  phase_ = kData;
+  cur_tensor_ = 0;
+  cur_begun_ = false;
+  Event e;
+  e.type = EventType::HeaderReady;
+  return e;
+}
+
+Event Reader::step_data() {
+  Event e;
+  if (cur_tensor_ < table_.count()) {
+    TensorInfo t = table_.get(cur_tensor_);
+    uint64_t size = t.end - t.begin;
+    e.tensor = cur_tensor_;
+    e.offset = data_start_ + t.begin;
+    if (!cur_begun_) {
+      cur_begun_ = true;
+      cur_done_ = 0;
+      e.type = EventType::TensorBegin;
+      return e;
+    }
+    if (cur_done_ == size) {
+      ++cur_tensor_;
+      cur_begun_ = false;
+      e.type = EventType::TensorEnd;
+      return e;
+    }
+    size_t avail = in_size_ - in_used_;
+    if (avail == 0) {
+      if (finished_) {
+        fail(Status::TruncatedData, pos_);
+        error_.tensor = cur_tensor_;
+        error_.tensor_name = t.name.data;
+        error_.tensor_name_size = t.name.size;
+        return fail(Status::TruncatedData, pos_);
+      }
+      return need_input();
+    }
+    uint64_t remaining = size - cur_done_;
+    size_t take = remaining < avail ? size_t(remaining) : avail;
+    e.type = EventType::TensorBytes;
+    e.data = in_ + in_used_;
+    e.size = take;
+    e.offset = pos_;
+    in_used_ += take;
+    pos_ += take;
+    cur_done_ += take;
+    return e;
+  }
+  if (in_used_ < in_size_) return fail(Status::TrailingBytes, pos_);
+  if (finished_ || pos_ == input_size_) {
+    phase_ = kEnd;
+    e.type = EventType::End;
+    return e;
+  }
+  return need_input();
+}
+
+}  // namespace ws

@@ -1,0 +1,487 @@
+// Safetensors header: JSON tokens interpreted against the schema, checks of FORMATS.md §1.
+//
+// Per-entry checks (missing fields, reversed offsets, overflow, sub-byte alignment, size) run at
+// the entry's closing brace; whole-table checks (duplicate names, contiguity) run in finish(),
+// once every entry is known, because JSON order need not be data order.
+#include "weightstream/detail/safetensors_header_parser.h"
+
+#include <string.h>
+
+#include <algorithm>
+
+#include "weightstream/detail/duplicate_finder.h"
+#include "weightstream/dtype.h"
+
+namespace ws {
+namespace detail {
+
+namespace {
+
+constexpr char kMetadataKey[] = "__metadata__";
+constexpr size_t kMetadataKeyLen = sizeof(kMetadataKey) - 1;
+
+size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = uint8_t(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = uint8_t(v);
+  return p;
+}
+
+void put_u32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
+uint32_t get_u32(const uint8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+
+}  // namespace
+
+void SafetensorsHeaderParser::reset(Arena* arena, const Limits& limits, uint64_t header_start) {
+  *this = SafetensorsHeaderParser();
+  arena_ = arena;
+  limits_ = limits;
+  header_start_ = header_start;
+  lexer_.reset(limits.max_nesting);
+}
+
+Status SafetensorsHeaderParser::fail_at(Status s, uint64_t offset, uint32_t blob) {
+  error_.code = s;
+  error_.offset = offset;
+  error_.tensor = kNoTensor;
+  error_.tensor_name = nullptr;
+  error_.tensor_name_size = 0;
+  if (blob != kNoTensor && !arena_->counting()) {
+    const uint8_t* p = arena_->base() + blob;
+    error_.tensor_name = reinterpret_cast<const char*>(p + 4);
+    error_.tensor_name_size = get_u32(p);
+  }
+  return s;
+}
+
+// Errors inside a tensor entry name that tensor: its name is complete in the arena by then.
+Status SafetensorsHeaderParser::fail(Status s, uint64_t header_pos) {
+  bool in_entry = ctx_ == kEntryKey || ctx_ == kEntryValue || ctx_ == kDtype || ctx_ == kShape ||
+                  ctx_ == kOffsets || ctx_ == kSkip || ctx_ == kRootValueTensor;
+  return fail_at(s, header_start_ + header_pos, in_entry ? uint32_t(key_mark_) : kNoTensor);
+}
+
+Status SafetensorsHeaderParser::feed(const uint8_t* data, size_t n) {
+  if (error_.code != Status::Ok) return error_.code;
+  const uint8_t* p = data;
+  const uint8_t* end = data + n;
+  for (;;) {
+    JsonLexer::Token t = lexer_.next(&p, end);
+    if (t == JsonLexer::kNeedMore) return Status::Ok;
+    if (t == JsonLexer::kError) return fail(lexer_.status(), lexer_.error_pos());
+    Status s = handle(t);
+    if (s != Status::Ok) return s;
+  }
+}
+
+bool SafetensorsHeaderParser::append_blob(const uint8_t* p, size_t n) {
+  uint8_t* dst = arena_->grow_low(n);
+  if (dst && n) memcpy(dst, p, n);
+  return dst != nullptr;
+}
+
+void SafetensorsHeaderParser::append_small(const uint8_t* p, size_t n) {
+  if (small_size_ + n > sizeof(small_)) {
+    small_overflow_ = true;
+    return;
+  }
+  memcpy(small_ + small_size_, p, n);
+  small_size_ += uint32_t(n);
+}
+
+Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
+  using L = JsonLexer;
+  switch (ctx_) {
+    case kRootStart:
+      if (t != L::kObjectBegin) return fail(Status::HeaderNotObject, lexer_.token_pos());
+      ctx_ = kRootKey;
+      return Status::Ok;
+
+    case kRootKey:
+      if (t == L::kObjectEnd) {
+        ctx_ = kDone;
+        return Status::Ok;
+      }
+      // The lexer only hands out key pieces here.
+      if (lexer_.piece_first()) {
+        key_pos_ = lexer_.token_pos();
+        key_mark_ = arena_->low();
+        key_need_mark_ = arena_->need_low();
+        key_size_ = 0;
+        key_is_meta_ = true;
+        arena_->grow_low(4);  // the name's length, written when the key ends
+      }
+      {
+        size_t n = lexer_.piece_size();
+        const uint8_t* piece = lexer_.piece();
+        key_is_meta_ = key_is_meta_ && key_size_ + n <= kMetadataKeyLen &&
+                       memcmp(kMetadataKey + key_size_, piece, n) == 0;
+        key_size_ += n;
+        if (key_size_ > limits_.max_name_bytes && key_size_ > kMetadataKeyLen)
+          return fail_at(Status::NameTooLong, header_start_ + key_pos_, kNoTensor);
+        append_blob(piece, n);
+      }
+      if (lexer_.piece_last()) return end_root_key();
+      return Status::Ok;
+
+    case kRootValueTensor:
+      if (t != L::kObjectBegin) return fail(Status::TensorEntryNotObject, lexer_.token_pos());
+      seen_fields_ = 0;
+      rank_ = 0;
+      offsets_count_ = 0;
+      elements_ = 1;
+      elements_overflow_ = false;
+      has_zero_dim_ = false;
+      dims_mark_ = arena_->low();
+      dims_need_mark_ = arena_->need_low();
+      ctx_ = kEntryKey;
+      return Status::Ok;
+
+    case kEntryKey:
+      if (t == L::kObjectEnd) return end_entry(lexer_.token_pos());
+      if (lexer_.piece_first()) {
+        small_size_ = 0;
+        small_overflow_ = false;
+        field_pos_ = lexer_.token_pos();
+      }
+      append_small(lexer_.piece(), lexer_.piece_size());
+      if (!lexer_.piece_last()) return Status::Ok;
+      cur_field_ = kFieldOther;
+      if (!small_overflow_) {
+        if (small_size_ == 5 && memcmp(small_, "dtype", 5) == 0) cur_field_ = kFieldDtype;
+        else if (small_size_ == 5 && memcmp(small_, "shape", 5) == 0) cur_field_ = kFieldShape;
+        else if (small_size_ == 12 && memcmp(small_, "data_offsets", 12) == 0) cur_field_ = kFieldOffsets;
+      }
+      if (cur_field_ != kFieldOther) {
+        if (seen_fields_ & cur_field_) return fail(Status::DuplicateField, field_pos_);
+        seen_fields_ |= cur_field_;
+      } else {
+        // serde skips unknown fields without checking \u escapes for surrogate pairing.
+        lexer_.set_lenient_surrogates(true);
+      }
+      ctx_ = kEntryValue;
+      return Status::Ok;
+
+    case kEntryValue:
+      switch (cur_field_) {
+        case kFieldDtype:
+          if (t != L::kStringPiece) return fail(Status::InvalidDtype, lexer_.token_pos());
+          small_size_ = 0;
+          small_overflow_ = false;
+          ctx_ = kDtype;
+          return handle(t);
+        case kFieldShape:
+          if (t != L::kArrayBegin) return fail(Status::InvalidShape, lexer_.token_pos());
+          ctx_ = kShape;
+          return Status::Ok;
+        case kFieldOffsets:
+          if (t != L::kArrayBegin) return fail(Status::InvalidDataOffsets, lexer_.token_pos());
+          ctx_ = kOffsets;
+          return Status::Ok;
+        default:
+          skip_depth_ = 0;
+          ctx_ = kSkip;
+          return handle(t);
+      }
+
+    case kDtype: {
+      append_small(lexer_.piece(), lexer_.piece_size());
+      if (!lexer_.piece_last()) return Status::Ok;
+      DType d;
+      if (small_overflow_ || !dtype_from_name(small_, small_size_, &d))
+        return fail(Status::InvalidDtype, lexer_.token_pos());
+      dtype_ = uint8_t(d);
+      ctx_ = kEntryKey;
+      return Status::Ok;
+    }
+
+    case kShape: {
+      if (t == L::kArrayEnd) {
+        ctx_ = kEntryKey;
+        return Status::Ok;
+      }
+      if (t != L::kNumber) return fail(Status::InvalidShape, lexer_.token_pos());
+      if (!lexer_.number_is_u64()) return fail(Status::InvalidInteger, lexer_.token_pos());
+      if (rank_ >= limits_.max_rank) return fail(Status::RankTooLarge, lexer_.token_pos());
+      ++rank_;
+      uint64_t v = lexer_.number_value();
+      // Element count is order-independent (policy): any zero dimension means zero elements,
+      // whatever the other dimensions multiply to.
+      if (v == 0) has_zero_dim_ = true;
+      else if (!elements_overflow_ && mul_overflows(elements_, v, &elements_)) elements_overflow_ = true;
+      uint8_t buf[10];
+      append_blob(buf, size_t(put_varint(buf, v) - buf));
+      return Status::Ok;
+    }
+
+    case kOffsets:
+      if (t == L::kArrayEnd) {
+        if (offsets_count_ != 2) return fail(Status::InvalidDataOffsets, lexer_.token_pos());
+        ctx_ = kEntryKey;
+        return Status::Ok;
+      }
+      if (t != L::kNumber) return fail(Status::InvalidDataOffsets, lexer_.token_pos());
+      if (!lexer_.number_is_u64()) return fail(Status::InvalidInteger, lexer_.token_pos());
+      if (offsets_count_ == 2) return fail(Status::InvalidDataOffsets, lexer_.token_pos());
+      offsets_[offsets_count_++] = lexer_.number_value();
+      return Status::Ok;
+
+    case kSkip:
+      switch (t) {
+        case L::kObjectBegin:
+        case L::kArrayBegin:
+          ++skip_depth_;
+          return Status::Ok;
+        case L::kObjectEnd:
+        case L::kArrayEnd:
+          --skip_depth_;
+          break;
+        case L::kKeyPiece:
+        case L::kStringPiece:
+          if (!lexer_.piece_last()) return Status::Ok;
+          break;
+        default:
+          break;
+      }
+      if (skip_depth_ == 0) {
+        lexer_.set_lenient_surrogates(false);
+        ctx_ = kEntryKey;
+      }
+      return Status::Ok;
+
+    case kRootValueMeta:
+      if (t == L::kNull) {
+        ctx_ = kRootKey;
+        return Status::Ok;
+      }
+      if (t != L::kObjectBegin) return fail(Status::MetadataNotObject, lexer_.token_pos());
+      meta_begin_ = arena_->low();
+      meta_need_begin_ = arena_->need_low();
+      meta_count_ = 0;
+      ctx_ = kMetaKey;
+      return Status::Ok;
+
+    case kMetaKey:
+      if (t == L::kObjectEnd) return end_metadata();
+      if (lexer_.piece_first()) {
+        meta_len_mark_ = arena_->low();
+        meta_str_size_ = 0;
+        uint8_t* hdr = arena_->grow_low(8);  // [u32 length][u32 header position]
+        if (hdr) put_u32(hdr + 4, uint32_t(lexer_.token_pos()));
+      }
+      meta_str_size_ += lexer_.piece_size();
+      append_blob(lexer_.piece(), lexer_.piece_size());
+      if (lexer_.piece_last()) {
+        if (!arena_->counting()) put_u32(arena_->base() + meta_len_mark_, uint32_t(meta_str_size_));
+        ctx_ = kMetaValue;
+      }
+      return Status::Ok;
+
+    case kMetaValue:
+      if (t != L::kStringPiece) return fail(Status::MetadataValueNotString, lexer_.token_pos());
+      if (lexer_.piece_first()) {
+        meta_len_mark_ = arena_->low();
+        meta_str_size_ = 0;
+        arena_->grow_low(4);
+      }
+      meta_str_size_ += lexer_.piece_size();
+      append_blob(lexer_.piece(), lexer_.piece_size());
+      if (lexer_.piece_last()) {
+        if (!arena_->counting()) put_u32(arena_->base() + meta_len_mark_, uint32_t(meta_str_size_));
+        ++meta_count_;
+        ctx_ = kMetaKey;
+      }
+      return Status::Ok;
+
+    case kDone:
+      return Status::Ok;  // the lexer rejects anything after the root object
+  }
+  return Status::Ok;
+}
+
+Status SafetensorsHeaderParser::end_root_key() {
+  if (key_is_meta_ && key_size_ == kMetadataKeyLen) {
+    arena_->rewind_low(key_mark_, key_need_mark_);
+    if (meta_seen_) return fail_at(Status::DuplicateMetadata, header_start_ + key_pos_, kNoTensor);
+    meta_seen_ = true;
+    ctx_ = kRootValueMeta;
+    return Status::Ok;
+  }
+  if (key_size_ > limits_.max_name_bytes)
+    return fail_at(Status::NameTooLong, header_start_ + key_pos_, kNoTensor);
+  if (tensor_count_ >= limits_.max_tensors)
+    return fail_at(Status::TooManyTensors, header_start_ + key_pos_, kNoTensor);
+  if (!arena_->counting()) put_u32(arena_->base() + key_mark_, uint32_t(key_size_));
+  ctx_ = kRootValueTensor;
+  return Status::Ok;
+}
+
+Status SafetensorsHeaderParser::end_entry(uint64_t close_pos) {
+  if (!(seen_fields_ & kFieldDtype)) return fail(Status::MissingDtype, close_pos);
+  if (!(seen_fields_ & kFieldShape)) return fail(Status::MissingShape, close_pos);
+  if (!(seen_fields_ & kFieldOffsets)) return fail(Status::MissingDataOffsets, close_pos);
+  uint64_t begin = offsets_[0], end = offsets_[1];
+  if (end < begin) return fail(Status::DataOffsetsReversed, close_pos);
+  uint64_t elements = has_zero_dim_ ? 0 : elements_;
+  if (!has_zero_dim_ && elements_overflow_) return fail(Status::ShapeOverflow, close_pos);
+  uint64_t bits;
+  if (mul_overflows(elements, dtype_bits(static_cast<DType>(dtype_)), &bits))
+    return fail(Status::ShapeOverflow, close_pos);
+  if (bits % 8 != 0) return fail(Status::MisalignedSlice, close_pos);
+  if (end - begin != bits / 8) return fail(Status::TensorSizeMismatch, close_pos);
+
+  // The dims were packed as they arrived; put [u8 dtype][varint rank] in front of them.
+  size_t prefix = 1 + varint_size(rank_);
+  size_t dims_bytes = arena_->need_low() - dims_need_mark_;
+  if (arena_->grow_low(prefix) != nullptr) {
+    uint8_t* dims = arena_->base() + dims_mark_;
+    memmove(dims + prefix, dims, dims_bytes);
+    dims[0] = dtype_;
+    put_varint(dims + 1, rank_);
+  }
+  TensorRecord* rec = static_cast<TensorRecord*>(arena_->grow_high(sizeof(TensorRecord)));
+  if (rec) {
+    rec->begin = begin;
+    rec->end = end;
+    rec->blob = uint32_t(key_mark_);
+    rec->header_pos = uint32_t(key_pos_);
+  }
+  ++tensor_count_;
+  ctx_ = kRootKey;
+  return Status::Ok;
+}
+
+Status SafetensorsHeaderParser::end_metadata() {
+  ctx_ = kRootKey;
+  size_t meta_bytes = arena_->need_low() - meta_need_begin_;
+  if (arena_->counting()) {
+    arena_->note_scratch(duplicate_table_bytes(meta_count_) + 4 + meta_count_ * sizeof(uint32_t));
+    if (!limits_.keep_metadata) arena_->rewind_low(meta_begin_, meta_need_begin_);
+    return Status::Ok;
+  }
+  // Scratch: an offset per entry, then the hash table, above the metadata; released afterwards.
+  size_t mark = arena_->low(), need_mark = arena_->need_low();
+  size_t pad = (4 - (mark & 3)) & 3;
+  size_t scratch_bytes = pad + size_t(meta_count_) * 4 + duplicate_table_bytes(meta_count_);
+  uint8_t* scratch = arena_->grow_low(scratch_bytes);
+  if (!scratch) {
+    arena_->rewind_low(mark, need_mark);
+    arena_->note_scratch(scratch_bytes);
+    return Status::Ok;  // counting now; finish() reports ArenaExhausted with the full need
+  }
+  uint32_t* offs = reinterpret_cast<uint32_t*>(scratch + pad);
+  uint32_t* table = offs + meta_count_;
+  const uint8_t* base = arena_->base();
+  size_t off = meta_begin_;
+  for (uint32_t i = 0; i < meta_count_; ++i) {
+    offs[i] = uint32_t(off);
+    uint32_t klen = get_u32(base + off);
+    uint32_t vlen = get_u32(base + off + 8 + klen);
+    off += 12 + size_t(klen) + vlen;
+  }
+  (void)meta_bytes;
+  auto key = [&](uint32_t i) {
+    StrView s;
+    s.data = reinterpret_cast<const char*>(base + offs[i] + 8);
+    s.size = get_u32(base + offs[i]);
+    return s;
+  };
+  uint32_t dup = find_duplicate(meta_count_, key, table, reinterpret_cast<uintptr_t>(base));
+  uint32_t dup_pos = dup == kNoDuplicate ? 0 : get_u32(base + offs[dup] + 4);
+  arena_->rewind_low(mark, need_mark);
+  if (dup != kNoDuplicate)
+    return fail_at(Status::DuplicateMetadataKey, header_start_ + dup_pos, kNoTensor);
+  if (limits_.keep_metadata) {
+    has_meta_ = true;
+    meta_end_ = arena_->low();
+  } else {
+    arena_->rewind_low(meta_begin_, meta_need_begin_);
+    meta_count_ = 0;
+  }
+  return Status::Ok;
+}
+
+Status SafetensorsHeaderParser::finish(TensorTable* table) {
+  if (error_.code != Status::Ok) return error_.code;
+  if (!lexer_.complete()) return fail_at(Status::JsonUnexpectedEnd, header_start_ + lexer_.consumed(), kNoTensor);
+  uint32_t n = tensor_count_;
+  // Scratch for the duplicate check, 4-byte aligned above the names.
+  size_t mark = arena_->low(), need_mark = arena_->need_low();
+  size_t pad = (4 - (mark & 3)) & 3;
+  size_t scratch_bytes = pad + duplicate_table_bytes(n);
+  uint8_t* scratch = arena_->counting() ? nullptr : arena_->grow_low(scratch_bytes);
+  if (!scratch) {
+    arena_->rewind_low(mark, need_mark);
+    arena_->note_scratch(scratch_bytes);
+    return fail_at(Status::ArenaExhausted, header_start_ + lexer_.consumed(), kNoTensor);
+  }
+  const uint8_t* base = arena_->base();
+  // Records were pushed downwards: declaration order i lives at recs[n - 1 - i].
+  TensorRecord* recs = reinterpret_cast<TensorRecord*>(arena_->high_begin());
+  auto name_of = [&](uint32_t i) {
+    const uint8_t* p = base + recs[n - 1 - i].blob;
+    StrView s;
+    s.data = reinterpret_cast<const char*>(p + 4);
+    s.size = get_u32(p);
+    return s;
+  };
+  uint32_t dup = find_duplicate(n, name_of, reinterpret_cast<uint32_t*>(scratch + pad),
+                                reinterpret_cast<uintptr_t>(base));
+  arena_->rewind_low(mark, need_mark);
+  if (dup != kNoDuplicate) {
+    const TensorRecord& r = recs[n - 1 - dup];
+    return fail_at(Status::DuplicateTensorName, header_start_ + r.header_pos, r.blob);
+  }
+
+  // File order = (begin, end), ties in declaration order (blob offsets grow with it). Writers
+  // usually declare in file order, which leaves the array reversed: undo that in O(n) first.
+  auto less = [](const TensorRecord& a, const TensorRecord& b) {
+    if (a.begin != b.begin) return a.begin < b.begin;
+    if (a.end != b.end) return a.end < b.end;
+    return a.blob < b.blob;
+  };
+  bool descending = true;
+  for (uint32_t i = 1; i < n && descending; ++i) descending = less(recs[i], recs[i - 1]);
+  if (descending) std::reverse(recs, recs + n);
+  bool ascending = true;
+  for (uint32_t i = 1; i < n && ascending; ++i) ascending = !less(recs[i], recs[i - 1]);
+  if (!ascending) std::sort(recs, recs + n, less);
+
+  uint64_t start = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const TensorRecord& r = recs[i];
+    if (r.begin != start) {
+      Status s = r.begin > start ? Status::DataOffsetGap : Status::DataOffsetOverlap;
+      fail_at(s, header_start_ + r.header_pos, r.blob);
+      error_.tensor = i;
+      return s;
+    }
+    start = r.end;
+  }
+  data_size_ = start;
+  table->set(base, recs, n);
+  if (has_meta_) table->set_metadata(uint32_t(meta_begin_), uint32_t(meta_end_), meta_count_);
+  return Status::Ok;
+}
+
+}  // namespace detail
+}  // namespace ws

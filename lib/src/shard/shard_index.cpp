@@ -1,0 +1,354 @@
+// model.safetensors.index.json: streamed weight map, then cross-checks against each shard.
+#include "weightstream/shard_index.h"
+
+#include <string.h>
+
+#include <algorithm>
+
+#include "weightstream/detail/duplicate_finder.h"
+
+namespace ws {
+
+namespace {
+
+using detail::JsonLexer;
+
+enum Ctx : uint8_t {
+  kRootStart, kRootKey, kRootValue, kMetaKey, kMetaValue, kMapKey, kMapValue, kSkip, kDone,
+};
+enum KeyKind : uint8_t { kOther, kMetadata, kWeightMap, kTotalSize };
+
+uint32_t get_u32(const uint8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+void put_u32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
+
+}  // namespace
+
+ShardIndex::ShardIndex(void* arena, size_t arena_size, const Limits& limits) : limits_(limits) {
+  arena_.init(arena, arena_size);
+  lexer_.reset(limits.max_nesting);
+}
+
+Status ShardIndex::fail(Status s, uint64_t offset) {
+  if (error_.code == Status::Ok) {
+    error_.code = s;
+    error_.offset = offset;
+  }
+  return error_.code;
+}
+
+StrView ShardIndex::blob_str(uint32_t off) const {
+  StrView s;
+  const uint8_t* p = arena_.base() + off;
+  s.size = get_u32(p);
+  s.data = reinterpret_cast<const char*>(p + 4);
+  return s;
+}
+
+Status ShardIndex::feed(const void* data, size_t size) {
+  if (error_.code != Status::Ok) return error_.code;
+  if (finished_) return fail(Status::UsageError, pos_);
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  const uint8_t* end = p + size;
+  for (;;) {
+    JsonLexer::Token t = lexer_.next(&p, end);
+    if (t == JsonLexer::kNeedMore) break;
+    if (t == JsonLexer::kError) return fail(lexer_.status(), lexer_.error_pos());
+    Status s = handle(t, p);
+    if (s != Status::Ok) return s;
+  }
+  pos_ += size;
+  return Status::Ok;
+}
+
+Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
+  using L = JsonLexer;
+  // Small keys ("metadata", "weight_map", "total_size") are matched from a 16-byte buffer.
+  auto small_key = [&]() {
+    if (lexer_.piece_first()) {
+      small_size_ = 0;
+      small_overflow_ = false;
+    }
+    size_t n = lexer_.piece_size();
+    if (small_size_ + n > sizeof(small_)) {
+      small_overflow_ = true;
+    } else {
+      memcpy(small_ + small_size_, lexer_.piece(), n);
+      small_size_ += uint32_t(n);
+    }
+    return lexer_.piece_last();
+  };
+  auto is = [&](const char* k) {
+    size_t n = strlen(k);
+    return !small_overflow_ && small_size_ == n && memcmp(small_, k, n) == 0;
+  };
+  // Strings stored in the arena as [u32 length][bytes].
+  auto store_piece = [&]() {
+    if (lexer_.piece_first()) {
+      str_off_ = uint32_t(arena_.low());
+      str_size_ = 0;
+      arena_.grow_low(4);
+    }
+    size_t n = lexer_.piece_size();
+    uint8_t* dst = arena_.grow_low(n);
+    if (dst && n) memcpy(dst, lexer_.piece(), n);
+    str_size_ += n;
+    if (lexer_.piece_last() && !arena_.counting()) put_u32(arena_.base() + str_off_, uint32_t(str_size_));
+    return lexer_.piece_last();
+  };
+  auto start_skip = [&](uint8_t back) {
+    skip_depth_ = 0;
+    skip_return_ = back;
+    ctx_ = kSkip;
+  };
+
+  switch (ctx_) {
+    case kRootStart:
+      if (t != L::kObjectBegin) return fail(Status::IndexNotObject, lexer_.token_pos());
+      ctx_ = kRootKey;
+      return Status::Ok;
+    case kRootKey:
+      if (t == L::kObjectEnd) {
+        ctx_ = kDone;
+        return Status::Ok;
+      }
+      if (!small_key()) return Status::Ok;
+      key_kind_ = is("metadata") ? kMetadata : is("weight_map") ? kWeightMap : kOther;
+      key_pos_ = lexer_.token_pos();
+      ctx_ = kRootValue;
+      return Status::Ok;
+    case kRootValue:
+      if (key_kind_ == kWeightMap) {
+        if (t != L::kObjectBegin || seen_weight_map_)
+          return fail(Status::IndexInvalidWeightMap, lexer_.token_pos());
+        seen_weight_map_ = true;
+        ctx_ = kMapKey;
+        return Status::Ok;
+      }
+      if (key_kind_ == kMetadata && t == L::kObjectBegin && !seen_metadata_) {
+        seen_metadata_ = true;
+        ctx_ = kMetaKey;
+        return Status::Ok;
+      }
+      start_skip(kRootKey);
+      return handle(t, nullptr);
+    case kMetaKey:
+      if (t == L::kObjectEnd) {
+        ctx_ = kRootKey;
+        return Status::Ok;
+      }
+      if (!small_key()) return Status::Ok;
+      key_kind_ = is("total_size") ? kTotalSize : kOther;
+      ctx_ = kMetaValue;
+      return Status::Ok;
+    case kMetaValue:
+      if (key_kind_ == kTotalSize) {
+        if (t != L::kNumber || !lexer_.number_is_u64() || has_total_size_)
+          return fail(Status::IndexInvalidTotalSize, lexer_.token_pos());
+        has_total_size_ = true;
+        total_size_ = lexer_.number_value();
+        ctx_ = kMetaKey;
+        return Status::Ok;
+      }
+      start_skip(kMetaKey);
+      return handle(t, nullptr);
+    case kMapKey:
+      if (t == L::kObjectEnd) {
+        ctx_ = kRootKey;
+        return Status::Ok;
+      }
+      if (lexer_.piece_first()) key_pos_ = lexer_.token_pos();
+      if (!store_piece()) return Status::Ok;
+      if (str_size_ > limits_.max_name_bytes) return fail(Status::NameTooLong, key_pos_);
+      if (entry_count_ >= limits_.max_tensors) return fail(Status::TooManyTensors, key_pos_);
+      key_name_off_ = str_off_;
+      ctx_ = kMapValue;
+      return Status::Ok;
+    case kMapValue: {
+      if (t != L::kStringPiece) return fail(Status::IndexInvalidWeightMap, lexer_.token_pos());
+      if (!store_piece()) return Status::Ok;
+      // Consecutive entries usually name the same shard: keep its name once per run.
+      uint32_t shard_off = str_off_;
+      if (entry_count_ > 0 && !arena_.counting()) {
+        const Entry* prev = reinterpret_cast<const Entry*>(arena_.high_begin());
+        if (blob_str(prev->shard).equals(blob_str(str_off_).data, blob_str(str_off_).size)) {
+          arena_.rewind_low(str_off_, str_off_);  // not counting: need == use
+          shard_off = prev->shard;
+        }
+      }
+      Entry* e = static_cast<Entry*>(arena_.grow_high(sizeof(Entry)));
+      if (e) {
+        e->name = key_name_off_;
+        e->shard = shard_off;
+        e->pos = uint32_t(key_pos_);
+      }
+      ++entry_count_;
+      ctx_ = kMapKey;
+      return Status::Ok;
+    }
+    case kSkip:
+      switch (t) {
+        case L::kObjectBegin:
+        case L::kArrayBegin:
+          ++skip_depth_;
+          return Status::Ok;
+        case L::kObjectEnd:
+        case L::kArrayEnd:
+          --skip_depth_;
+          break;
+        case L::kKeyPiece:
+        case L::kStringPiece:
+          if (!lexer_.piece_last()) return Status::Ok;
+          break;
+        default:
+          break;
+      }
+      if (skip_depth_ == 0) ctx_ = skip_return_;
+      return Status::Ok;
+    default:
+      return Status::Ok;
+  }
+}
+
+Status ShardIndex::finish() {
+  if (error_.code != Status::Ok) return error_.code;
+  if (finished_) return fail(Status::UsageError, pos_);
+  finished_ = true;
+  if (!lexer_.complete()) return fail(Status::JsonUnexpectedEnd, lexer_.consumed());
+  if (!seen_weight_map_) return fail(Status::IndexMissingWeightMap, lexer_.consumed());
+  uint32_t n = entry_count_;
+  // Persistent tables: tensor-name hash, shard names, shard-name hash (sized by the entries, an
+  // upper bound on the shards), and a seen bit per entry.
+  size_t slots = detail::duplicate_table_slots(n);
+  size_t pad = (4 - (arena_.low() & 3)) & 3;
+  size_t bytes = pad + slots * 4 + size_t(n) * 4 + slots * 4 + (size_t(n) + 7) / 8;
+  uint8_t* mem = arena_.grow_low(bytes);  // when it fails, the need is still counted
+  if (!mem) return fail(Status::ArenaExhausted, lexer_.consumed());
+  entries_ = reinterpret_cast<Entry*>(arena_.high_begin());
+  std::reverse(entries_, entries_ + n);  // pushed downwards: restore index order
+  entry_slots_ = reinterpret_cast<uint32_t*>(mem + pad);
+  entry_slot_mask_ = uint32_t(slots - 1);
+  shard_names_ = entry_slots_ + slots;
+  shard_slots_ = shard_names_ + n;
+  shard_slot_mask_ = uint32_t(slots - 1);
+  seen_ = reinterpret_cast<uint8_t*>(shard_slots_ + slots);
+  memset(seen_, 0, (size_t(n) + 7) / 8);
+  uint64_t seed = reinterpret_cast<uintptr_t>(arena_.base());
+  seed_ = seed;
+
+  auto name = [&](uint32_t i) { return blob_str(entries_[i].name); };
+  uint32_t dup = detail::find_duplicate(n, name, entry_slots_, seed);
+  if (dup != detail::kNoDuplicate) {
+    error_.tensor_name = name(dup).data;
+    error_.tensor_name_size = name(dup).size;
+    return fail(Status::IndexDuplicateTensor, entries_[dup].pos);
+  }
+  // Rebuild the name table by plain insertion: the finder may have reused it for sorting.
+  memset(entry_slots_, 0, slots * 4);
+  for (uint32_t i = 0; i < n; ++i) {
+    StrView s = name(i);
+    size_t h = size_t(detail::hash_bytes(s.data, s.size, seed)) & entry_slot_mask_;
+    while (entry_slots_[h] != 0) h = (h + 1) & entry_slot_mask_;
+    entry_slots_[h] = i + 1;
+  }
+  // Shard numbers in order of first mention.
+  memset(shard_slots_, 0, slots * 4);
+  for (uint32_t i = 0; i < n; ++i) {
+    StrView s = blob_str(entries_[i].shard);
+    size_t h = size_t(detail::hash_bytes(s.data, s.size, seed)) & shard_slot_mask_;
+    uint32_t shard = kNoTensor;
+    while (shard_slots_[h] != 0) {
+      StrView o = blob_str(shard_names_[shard_slots_[h] - 1]);
+      if (o.size == s.size && (s.size == 0 || memcmp(o.data, s.data, s.size) == 0)) {
+        shard = shard_slots_[h] - 1;
+        break;
+      }
+      h = (h + 1) & shard_slot_mask_;
+    }
+    if (shard == kNoTensor) {
+      shard = shard_count_++;
+      shard_names_[shard] = entries_[i].shard;
+      shard_slots_[h] = shard + 1;
+    }
+    entries_[i].shard = shard;
+  }
+  return Status::Ok;
+}
+
+StrView ShardIndex::shard_name(uint32_t shard) const {
+  return shard < shard_count_ ? blob_str(shard_names_[shard]) : StrView();
+}
+StrView ShardIndex::tensor_name(uint32_t entry) const {
+  return entry < entry_count_ ? blob_str(entries_[entry].name) : StrView();
+}
+uint32_t ShardIndex::tensor_shard(uint32_t entry) const {
+  return entry < entry_count_ ? entries_[entry].shard : kNoTensor;
+}
+
+uint32_t ShardIndex::find_tensor(const char* s, size_t n) const {
+  if (!entry_slots_) return kNoTensor;
+  size_t h = size_t(detail::hash_bytes(s, n, seed_)) & entry_slot_mask_;
+  while (entry_slots_[h] != 0) {
+    uint32_t e = entry_slots_[h] - 1;
+    if (tensor_name(e).equals(s, n)) return e;
+    h = (h + 1) & entry_slot_mask_;
+  }
+  return kNoTensor;
+}
+
+uint32_t ShardIndex::find_shard(const char* s, size_t n) const {
+  if (!shard_slots_) return kNoTensor;
+  size_t h = size_t(detail::hash_bytes(s, n, seed_)) & shard_slot_mask_;
+  while (shard_slots_[h] != 0) {
+    uint32_t k = shard_slots_[h] - 1;
+    if (shard_name(k).equals(s, n)) return k;
+    h = (h + 1) & shard_slot_mask_;
+  }
+  return kNoTensor;
+}
+
+Status ShardIndex::check_shard(const char* file, size_t file_len, const TensorTable& table,
+                               uint64_t header_start) {
+  if (error_.code != Status::Ok) return error_.code;
+  if (!entries_ && entry_count_ > 0) return fail(Status::UsageError, 0);
+  uint32_t shard = find_shard(file, file_len);
+  if (shard == kNoTensor) return fail(Status::IndexUnknownShard, 0);
+  for (uint32_t i = 0; i < table.count(); ++i) {
+    TensorInfo t = table.get(i);
+    uint32_t e = find_tensor(t.name.data, t.name.size);
+    Status s = Status::Ok;
+    if (e == kNoTensor) s = Status::ShardTensorNotInIndex;
+    else if (seen_[e >> 3] & (1u << (e & 7))) s = Status::ShardTensorDuplicate;
+    else if (entries_[e].shard != shard) s = Status::ShardTensorWrongShard;
+    if (s != Status::Ok) {
+      fail(s, header_start + t.header_pos);
+      error_.tensor = i;
+      error_.tensor_name = e == kNoTensor ? t.name.data : tensor_name(e).data;
+      error_.tensor_name_size = t.name.size;
+      return s;
+    }
+    seen_[e >> 3] = uint8_t(seen_[e >> 3] | (1u << (e & 7)));
+    checked_bytes_ += t.byte_size();
+  }
+  return Status::Ok;
+}
+
+Status ShardIndex::finish_checks() {
+  if (error_.code != Status::Ok) return error_.code;
+  for (uint32_t e = 0; e < entry_count_; ++e) {
+    if (!(seen_[e >> 3] & (1u << (e & 7)))) {
+      fail(Status::ShardTensorMissing, entries_[e].pos);
+      StrView s = tensor_name(e);
+      error_.tensor_name = s.data;
+      error_.tensor_name_size = s.size;
+      return error_.code;
+    }
+  }
+  if (has_total_size_ && total_size_ != checked_bytes_) return fail(Status::IndexTotalSizeMismatch, 0);
+  return Status::Ok;
+}
+
+}  // namespace ws
