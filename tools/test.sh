@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Every test: the GoogleTest/CTest suite in a release build and again under ASan+UBSan.
+# Installs what is missing first. This is exactly what CI runs (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install-deps.sh
+
+for preset in release asan; do
+  echo "=== $preset: build"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+  echo "=== $preset: test"
+  ctest --preset "$preset" -j2
+done
