@@ -47,16 +47,19 @@ inline size_t duplicate_table_bytes(uint32_t n) { return duplicate_table_slots(n
 // index when the hash pass finishes; kNoDuplicate when all are distinct.
 constexpr uint32_t kNoDuplicate = 0xFFFFFFFFu;
 
+// `probes_per_name` bounds the hash pass's work; tests pass 0 to exercise the sort path.
 template <class NameFn>
-uint32_t find_duplicate(uint32_t n, NameFn name, uint32_t* scratch, uint64_t seed) {
+uint32_t find_duplicate(uint32_t n, NameFn name, uint32_t* scratch, uint64_t seed,
+                        uint64_t probes_per_name = 16) {
   size_t slots = duplicate_table_slots(n);
   size_t mask = slots - 1;
   memset(scratch, 0, slots * sizeof(uint32_t));
   uint64_t probes = 0;
-  const uint64_t probe_budget = uint64_t(n) * 16 + 1024;
+  const uint64_t probe_budget = probes_per_name ? uint64_t(n) * probes_per_name + 1024 : 0;
   for (uint32_t i = 0; i < n; ++i) {
     StrView s = name(i);
     size_t h = size_t(hash_bytes(s.data, s.size, seed)) & mask;
+    if (probe_budget == 0) goto sort_instead;
     for (;;) {
       uint32_t slot = scratch[h];
       if (slot == 0) {

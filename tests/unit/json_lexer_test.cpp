@@ -1,0 +1,237 @@
+// The JSON lexer on its own: tokens, decoded strings, numbers and every rejection, under every
+// split of the input (the lexer must not care where pieces end).
+#include "weightstream/detail/json_lexer.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using ws::Status;
+using ws::detail::JsonLexer;
+
+namespace {
+
+struct Result {
+  std::vector<std::string> tokens;  // "{" "}" "[" "]" "K:<key>" "S:<string>" "N:<u64>|x" "true"...
+  Status status = Status::Ok;
+  uint64_t error_pos = 0;
+  bool complete = false;
+  bool operator==(const Result& o) const {
+    return tokens == o.tokens && status == o.status && error_pos == o.error_pos && complete == o.complete;
+  }
+};
+
+// Lexes `text` in pieces of `step` bytes (0: whole), joining string pieces.
+Result lex(const std::string& text, size_t step, uint32_t max_nesting = 127, bool lenient = false) {
+  JsonLexer lx;
+  lx.reset(max_nesting);
+  lx.set_lenient_surrogates(lenient);
+  Result r;
+  std::string str;
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(text.data());
+  size_t off = 0;
+  while (off < text.size()) {
+    size_t n = step == 0 ? text.size() : std::min(step, text.size() - off);
+    const uint8_t* p = data + off;
+    const uint8_t* end = p + n;
+    for (;;) {
+      JsonLexer::Token t = lx.next(&p, end);
+      if (t == JsonLexer::kNeedMore) break;
+      if (t == JsonLexer::kError) {
+        r.status = lx.status();
+        r.error_pos = lx.error_pos();
+        return r;
+      }
+      switch (t) {
+        case JsonLexer::kObjectBegin: r.tokens.push_back("{"); break;
+        case JsonLexer::kObjectEnd: r.tokens.push_back("}"); break;
+        case JsonLexer::kArrayBegin: r.tokens.push_back("["); break;
+        case JsonLexer::kArrayEnd: r.tokens.push_back("]"); break;
+        case JsonLexer::kTrue: r.tokens.push_back("true"); break;
+        case JsonLexer::kFalse: r.tokens.push_back("false"); break;
+        case JsonLexer::kNull: r.tokens.push_back("null"); break;
+        case JsonLexer::kNumber:
+          r.tokens.push_back(lx.number_is_u64() ? "N:" + std::to_string(lx.number_value()) : "N:x");
+          break;
+        case JsonLexer::kKeyPiece:
+        case JsonLexer::kStringPiece:
+          if (lx.piece_first()) str.clear();
+          str.append(reinterpret_cast<const char*>(lx.piece()), lx.piece_size());
+          if (lx.piece_last()) r.tokens.push_back((t == JsonLexer::kKeyPiece ? "K:" : "S:") + str);
+          break;
+        default: break;
+      }
+    }
+    off += n;
+  }
+  r.complete = lx.complete();
+  return r;
+}
+
+// Same result whole, byte by byte, and in a few other piece sizes.
+Result lex_all_ways(const std::string& text, uint32_t max_nesting = 127, bool lenient = false) {
+  Result whole = lex(text, 0, max_nesting, lenient);
+  for (size_t step : {1, 2, 3, 5, 7, 13}) {
+    Result r = lex(text, step, max_nesting, lenient);
+    EXPECT_TRUE(r == whole) << "step " << step << " differs for " << text;
+  }
+  return whole;
+}
+
+std::vector<std::string> toks(std::initializer_list<const char*> l) { return {l.begin(), l.end()}; }
+
+TEST(JsonLexer, TokensOfATensorEntry) {
+  Result r = lex_all_ways(R"( {"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"__metadata__":null} )");
+  EXPECT_EQ(r.status, Status::Ok);
+  EXPECT_TRUE(r.complete);
+  EXPECT_EQ(r.tokens, toks({"{", "K:w", "{", "K:dtype", "S:F32", "K:shape", "[", "N:2", "N:3", "]",
+                            "K:data_offsets", "[", "N:0", "N:24", "]", "}", "K:__metadata__", "null", "}"}));
+}
+
+TEST(JsonLexer, LiteralsAndEmptyContainers) {
+  Result r = lex_all_ways(R"([true,false,null,[],{},""])");
+  EXPECT_EQ(r.status, Status::Ok);
+  EXPECT_EQ(r.tokens, toks({"[", "true", "false", "null", "[", "]", "{", "}", "S:", "]"}));
+}
+
+TEST(JsonLexer, EscapesDecode) {
+  Result r = lex_all_ways(R"(["a\"b\\c\/d\b\f\n\r\t", "\u0041\u00e9\u20ac\ud83d\ude42", "\u0000"])");
+  ASSERT_EQ(r.status, Status::Ok);
+  EXPECT_EQ(r.tokens[1], "S:a\"b\\c/d\b\f\n\r\t");
+  EXPECT_EQ(r.tokens[2], "S:A\xC3\xA9\xE2\x82\xAC\xF0\x9F\x99\x82");
+  EXPECT_EQ(r.tokens[3], std::string("S:\0", 3));
+}
+
+TEST(JsonLexer, Utf8PassesThroughAndIsValidated) {
+  Result ok = lex_all_ways("[\"\xC3\xA9\xE6\xBC\xA2\xF0\x9F\x99\x82\"]");
+  EXPECT_EQ(ok.status, Status::Ok);
+  EXPECT_EQ(ok.tokens[1], "S:\xC3\xA9\xE6\xBC\xA2\xF0\x9F\x99\x82");
+  // Position of the first byte that cannot continue a valid sequence.
+  struct Bad { const char* text; uint64_t pos; } bad[] = {
+      {"[\"\xC0\xAF\"]", 2},          // overlong lead
+      {"[\"\xE0\x80\xAF\"]", 3},      // overlong 3-byte
+      {"[\"\xED\xA0\x80\"]", 3},      // UTF-16 surrogate encoded
+      {"[\"\xF4\x90\x80\x80\"]", 3},  // above U+10FFFF
+      {"[\"\xF5\x80\x80\x80\"]", 2},  // invalid lead
+      {"[\"\x80\"]", 2},              // bare continuation
+      {"[\"\xC3\"]", 3},              // sequence cut by the closing quote
+      {"[\"\xFF\"]", 2},
+  };
+  for (const Bad& b : bad) {
+    Result r = lex_all_ways(b.text);
+    EXPECT_EQ(r.status, Status::InvalidUtf8) << b.text;
+    EXPECT_EQ(r.error_pos, b.pos) << b.text;
+  }
+}
+
+TEST(JsonLexer, StringRejections) {
+  Result ctrl = lex_all_ways("[\"ab\x01\"]");
+  EXPECT_EQ(ctrl.status, Status::JsonControlCharacter);
+  EXPECT_EQ(ctrl.error_pos, 4u);
+  Result esc = lex_all_ways(R"(["a\x"])");
+  EXPECT_EQ(esc.status, Status::JsonInvalidEscape);
+  EXPECT_EQ(esc.error_pos, 4u);
+  Result hex = lex_all_ways(R"(["\u12G4"])");
+  EXPECT_EQ(hex.status, Status::JsonInvalidEscape);
+  EXPECT_EQ(hex.error_pos, 6u);
+  Result lone_high = lex_all_ways(R"(["ab\ud800x"])");
+  EXPECT_EQ(lone_high.status, Status::JsonLoneSurrogate);
+  EXPECT_EQ(lone_high.error_pos, 4u);
+  Result high_then_other = lex_all_ways(R"(["\ud800\u0041"])");
+  EXPECT_EQ(high_then_other.status, Status::JsonLoneSurrogate);
+  EXPECT_EQ(high_then_other.error_pos, 2u);
+  Result lone_low = lex_all_ways(R"(["\udc00"])");
+  EXPECT_EQ(lone_low.status, Status::JsonLoneSurrogate);
+  EXPECT_EQ(lone_low.error_pos, 2u);
+}
+
+TEST(JsonLexer, LenientSurrogatesAsSerdeIgnores) {
+  Result r = lex_all_ways(R"(["\ud800x", "\udc00", "\ud800\u0041", "\ud800\n"])", 127, true);
+  EXPECT_EQ(r.status, Status::Ok);
+  EXPECT_EQ(r.tokens, toks({"[", "S:x", "S:", "S:A", "S:\n", "]"}));
+}
+
+TEST(JsonLexer, Numbers) {
+  Result r = lex_all_ways("[0,7,18446744073709551615,18446744073709551616,-0,-5,1.5,1e3,2E-2,0.0,12345678901234567890123]");
+  ASSERT_EQ(r.status, Status::Ok);
+  EXPECT_EQ(r.tokens, toks({"[", "N:0", "N:7", "N:18446744073709551615", "N:x", "N:x", "N:x", "N:x", "N:x",
+                            "N:x", "N:x", "N:x", "]"}));
+  // Malformed numbers are reported at their first byte.
+  struct Bad { const char* text; uint64_t pos; } bad[] = {
+      {"[ 01]", 2}, {"[-]", 1}, {"[1.]", 1}, {"[1.e3]", 1}, {"[1e]", 1}, {"[1e+]", 1}, {"[-01]", 1}, {"[.5]", 1},
+  };
+  for (const Bad& b : bad) {
+    Result e = lex_all_ways(b.text);
+    Status want = b.text[1] == '.' ? Status::JsonSyntax : Status::JsonInvalidNumber;
+    EXPECT_EQ(e.status, want) << b.text;
+    EXPECT_EQ(e.error_pos, b.pos) << b.text;
+  }
+}
+
+TEST(JsonLexer, SyntaxErrors) {
+  struct Bad { const char* text; Status s; uint64_t pos; } bad[] = {
+      {"[1,]", Status::JsonSyntax, 3},        {"{\"a\" 1}", Status::JsonSyntax, 5},
+      {"{\"a\":1,}", Status::JsonSyntax, 7},  {"{1:2}", Status::JsonSyntax, 1},
+      {"[1 2]", Status::JsonSyntax, 3},       {"[tru]", Status::JsonSyntax, 4},
+      {"[1}", Status::JsonSyntax, 2},         {"{} x", Status::JsonTrailingCharacters, 3},
+      {"{}\x00", Status::JsonTrailingCharacters, 2}, {"\xEF\xBB\xBF{}", Status::JsonSyntax, 0},
+  };
+  for (const Bad& b : bad) {
+    std::string text(b.text, b.text + (b.s == Status::JsonTrailingCharacters && b.pos == 2 ? 3 : strlen(b.text)));
+    Result r = lex_all_ways(text);
+    EXPECT_EQ(r.status, b.s) << b.text;
+    EXPECT_EQ(r.error_pos, b.pos) << b.text;
+  }
+}
+
+TEST(JsonLexer, IncompleteDocumentIsNotComplete) {
+  for (const char* t : {"{", "{\"a\"", "{\"a\":", "{\"a\":[1", "[\"abc", "[\"\\u12", "[1"}) {
+    Result r = lex_all_ways(t);
+    EXPECT_EQ(r.status, Status::Ok) << t;
+    EXPECT_FALSE(r.complete) << t;
+  }
+  EXPECT_TRUE(lex_all_ways(" {} \t\r\n").complete);
+}
+
+TEST(JsonLexer, NestingLimitCountsTheRoot) {
+  std::string ok = std::string(127, '[') + std::string(127, ']');
+  EXPECT_EQ(lex_all_ways(ok).status, Status::Ok);
+  std::string deep = std::string(128, '[') + std::string(128, ']');
+  Result r = lex_all_ways(deep);
+  EXPECT_EQ(r.status, Status::NestingTooDeep);
+  EXPECT_EQ(r.error_pos, 127u);
+  Result lowered = lex("[[[[]]]]", 1, 3);
+  EXPECT_EQ(lowered.status, Status::NestingTooDeep);
+  EXPECT_EQ(lowered.error_pos, 3u);
+  // 200,000 levels: rejected at the first level over the limit, no recursion, no growth.
+  std::string huge(200000, '[');
+  Result h = lex(huge, 4096);
+  EXPECT_EQ(h.status, Status::NestingTooDeep);
+  EXPECT_EQ(h.error_pos, 127u);
+}
+
+TEST(JsonLexer, PositionsOfTokens) {
+  JsonLexer lx;
+  lx.reset(127);
+  std::string text = R"({"key" : "value", "n": 123})";
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(text.data());
+  const uint8_t* end = p + text.size();
+  EXPECT_EQ(lx.next(&p, end), JsonLexer::kObjectBegin);
+  EXPECT_EQ(lx.token_pos(), 0u);
+  EXPECT_EQ(lx.next(&p, end), JsonLexer::kKeyPiece);
+  EXPECT_EQ(lx.token_pos(), 1u);
+  EXPECT_EQ(lx.next(&p, end), JsonLexer::kStringPiece);
+  EXPECT_EQ(lx.token_pos(), 9u);
+  EXPECT_EQ(lx.next(&p, end), JsonLexer::kKeyPiece);
+  EXPECT_EQ(lx.token_pos(), 18u);
+  EXPECT_EQ(lx.next(&p, end), JsonLexer::kNumber);
+  EXPECT_EQ(lx.token_pos(), 23u);
+  EXPECT_EQ(lx.number_value(), 123u);
+  EXPECT_EQ(lx.next(&p, end), JsonLexer::kObjectEnd);
+  EXPECT_EQ(lx.token_pos(), 26u);
+  EXPECT_EQ(lx.next(&p, end), JsonLexer::kNeedMore);
+  EXPECT_EQ(lx.consumed(), text.size());
+}
+
+}  // namespace
