@@ -1,0 +1,29 @@
+// weightstream CLI — command line parsing and the usage text.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scan_file.h"
+
+namespace wscli {
+
+enum class Command { Help, Version, Inspect, Validate };
+
+struct CliOptions {
+  Command command = Command::Help;
+  std::vector<std::string> files;
+  bool json = false;
+  ScanOptions scan;
+};
+
+// Options may come before or after the files; "--" ends them (for files named like options).
+// Returns false with a one-line reason for anything malformed (the caller exits with 2).
+bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string* error);
+
+// "64k", "1M", "65536" → bytes. False for anything else, 0, or values above `max`.
+bool parse_size(const std::string& text, size_t max, size_t* out);
+
+std::string usage_text();
+
+}  // namespace wscli

@@ -1,0 +1,225 @@
+// weightstream CLI — error messages (see error_text.h).
+#include "error_text.h"
+
+#include <string.h>
+
+namespace wscli {
+namespace {
+
+using ws::Status;
+
+constexpr const char* kSchemaHint =
+    "The header does not follow the safetensors schema: re-export the model with a safetensors "
+    "writer.";
+constexpr const char* kJsonHint =
+    "The header is not valid JSON: the file is corrupt, or was written or edited by something "
+    "other than a safetensors writer.";
+constexpr const char* kOffsetsHint =
+    "Tensors must be laid out back to back in data_offsets order: the writer is buggy or the "
+    "header was tampered with; re-export the model.";
+constexpr const char* kMetadataHint =
+    "__metadata__ must be an object mapping strings to strings; re-export the model.";
+constexpr const char* kIndexHint =
+    "Regenerate model.safetensors.index.json (save_pretrained writes it), or fix it by hand.";
+constexpr const char* kLimitHint =
+    "The file exceeds a limit of this reader; real models stay far below it, so the file may be "
+    "crafted to exhaust memory.";
+
+struct HintEntry {
+  Status status;
+  const char* hint;
+};
+
+// One row per status. Kept as a table rather than a switch so the test can check that every status
+// is covered and so the advice can be read in one place.
+constexpr HintEntry kHints[] = {
+    {Status::Ok, ""},
+    {Status::ArenaExhausted, "Rerun with a larger arena (--arena-size)."},
+    {Status::UsageError, "This is a bug in weightstream: please report it with the file."},
+    {Status::Aborted, ""},
+    {Status::UnknownFormat, "Is this really a safetensors file?"},
+    {Status::HeaderTooSmall, "The file is empty or cut off: was the download interrupted?"},
+    {Status::HeaderTooLarge, "Is this really a safetensors file?"},
+    {Status::InvalidHeaderLength,
+     "The file is shorter than its header length says: was the download interrupted, or is this "
+     "not a safetensors file?"},
+    {Status::TruncatedData,
+     "The file is shorter than its header says: was the download interrupted?"},
+    {Status::TrailingBytes,
+     "Bytes after the last tensor are how polyglot files (valid as two formats at once) hide a "
+     "second payload: do not load this file unless you know where they come from."},
+    {Status::InvalidUtf8,
+     "The header is corrupt, or the file was not written by a safetensors writer."},
+    {Status::JsonSyntax, kJsonHint},
+    {Status::JsonInvalidEscape, kJsonHint},
+    {Status::JsonControlCharacter, kJsonHint},
+    {Status::JsonLoneSurrogate, kJsonHint},
+    {Status::JsonInvalidNumber, kJsonHint},
+    {Status::JsonUnexpectedEnd,
+     "The JSON header is cut off: the header length is wrong or the file is corrupt."},
+    {Status::JsonTrailingCharacters,
+     "Only spaces may pad the header: the header length is wrong or the file is corrupt."},
+    {Status::NestingTooDeep,
+     "No real safetensors header nests this deep: the file may be crafted to attack parsers."},
+    {Status::HeaderNotObject, kSchemaHint},
+    {Status::TensorEntryNotObject, kSchemaHint},
+    {Status::MissingDtype, kSchemaHint},
+    {Status::MissingShape, kSchemaHint},
+    {Status::MissingDataOffsets, kSchemaHint},
+    {Status::DuplicateField, kSchemaHint},
+    {Status::InvalidDtype,
+     "Dtype names are case-sensitive (F32, BF16, F8_E4M3, ...): re-export the model."},
+    {Status::InvalidShape, kSchemaHint},
+    {Status::InvalidDataOffsets, kSchemaHint},
+    {Status::InvalidInteger,
+     "Shapes and offsets must be plain integers (no sign, fraction, exponent or leading zero)."},
+    {Status::DataOffsetsReversed, kOffsetsHint},
+    {Status::DataOffsetGap, kOffsetsHint},
+    {Status::DataOffsetOverlap, kOffsetsHint},
+    {Status::ShapeOverflow,
+     "No real tensor is this big: the file may be crafted to overflow size computations."},
+    {Status::MisalignedSlice,
+     "Sub-byte dtypes (F4, F6_*) need an element count whose bits fill whole bytes."},
+    {Status::TensorSizeMismatch,
+     "The shape and dtype do not match the bytes data_offsets reserve: re-export the model."},
+    {Status::DuplicateTensorName,
+     "Readers disagree on which copy wins (the reference keeps the last one silently): re-export "
+     "the model so that every name appears once."},
+    {Status::MetadataNotObject, kMetadataHint},
+    {Status::MetadataValueNotString,
+     "__metadata__ values must be strings: store numbers as \"1\" and structures as JSON text."},
+    {Status::DuplicateMetadataKey,
+     "Readers disagree on which value wins: re-export the model with unique metadata keys."},
+    {Status::DuplicateMetadata, kMetadataHint},
+    {Status::TooManyTensors, kLimitHint},
+    {Status::NameTooLong, kLimitHint},
+    {Status::RankTooLarge, kLimitHint},
+    {Status::IndexNotObject, kIndexHint},
+    {Status::IndexMissingWeightMap, kIndexHint},
+    {Status::IndexInvalidWeightMap, kIndexHint},
+    {Status::IndexInvalidTotalSize, kIndexHint},
+    {Status::IndexDuplicateTensor, kIndexHint},
+    {Status::IndexUnknownShard,
+     "The shard is not named by the index: it belongs to another model, or the index is stale."},
+    {Status::ShardTensorNotInIndex,
+     "The index is stale or belongs to other shards: regenerate it from the shards."},
+    {Status::ShardTensorWrongShard,
+     "The index's weight_map points this tensor at another shard: regenerate the index, or check "
+     "that the shards belong to this index."},
+    {Status::ShardTensorMissing,
+     "The shard does not hold this tensor: a shard was replaced, or the index comes from another "
+     "save."},
+    {Status::ShardTensorDuplicate,
+     "Two shards hold the same tensor: remove the stale shard, or re-save the model."},
+    {Status::IndexTotalSizeMismatch,
+     "The index and the shards come from different saves: regenerate the index."},
+};
+
+static_assert(sizeof kHints / sizeof kHints[0] == static_cast<size_t>(Status::Count_),
+              "every ws::Status needs a row in the fix-hint table");
+
+const HintEntry* find_entry(Status s) {
+  for (const HintEntry& e : kHints) {
+    if (e.status == s) return &e;
+  }
+  return nullptr;
+}
+
+std::string num(uint64_t v) { return std::to_string(v); }
+
+// The numbers that explain a rejection, or "".
+std::string details(const ErrorFacts& f) {
+  switch (f.code) {
+    case Status::HeaderTooSmall:
+      if (f.input_size)
+        return "the file is " + num(*f.input_size) +
+               " bytes; a safetensors file starts with an 8-byte header length";
+      return "";
+    case Status::HeaderTooLarge:
+      if (f.declared_header)
+        return "header says " + num(*f.declared_header) + " bytes; the limit is " +
+               num(f.header_limit);
+      return "";
+    case Status::InvalidHeaderLength:
+      if (f.declared_header && f.input_size)
+        return "header says " + num(*f.declared_header) + " bytes, ending at byte " +
+               num(*f.declared_header + 8) + "; the file is " + num(*f.input_size) + " bytes";
+      return "";
+    case Status::TruncatedData:
+      if (f.data_end && f.input_size)
+        return "the tensors end at byte " + num(*f.data_end) + "; the file is " +
+               num(*f.input_size) + " bytes";
+      return "";
+    case Status::TrailingBytes:
+      if (f.data_end && f.input_size && *f.input_size > *f.data_end)
+        return num(*f.input_size - *f.data_end) + " bytes follow the last tensor, which ends at byte " +
+               num(*f.data_end);
+      return "";
+    case Status::ArenaExhausted:
+      if (f.arena_needed)
+        return num(f.arena_needed) + " bytes needed; the arena has " + num(f.arena_size);
+      return "";
+    case Status::ShardTensorWrongShard:
+    case Status::ShardTensorMissing:
+    case Status::ShardTensorDuplicate:
+      if (!f.index_shard.empty()) return "the index places it in " + f.index_shard;
+      return "";
+    case Status::IndexTotalSizeMismatch:
+      if (f.index_total_size && f.tensors_total_size)
+        return "the index says " + num(*f.index_total_size) + " bytes; the tensors hold " +
+               num(*f.tensors_total_size);
+      return "";
+    default:
+      return "";
+  }
+}
+
+bool starts_with(const std::string& s, const char* p) { return s.compare(0, strlen(p), p) == 0; }
+
+}  // namespace
+
+const char* fix_hint(Status s) {
+  const HintEntry* e = find_entry(s);
+  return e ? e->hint : "";
+}
+
+bool has_hint_entry(Status s) { return find_entry(s) != nullptr; }
+
+std::string content_guess(const std::string& prefix) {
+  // Things people mistake for a safetensors file, by their first bytes.
+  if (starts_with(prefix, "GGUF"))
+    return "This is a GGUF file, which this version of weightstream does not read yet.";
+  if (starts_with(prefix, "version "))
+    return "This looks like a Git LFS pointer, not the model: run `git lfs pull` in the "
+           "repository.";
+  if (starts_with(prefix, "<"))
+    return "This looks like an HTML or XML page: did the download save an error page instead of "
+           "the model?";
+  if (starts_with(prefix, "{"))
+    return "This looks like JSON, not a safetensors file (an index must be named *.index.json).";
+  if (starts_with(prefix, "PK\x03\x04"))
+    return "This is a zip archive (a PyTorch .bin/.pt checkpoint?), not a safetensors file.";
+  if (prefix.size() >= 2 && static_cast<unsigned char>(prefix[0]) == 0x80 &&
+      prefix[1] >= 2 && prefix[1] <= 5)
+    return "This looks like a Python pickle (a PyTorch checkpoint?), not a safetensors file.";
+  return "";
+}
+
+std::string error_message(const ErrorFacts& f) {
+  std::string msg = ws::status_description(f.code);
+  const std::string d = details(f);
+  if (!d.empty()) msg += " (" + d + ")";
+  msg += ".";
+
+  std::string hint;
+  const bool framing = f.code == Status::UnknownFormat || f.code == Status::HeaderTooLarge ||
+                       f.code == Status::InvalidHeaderLength;
+  if (framing) hint = content_guess(f.prefix);
+  if (hint.empty() && f.code == Status::ArenaExhausted && f.arena_needed)
+    hint = "Rerun with --arena-size " + num(f.arena_needed) + ".";
+  if (hint.empty()) hint = fix_hint(f.code);
+  if (!hint.empty()) msg += " " + hint;
+  return msg;
+}
+
+}  // namespace wscli

@@ -1,0 +1,46 @@
+// weightstream CLI — error messages users can act on.
+//
+// The library reports a status, an offset and a tensor; the CLI turns that into a sentence with
+// the numbers that explain it and, where there is one, a fix. Every ws::Status has an entry in the
+// fix-hint table (error_text.cpp), so a new status cannot silently go without advice.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <optional>
+#include <string>
+
+#include "weightstream/limits.h"
+#include "weightstream/status.h"
+
+namespace wscli {
+
+// What the caller knows about the input when an error happens; every field is optional.
+struct ErrorFacts {
+  ws::Status code = ws::Status::Ok;
+  std::string prefix;                       // the input's first bytes (up to 8), for format guesses
+  std::optional<uint64_t> declared_header;  // the u64 header length, once 8 bytes were read
+  std::optional<uint64_t> input_size;       // file size, or where the input ended
+  std::optional<uint64_t> data_end;         // absolute end of the last tensor's data
+  uint64_t header_limit = ws::kMaxSafetensorsHeader;
+  size_t arena_size = 0;
+  size_t arena_needed = 0;
+  std::string index_shard;                  // shard errors: the shard the index places the tensor in
+  std::optional<uint64_t> index_total_size;  // IndexTotalSizeMismatch: what the index says
+  std::optional<uint64_t> tensors_total_size;  // ... and what the shards hold
+};
+
+// "description (details). Hint" — the message after "invalid: Code at byte N: ".
+std::string error_message(const ErrorFacts& facts);
+
+// The fix for a status from the table, or "" where there is nothing better to say than the
+// description. Exposed for the test that every status has an entry.
+const char* fix_hint(ws::Status s);
+bool has_hint_entry(ws::Status s);
+
+// What the first bytes of a rejected input look like ("an HTML page", "a Git LFS pointer"), as a
+// sentence suggesting the fix, or "" when they look like nothing in particular.
+std::string content_guess(const std::string& prefix);
+
+}  // namespace wscli

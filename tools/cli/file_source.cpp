@@ -1,0 +1,87 @@
+// weightstream CLI — chunked file reading (see file_source.h).
+#include "file_source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace wscli {
+namespace {
+constexpr size_t kBlockSize = 1 << 20;  // large reads; the chunk size only shapes what is fed
+}
+
+ChunkedFile::~ChunkedFile() {
+  if (owns_fd_ && fd_ >= 0) close(fd_);
+}
+
+bool ChunkedFile::open(const std::string& path) {
+  if (path == "-") {
+    fd_ = 0;
+    owns_fd_ = false;
+  } else {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      error_ = strerror(errno);
+      return false;
+    }
+    owns_fd_ = true;
+  }
+  struct stat st;
+  if (fstat(fd_, &st) != 0) {
+    error_ = strerror(errno);
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    error_ = strerror(EISDIR);
+    return false;
+  }
+  size_known_ = S_ISREG(st.st_mode);
+  size_ = size_known_ ? static_cast<uint64_t>(st.st_size) : 0;
+  block_.resize(kBlockSize);
+  return true;
+}
+
+bool ChunkedFile::rewind() {
+  if (!rewindable() || lseek(fd_, 0, SEEK_SET) != 0) {
+    error_ = strerror(errno);
+    return false;
+  }
+  block_fill_ = block_used_ = 0;
+  eof_ = false;
+  handed_ = 0;
+  return true;
+}
+
+ChunkedFile::Result ChunkedFile::next(size_t chunk, const uint8_t** data, size_t* size) {
+  *data = nullptr;
+  *size = 0;
+  if (block_used_ == block_fill_) {
+    if (eof_) return Result::End;
+    // Refilling overwrites the previous piece; the caller is done with it by contract.
+    ssize_t n;
+    do {
+      n = read(fd_, block_.data(), block_.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      error_ = strerror(errno);
+      return Result::Failed;
+    }
+    if (n == 0) {
+      eof_ = true;
+      return Result::End;
+    }
+    block_fill_ = static_cast<size_t>(n);
+    block_used_ = 0;
+  }
+  size_t n = block_fill_ - block_used_;
+  if (n > chunk) n = chunk;
+  *data = block_.data() + block_used_;
+  *size = n;
+  block_used_ += n;
+  handed_ += n;
+  return Result::Piece;
+}
+
+}  // namespace wscli

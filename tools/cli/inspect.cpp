@@ -1,0 +1,241 @@
+// weightstream CLI — inspect (see inspect.h).
+#include "inspect.h"
+
+#include <stdio.h>
+
+#include "json_writer.h"
+#include "problem_text.h"
+#include "scan_sharded.h"
+#include "text_format.h"
+
+namespace wscli {
+namespace {
+
+std::string verdict_text(bool valid, const std::optional<Problem>& problem) {
+  if (valid) return "valid";
+  return problem ? problem_line(*problem) : "invalid";
+}
+
+// A table with one header row; every column is as wide as its widest cell. Numeric columns are
+// right-aligned so digits line up.
+std::string table_text(const std::vector<std::string>& head,
+                       const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& right_align) {
+  std::vector<size_t> width(head.size());
+  for (size_t c = 0; c < head.size(); ++c) width[c] = display_width(head[c]);
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c)
+      if (display_width(row[c]) > width[c]) width[c] = display_width(row[c]);
+  std::string out;
+  auto emit = [&](const std::vector<std::string>& row) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += " ";
+      const bool last = c + 1 == row.size();
+      if (right_align[c])
+        line += pad_left(row[c], width[c]);
+      else
+        line += last ? row[c] : pad_right(row[c], width[c]);
+      if (!last) line += " ";
+    }
+    out += line + "\n";
+  };
+  emit(head);
+  for (const auto& row : rows) emit(row);
+  return out;
+}
+
+std::string field(const char* name, const std::string& value) {
+  return pad_right(name, 13) + value + "\n";
+}
+
+}  // namespace
+
+std::string inspect_json(const FileReport& r) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("file").string(r.path);
+  w.key("format");
+  if (r.format != ws::Format::Unknown)
+    w.string(ws::format_name(r.format));
+  else
+    w.null();
+  w.key("valid").boolean(r.valid);
+  // The declared header length is worth showing even when it was rejected (HeaderTooLarge).
+  w.key("header_size");
+  if (r.header_size)
+    w.number(*r.header_size);
+  else
+    w.null();
+  w.key("data_start");
+  if (r.header_ready)
+    w.number(r.data_start);
+  else
+    w.null();
+  w.key("tensors").begin_array();
+  for (const TensorRow& t : r.tensors) {
+    w.begin_object();
+    w.key("name").string(t.name);
+    w.key("dtype").string(t.dtype);
+    w.key("shape").begin_array();
+    for (uint64_t d : t.shape) w.number(d);
+    w.end_array();
+    w.key("data_offsets").begin_array().number(t.begin).number(t.end).end_array();
+    w.key("bytes").number(t.end - t.begin);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("metadata");
+  if (r.has_metadata) {
+    w.begin_object();
+    for (const auto& kv : r.metadata) w.key(kv.first).string(kv.second);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.key("error");
+  if (r.problem)
+    write_problem_json(&w, *r.problem, false);
+  else
+    w.null();
+  w.end_object();
+  return w.str() + "\n";
+}
+
+std::string inspect_text(const FileReport& r) {
+  std::string out;
+  out += field("file", display_text(r.path));
+  out += field("format", r.format != ws::Format::Unknown ? ws::format_name(r.format) : "not recognised");
+  if (r.size_known)
+    out += field("size", std::to_string(r.file_size) + " bytes (" + human_bytes(r.file_size) + ")");
+  if (r.header_ready) {
+    out += field("header", std::to_string(*r.header_size) + " bytes; data starts at byte " +
+                               std::to_string(r.data_start));
+    out += field("tensors", std::to_string(r.tensors.size()) + ", " + std::to_string(r.data_size) +
+                                " bytes of data (" + human_bytes(r.data_size) + ")");
+  } else if (r.header_size) {
+    out += field("header", "declared as " + std::to_string(*r.header_size) + " bytes");
+  }
+
+  if (!r.tensors.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    rows.reserve(r.tensors.size());
+    for (size_t i = 0; i < r.tensors.size(); ++i) {
+      const TensorRow& t = r.tensors[i];
+      rows.push_back({std::to_string(i), display_text(t.dtype), shape_text(t.shape),
+                      std::to_string(t.end - t.begin),
+                      "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")",
+                      std::to_string(r.data_start + t.begin), quoted(t.name)});
+    }
+    out += "\n";
+    // The name goes last: names vary most in length and would push every other column around.
+    out += table_text({"#", "dtype", "shape", "bytes", "data offsets", "file offset", "name"}, rows,
+                      {true, false, false, true, false, true, false});
+  }
+
+  if (r.header_ready) {
+    out += "\n";
+    if (!r.has_metadata) {
+      out += field("metadata", "none");
+    } else {
+      out += field("metadata", std::to_string(r.metadata.size()) +
+                                   (r.metadata.size() == 1 ? " entry" : " entries"));
+      for (const auto& kv : r.metadata)
+        out += "  " + display_text(kv.first) + " = " + display_text(kv.second) + "\n";
+    }
+  }
+  out += "\n" + field("verdict", verdict_text(r.valid, r.problem));
+  return out;
+}
+
+std::string inspect_json(const ShardedReport& r) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("file").string(r.path);
+  w.key("format");
+  if (r.index_ok)
+    w.string(ws::format_name(ws::Format::Safetensors));
+  else
+    w.null();
+  w.key("valid").boolean(r.valid);
+  w.key("tensors").number(r.tensor_count);
+  w.key("total_size");
+  if (r.total_size)
+    w.number(*r.total_size);
+  else
+    w.null();
+  w.key("shards").begin_array();
+  for (const ShardRow& s : r.shards) {
+    w.begin_object();
+    w.key("file").string(s.file);
+    w.key("tensors").number(s.index_tensors);
+    w.key("bytes");
+    if (s.scanned)
+      w.number(s.tensor_bytes);
+    else
+      w.null();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("error");
+  if (r.problem)
+    write_problem_json(&w, *r.problem, true);
+  else
+    w.null();
+  w.end_object();
+  return w.str() + "\n";
+}
+
+std::string inspect_text(const ShardedReport& r) {
+  std::string out;
+  out += field("index", display_text(r.path));
+  if (r.index_ok) {
+    out += field("format", "safetensors, " + std::to_string(r.shards.size()) +
+                               (r.shards.size() == 1 ? " shard" : " shards"));
+    out += field("tensors", std::to_string(r.tensor_count));
+    std::string total = r.total_size ? std::to_string(*r.total_size) + " bytes (" +
+                                           human_bytes(*r.total_size) + ") per the index"
+                                     : "not given by the index";
+    out += field("total size", total);
+
+    std::vector<std::vector<std::string>> rows;
+    uint64_t sum = 0;
+    bool all_scanned = true;
+    for (size_t i = 0; i < r.shards.size(); ++i) {
+      const ShardRow& s = r.shards[i];
+      rows.push_back({std::to_string(i), std::to_string(s.index_tensors),
+                      s.scanned ? std::to_string(s.tensor_bytes) : "-", display_text(s.file)});
+      sum += s.tensor_bytes;
+      all_scanned = all_scanned && s.scanned;
+    }
+    out += "\n" + table_text({"#", "tensors", "bytes", "shard"}, rows, {true, true, true, false});
+    if (all_scanned && !r.shards.empty())
+      out += "\n" + field("shards hold", std::to_string(sum) + " bytes of tensor data (" +
+                                             human_bytes(sum) + ")");
+  }
+  out += "\n" + field("verdict", verdict_text(r.valid, r.problem));
+  return out;
+}
+
+int run_inspect(const CliOptions& options) {
+  const std::string& path = options.files.front();
+  std::string out;
+  bool valid;
+  std::optional<Problem> problem;
+  if (is_index_path(path)) {
+    const ShardedReport r = scan_sharded(path, options.scan);
+    out = options.json ? inspect_json(r) : inspect_text(r);
+    valid = r.valid;
+    problem = r.problem;
+  } else {
+    const FileReport r = scan_file(path, options.scan);
+    out = options.json ? inspect_json(r) : inspect_text(r);
+    valid = r.valid;
+    problem = r.problem;
+  }
+  fwrite(out.data(), 1, out.size(), stdout);
+  if (valid) return 0;
+  return problem && problem->io ? 2 : 1;
+}
+
+}  // namespace wscli

@@ -1,0 +1,34 @@
+// weightstream CLI — entry point: parse the command line and dispatch.
+#include <stdio.h>
+
+#include <string>
+
+#include "cli_args.h"
+#include "inspect.h"
+#include "validate.h"
+
+#ifndef WS_VERSION
+#define WS_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  wscli::CliOptions options;
+  std::string error;
+  if (!wscli::parse_args(argc, argv, &options, &error)) {
+    fprintf(stderr, "weightstream: %s\n\n%s", error.c_str(), wscli::usage_text().c_str());
+    return 2;
+  }
+  switch (options.command) {
+    case wscli::Command::Help:
+      fputs(wscli::usage_text().c_str(), stdout);
+      return 0;
+    case wscli::Command::Version:
+      puts("weightstream " WS_VERSION);
+      return 0;
+    case wscli::Command::Inspect:
+      return wscli::run_inspect(options);
+    case wscli::Command::Validate:
+      return wscli::run_validate(options);
+  }
+  return 2;
+}

@@ -1,0 +1,21 @@
+// weightstream CLI — a Problem rendered for people ("invalid: Code at byte N ...") and as the
+// JSON "error" object, shared by inspect and validate so both say the same thing.
+#pragma once
+
+#include <string>
+
+#include "json_writer.h"
+#include "report.h"
+
+namespace wscli {
+
+// "invalid: HeaderTooLarge at byte 0: declared header length ... (…). Is this really …?"
+// Tensor and shard are named when known: "… at byte 160 of model-00003-of-00003.safetensors in
+// tensor "model.norm.weight": …". I/O failures read "error: cannot open …".
+std::string problem_line(const Problem& p);
+
+// {"code":…,"offset":N,"tensor":…|null,"message":…} plus "shard":…|null when `with_shard`
+// (inputs that are shard indexes).
+void write_problem_json(JsonWriter* w, const Problem& p, bool with_shard);
+
+}  // namespace wscli

@@ -1,0 +1,29 @@
+// weightstream CLI — the validate summary of either kind of input (see report.h).
+#include "report.h"
+
+namespace wscli {
+
+Verdict verdict_of(const FileReport& r) {
+  Verdict v;
+  v.path = r.path;
+  v.valid = r.valid;
+  // An input too short or too strange to recognise has no format, rather than "unknown".
+  if (r.format != ws::Format::Unknown) v.format = ws::format_name(r.format);
+  v.tensors = r.tensors.size();
+  v.problem = r.problem;
+  return v;
+}
+
+Verdict verdict_of(const ShardedReport& r) {
+  Verdict v;
+  v.path = r.path;
+  v.valid = r.valid;
+  // The index itself is JSON; the model it describes is safetensors once the index parsed.
+  if (r.index_ok) v.format = ws::format_name(ws::Format::Safetensors);
+  v.tensors = r.tensor_count;
+  v.problem = r.problem;
+  v.is_index = true;
+  return v;
+}
+
+}  // namespace wscli

@@ -1,0 +1,90 @@
+// weightstream CLI — what a scan found, in plain C++ types.
+//
+// The scanners copy everything they need out of the reader's arena into these structs, so the
+// output code (inspect, validate; text or JSON) never touches the library and the arena can be
+// released as soon as a file is done.
+#pragma once
+
+#include <stdint.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weightstream/reader.h"
+
+namespace wscli {
+
+// A rejection as users see it.
+struct Problem {
+  std::string code;                   // ws::status_name(), or "IoError" for open/read failures
+  uint64_t offset = 0;                // absolute byte offset in `shard` (or in the file itself)
+  std::optional<std::string> tensor;  // the tensor concerned, when there is one
+  std::string shard;                  // sharded models: the shard file the offset is in; empty
+                                      // when it is in the file named on the command line
+  std::string message;                // what is wrong, the details, and a fix where there is one
+  bool io = false;                    // an I/O failure (exit code 2), not an invalid input
+};
+
+struct TensorRow {
+  std::string name;
+  std::string dtype;
+  std::vector<uint64_t> shape;
+  uint64_t begin = 0;  // relative to the data section, [begin, end)
+  uint64_t end = 0;
+};
+
+// One safetensors file, validated by streaming it through ws::Reader.
+struct FileReport {
+  std::string path;  // as given on the command line
+  ws::Format format = ws::Format::Unknown;
+  bool size_known = false;
+  uint64_t file_size = 0;
+  std::optional<uint64_t> header_size;  // the u64 prefix, once 8 bytes were read
+  bool header_ready = false;            // the header validated: the fields below are filled
+  uint64_t data_start = 0;
+  uint64_t data_size = 0;
+  std::vector<TensorRow> tensors;
+  bool has_metadata = false;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  size_t arena_size = 0;  // arena of the last attempt (after an ArenaExhausted retry, the bigger one)
+  bool valid = false;
+  std::optional<Problem> problem;  // set when !valid
+};
+
+// One shard as listed by an index.
+struct ShardRow {
+  std::string file;               // as named in the index
+  uint32_t index_tensors = 0;     // entries of the weight_map that point at it
+  bool scanned = false;           // validated (the fields below are filled)
+  uint32_t file_tensors = 0;
+  uint64_t tensor_bytes = 0;      // sum of its tensors' byte sizes
+};
+
+// A sharded model: model.safetensors.index.json plus the shards it names.
+struct ShardedReport {
+  std::string path;
+  bool index_ok = false;  // the index parsed: shards and counts below are filled
+  uint32_t tensor_count = 0;
+  std::optional<uint64_t> total_size;  // metadata.total_size, when present
+  std::vector<ShardRow> shards;
+  uint64_t checked_bytes = 0;  // sum of the byte sizes of every checked tensor
+  bool valid = false;
+  std::optional<Problem> problem;
+};
+
+// The one-line summary validate prints, common to both kinds of input.
+struct Verdict {
+  std::string path;
+  bool valid = false;
+  std::optional<std::string> format;  // null when the input could not be recognised
+  uint64_t tensors = 0;
+  std::optional<Problem> problem;
+  bool is_index = false;
+};
+
+Verdict verdict_of(const FileReport& r);
+Verdict verdict_of(const ShardedReport& r);
+
+}  // namespace wscli

@@ -1,0 +1,195 @@
+// weightstream CLI — one file through ws::Reader (see scan_file.h).
+#include "scan_file.h"
+
+#include <string.h>
+
+#include <vector>
+
+#include "error_text.h"
+#include "file_source.h"
+#include "progress.h"
+#include "weightstream/status.h"
+
+namespace wscli {
+namespace {
+
+size_t round_up8(size_t n) { return (n + 7) & ~size_t(7); }
+
+uint64_t load_u64le(const std::string& b) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[static_cast<size_t>(i)]);
+  return v;
+}
+
+// Copies the validated table out of the arena.
+void snapshot_header(const ws::Reader& r, FileReport* rep) {
+  rep->header_ready = true;
+  rep->header_size = r.header_size();
+  rep->data_start = r.data_start();
+  rep->data_size = r.data_size();
+  const uint32_t n = r.tensor_count();
+  rep->tensors.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const ws::TensorInfo t = r.tensor(i);
+    TensorRow row;
+    row.name.assign(t.name.data ? t.name.data : "", t.name.size);
+    row.dtype = ws::dtype_name(t.dtype());
+    for (ws::ShapeIter it = t.shape(); !it.done();) row.shape.push_back(it.next());
+    row.begin = t.begin;
+    row.end = t.end;
+    rep->tensors.push_back(std::move(row));
+  }
+  const ws::TensorTable& table = r.tensors();
+  rep->has_metadata = table.has_metadata();
+  uint32_t cursor = 0;
+  for (uint32_t i = 0; i < table.metadata_count(); ++i) {
+    const ws::MetadataEntry m = table.metadata_at(&cursor);
+    rep->metadata.emplace_back(std::string(m.key.data ? m.key.data : "", m.key.size),
+                               std::string(m.value.data ? m.value.data : "", m.value.size));
+  }
+}
+
+struct Attempt {
+  bool arena_exhausted = false;
+  size_t arena_needed = 0;
+};
+
+Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
+                  const HeaderHook& on_header, FileReport* rep) {
+  Attempt result;
+  // uint64_t storage: the reader wants an 8-byte aligned arena.
+  std::vector<uint64_t> arena((arena_size + 7) / 8);
+  rep->arena_size = arena.size() * 8;
+  ws::Reader reader(arena.data(), rep->arena_size);
+  if (file->size_known()) reader.set_input_size(file->size());
+
+  Progress progress(rep->path, file->size_known(), file->size(), opt.progress);
+  std::string prefix;  // the first 8 bytes: the header length, and a clue to what the file is
+  bool finished = false;
+  for (;;) {
+    const ws::Event e = reader.next();
+    switch (e.type) {
+      case ws::EventType::NeedInput: {
+        if (finished) {
+          // The reader must end after finish(); asking again would loop forever.
+          ws::Error err;
+          err.code = ws::Status::UsageError;
+          err.offset = reader.position();
+          rep->problem = problem_from(err, ErrorFacts());
+          rep->format = reader.format();
+          return result;
+        }
+        const uint8_t* data;
+        size_t size;
+        const ChunkedFile::Result r = file->next(opt.chunk_size, &data, &size);
+        if (r == ChunkedFile::Result::Failed) {
+          rep->problem = io_problem("cannot read", file->error(), file->position());
+          rep->format = reader.format();
+          return result;
+        }
+        if (r == ChunkedFile::Result::End) {
+          reader.finish();
+          finished = true;
+        } else {
+          if (prefix.size() < 8)
+            prefix.append(reinterpret_cast<const char*>(data),
+                          size < 8 - prefix.size() ? size : 8 - prefix.size());
+          if (prefix.size() == 8 && !rep->header_size) rep->header_size = load_u64le(prefix);
+          reader.feed(data, size);
+          progress.update(file->position());
+        }
+        break;
+      }
+      case ws::EventType::HeaderReady:
+        snapshot_header(reader, rep);
+        if (on_header && !on_header(reader, rep)) {
+          rep->format = reader.format();
+          return result;
+        }
+        break;
+      case ws::EventType::End:
+        rep->format = reader.format();
+        rep->valid = true;
+        return result;
+      case ws::EventType::Error: {
+        const ws::Error& err = reader.error();
+        rep->format = reader.format();
+        ErrorFacts facts;
+        facts.code = err.code;
+        facts.prefix = prefix;
+        facts.declared_header = rep->header_size;
+        facts.input_size = file->size_known() ? file->size() : file->position();
+        // The data's end is known once the header was parsed, which for a short file the reader
+        // may report (TruncatedData) before HeaderReady.
+        if (reader.data_start() != 0) facts.data_end = reader.data_start() + reader.data_size();
+        facts.arena_size = rep->arena_size;
+        facts.arena_needed = reader.arena_needed();
+        rep->problem = problem_from(err, facts);
+        // A tensor index without a name (the reader had not stored it): take it from the table.
+        if (!rep->problem->tensor && err.tensor != ws::kNoTensor && err.tensor < rep->tensors.size())
+          rep->problem->tensor = rep->tensors[err.tensor].name;
+        if (err.code == ws::Status::ArenaExhausted) {
+          result.arena_exhausted = true;
+          result.arena_needed = reader.arena_needed();
+        }
+        return result;
+      }
+      default:
+        break;  // TensorBegin/Bytes/End: validation needs nothing from the data itself
+    }
+  }
+}
+
+}  // namespace
+
+Problem io_problem(const std::string& what, const std::string& why, uint64_t offset) {
+  Problem p;
+  p.code = "IoError";
+  p.offset = offset;
+  p.message = what + ": " + why + ".";
+  p.io = true;
+  return p;
+}
+
+Problem problem_from(const ws::Error& error, const ErrorFacts& facts) {
+  Problem p;
+  p.code = ws::status_name(error.code);
+  p.offset = error.offset;
+  if (error.tensor_name) p.tensor = std::string(error.tensor_name, error.tensor_name_size);
+  ErrorFacts f = facts;
+  f.code = error.code;
+  p.message = error_message(f);
+  return p;
+}
+
+FileReport scan_file(const std::string& path, const ScanOptions& options,
+                     const HeaderHook& on_header) {
+  FileReport rep;
+  rep.path = path;
+  ChunkedFile file;
+  if (!file.open(path)) {
+    rep.problem = io_problem("cannot open", file.error(), 0);
+    return rep;
+  }
+  rep.size_known = file.size_known();
+  rep.file_size = file.size();
+
+  Attempt a = scan_once(&file, options.arena_size, options, on_header, &rep);
+  // One retry with the size the reader measured. Only regular files can be read twice; for a pipe
+  // the message tells the user which --arena-size to pass.
+  if (a.arena_exhausted && a.arena_needed > rep.arena_size && file.rewindable()) {
+    if (!file.rewind()) {
+      rep.problem = io_problem("cannot re-read", file.error(), 0);
+      return rep;
+    }
+    FileReport again;
+    again.path = path;
+    again.size_known = rep.size_known;
+    again.file_size = rep.file_size;
+    scan_once(&file, round_up8(a.arena_needed), options, on_header, &again);
+    return again;
+  }
+  return rep;
+}
+
+}  // namespace wscli

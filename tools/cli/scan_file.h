@@ -1,0 +1,43 @@
+// weightstream CLI — streams one safetensors file through ws::Reader into a FileReport.
+//
+// This is the only place the CLI drives the pull loop. It owns the arena policy: start with a
+// modest arena (1 MiB holds ~8,000 tensors) and, when the reader reports ArenaExhausted together
+// with the size that would have sufficed, re-read the file once with exactly that much, so users
+// never have to guess a size.
+#pragma once
+
+#include <stddef.h>
+
+#include <functional>
+#include <string>
+
+#include "report.h"
+#include "weightstream/reader.h"
+
+namespace wscli {
+
+constexpr size_t kDefaultChunkSize = 65536;
+constexpr size_t kDefaultArenaSize = 1 << 20;
+
+struct ScanOptions {
+  size_t chunk_size = kDefaultChunkSize;  // bytes per Reader::feed()
+  size_t arena_size = kDefaultArenaSize;  // first attempt's arena
+  bool progress = true;                   // allow the stderr bar (it also needs a tty and a big file)
+};
+
+// Called once when the header has validated, while the reader and its arena are alive (the shard
+// check needs the live tensor table). Returning false stops the scan; the hook then has set
+// report->problem.
+using HeaderHook = std::function<bool(const ws::Reader& reader, FileReport* report)>;
+
+FileReport scan_file(const std::string& path, const ScanOptions& options,
+                     const HeaderHook& on_header = HeaderHook());
+
+// A Problem for a file that could not be opened or read.
+Problem io_problem(const std::string& what, const std::string& why, uint64_t offset);
+
+// Copies a library error out of the arena into a Problem with its user-facing message.
+struct ErrorFacts;
+Problem problem_from(const ws::Error& error, const ErrorFacts& facts);
+
+}  // namespace wscli

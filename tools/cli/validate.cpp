@@ -1,0 +1,66 @@
+// weightstream CLI — validate (see validate.h).
+#include "validate.h"
+
+#include <stdio.h>
+
+#include "json_writer.h"
+#include "problem_text.h"
+#include "scan_sharded.h"
+#include "text_format.h"
+
+namespace wscli {
+
+std::string validate_json_line(const Verdict& v) {
+  // Key order is part of the interface: scripts and tests compare these lines as text.
+  JsonWriter w;
+  w.begin_object();
+  w.key("file").string(v.path);
+  w.key("valid").boolean(v.valid);
+  w.key("format");
+  if (v.format)
+    w.string(*v.format);
+  else
+    w.null();
+  w.key("tensors").number(v.tensors);
+  w.key("error");
+  if (v.problem)
+    write_problem_json(&w, *v.problem, v.is_index);
+  else
+    w.null();
+  w.end_object();
+  return w.str();
+}
+
+std::string validate_text_line(const Verdict& v) {
+  std::string line = display_text(v.path) + ": ";
+  if (v.valid) {
+    line += "valid (" + v.format.value_or("unknown format") + ", " + std::to_string(v.tensors) +
+            (v.tensors == 1 ? " tensor)" : " tensors)");
+  } else if (v.problem) {
+    line += problem_line(*v.problem);
+  } else {
+    line += "invalid";
+  }
+  return line;
+}
+
+int run_validate(const CliOptions& options) {
+  bool any_invalid = false, any_io = false;
+  for (const std::string& path : options.files) {
+    const Verdict v = is_index_path(path) ? verdict_of(scan_sharded(path, options.scan))
+                                          : verdict_of(scan_file(path, options.scan));
+    if (!v.valid) {
+      if (v.problem && v.problem->io)
+        any_io = true;
+      else
+        any_invalid = true;
+    }
+    const std::string line = options.json ? validate_json_line(v) : validate_text_line(v);
+    // Line by line, flushed: a long batch shows results as they come.
+    fprintf(stdout, "%s\n", line.c_str());
+    fflush(stdout);
+  }
+  return any_io ? 2 : any_invalid ? 1 : 0;
+}
+
+}  // namespace wscli
