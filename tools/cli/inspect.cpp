@@ -45,6 +45,14 @@ std::string table_text(const std::vector<std::string>& head,
   return out;
 }
 
+// Plain names print as they are; names that need escaping, are empty or have spaces at either end
+// are quoted so their boundaries show.
+std::string name_text(const std::string& name) {
+  const bool plain = !name.empty() && name.front() != ' ' && name.back() != ' ' &&
+                     name.find_first_of("\"\\") == std::string::npos && display_text(name) == name;
+  return plain ? name : quoted(name);
+}
+
 std::string field(const char* name, const std::string& value) {
   return pad_right(name, 13) + value + "\n";
 }
@@ -125,7 +133,7 @@ std::string inspect_text(const FileReport& r) {
       rows.push_back({std::to_string(i), display_text(t.dtype), shape_text(t.shape),
                       std::to_string(t.end - t.begin),
                       "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")",
-                      std::to_string(r.data_start + t.begin), quoted(t.name)});
+                      std::to_string(r.data_start + t.begin), name_text(t.name)});
     }
     out += "\n";
     // The name goes last: names vary most in length and would push every other column around.

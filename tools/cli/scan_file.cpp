@@ -114,6 +114,12 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
       case ws::EventType::Error: {
         const ws::Error& err = reader.error();
         rep->format = reader.format();
+        // Given the input size, the reader checks it against the validated header and reports a
+        // short or over-long file instead of HeaderReady; the table is complete then, and showing
+        // it tells the user which tensors the file lacks.
+        if (!rep->header_ready &&
+            (err.code == ws::Status::TruncatedData || err.code == ws::Status::TrailingBytes))
+          snapshot_header(reader, rep);
         ErrorFacts facts;
         facts.code = err.code;
         facts.prefix = prefix;

@@ -1,6 +1,7 @@
 // weightstream CLI — sharded models (see scan_sharded.h).
 #include "scan_sharded.h"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -117,6 +118,10 @@ ShardedReport scan_sharded(const std::string& index_path, const ScanOptions& opt
     const uint32_t shard = index.tensor_shard(e);
     if (shard < rep.shards.size()) ++rep.shards[shard].index_tensors;
   }
+  // The index numbers shards by first mention in a weight_map sorted by tensor name; people (and
+  // the file names) count model-00001, model-00002, ...
+  std::sort(rep.shards.begin(), rep.shards.end(),
+            [](const ShardRow& a, const ShardRow& b) { return a.file < b.file; });
 
   // Shards are named relative to the index's directory, as the Hugging Face loaders resolve them.
   const size_t slash = index_path.find_last_of('/');
@@ -149,10 +154,9 @@ ShardedReport scan_sharded(const std::string& index_path, const ScanOptions& opt
   const ws::Status fs = idx.index->finish_checks();
   rep.checked_bytes = index.checked_bytes();
   if (fs != ws::Status::Ok) {
-    Problem p = index_problem(index, fs, "", rep);
-    // A tensor the shards lack is best found in the shard the index names.
-    if (p.tensor) p.shard = shard_of(index, p.tensor);
-    rep.problem = p;
+    // The offset is in the index here (the entry of a tensor no shard held); the message names
+    // the shard that should have held it.
+    rep.problem = index_problem(index, fs, "", rep);
     return rep;
   }
   rep.valid = true;
