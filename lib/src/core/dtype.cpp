@@ -11,6 +11,11 @@ const char* const kNames[] = {
     WS_DTYPE_LIST(WS_DTYPE_NAME)
 #undef WS_DTYPE_NAME
 };
+const uint8_t kLengths[] = {
+#define WS_DTYPE_LEN(name, bits) sizeof(#name) - 1,
+    WS_DTYPE_LIST(WS_DTYPE_LEN)
+#undef WS_DTYPE_LEN
+};
 const uint8_t kBits[] = {
 #define WS_DTYPE_BITS(name, bits) bits,
     WS_DTYPE_LIST(WS_DTYPE_BITS)
@@ -31,8 +36,7 @@ uint32_t dtype_bits(DType t) {
 bool dtype_from_name(const char* s, size_t n, DType* out) {
   // 22 short names: a linear scan with a length pre-check is as fast as anything fancier.
   for (uint32_t i = 0; i < kDTypeCount; ++i) {
-    const char* name = kNames[i];
-    if (strlen(name) == n && memcmp(name, s, n) == 0) {
+    if (kLengths[i] == n && memcmp(kNames[i], s, n) == 0) {
       *out = static_cast<DType>(i);
       return true;
     }

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "weightstream/detail/json_scan.h"
+
 namespace ws {
 namespace detail {
 
@@ -12,10 +14,8 @@ namespace {
 const char* const kLiterals[3] = {"true", "false", "null"};
 const uint8_t kLiteralLen[3] = {4, 5, 4};
 
-inline bool is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 inline const uint8_t* skip_ws(const uint8_t* p, const uint8_t* end) {
-  while (p < end && is_ws(*p)) ++p;
+  while (p < end && json_is_ws(*p)) ++p;
   return p;
 }
 
@@ -24,18 +24,6 @@ inline int hex_value(uint8_t c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-constexpr uint64_t kOnes = 0x0101010101010101ull;
-constexpr uint64_t kHighs = 0x8080808080808080ull;
-
-// True when any of the 8 bytes needs a closer look inside a string: '"', '\\', a control
-// character, or a non-ASCII byte (UTF-8 validation). Word-at-a-time, portable to every target.
-inline bool word_needs_attention(uint64_t w) {
-  uint64_t quote = w ^ (kOnes * 0x22);
-  uint64_t slash = w ^ (kOnes * 0x5C);
-  uint64_t special = ((quote - kOnes) & ~quote) | ((slash - kOnes) & ~slash) | ((w - kOnes * 0x20) & ~w) | w;
-  return (special & kHighs) != 0;
 }
 
 }  // namespace
@@ -270,12 +258,7 @@ JsonLexer::Token JsonLexer::lex_string(const uint8_t*& p, const uint8_t* end) {
       ++p;
     }
     // Plain printable ASCII, a word at a time.
-    while (end - p >= 8) {
-      uint64_t w;
-      memcpy(&w, p, 8);
-      if (word_needs_attention(w)) break;
-      p += 8;
-    }
+    p = skip_plain_words(p, end);
     for (;;) {
       if (p == end) goto out_of_input;
       uint8_t c = *p;

@@ -85,6 +85,18 @@ Status SafetensorsHeaderParser::feed(const uint8_t* data, size_t n) {
   const uint8_t* p = data;
   const uint8_t* end = data + n;
   for (;;) {
+    // Most entries are canonical and lie whole inside the piece: take them in one go.
+    if (ctx_ == kRootKey) {
+      int boundary = lexer_.root_member_boundary();
+      if (boundary != 0) {
+        size_t used = fast_entry(p, end, boundary);
+        if (used != 0) {
+          p += used;
+          lexer_.skip_members(used);
+          continue;
+        }
+      }
+    }
     JsonLexer::Token t = lexer_.next(&p, end);
     if (t == JsonLexer::kNeedMore) return Status::Ok;
     if (t == JsonLexer::kError) return fail(lexer_.status(), lexer_.error_pos());

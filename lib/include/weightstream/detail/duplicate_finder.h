@@ -54,22 +54,47 @@ uint32_t find_duplicate(uint32_t n, NameFn name, uint32_t* scratch, uint64_t see
   size_t slots = duplicate_table_slots(n);
   size_t mask = slots - 1;
   memset(scratch, 0, slots * sizeof(uint32_t));
+  // A slot holds index + 1 in its low bits and, in the bits the index does not need, a
+  // fingerprint of the hash: most collisions are told apart without reading the other name.
+  unsigned index_bits = 1;
+  while (index_bits < 32 && (uint64_t(1) << index_bits) <= n) ++index_bits;
+  const uint32_t index_mask = index_bits >= 32 ? 0xFFFFFFFFu : (uint32_t(1) << index_bits) - 1;
   uint64_t probes = 0;
   const uint64_t probe_budget = probes_per_name ? uint64_t(n) * probes_per_name + 1024 : 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    StrView s = name(i);
-    size_t h = size_t(hash_bytes(s.data, s.size, seed)) & mask;
-    if (probe_budget == 0) goto sort_instead;
-    for (;;) {
-      uint32_t slot = scratch[h];
-      if (slot == 0) {
-        scratch[h] = i + 1;
-        break;
+  if (probe_budget == 0) goto sort_instead;
+  {
+    // Hashes are computed a few names ahead so the table slot can be prefetched.
+    constexpr uint32_t kAhead = 8;
+    uint64_t ring[kAhead];
+    for (uint32_t k = 0; k < kAhead && k < n; ++k) {
+      StrView s = name(k);
+      ring[k] = hash_bytes(s.data, s.size, seed);
+      __builtin_prefetch(&scratch[size_t(ring[k]) & mask]);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t hash = ring[i % kAhead];
+      if (i + kAhead < n) {
+        StrView a = name(i + kAhead);
+        uint64_t ha = hash_bytes(a.data, a.size, seed);
+        ring[(i + kAhead) % kAhead] = ha;
+        __builtin_prefetch(&scratch[size_t(ha) & mask]);
       }
-      StrView o = name(slot - 1);
-      if (o.size == s.size && (s.size == 0 || memcmp(o.data, s.data, s.size) == 0)) return i;
-      h = (h + 1) & mask;
-      if (++probes > probe_budget) goto sort_instead;
+      const uint32_t tag = uint32_t(hash >> 32) & ~index_mask;
+      size_t h = size_t(hash) & mask;
+      StrView s = name(i);
+      for (;;) {
+        uint32_t slot = scratch[h];
+        if (slot == 0) {
+          scratch[h] = tag | (i + 1);
+          break;
+        }
+        if ((slot & ~index_mask) == tag) {
+          StrView o = name((slot & index_mask) - 1);
+          if (o.size == s.size && (s.size == 0 || memcmp(o.data, s.data, s.size) == 0)) return i;
+        }
+        h = (h + 1) & mask;
+        if (++probes > probe_budget) goto sort_instead;
+      }
     }
   }
   return kNoDuplicate;

@@ -43,6 +43,19 @@ class JsonLexer {
   Status status() const { return status_; }
   uint32_t depth() const { return depth_; }
 
+  // For a consumer's fast path over object members at depth 1 (root members): 1 when the next
+  // thing is a key ('{' or ',' just read), 2 when it is ',' or '}' (a member just ended), else 0.
+  int root_member_boundary() const {
+    if (depth_ != 1 || status_ != Status::Ok) return 0;
+    if (state_ == kObjectFirst || state_ == kObjectKey) return 1;
+    return state_ == kAfterValue ? 2 : 0;
+  }
+  // The consumer lexed `n` bytes itself: one or more complete members (ending after a value).
+  void skip_members(size_t n) {
+    pos_ += n;
+    state_ = kAfterValue;
+  }
+
   // Serde ignores the validity of \u escapes in values it skips (lone surrogates pass); a consumer
   // skipping a value sets this to match.
   void set_lenient_surrogates(bool on) { lenient_surrogates_ = on; }

@@ -46,6 +46,7 @@ class SafetensorsHeaderParser {
   Status end_entry(uint64_t close_pos);
   Status end_metadata();
   void append_small(const uint8_t* p, size_t n);
+  size_t fast_entry(const uint8_t* begin, const uint8_t* end, int boundary);
   bool append_blob(const uint8_t* p, size_t n);
 
   Arena* arena_ = nullptr;

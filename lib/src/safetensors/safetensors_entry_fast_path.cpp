@@ -1,0 +1,186 @@
+// The fast path for one canonical tensor entry, `"name":{"dtype":…,"shape":[…],"data_offsets":[…]}`.
+//
+// Header bytes are nearly all tensor entries, and writers produce them in one simple shape. When a
+// whole entry lies inside the current piece and stays within that shape (ASCII name, no escapes,
+// only the three known fields, plain integers) and passes every per-entry check, it is stored
+// here without the token-by-token lexer. Anything else — a piece boundary, an escape, an unknown
+// field, a check that fails — returns 0 having consumed and stored nothing, and the general path
+// takes the same bytes. So this path changes speed, never results: for the inputs it accepts it
+// produces exactly what the general path would, and it never reports an error itself.
+#include <string.h>
+
+#include "weightstream/detail/json_scan.h"
+#include "weightstream/detail/safetensors_header_parser.h"
+#include "weightstream/dtype.h"
+
+namespace ws {
+namespace detail {
+
+namespace {
+
+constexpr uint32_t kFastMaxRank = 16;  // higher ranks take the general path
+
+struct Cursor {
+  const uint8_t* p;
+  const uint8_t* end;
+
+  void ws() {
+    while (p < end && json_is_ws(*p)) ++p;
+  }
+  bool eat(uint8_t c) {
+    ws();
+    if (p == end || *p != c) return false;
+    ++p;
+    return true;
+  }
+  bool literal(const char* s, size_t n) {
+    if (size_t(end - p) < n || memcmp(p, s, n) != 0) return false;
+    p += n;
+    return true;
+  }
+  // A plain non-negative integer of at most 19 digits (cannot overflow u64), followed by
+  // something that is not part of a number. Leading zeros, signs, fractions and exponents: no.
+  bool number(uint64_t* out) {
+    ws();
+    if (p == end || !is_digit(*p)) return false;
+    uint64_t v = 0;
+    if (*p == '0') {
+      ++p;
+    } else {
+      const uint8_t* start = p;
+      while (p < end && is_digit(*p)) v = v * 10 + uint64_t(*p++ - '0');
+      if (p - start > 19) return false;
+    }
+    if (p == end || is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E') return false;
+    *out = v;
+    return true;
+  }
+};
+
+size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = uint8_t(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = uint8_t(v);
+  return p;
+}
+
+}  // namespace
+
+size_t SafetensorsHeaderParser::fast_entry(const uint8_t* begin, const uint8_t* end, int boundary) {
+  Cursor c{begin, end};
+  if (boundary == 2 && !c.eat(',')) return 0;
+  if (!c.eat('"')) return 0;
+  const uint8_t* quote = c.p - 1;
+  const uint8_t* name = c.p;
+  for (;;) {
+    c.p = skip_plain_words(c.p, end);
+    if (c.p == end) return 0;
+    uint8_t b = *c.p;
+    if (b == '"') break;
+    if (b < 0x20 || b >= 0x80 || b == '\\') return 0;
+    ++c.p;
+  }
+  size_t name_len = size_t(c.p - name);
+  ++c.p;
+  if (name_len > limits_.max_name_bytes || tensor_count_ >= limits_.max_tensors) return 0;
+  if (name_len == 12 && memcmp(name, "__metadata__", 12) == 0) return 0;
+  if (!c.eat(':') || !c.eat('{')) return 0;
+
+  uint8_t seen = 0;
+  uint8_t dtype = 0;
+  uint32_t rank = 0;
+  uint64_t dims[kFastMaxRank];
+  uint64_t offsets[2] = {0, 0};
+  for (;;) {
+    if (!c.eat('"')) return 0;
+    uint8_t field;
+    if (c.literal("dtype\"", 6)) field = kFieldDtype;
+    else if (c.literal("shape\"", 6)) field = kFieldShape;
+    else if (c.literal("data_offsets\"", 13)) field = kFieldOffsets;
+    else return 0;
+    if (seen & field) return 0;
+    seen = uint8_t(seen | field);
+    if (!c.eat(':')) return 0;
+    if (field == kFieldDtype) {
+      if (!c.eat('"')) return 0;
+      const uint8_t* s = c.p;
+      while (c.p < end && c.p - s <= 12 && *c.p != '"' && *c.p != '\\') ++c.p;
+      if (c.p == end || *c.p != '"') return 0;
+      DType d;
+      if (!dtype_from_name(reinterpret_cast<const char*>(s), size_t(c.p - s), &d)) return 0;
+      dtype = uint8_t(d);
+      ++c.p;
+    } else if (field == kFieldShape) {
+      if (!c.eat('[')) return 0;
+      c.ws();
+      if (c.p < end && *c.p == ']') {
+        ++c.p;
+      } else {
+        for (;;) {
+          if (rank == kFastMaxRank || !c.number(&dims[rank])) return 0;
+          ++rank;
+          if (c.eat(',')) continue;
+          if (!c.eat(']')) return 0;
+          break;
+        }
+      }
+    } else {
+      if (!c.eat('[') || !c.number(&offsets[0]) || !c.eat(',') || !c.number(&offsets[1]) || !c.eat(']'))
+        return 0;
+    }
+    if (c.eat(',')) continue;
+    if (!c.eat('}')) return 0;
+    break;
+  }
+  if (seen != (kFieldDtype | kFieldShape | kFieldOffsets) || rank > limits_.max_rank) return 0;
+
+  // The per-entry checks; a failure is left to the general path, which reports it.
+  if (offsets[1] < offsets[0]) return 0;
+  uint64_t elements = 1;
+  bool zero = false, overflow = false;
+  for (uint32_t i = 0; i < rank; ++i) {
+    if (dims[i] == 0) zero = true;
+    else if (!overflow && __builtin_mul_overflow(elements, dims[i], &elements)) overflow = true;
+  }
+  if (zero) elements = 0;
+  else if (overflow) return 0;
+  uint64_t bits;
+  if (__builtin_mul_overflow(elements, uint64_t(dtype_bits(static_cast<DType>(dtype))), &bits)) return 0;
+  if (bits % 8 != 0 || offsets[1] - offsets[0] != bits / 8) return 0;
+
+  // Store [u32 name_len][name][u8 dtype][varint rank][varint dims] and the record, exactly as the
+  // general path does.
+  size_t blob = 4 + name_len + 1 + varint_size(rank);
+  for (uint32_t i = 0; i < rank; ++i) blob += varint_size(dims[i]);
+  if (arena_->counting() || arena_->size() - arena_->used() < blob + sizeof(TensorRecord)) return 0;
+  size_t blob_off = arena_->low();
+  uint8_t* out = arena_->grow_low(blob);
+  uint32_t len32 = uint32_t(name_len);
+  memcpy(out, &len32, 4);
+  memcpy(out + 4, name, name_len);
+  out += 4 + name_len;
+  *out++ = dtype;
+  out = put_varint(out, rank);
+  for (uint32_t i = 0; i < rank; ++i) out = put_varint(out, dims[i]);
+  TensorRecord* rec = static_cast<TensorRecord*>(arena_->grow_high(sizeof(TensorRecord)));
+  rec->begin = offsets[0];
+  rec->end = offsets[1];
+  rec->blob = uint32_t(blob_off);
+  rec->header_pos = uint32_t(lexer_.consumed() + uint64_t(quote - begin));
+  ++tensor_count_;
+  return size_t(c.p - begin);
+}
+
+}  // namespace detail
+}  // namespace ws
