@@ -38,13 +38,19 @@ bool ChunkedFile::open(const std::string& path) {
     return false;
   }
   size_known_ = S_ISREG(st.st_mode);
-  size_ = size_known_ ? static_cast<uint64_t>(st.st_size) : 0;
+  if (size_known_) {
+    // `weightstream validate - < file` gives a regular file on fd 0, possibly not at its start.
+    const off_t at = lseek(fd_, 0, SEEK_CUR);
+    start_ = at > 0 ? static_cast<uint64_t>(at) : 0;
+    const uint64_t total = static_cast<uint64_t>(st.st_size);
+    size_ = total > start_ ? total - start_ : 0;
+  }
   block_.resize(kBlockSize);
   return true;
 }
 
 bool ChunkedFile::rewind() {
-  if (!rewindable() || lseek(fd_, 0, SEEK_SET) != 0) {
+  if (!rewindable() || lseek(fd_, static_cast<off_t>(start_), SEEK_SET) < 0) {
     error_ = strerror(errno);
     return false;
   }

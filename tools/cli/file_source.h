@@ -26,7 +26,7 @@ class ChunkedFile {
   // "-" reads standard input. On failure returns false and error() says why (strerror text).
   bool open(const std::string& path);
 
-  // Size of a regular file; unknown for pipes and stdin.
+  // Size of a regular file (from where reading starts); unknown for pipes and terminals.
   bool size_known() const { return size_known_; }
   uint64_t size() const { return size_; }
   // Only regular files can be read a second time (the arena retry re-reads the input).
@@ -45,6 +45,7 @@ class ChunkedFile {
   bool owns_fd_ = false;
   bool size_known_ = false;
   uint64_t size_ = 0;
+  uint64_t start_ = 0;  // where reading began: stdin may be a file already partly read
   std::vector<uint8_t> block_;
   size_t block_fill_ = 0;  // valid bytes in block_
   size_t block_used_ = 0;  // bytes of block_ already handed out

@@ -115,12 +115,12 @@ std::string inspect_text(const FileReport& r) {
   out += field("file", display_text(r.path));
   out += field("format", r.format != ws::Format::Unknown ? ws::format_name(r.format) : "not recognised");
   if (r.size_known)
-    out += field("size", std::to_string(r.file_size) + " bytes (" + human_bytes(r.file_size) + ")");
+    out += field("size", bytes_text(r.file_size));
   if (r.header_ready) {
     out += field("header", std::to_string(*r.header_size) + " bytes; data starts at byte " +
                                std::to_string(r.data_start));
-    out += field("tensors", std::to_string(r.tensors.size()) + ", " + std::to_string(r.data_size) +
-                                " bytes of data (" + human_bytes(r.data_size) + ")");
+    out += field("tensors", std::to_string(r.tensors.size()) + ", " +
+                                bytes_text(r.data_size) + " of data");
   } else if (r.header_size) {
     out += field("header", "declared as " + std::to_string(*r.header_size) + " bytes");
   }
@@ -201,8 +201,7 @@ std::string inspect_text(const ShardedReport& r) {
     out += field("format", "safetensors, " + std::to_string(r.shards.size()) +
                                (r.shards.size() == 1 ? " shard" : " shards"));
     out += field("tensors", std::to_string(r.tensor_count));
-    std::string total = r.total_size ? std::to_string(*r.total_size) + " bytes (" +
-                                           human_bytes(*r.total_size) + ") per the index"
+    std::string total = r.total_size ? bytes_text(*r.total_size) + " per the index"
                                      : "not given by the index";
     out += field("total size", total);
 
@@ -218,8 +217,7 @@ std::string inspect_text(const ShardedReport& r) {
     }
     out += "\n" + table_text({"#", "tensors", "bytes", "shard"}, rows, {true, true, true, false});
     if (all_scanned && !r.shards.empty())
-      out += "\n" + field("shards hold", std::to_string(sum) + " bytes of tensor data (" +
-                                             human_bytes(sum) + ")");
+      out += "\n" + field("shards hold", bytes_text(sum) + " of tensor data");
   }
   out += "\n" + field("verdict", verdict_text(r.valid, r.problem));
   return out;

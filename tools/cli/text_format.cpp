@@ -106,6 +106,12 @@ std::string human_bytes(uint64_t n) {
   return buf;
 }
 
+std::string bytes_text(uint64_t n) {
+  std::string s = std::to_string(n) + (n == 1 ? " byte" : " bytes");
+  if (n >= 1000) s += " (" + human_bytes(n) + ")";
+  return s;
+}
+
 size_t display_width(const std::string& s) {
   size_t w = 0;
   for (unsigned char c : s) {

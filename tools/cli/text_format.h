@@ -24,6 +24,10 @@ std::string quoted(std::string_view s);
 // "2.4 MB", "512 B": decimal units, as download sizes are usually quoted.
 std::string human_bytes(uint64_t n);
 
+// "96 bytes", "2365368 bytes (2.4 MB)": exact count first (it is what offsets are compared with),
+// the rounded size only where it adds something.
+std::string bytes_text(uint64_t n);
+
 // Left- or right-pads to `width` display columns (counting UTF-8 code points, not bytes).
 std::string pad_right(const std::string& s, size_t width);
 std::string pad_left(const std::string& s, size_t width);

@@ -1,0 +1,221 @@
+// tests/cli — unit tests of the CLI's building blocks (linked directly, no process): JSON
+// escaping, terminal-safe text, argument parsing, the fix-hint table, progress text, chunked
+// reading; and of the sample generator's float conversions.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "error_text.h"
+#include "file_source.h"
+#include "half_float.h"
+#include "json_writer.h"
+#include "process.h"
+#include "progress.h"
+#include "text_format.h"
+#include "weightstream/status.h"
+
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out;
+  wscli::append_json_string(&out, s);
+  return out;
+}
+
+TEST(JsonWriter, EscapesWhatJsonRequires) {
+  EXPECT_EQ(json_string("plain"), "\"plain\"");
+  EXPECT_EQ(json_string("q\"b\\s/"), "\"q\\\"b\\\\s/\"");
+  EXPECT_EQ(json_string(std::string("\n\t\r\b\f\x01\x1f", 7)), "\"\\n\\t\\r\\b\\f\\u0001\\u001f\"");
+  EXPECT_EQ(json_string(std::string("a\0b", 3)), "\"a\\u0000b\"");
+  EXPECT_EQ(json_string("\x7f"), "\"\x7f\"");  // DEL is legal in JSON strings
+}
+
+TEST(JsonWriter, KeepsValidUtf8AndReplacesInvalidBytes) {
+  EXPECT_EQ(json_string("\xC3\xA9\xE6\xBC\xA2\xF0\x9F\x99\x82"), "\"\xC3\xA9\xE6\xBC\xA2\xF0\x9F\x99\x82\"");
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(json_string("a\xFF" "b"), "\"a" + fffd + "b\"");
+  EXPECT_EQ(json_string("\xC0\xAF"), "\"" + fffd + fffd + "\"");          // overlong '/'
+  EXPECT_EQ(json_string("\xED\xA0\x80"), "\"" + fffd + fffd + fffd + "\"");  // a surrogate
+  EXPECT_EQ(json_string("\xF4\x90\x80\x80"), "\"" + fffd + fffd + fffd + fffd + "\"");  // > U+10FFFF
+  EXPECT_EQ(json_string("\xE6\xBC"), "\"" + fffd + fffd + "\"");  // cut short
+}
+
+TEST(JsonWriter, InsertsCommasAndColons) {
+  wscli::JsonWriter w;
+  w.begin_object();
+  w.key("a").number(1);
+  w.key("b").begin_array().number(2).boolean(true).null().begin_object().end_object().end_array();
+  w.key("c").begin_object().key("d").string("e").end_object();
+  w.key("f").number(18446744073709551615ull);
+  w.end_object();
+  EXPECT_EQ(w.str(), "{\"a\":1,\"b\":[2,true,null,{}],\"c\":{\"d\":\"e\"},\"f\":18446744073709551615}");
+}
+
+TEST(TextFormat, DisplayTextNeutralisesTerminalControls) {
+  EXPECT_EQ(wscli::display_text("ok.name"), "ok.name");
+  EXPECT_EQ(wscli::display_text("\x1b[31mred"), "\\x1b[31mred");
+  EXPECT_EQ(wscli::display_text("a\nb\tc"), "a\\nb\\tc");
+  EXPECT_EQ(wscli::display_text("\xC2\x9B" "2J"), "\\xc2\\x9b2J");  // C1 CSI
+  EXPECT_EQ(wscli::display_text("\xC2\xA0\xF0\x9F\x99\x82"), "\xC2\xA0\xF0\x9F\x99\x82");
+  EXPECT_EQ(wscli::display_text("\xFF"), "\\xff");
+  EXPECT_EQ(wscli::quoted("say \"hi\"\\"), "\"say \\\"hi\\\"\\\\\"");
+}
+
+TEST(TextFormat, ShapesAndSizes) {
+  EXPECT_EQ(wscli::shape_text({}), "[]");
+  EXPECT_EQ(wscli::shape_text({4096, 4096}), "[4096, 4096]");
+  EXPECT_EQ(wscli::human_bytes(999), "999 B");
+  EXPECT_EQ(wscli::human_bytes(2365368), "2.4 MB");
+  EXPECT_EQ(wscli::bytes_text(1), "1 byte");
+  EXPECT_EQ(wscli::bytes_text(96), "96 bytes");
+  EXPECT_EQ(wscli::bytes_text(288512), "288512 bytes (288.5 kB)");
+  EXPECT_EQ(wscli::pad_left("\xC3\xA9", 3), "  \xC3\xA9");  // width counts characters, not bytes
+}
+
+TEST(CliArgs, ParseSize) {
+  size_t v = 0;
+  EXPECT_TRUE(wscli::parse_size("1", 1 << 30, &v));
+  EXPECT_EQ(v, 1u);
+  EXPECT_TRUE(wscli::parse_size("64k", 1 << 30, &v));
+  EXPECT_EQ(v, 65536u);
+  EXPECT_TRUE(wscli::parse_size("1M", 1 << 30, &v));
+  EXPECT_EQ(v, 1048576u);
+  EXPECT_TRUE(wscli::parse_size("1G", 1 << 30, &v));
+  EXPECT_FALSE(wscli::parse_size("2G", 1 << 30, &v));
+  for (const char* bad : {"", "0", "0k", "-1", "k", "12x", "1kk", "1.5", " 1", "99999999999999999999999"})
+    EXPECT_FALSE(wscli::parse_size(bad, 1 << 30, &v)) << bad;
+}
+
+TEST(CliArgs, ParsesCommandsOptionsAndFiles) {
+  wscli::CliOptions o;
+  std::string err;
+  const char* argv1[] = {"weightstream", "validate", "a", "--json", "--chunk-size", "7", "b", "--", "--c"};
+  ASSERT_TRUE(wscli::parse_args(9, argv1, &o, &err)) << err;
+  EXPECT_EQ(o.command, wscli::Command::Validate);
+  EXPECT_TRUE(o.json);
+  EXPECT_EQ(o.scan.chunk_size, 7u);
+  EXPECT_EQ(o.scan.arena_size, wscli::kDefaultArenaSize);
+  EXPECT_EQ(o.files, (std::vector<std::string>{"a", "b", "--c"}));
+
+  const char* argv2[] = {"weightstream", "inspect", "-", "--arena-size=4k", "--no-progress"};
+  ASSERT_TRUE(wscli::parse_args(5, argv2, &o, &err)) << err;
+  EXPECT_EQ(o.command, wscli::Command::Inspect);
+  EXPECT_EQ(o.scan.arena_size, 4096u);
+  EXPECT_FALSE(o.scan.progress);
+  EXPECT_EQ(o.scan.chunk_size, wscli::kDefaultChunkSize);
+  EXPECT_EQ(o.files, (std::vector<std::string>{"-"}));
+
+  const char* argv3[] = {"weightstream", "inspect"};
+  EXPECT_FALSE(wscli::parse_args(2, argv3, &o, &err));
+  EXPECT_EQ(err, "inspect needs a file");
+}
+
+TEST(ErrorText, EveryStatusHasARowInTheHintTable) {
+  for (uint32_t i = 0; i < static_cast<uint32_t>(ws::Status::Count_); ++i) {
+    const ws::Status s = static_cast<ws::Status>(i);
+    EXPECT_TRUE(wscli::has_hint_entry(s)) << ws::status_name(s);
+    // Every rejection of an input comes with advice; only Ok and Aborted (the caller's own doing)
+    // have nothing to add.
+    if (s != ws::Status::Ok && s != ws::Status::Aborted) {
+      EXPECT_STRNE(wscli::fix_hint(s), "") << ws::status_name(s);
+    }
+  }
+}
+
+TEST(ErrorText, MessageCombinesDescriptionDetailsAndHint) {
+  wscli::ErrorFacts f;
+  f.code = ws::Status::HeaderTooLarge;
+  f.declared_header = 4294967296ull;
+  f.prefix = std::string("\0\0\0\0\1\0\0\0", 8);
+  EXPECT_EQ(wscli::error_message(f),
+            std::string(ws::status_description(ws::Status::HeaderTooLarge)) +
+                " (header says 4294967296 bytes; the limit is 100000000). Is this really a "
+                "safetensors file?");
+
+  wscli::ErrorFacts a;
+  a.code = ws::Status::ArenaExhausted;
+  a.arena_size = 1024;
+  a.arena_needed = 5000;
+  EXPECT_EQ(wscli::error_message(a), std::string(ws::status_description(ws::Status::ArenaExhausted)) +
+                                         " (5000 bytes needed; the arena has 1024). Rerun with "
+                                         "--arena-size 5000.");
+
+  wscli::ErrorFacts g;
+  g.code = ws::Status::HeaderTooLarge;
+  g.prefix = "GGUF\3\0\0\0";
+  g.declared_header = 0x346554747ull;
+  EXPECT_NE(wscli::error_message(g).find("This is a GGUF file"), std::string::npos);
+}
+
+TEST(ErrorText, ContentGuesses) {
+  EXPECT_NE(wscli::content_guess("<!DOCTYP").find("HTML"), std::string::npos);
+  EXPECT_NE(wscli::content_guess("version ").find("git lfs pull"), std::string::npos);
+  EXPECT_NE(wscli::content_guess("PK\x03\x04").find("zip"), std::string::npos);
+  EXPECT_NE(wscli::content_guess("\x80\x02}q").find("pickle"), std::string::npos);
+  EXPECT_EQ(wscli::content_guess(std::string("\x40\0\0\0\0\0\0\0", 8)), "");
+}
+
+TEST(Progress, LineShowsBytesPercentAndRate) {
+  EXPECT_EQ(wscli::progress_line("m.safetensors", 50000000, 100000000, 0.5),
+            "m.safetensors  [############            ]   50%  50.0 MB / 100.0 MB  100.0 MB/s");
+  EXPECT_EQ(wscli::progress_line("x", 100000000, 100000000, 0.0),
+            "x  [########################]  100%  100.0 MB / 100.0 MB  0.0 MB/s");
+}
+
+TEST(ChunkedFile, HandsOutPiecesOfTheChunkSize) {
+  clitest::TempDir dir;
+  std::string data(3000000, '\0');  // spans several 1 MiB read blocks
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + (i >> 11));
+  clitest::write_file(dir.file("f"), data);
+  for (size_t chunk : {size_t(1), size_t(1000), size_t(65536), size_t(5000000)}) {
+    wscli::ChunkedFile f;
+    ASSERT_TRUE(f.open(dir.file("f")));
+    ASSERT_TRUE(f.size_known());
+    EXPECT_EQ(f.size(), data.size());
+    std::string got;
+    const uint8_t* p;
+    size_t n;
+    while (f.next(chunk, &p, &n) == wscli::ChunkedFile::Result::Piece) {
+      ASSERT_GE(n, 1u);
+      ASSERT_LE(n, chunk);
+      got.append(reinterpret_cast<const char*>(p), n);
+      ASSERT_EQ(f.position(), got.size());
+    }
+    EXPECT_TRUE(got == data) << "chunk " << chunk;
+    ASSERT_TRUE(f.rewind());
+    ASSERT_EQ(f.next(chunk, &p, &n), wscli::ChunkedFile::Result::Piece);
+    EXPECT_EQ(p[0], static_cast<uint8_t>(data[0]));
+  }
+  wscli::ChunkedFile missing;
+  EXPECT_FALSE(missing.open(dir.file("nope")));
+  EXPECT_EQ(missing.error(), "No such file or directory");
+}
+
+TEST(SampleFloats, F16RoundsToNearestEven) {
+  using samplegen::float_to_f16;
+  EXPECT_EQ(float_to_f16(0.0f), 0x0000);
+  EXPECT_EQ(float_to_f16(-0.0f), 0x8000);
+  EXPECT_EQ(float_to_f16(1.0f), 0x3C00);
+  EXPECT_EQ(float_to_f16(-2.0f), 0xC000);
+  EXPECT_EQ(float_to_f16(1.0f / 3.0f), 0x3555);
+  EXPECT_EQ(float_to_f16(65504.0f), 0x7BFF);   // largest finite
+  EXPECT_EQ(float_to_f16(65520.0f), 0x7C00);   // rounds up to infinity
+  EXPECT_EQ(float_to_f16(6.103515625e-05f), 0x0400);  // smallest normal
+  EXPECT_EQ(float_to_f16(5.9604645e-08f), 0x0001);    // smallest subnormal, 2^-24
+  EXPECT_EQ(float_to_f16(2.98023224e-08f), 0x0000);   // 2^-25: tie, to even (zero)
+  EXPECT_EQ(float_to_f16(1.0f + 1.0f / 2048.0f), 0x3C00);  // tie between 0x3C00 and 0x3C01: even
+  EXPECT_EQ(float_to_f16(1.0f + 3.0f / 2048.0f), 0x3C02);  // tie between 0x3C01 and 0x3C02: even
+}
+
+TEST(SampleFloats, Bf16RoundsToNearestEven) {
+  using samplegen::float_to_bf16;
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(float_to_bf16(-1.0f), 0xBF80);
+  EXPECT_EQ(float_to_bf16(1.0f / 3.0f), 0x3EAB);
+  EXPECT_EQ(float_to_bf16(1.00390625f), 0x3F80);   // 1 + 2^-8: tie, to even
+  EXPECT_EQ(float_to_bf16(1.01171875f), 0x3F82);   // 1 + 3·2^-8: tie, to even
+}
+
+}  // namespace
