@@ -7,7 +7,8 @@
 //   2. headers that must be rejected: verdict, where, how fast;
 //   3. linearity: ns per byte for 1, 10, 50, 100 MB headers of the worst-case shape.
 //
-//   ws-bench-header [--case NAME]... [--no-linearity] [--min-time S] [--piece BYTES]
+//   ws-bench-header [--case NAME]... [--no-linearity | --linearity-only] [--min-time S]
+//                   [--piece BYTES]
 //   ws-bench-header --profile NAME [--calls N]   (our parser only, untimed: for callgrind/perf)
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ namespace {
 struct Options {
   std::vector<std::string> cases;  // empty: all
   bool linearity = true;
+  bool linearity_only = false;
   size_t piece = 64 * 1024;
   MeasureOptions measure;
   std::string profile;  // non-empty: profile mode
@@ -77,27 +79,31 @@ std::string ws_failure(const WsResult& r) {
   return std::string("FAIL ") + ws::status_name(r.status) + " @" + std::to_string(r.error_offset);
 }
 
-// One timed configuration of our reader. Returns false (and prints why) if it did not reach
-// HeaderReady with the expected tensor count.
-bool time_ours(WsRunner* runner, const SynthHeader& h, size_t piece, const Options& o,
-               WsResult* res, Timing* t) {
-  *res = runner->run(h.data(), h.bytes.size(), piece);  // also grows the arena if needed
-  if (!res->header_ready || res->tensors != h.tensors) {
-    fprintf(stderr, "%s (piece %zu): %s, %u tensors (expected %u)\n", h.name.c_str(), piece,
-            res->header_ready ? "HeaderReady" : ws_failure(*res).c_str(), res->tensors, h.tensors);
-    return false;
-  }
-  *t = measure([&] { runner->run(h.data(), h.bytes.size(), piece); }, o.measure);
-  return true;
+// Untimed check run of our reader (it also grows the arena if needed). Returns false, and says why
+// on stderr, unless it reached HeaderReady with the expected tensor count.
+bool check_ours(WsRunner* runner, const SynthHeader& h, size_t piece, WsResult* res) {
+  *res = runner->run(h.data(), h.bytes.size(), piece);
+  if (res->header_ready && res->tensors == h.tensors) return true;
+  fprintf(stderr, "%s (piece %zu): %s, %u tensors (expected %u)\n", h.name.c_str(), piece,
+          res->header_ready ? "HeaderReady" : ws_failure(*res).c_str(), res->tensors, h.tensors);
+  return false;
 }
 
-bool time_simdjson(SimdjsonRunner* sj, const SynthHeader& h, const Options& o, Timing* t,
-                   std::string* err) {
+// Loads the header into simdjson and checks it once; *verdict is "ok" or simdjson's message.
+bool check_simdjson(SimdjsonRunner* sj, const SynthHeader& h, std::string* verdict) {
   sj->load(h.header(), h.header_size);
   SimdjsonResult r = sj->run();
-  if (err) *err = r.ok ? "ok" : r.error;
-  *t = measure([&] { sj->run(); }, o.measure);
+  *verdict = r.ok ? "ok" : r.error;
   return r.ok;
+}
+
+// Times ours in pieces, ours whole and simdjson on one header, interleaved (see measure.h).
+std::vector<Timing> time_row(WsRunner* runner, SimdjsonRunner* sj, const SynthHeader& h,
+                             const Options& o) {
+  return measure({[&] { runner->run(h.data(), h.bytes.size(), o.piece); },
+                  [&] { runner->run(h.data(), h.bytes.size(), h.bytes.size()); },
+                  [&] { sj->run(); }},
+                 o.measure);
 }
 
 void print_banner(const Options& o) {
@@ -129,11 +135,12 @@ void run_main_table(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
     if (c.must_reject || !selected(o, c.name)) continue;
     SynthHeader h = c.make();
     WsResult r64, rwhole;
-    Timing t64, twhole, tsj;
-    bool ok64 = time_ours(runner, h, o.piece, o, &r64, &t64);
-    bool okw = time_ours(runner, h, h.bytes.size(), o, &rwhole, &twhole);
     std::string sjerr;
-    bool oksj = time_simdjson(sj, h, o, &tsj, &sjerr);
+    bool ok64 = check_ours(runner, h, o.piece, &r64);
+    bool okw = check_ours(runner, h, h.bytes.size(), &rwhole);
+    bool oksj = check_simdjson(sj, h, &sjerr);
+    std::vector<Timing> t = time_row(runner, sj, h, o);
+    const Timing &t64 = t[0], &twhole = t[1], &tsj = t[2];
     double m64 = mbps(h.header_size, t64.best_s), mw = mbps(h.header_size, twhole.best_s);
     double msj = mbps(h.header_size, tsj.best_s);
     double per_tensor = h.tensors ? (static_cast<double>(r64.arena_peak) -
@@ -162,27 +169,27 @@ void run_reject_table(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
     if (!c.must_reject || !selected(o, c.name)) continue;
     if (!header_printed) {
       printf("Headers that must be rejected (time from the first byte to the verdict)\n");
-      printf("%-12s %11s | %-15s %10s %10s %10s | %-22s %10s\n", "case", "header B", "our verdict",
-             "at byte", "64K us", "whole us", "simdjson verdict", "us");
       printf("%s\n", std::string(110, '-').c_str());
       header_printed = true;
     }
     SynthHeader h = c.make();
-    Timing t64, twhole, tsj;
     WsResult r64 = runner->run(h.data(), h.bytes.size(), o.piece);
     WsResult rw = runner->run(h.data(), h.bytes.size(), h.bytes.size());
-    t64 = measure([&] { runner->run(h.data(), h.bytes.size(), o.piece); }, o.measure);
-    twhole = measure([&] { runner->run(h.data(), h.bytes.size(), h.bytes.size()); }, o.measure);
     std::string sjerr;
-    time_simdjson(sj, h, o, &tsj, &sjerr);
-    const char* verdict = r64.header_ready ? "ACCEPTED (bug)" : ws::status_name(r64.status);
-    printf("%-12s %11s | %-15s %10s %10.2f %10.2f | %-22.22s %10.2f\n", h.name.c_str(),
-           fmt_count(h.header_size).c_str(), verdict, fmt_count(r64.error_offset).c_str(),
-           t64.best_s * 1e6, twhole.best_s * 1e6, sjerr.c_str(), tsj.best_s * 1e6);
-    if (r64.status != rw.status || r64.error_offset != rw.error_offset)
-      printf("  ! whole-buffer run differs: %s\n", ws_failure(rw).c_str());
-    printf("  -> rejected after %s bytes in %.2f us (64 KiB pieces); the reader consumed %s bytes\n",
-           fmt_count(r64.error_offset).c_str(), t64.best_s * 1e6, fmt_count(r64.consumed).c_str());
+    check_simdjson(sj, h, &sjerr);
+    std::vector<Timing> t = time_row(runner, sj, h, o);
+    const Timing &t64 = t[0], &tw = t[1], &tsj = t[2];
+    printf("%-12s header %s B\n", h.name.c_str(), fmt_count(h.header_size).c_str());
+    printf("  ours     : %s at byte %s; %.2f us fed in %zu-byte pieces, %.2f us fed whole\n",
+           r64.header_ready ? "ACCEPTED (bug)" : ws::status_name(r64.status),
+           fmt_count(r64.error_offset).c_str(), t64.best_s * 1e6, o.piece, tw.best_s * 1e6);
+    if (rw.header_ready != r64.header_ready || rw.status != r64.status ||
+        rw.error_offset != r64.error_offset)
+      printf("  ! fed whole, the verdict differs: %s\n",
+             rw.header_ready ? "ACCEPTED" : ws_failure(rw).c_str());
+    printf("  simdjson : \"%s\" in %.2f us\n", sjerr.c_str(), tsj.best_s * 1e6);
+    printf("  => rejected after %s bytes in %.2f us\n", fmt_count(r64.error_offset).c_str(),
+           t64.best_s * 1e6);
     fflush(stdout);
   }
   if (header_printed) printf("\n");
@@ -200,10 +207,12 @@ void run_linearity(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; ++i) {
     SynthHeader h = make_flat(labels[i], targets[i]);
     WsResult r64, rw;
-    Timing t64, tw, tsj;
-    bool ok64 = time_ours(runner, h, o.piece, o, &r64, &t64);
-    bool okw = time_ours(runner, h, h.bytes.size(), o, &rw, &tw);
-    time_simdjson(sj, h, o, &tsj, nullptr);
+    std::string sjerr;
+    bool ok64 = check_ours(runner, h, o.piece, &r64);
+    bool okw = check_ours(runner, h, h.bytes.size(), &rw);
+    check_simdjson(sj, h, &sjerr);
+    std::vector<Timing> t = time_row(runner, sj, h, o);
+    const Timing &t64 = t[0], &tw = t[1], &tsj = t[2];
     double n = static_cast<double>(h.header_size);
     double ns64 = t64.best_s * 1e9 / n;
     if (i == 0) base = ns64;
@@ -236,8 +245,8 @@ int run_profile(const Options& o) {
 
 void usage(FILE* f) {
   fprintf(f,
-          "usage: ws-bench-header [--case NAME]... [--no-linearity] [--min-time SECONDS]\n"
-          "                       [--piece BYTES]\n"
+          "usage: ws-bench-header [--case NAME]... [--no-linearity | --linearity-only]\n"
+          "                       [--min-time SECONDS] [--piece BYTES]\n"
           "       ws-bench-header --profile NAME [--calls N] [--piece BYTES]\n"
           "cases:");
   for (const CaseDef& c : case_defs()) fprintf(f, " %s", c.name);
@@ -257,6 +266,8 @@ int main(int argc, char** argv) {
       o.cases.push_back(argv[++i]);
     } else if (a == "--no-linearity") {
       o.linearity = false;
+    } else if (a == "--linearity-only") {
+      o.linearity_only = true;
     } else if (a == "--min-time" && has_value) {
       o.measure.min_total_s = atof(argv[++i]);
     } else if (a == "--piece" && has_value) {
@@ -287,8 +298,10 @@ int main(int argc, char** argv) {
   print_banner(o);
   WsRunner runner;
   SimdjsonRunner sj;
-  run_main_table(o, &runner, &sj);
-  run_reject_table(o, &runner, &sj);
-  if (o.linearity && o.cases.empty()) run_linearity(o, &runner, &sj);
+  if (!o.linearity_only) {
+    run_main_table(o, &runner, &sj);
+    run_reject_table(o, &runner, &sj);
+  }
+  if (o.linearity_only || (o.linearity && o.cases.empty())) run_linearity(o, &runner, &sj);
   return 0;
 }
