@@ -3,6 +3,7 @@
 // reading; and of the sample generator's float conversions.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,17 @@ TEST(ErrorText, EveryStatusHasARowInTheHintTable) {
       EXPECT_STRNE(wscli::fix_hint(s), "") << ws::status_name(s);
     }
   }
+}
+
+TEST(ErrorText, EveryRowOfTheHintTableNamesAStatusOnce) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < wscli::hint_table_size(); ++i) {
+    const std::string name = wscli::hint_table_status(i);
+    ws::Status s;
+    EXPECT_TRUE(ws::status_from_name(name.c_str(), &s)) << "no such status: " << name;
+    EXPECT_TRUE(seen.insert(name).second) << "two rows for " << name;
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(ws::Status::Count_));
 }
 
 TEST(ErrorText, MessageCombinesDescriptionDetailsAndHint) {

@@ -21,106 +21,142 @@ constexpr const char* kMetadataHint =
     "__metadata__ must be an object mapping strings to strings; re-export the model.";
 constexpr const char* kIndexHint =
     "Regenerate model.safetensors.index.json (save_pretrained writes it), or fix it by hand.";
+constexpr const char* kGgufHint =
+    "ggml would reject this file: it is corrupt, or was written by a buggy converter.";
+constexpr const char* kCraftedHint =
+    "No real model declares this: the file is corrupt, or crafted to exhaust memory.";
 constexpr const char* kLimitHint =
     "The file exceeds a limit of this reader; real models stay far below it, so the file may be "
     "crafted to exhaust memory.";
 
 struct HintEntry {
-  Status status;
+  const char* status;  // ws::status_name() spelling
   const char* hint;
 };
 
-// One row per status. Kept as a table rather than a switch so the test can check that every status
-// is covered and so the advice can be read in one place.
+// One row per status, keyed by the status's name (stable API, see status.h) rather than by the
+// enumerator: the table can then carry rows for codes the library is adding without breaking the
+// build against an older header, and a test checks both directions (every status has a row, every
+// row names a status), so a new code cannot silently go without advice.
 constexpr HintEntry kHints[] = {
-    {Status::Ok, ""},
-    {Status::ArenaExhausted, "Rerun with a larger arena (--arena-size)."},
-    {Status::UsageError, "This is a bug in weightstream: please report it with the file."},
-    {Status::Aborted, ""},
-    {Status::UnknownFormat, "Is this really a safetensors file?"},
-    {Status::HeaderTooSmall, "The file is empty or cut off: was the download interrupted?"},
-    {Status::HeaderTooLarge, "Is this really a safetensors file?"},
-    {Status::InvalidHeaderLength,
+    {"Ok", ""},
+    {"ArenaExhausted", "Rerun with a larger arena (--arena-size)."},
+    {"UsageError", "This is a bug in weightstream: please report it with the file."},
+    {"Aborted", ""},
+    {"UnknownFormat", "Is this really a safetensors file?"},
+    {"HeaderTooSmall", "The file is empty or cut off: was the download interrupted?"},
+    {"HeaderTooLarge", "Is this really a safetensors file?"},
+    {"InvalidHeaderLength",
      "The file is shorter than its header length says: was the download interrupted, or is this "
      "not a safetensors file?"},
-    {Status::TruncatedData,
+    {"TruncatedData",
      "The file is shorter than its header says: was the download interrupted?"},
-    {Status::TrailingBytes,
+    {"TrailingBytes",
      "Bytes after the last tensor are how polyglot files (valid as two formats at once) hide a "
      "second payload: do not load this file unless you know where they come from."},
-    {Status::InvalidUtf8,
+    {"TruncatedHeader", "The file ends inside its header: was the download interrupted?"},
+    {"InvalidUtf8",
      "The header is corrupt, or the file was not written by a safetensors writer."},
-    {Status::JsonSyntax, kJsonHint},
-    {Status::JsonInvalidEscape, kJsonHint},
-    {Status::JsonControlCharacter, kJsonHint},
-    {Status::JsonLoneSurrogate, kJsonHint},
-    {Status::JsonInvalidNumber, kJsonHint},
-    {Status::JsonUnexpectedEnd,
+    {"JsonSyntax", kJsonHint},
+    {"JsonInvalidEscape", kJsonHint},
+    {"JsonControlCharacter", kJsonHint},
+    {"JsonLoneSurrogate", kJsonHint},
+    {"JsonInvalidNumber", kJsonHint},
+    {"JsonUnexpectedEnd",
      "The JSON header is cut off: the header length is wrong or the file is corrupt."},
-    {Status::JsonTrailingCharacters,
+    {"JsonTrailingCharacters",
      "Only spaces may pad the header: the header length is wrong or the file is corrupt."},
-    {Status::NestingTooDeep,
+    {"NestingTooDeep",
      "No real safetensors header nests this deep: the file may be crafted to attack parsers."},
-    {Status::HeaderNotObject, kSchemaHint},
-    {Status::TensorEntryNotObject, kSchemaHint},
-    {Status::MissingDtype, kSchemaHint},
-    {Status::MissingShape, kSchemaHint},
-    {Status::MissingDataOffsets, kSchemaHint},
-    {Status::DuplicateField, kSchemaHint},
-    {Status::InvalidDtype,
+    {"HeaderNotObject", kSchemaHint},
+    {"TensorEntryNotObject", kSchemaHint},
+    {"MissingDtype", kSchemaHint},
+    {"MissingShape", kSchemaHint},
+    {"MissingDataOffsets", kSchemaHint},
+    {"DuplicateField", kSchemaHint},
+    {"InvalidDtype",
      "Dtype names are case-sensitive (F32, BF16, F8_E4M3, ...): re-export the model."},
-    {Status::InvalidShape, kSchemaHint},
-    {Status::InvalidDataOffsets, kSchemaHint},
-    {Status::InvalidInteger,
+    {"InvalidShape", kSchemaHint},
+    {"InvalidDataOffsets", kSchemaHint},
+    {"InvalidInteger",
      "Shapes and offsets must be plain integers (no sign, fraction, exponent or leading zero)."},
-    {Status::DataOffsetsReversed, kOffsetsHint},
-    {Status::DataOffsetGap, kOffsetsHint},
-    {Status::DataOffsetOverlap, kOffsetsHint},
-    {Status::ShapeOverflow,
+    {"DataOffsetsReversed", kOffsetsHint},
+    {"DataOffsetGap", kOffsetsHint},
+    {"DataOffsetOverlap", kOffsetsHint},
+    {"ShapeOverflow",
      "No real tensor is this big: the file may be crafted to overflow size computations."},
-    {Status::MisalignedSlice,
+    {"MisalignedSlice",
      "Sub-byte dtypes (F4, F6_*) need an element count whose bits fill whole bytes."},
-    {Status::TensorSizeMismatch,
+    {"TensorSizeMismatch",
      "The shape and dtype do not match the bytes data_offsets reserve: re-export the model."},
-    {Status::DuplicateTensorName,
+    {"DuplicateTensorName",
      "Readers disagree on which copy wins (the reference keeps the last one silently): re-export "
      "the model so that every name appears once."},
-    {Status::MetadataNotObject, kMetadataHint},
-    {Status::MetadataValueNotString,
+    {"MetadataNotObject", kMetadataHint},
+    {"MetadataValueNotString",
      "__metadata__ values must be strings: store numbers as \"1\" and structures as JSON text."},
-    {Status::DuplicateMetadataKey,
+    {"DuplicateMetadataKey",
      "Readers disagree on which value wins: re-export the model with unique metadata keys."},
-    {Status::DuplicateMetadata, kMetadataHint},
-    {Status::TooManyTensors, kLimitHint},
-    {Status::NameTooLong, kLimitHint},
-    {Status::RankTooLarge, kLimitHint},
-    {Status::IndexNotObject, kIndexHint},
-    {Status::IndexMissingWeightMap, kIndexHint},
-    {Status::IndexInvalidWeightMap, kIndexHint},
-    {Status::IndexInvalidTotalSize, kIndexHint},
-    {Status::IndexDuplicateTensor, kIndexHint},
-    {Status::IndexUnknownShard,
+    {"DuplicateMetadata", kMetadataHint},
+    {"TooManyTensors", kLimitHint},
+    {"NameTooLong", kLimitHint},
+    {"RankTooLarge", kLimitHint},
+    {"IndexNotObject", kIndexHint},
+    {"IndexMissingWeightMap", kIndexHint},
+    {"IndexInvalidWeightMap", kIndexHint},
+    {"IndexInvalidTotalSize", kIndexHint},
+    {"IndexDuplicateTensor", kIndexHint},
+    {"IndexUnknownShard",
      "The shard is not named by the index: it belongs to another model, or the index is stale."},
-    {Status::ShardTensorNotInIndex,
+    {"ShardTensorNotInIndex",
      "The index is stale or belongs to other shards: regenerate it from the shards."},
-    {Status::ShardTensorWrongShard,
+    {"ShardTensorWrongShard",
      "The index's weight_map points this tensor at another shard: regenerate the index, or check "
      "that the shards belong to this index."},
-    {Status::ShardTensorMissing,
+    {"ShardTensorMissing",
      "The shard does not hold this tensor: a shard was replaced, or the index comes from another "
      "save."},
-    {Status::ShardTensorDuplicate,
+    {"ShardTensorDuplicate",
      "Two shards hold the same tensor: remove the stale shard, or re-save the model."},
-    {Status::IndexTotalSizeMismatch,
+    {"IndexTotalSizeMismatch",
      "The index and the shards come from different saves: regenerate the index."},
+    // GGUF: ggml's own checks (FORMATS.md §5).
+    {"GgufInvalidVersion", "No GGUF writer produces version 0: the file is corrupt."},
+    {"GgufByteSwapped",
+     "Big-endian GGUF files are not supported: convert the model on a little-endian machine."},
+    {"GgufVersion1", "Re-convert the model with a current llama.cpp (GGUF v3)."},
+    {"GgufVersionTooNew", "The file is newer than this reader: update weightstream."},
+    {"GgufNegativeCount", kCraftedHint},
+    {"GgufCountTooLarge", kCraftedHint},
+    {"GgufEmptyKey", kGgufHint},
+    {"GgufDuplicateKey", kGgufHint},
+    {"GgufInvalidValueType", kGgufHint},
+    {"GgufStringTooLong", kCraftedHint},
+    {"GgufArrayTooLong", kCraftedHint},
+    {"GgufNestedArray", kGgufHint},
+    {"GgufInvalidAlignmentType",
+     "general.alignment must be a u32 power of two (32 by default): re-convert the model."},
+    {"GgufInvalidAlignment",
+     "general.alignment must be a u32 power of two (32 by default): re-convert the model."},
+    {"GgufTensorNameTooLong", "ggml limits tensor names to 63 bytes: shorten it when converting."},
+    {"GgufTooManyDims", "ggml tensors have at most 4 dimensions: re-convert the model."},
+    {"GgufNegativeDim", kGgufHint},
+    {"GgufInvalidType",
+     "The tensor type is unknown to this reader: the file is corrupt, or newer than weightstream."},
+    {"GgufRetiredType",
+     "The tensor uses a quantization type llama.cpp has removed: re-quantize from the original "
+     "weights."},
+    {"GgufBlockMisaligned",
+     "A quantized row must hold whole blocks: the converter or the file is broken."},
+    {"GgufInvalidTensorOffset",
+     "Tensor data must follow the padded layout ggml expects: the file is corrupt or was written by "
+     "a buggy converter."},
 };
 
-static_assert(sizeof kHints / sizeof kHints[0] == static_cast<size_t>(Status::Count_),
-              "every ws::Status needs a row in the fix-hint table");
-
 const HintEntry* find_entry(Status s) {
+  const char* name = ws::status_name(s);
   for (const HintEntry& e : kHints) {
-    if (e.status == s) return &e;
+    if (strcmp(e.status, name) == 0) return &e;
   }
   return nullptr;
 }
@@ -129,6 +165,10 @@ std::string num(uint64_t v) { return std::to_string(v); }
 
 // The numbers that explain a rejection, or "".
 std::string details(const ErrorFacts& f) {
+  // Matched by name so this builds against headers with and without the code.
+  if (strcmp(ws::status_name(f.code), "TruncatedHeader") == 0 && f.declared_header && f.input_size)
+    return "header says " + num(*f.declared_header) + " bytes, ending at byte " +
+           num(*f.declared_header + 8) + "; the file is " + num(*f.input_size) + " bytes";
   switch (f.code) {
     case Status::HeaderTooSmall:
       if (f.input_size)
@@ -185,10 +225,13 @@ const char* fix_hint(Status s) {
 
 bool has_hint_entry(Status s) { return find_entry(s) != nullptr; }
 
+size_t hint_table_size() { return sizeof kHints / sizeof kHints[0]; }
+const char* hint_table_status(size_t i) { return i < hint_table_size() ? kHints[i].status : nullptr; }
+
 std::string content_guess(const std::string& prefix) {
   // Things people mistake for a safetensors file, by their first bytes.
   if (starts_with(prefix, "GGUF"))
-    return "This is a GGUF file, which this version of weightstream does not read yet.";
+    return "This looks like a GGUF file, which this build of weightstream cannot read.";
   if (starts_with(prefix, "version "))
     return "This looks like a Git LFS pointer, not the model: run `git lfs pull` in the "
            "repository.";

@@ -2,7 +2,7 @@
 //
 // The library reports a status, an offset and a tensor; the CLI turns that into a sentence with
 // the numbers that explain it and, where there is one, a fix. Every ws::Status has an entry in the
-// fix-hint table (error_text.cpp), so a new status cannot silently go without advice.
+// fix-hint table (error_text.cpp); a test fails when a new status has none.
 #pragma once
 
 #include <stddef.h>
@@ -35,9 +35,12 @@ struct ErrorFacts {
 std::string error_message(const ErrorFacts& facts);
 
 // The fix for a status from the table, or "" where there is nothing better to say than the
-// description. Exposed for the test that every status has an entry.
+// description. The rest is exposed for the tests that every status has a row and every row a
+// status.
 const char* fix_hint(ws::Status s);
 bool has_hint_entry(ws::Status s);
+size_t hint_table_size();
+const char* hint_table_status(size_t i);  // the status name of row i
 
 // What the first bytes of a rejected input look like ("an HTML page", "a Git LFS pointer"), as a
 // sentence suggesting the fix, or "" when they look like nothing in particular.
