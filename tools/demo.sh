@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 cmake --preset release >/dev/null
-cmake --build --preset release --target weightstream
+cmake --build --preset release --target weightstream_cli   # the CLI; `weightstream` is the library
 cli=build/release/tools/weightstream
 echo
 echo "\$ weightstream inspect samples/tiny-llama.safetensors"

@@ -522,6 +522,9 @@ TEST(CliSharded, SampleIndexValidates) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out, "{\"file\":\"" + kShardedIndex + "\",\"valid\":true,\"format\":\"safetensors\",\"tensors\":" +
                        std::to_string(sample_weight_map().size()) + ",\"error\":null}\n");
+  const RunResult text = cli({"validate", kShardedIndex});
+  EXPECT_EQ(text.out, kShardedIndex + ": valid (safetensors, 3 shards, " +
+                          std::to_string(sample_weight_map().size()) + " tensors)\n");
 }
 
 TEST(CliSharded, InspectListsShardsWithTheirTensorCountsAndSizes) {

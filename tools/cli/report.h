@@ -82,6 +82,7 @@ struct Verdict {
   uint64_t tensors = 0;
   std::optional<Problem> problem;
   bool is_index = false;
+  uint32_t shards = 0;  // index inputs: the shards the index names
 };
 
 Verdict verdict_of(const FileReport& r);

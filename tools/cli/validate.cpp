@@ -34,8 +34,9 @@ std::string validate_json_line(const Verdict& v) {
 std::string validate_text_line(const Verdict& v) {
   std::string line = display_text(v.path) + ": ";
   if (v.valid) {
-    line += "valid (" + v.format.value_or("unknown format") + ", " + std::to_string(v.tensors) +
-            (v.tensors == 1 ? " tensor)" : " tensors)");
+    line += "valid (" + v.format.value_or("unknown format") + ", ";
+    if (v.is_index) line += std::to_string(v.shards) + (v.shards == 1 ? " shard, " : " shards, ");
+    line += std::to_string(v.tensors) + (v.tensors == 1 ? " tensor)" : " tensors)");
   } else if (v.problem) {
     line += problem_line(*v.problem);
   } else {
