@@ -25,37 +25,20 @@
 
 #include "weightstream/detail/arena.h"
 #include "weightstream/detail/safetensors_header_parser.h"
+#include "weightstream/detail/gguf_header_parser.h"
+#include "weightstream/event.h"
 #include "weightstream/dtype.h"
+#include "weightstream/ggml_types.h"
+#include "weightstream/gguf.h"
 #include "weightstream/limits.h"
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
 
 namespace ws {
 
-enum class Format : uint8_t { Unknown, Safetensors };
+enum class Format : uint8_t { Unknown, Safetensors, Gguf };
 
-const char* format_name(Format f);  // "safetensors", or "unknown"
-
-enum class EventType : uint8_t {
-  NeedInput,    // feed() more bytes, or finish() at end of input
-  HeaderReady,  // the header is complete and validated; the tensor table can be read
-  TensorBegin,  // tensor `tensor` starts (tensors come in file order: index 0, 1, 2, ...)
-  TensorBytes,  // data/size: the next bytes of tensor `tensor`, a view into the fed input
-  TensorEnd,    // tensor `tensor` is complete
-  End,          // the whole input was read and is valid
-  Error,        // see Reader::error(); every later next() returns Error again
-};
-
-const char* event_type_name(EventType t);
-
-struct Event {
-  EventType type = EventType::NeedInput;
-  uint32_t tensor = kNoTensor;   // TensorBegin/TensorBytes/TensorEnd
-  const uint8_t* data = nullptr; // TensorBytes
-  size_t size = 0;               // TensorBytes
-  uint64_t offset = 0;           // absolute file offset of data[0] (TensorBytes) or of the
-                                 // tensor's first byte (TensorBegin/End)
-};
+const char* format_name(Format f);  // "safetensors", "gguf", or "unknown"
 
 class Reader {
  public:
@@ -87,6 +70,13 @@ class Reader {
   uint64_t data_start() const { return data_start_; }    // absolute offset of the data section
   uint64_t data_size() const { return data_size_; }      // end of the last tensor's data
 
+  // GGUF facts, valid after HeaderReady (version from the preamble on).
+  uint32_t gguf_version() const { return gguf_.version(); }
+  uint32_t gguf_alignment() const { return gguf_.alignment(); }
+  uint64_t gguf_kv_count() const { return gguf_.kv_count(); }
+  GgmlDialect gguf_dialect() const { return gguf_.dialect(); }
+  StrView gguf_architecture() const { return gguf_.architecture(); }
+
   // Arena use: bytes used now, the peak, and, after ArenaExhausted, the size that would suffice.
   size_t arena_used() const;
   size_t arena_peak() const;
@@ -97,6 +87,7 @@ class Reader {
   Event step_preamble();
   Event step_header();
   Event step_data();
+  Event header_ready();
 
   Error error_;
   Format format_ = Format::Unknown;
@@ -123,6 +114,8 @@ class Reader {
   Limits limits_;
   detail::Arena arena_;
   detail::SafetensorsHeaderParser st_;
+  detail::GgufHeaderParser gguf_;
+  uint64_t allowed_end_ = 0;  // input may end anywhere from the last tensor's end up to here
 };
 
 }  // namespace ws

@@ -46,9 +46,9 @@ class ShardIndex {
   uint64_t total_size() const { return total_size_; }
 
   // Cross-checks one shard's validated table against the index: every tensor must be listed, in
-  // this shard, and seen in no other shard. Errors name the tensor; offset = its header position.
-  Status check_shard(const char* file, size_t file_len, const TensorTable& table,
-                     uint64_t header_start);
+  // this shard, and seen in no other shard. Errors name the tensor; offset = its entry's offset
+  // in the shard file.
+  Status check_shard(const char* file, size_t file_len, const TensorTable& table);
   // After every shard was checked: each listed tensor was seen, and total_size matches.
   Status finish_checks();
   uint64_t checked_bytes() const { return checked_bytes_; }

@@ -23,6 +23,7 @@ namespace ws {
   X(InvalidHeaderLength, "declared header length runs past the end of the input")                 \
   X(TruncatedData, "input ended inside tensor data")                                               \
   X(TrailingBytes, "bytes follow the last tensor's data")                                          \
+  X(TruncatedHeader, "input ended inside the header")                                              \
   /* JSON */                                                                                       \
   X(InvalidUtf8, "header contains bytes that are not valid UTF-8")                                \
   X(JsonSyntax, "unexpected character in the JSON header")                                         \
@@ -69,7 +70,29 @@ namespace ws {
   X(ShardTensorWrongShard, "shard holds a tensor the index places in another shard")              \
   X(ShardTensorMissing, "index lists a tensor that its shard does not hold")                      \
   X(ShardTensorDuplicate, "a tensor appears in more than one shard")                               \
-  X(IndexTotalSizeMismatch, "index total_size differs from the sum of the tensors' byte sizes")
+  X(IndexTotalSizeMismatch, "index total_size differs from the sum of the tensors' byte sizes")    \
+  /* GGUF */                                                                                       \
+  X(GgufInvalidVersion, "GGUF version 0 is not a version")                                         \
+  X(GgufByteSwapped, "GGUF version looks byte-swapped: a big-endian file")                         \
+  X(GgufVersion1, "GGUF version 1 is not supported (32-bit counts)")                               \
+  X(GgufVersionTooNew, "GGUF version is newer than 3")                                             \
+  X(GgufNegativeCount, "GGUF tensor or key-value count is negative")                              \
+  X(GgufCountTooLarge, "GGUF tensor or key-value count cannot fit in the input")                  \
+  X(GgufEmptyKey, "GGUF key is empty")                                                             \
+  X(GgufDuplicateKey, "GGUF key appears twice")                                                    \
+  X(GgufInvalidValueType, "GGUF value type is not one of 0..12")                                   \
+  X(GgufStringTooLong, "GGUF string is longer than 1 GiB or than the rest of the input")          \
+  X(GgufArrayTooLong, "GGUF array has over 2^30 elements or more bytes than the rest of the input") \
+  X(GgufNestedArray, "GGUF array of arrays (ggml rejects nested arrays)")                         \
+  X(GgufInvalidAlignmentType, "general.alignment is not a u32")                                    \
+  X(GgufInvalidAlignment, "general.alignment is zero or not a power of two")                      \
+  X(GgufTensorNameTooLong, "GGUF tensor name is 64 bytes or longer")                              \
+  X(GgufTooManyDims, "GGUF tensor has more than 4 dimensions")                                     \
+  X(GgufNegativeDim, "GGUF tensor dimension is negative")                                          \
+  X(GgufInvalidType, "GGUF tensor type id is unknown")                                             \
+  X(GgufRetiredType, "GGUF tensor type id is retired")                                             \
+  X(GgufBlockMisaligned, "GGUF tensor's first dimension is not a multiple of its type's block")   \
+  X(GgufInvalidTensorOffset, "GGUF tensor offset differs from the padded sum of the tensors before it")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

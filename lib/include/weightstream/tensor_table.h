@@ -34,15 +34,16 @@ class ShapeIter {
 
 struct TensorInfo {
   StrView name;
-  uint32_t type = 0;     // safetensors: a DType value
+  uint32_t type = 0;     // safetensors: a DType value; GGUF: a GGML type id (see ggml_types.h)
   uint32_t rank = 0;
   uint64_t begin = 0;    // data offsets relative to the start of the data section, [begin, end)
   uint64_t end = 0;
-  uint64_t header_pos = 0;  // offset of the tensor's entry inside the header (for diagnostics)
+  uint64_t entry_offset = 0;  // absolute file offset of the tensor's entry in the header
   const uint8_t* packed_shape = nullptr;
 
   DType dtype() const { return static_cast<DType>(type); }
   uint64_t byte_size() const { return end - begin; }
+  // Safetensors: row-major dims. GGUF: ggml order, ne[0] (the contiguous dimension) first.
   ShapeIter shape() const { return ShapeIter(packed_shape, rank); }
   // Dimension i (O(rank): shapes are varint-packed).
   uint64_t dim(uint32_t i) const;
@@ -62,7 +63,7 @@ struct TensorRecord {
   uint64_t begin;
   uint64_t end;
   uint32_t blob;        // arena offset of [u32 name_len][name][u8 type][varint rank][varint dims]
-  uint32_t header_pos;  // tensor entry's offset within the header
+  uint32_t header_pos;  // tensor entry's offset from TensorTable's entry base
 };
 
 class TensorTable {
@@ -81,10 +82,11 @@ class TensorTable {
   bool has_metadata() const { return has_meta_; }
 
   // Set by the parser.
-  void set(const uint8_t* base, const TensorRecord* recs, uint32_t n) {
+  void set(const uint8_t* base, const TensorRecord* recs, uint32_t n, uint64_t entry_base) {
     base_ = base;
     recs_ = recs;
     count_ = n;
+    entry_base_ = entry_base;
   }
   void set_metadata(uint32_t begin, uint32_t end, uint32_t count) {
     meta_begin_ = begin;
@@ -98,6 +100,7 @@ class TensorTable {
   const uint8_t* base_ = nullptr;
   const TensorRecord* recs_ = nullptr;
   uint32_t count_ = 0;
+  uint64_t entry_base_ = 0;
   uint32_t meta_begin_ = 0, meta_end_ = 0, meta_count_ = 0;
   bool has_meta_ = false;
 };

@@ -81,7 +81,7 @@ TensorInfo TensorTable::get(uint32_t i) const {
   t.packed_shape = p;
   t.begin = r.begin;
   t.end = r.end;
-  t.header_pos = r.header_pos;
+  t.entry_offset = entry_base_ + r.header_pos;
   return t;
 }
 

@@ -15,6 +15,7 @@ enum Phase : uint8_t { kPreamble, kHeader, kData, kEnd };
 const char* format_name(Format f) {
   switch (f) {
     case Format::Safetensors: return "safetensors";
+    case Format::Gguf: return "gguf";
     default: return "unknown";
   }
 }
@@ -22,6 +23,10 @@ const char* format_name(Format f) {
 const char* event_type_name(EventType t) {
   switch (t) {
     case EventType::NeedInput: return "NeedInput";
+    case EventType::KvBegin: return "KvBegin";
+    case EventType::KvScalar: return "KvScalar";
+    case EventType::KvBytes: return "KvBytes";
+    case EventType::KvEnd: return "KvEnd";
     case EventType::HeaderReady: return "HeaderReady";
     case EventType::TensorBegin: return "TensorBegin";
     case EventType::TensorBytes: return "TensorBytes";
@@ -103,6 +108,19 @@ Event Reader::step_preamble() {
     if (finished_ || input_size_ < 8) return fail(Status::HeaderTooSmall, finished_ ? pos_ : input_size_);
     return need_input();
   }
+  if (memcmp(prefix_, "GGUF", 4) == 0) {
+    format_ = Format::Gguf;
+    uint32_t v = uint32_t(prefix_[4]) | uint32_t(prefix_[5]) << 8 | uint32_t(prefix_[6]) << 16 |
+                 uint32_t(prefix_[7]) << 24;
+    // ggml's order: 0 is no version; a zero low half means a big-endian writer; 1 had 32-bit counts.
+    if (v == 0) return fail(Status::GgufInvalidVersion, 4);
+    if ((v & 0xFFFF) == 0) return fail(Status::GgufByteSwapped, 4);
+    if (v == 1) return fail(Status::GgufVersion1, 4);
+    if (v > 3) return fail(Status::GgufVersionTooNew, 4);
+    gguf_.reset(&arena_, limits_, v, input_size_);
+    phase_ = kHeader;
+    return step_header();
+  }
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | prefix_[i];
   format_ = Format::Safetensors;
@@ -118,6 +136,32 @@ Event Reader::step_preamble() {
 }
 
 Event Reader::step_header() {
+  if (format_ == Format::Gguf) {
+    Event ev;
+    uint64_t base = pos_ - in_used_;  // absolute offset of in_[0]
+    detail::GgufHeaderParser::Step st = gguf_.step(in_, in_size_, &in_used_, base, &ev, &table_);
+    pos_ = base + in_used_;
+    switch (st) {
+      case detail::GgufHeaderParser::kEvent:
+        return ev;
+      case detail::GgufHeaderParser::kError:
+        error_ = gguf_.error();
+        if (error_.code == Status::ArenaExhausted) arena_needed_ = arena_.peak_needed();
+        return fail(error_.code, error_.offset);
+      case detail::GgufHeaderParser::kNeedInput:
+        if (finished_) return fail(Status::TruncatedHeader, pos_);
+        return need_input();
+      case detail::GgufHeaderParser::kDone:
+        break;
+    }
+    data_start_ = gguf_.data_start();
+    data_size_ = gguf_.data_size();
+    // The last tensor's padding (and, with no tensors, the padding after the KVs) may be present
+    // or absent: the input may end anywhere up to the next multiple of the alignment.
+    uint64_t end = data_start_ + data_size_, a = gguf_.alignment();
+    allowed_end_ = end % a == 0 ? end : end + (a - end % a);
+    return header_ready();
+  }
   while (pos_ < data_start_) {
     size_t avail = in_size_ - in_used_;
     if (avail == 0) {
@@ -141,20 +185,25 @@ Event Reader::step_header() {
     return fail(s, error_.offset);
   }
   data_size_ = st_.data_size();
+  allowed_end_ = data_start_ + data_size_;
+  return header_ready();
+}
+
+Event Reader::header_ready() {
   if (input_size_ != ~0ull) {
     uint64_t expected = data_start_ + data_size_;
     if (input_size_ < expected) {
       // Name the tensor the input ends in.
       uint32_t t = 0;
       while (t + 1 < table_.count() && data_start_ + table_.get(t).end <= input_size_) ++t;
+      TensorInfo info = table_.get(t);
       fail(Status::TruncatedData, input_size_);
       error_.tensor = t;
-      TensorInfo info = table_.get(t);
       error_.tensor_name = info.name.data;
       error_.tensor_name_size = info.name.size;
       return fail(Status::TruncatedData, input_size_);
     }
-    if (input_size_ > expected) return fail(Status::TrailingBytes, expected);
+    if (input_size_ > allowed_end_) return fail(Status::TrailingBytes, allowed_end_);
   }
   phase_ = kData;
   cur_tensor_ = 0;
@@ -184,6 +233,15 @@ Event Reader::step_data() {
       return e;
     }
     size_t avail = in_size_ - in_used_;
+    // GGUF pads each tensor to the alignment: skip the padding before this one.
+    uint64_t first = data_start_ + t.begin;
+    if (pos_ < first && avail > 0) {
+      uint64_t gap = first - pos_;
+      size_t skip = gap < avail ? size_t(gap) : avail;
+      in_used_ += skip;
+      pos_ += skip;
+      avail -= skip;
+    }
     if (avail == 0) {
       if (finished_) {
         fail(Status::TruncatedData, pos_);
@@ -205,7 +263,14 @@ Event Reader::step_data() {
     cur_done_ += take;
     return e;
   }
-  if (in_used_ < in_size_) return fail(Status::TrailingBytes, pos_);
+  if (in_used_ < in_size_) {
+    // Bytes after the last tensor: GGUF's final padding is allowed, nothing else.
+    uint64_t room = allowed_end_ > pos_ ? allowed_end_ - pos_ : 0;
+    size_t avail = in_size_ - in_used_;
+    if (avail > room) return fail(Status::TrailingBytes, pos_ + room);
+    in_used_ += avail;
+    pos_ += avail;
+  }
   if (finished_ || pos_ == input_size_) {
     phase_ = kEnd;
     e.type = EventType::End;

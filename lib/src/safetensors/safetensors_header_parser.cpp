@@ -490,7 +490,7 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
     start = r.end;
   }
   data_size_ = start;
-  table->set(base, recs, n);
+  table->set(base, recs, n, header_start_);
   if (has_meta_) table->set_metadata(uint32_t(meta_begin_), uint32_t(meta_end_), meta_count_);
   return Status::Ok;
 }

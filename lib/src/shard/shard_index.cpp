@@ -310,8 +310,7 @@ uint32_t ShardIndex::find_shard(const char* s, size_t n) const {
   return kNoTensor;
 }
 
-Status ShardIndex::check_shard(const char* file, size_t file_len, const TensorTable& table,
-                               uint64_t header_start) {
+Status ShardIndex::check_shard(const char* file, size_t file_len, const TensorTable& table) {
   if (error_.code != Status::Ok) return error_.code;
   if (!entries_ && entry_count_ > 0) return fail(Status::UsageError, 0);
   uint32_t shard = find_shard(file, file_len);
@@ -324,7 +323,7 @@ Status ShardIndex::check_shard(const char* file, size_t file_len, const TensorTa
     else if (seen_[e >> 3] & (1u << (e & 7))) s = Status::ShardTensorDuplicate;
     else if (entries_[e].shard != shard) s = Status::ShardTensorWrongShard;
     if (s != Status::Ok) {
-      fail(s, header_start + t.header_pos);
+      fail(s, t.entry_offset);
       error_.tensor = i;
       error_.tensor_name = e == kNoTensor ? t.name.data : tensor_name(e).data;
       error_.tensor_name_size = t.name.size;

@@ -1,0 +1,578 @@
+// GGUF header: counts, key-value pairs (as events), tensor infos (into the arena), with ggml's
+// checks in the order ggml applies them. Offsets in errors point at the offending field.
+#include "weightstream/detail/gguf_header_parser.h"
+
+#include <string.h>
+
+#include <algorithm>
+
+#include "weightstream/detail/duplicate_finder.h"
+
+namespace ws {
+namespace detail {
+
+namespace {
+
+constexpr uint64_t kMaxString = uint64_t(1) << 30;  // ggml: strings up to 1 GiB
+constexpr uint64_t kMaxArray = uint64_t(1) << 30;   // ggml: arrays up to 2^30 elements
+constexpr uint64_t kMinKvBytes = 8 + 1 + 4 + 1;     // key length, 1-byte key, type, u8 value
+constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // name length, n_dims, type, offset
+
+constexpr char kAlignmentKey[] = "general.alignment";
+constexpr char kArchitectureKey[] = "general.architecture";
+
+void put_u32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
+uint32_t get_u32(const uint8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+uint64_t get_u64(const uint8_t* p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = uint8_t(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = uint8_t(v);
+  return p;
+}
+
+bool align_up(uint64_t v, uint64_t a, uint64_t* out) {
+  uint64_t r = v % a;
+  if (r == 0) {
+    *out = v;
+    return true;
+  }
+  return !__builtin_add_overflow(v, a - r, out);
+}
+
+}  // namespace
+
+void GgufHeaderParser::reset(Arena* arena, const Limits& limits, uint32_t version, uint64_t input_size) {
+  *this = GgufHeaderParser();
+  arena_ = arena;
+  limits_ = limits;
+  version_ = version;
+  input_size_ = input_size;
+}
+
+StrView GgufHeaderParser::architecture() const {
+  StrView s;
+  s.data = arch_;
+  s.size = arch_len_;
+  return s;
+}
+
+GgufHeaderParser::Step GgufHeaderParser::fail(Status s, uint64_t offset) {
+  error_ = Error();
+  error_.code = s;
+  error_.offset = offset;
+  return kError;
+}
+
+// Errors inside a tensor info name the tensor (its name is in the arena once read).
+GgufHeaderParser::Step GgufHeaderParser::fail_tensor(Status s, uint64_t offset) {
+  fail(s, offset);
+  if (!arena_->counting() && state_ > kTiName) {
+    const uint8_t* p = arena_->base() + name_mark_;
+    error_.tensor_name = reinterpret_cast<const char*>(p + 4);
+    error_.tensor_name_size = get_u32(p);
+  }
+  return kError;
+}
+
+bool GgufHeaderParser::gather(const uint8_t* in, size_t size, size_t* used, uint64_t pos, uint32_t n) {
+  if (have_ == 0) field_pos_ = pos + *used;
+  while (have_ < n && *used < size) buf_[have_++] = in[(*used)++];
+  if (have_ < n) return false;
+  field_ = 0;
+  for (uint32_t i = 0; i < n; ++i) field_ |= uint64_t(buf_[i]) << (8 * i);
+  have_ = 0;
+  return true;
+}
+
+bool GgufHeaderParser::fits_remaining(uint64_t need, uint64_t pos) const {
+  return input_size_ == ~0ull || (pos <= input_size_ && need <= input_size_ - pos);
+}
+
+void GgufHeaderParser::begin_kv_event(Event* ev) const {
+  *ev = Event();
+  ev->type = EventType::KvBegin;
+  ev->kv = uint32_t(kv_index_);
+  ev->offset = kv_pos_;
+  ev->value_type = type_;
+  ev->elem_type = elem_type_;
+  ev->count = count_;
+  if (!arena_->counting()) {
+    const uint8_t* p = arena_->base() + key_mark_;
+    ev->key.data = reinterpret_cast<const char*>(p + 12);
+    ev->key.size = get_u32(p);
+  }
+}
+
+GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, size_t* used, uint64_t pos,
+                                              Event* ev, TensorTable* table) {
+  if (error_.code != Status::Ok) return kError;
+  for (;;) {
+    switch (state_) {
+      case kCounts:
+        if (!gather(in, size, used, pos, 8)) return kNeedInput;
+        if (int64_t(field_) < 0) return fail(Status::GgufNegativeCount, field_pos_);
+        if (field_ > limits_.max_tensors) return fail(Status::TooManyTensors, field_pos_);
+        n_tensors_ = field_;
+        state_ = kKvCount;
+        continue;
+
+      case kKvCount: {
+        if (!gather(in, size, used, pos, 8)) return kNeedInput;
+        if (int64_t(field_) < 0) return fail(Status::GgufNegativeCount, field_pos_);
+        n_kv_ = field_;
+        // Every KV and tensor info has a minimum size: counts the input cannot hold are rejected
+        // before anything is read (the published GGUF CVEs allocate from such counts).
+        uint64_t kv_bytes, ti_bytes, total;
+        if (n_kv_ > 0xFFFFFFFFu || __builtin_mul_overflow(n_kv_, kMinKvBytes, &kv_bytes) ||
+            __builtin_mul_overflow(n_tensors_, kMinTensorInfoBytes, &ti_bytes) ||
+            __builtin_add_overflow(kv_bytes, ti_bytes, &total) || !fits_remaining(total, pos + *used))
+          return fail(Status::GgufCountTooLarge, field_pos_ - 8);
+        keys_begin_ = arena_->low();
+        state_ = n_kv_ ? kKeyLen : kKeysDone;
+        continue;
+      }
+
+      case kKeyLen: {
+        if (!gather(in, size, used, pos, 8)) return kNeedInput;
+        kv_pos_ = field_pos_;
+        key_len_ = field_;
+        if (key_len_ == 0) return fail(Status::GgufEmptyKey, field_pos_);
+        if (key_len_ > kMaxString || !fits_remaining(key_len_, pos + *used))
+          return fail(Status::GgufStringTooLong, field_pos_);
+        if (key_len_ > limits_.max_name_bytes) return fail(Status::NameTooLong, field_pos_);
+        key_mark_ = arena_->low();
+        uint8_t* hdr = arena_->grow_low(12);  // [u32 length][u64 position]
+        if (hdr) {
+          put_u32(hdr, uint32_t(key_len_));
+          memcpy(hdr + 4, &kv_pos_, 8);
+        }
+        key_done_ = 0;
+        key_match_ = 3;
+        type_ = elem_type_ = GgufType::U8;
+        count_ = 0;
+        state_ = kKey;
+        continue;
+      }
+
+      case kKey: {
+        size_t avail = size - *used;
+        if (avail == 0) return kNeedInput;
+        uint64_t left = key_len_ - key_done_;
+        size_t take = left < avail ? size_t(left) : avail;
+        const uint8_t* p = in + *used;
+        if ((key_match_ & 1) && !(key_done_ + take <= 17 && memcmp(kAlignmentKey + key_done_, p, take) == 0))
+          key_match_ &= uint8_t(~1u);
+        if ((key_match_ & 2) && !(key_done_ + take <= 20 && memcmp(kArchitectureKey + key_done_, p, take) == 0))
+          key_match_ &= uint8_t(~2u);
+        uint8_t* dst = arena_->grow_low(take);
+        if (dst) memcpy(dst, p, take);
+        *used += take;
+        key_done_ += take;
+        if (key_done_ == key_len_) state_ = kValueType;
+        continue;
+      }
+
+      case kValueType: {
+        if (!gather(in, size, used, pos, 4)) return kNeedInput;
+        int32_t t = int32_t(uint32_t(field_));
+        if (t < 0 || t >= int32_t(kGgufTypeCount)) return fail(Status::GgufInvalidValueType, field_pos_);
+        type_ = static_cast<GgufType>(t);
+        is_alignment_ = (key_match_ & 1) && key_len_ == 17;
+        is_architecture_ = (key_match_ & 2) && key_len_ == 20 && type_ == GgufType::String;
+        if (is_alignment_ && type_ != GgufType::U32) return fail(Status::GgufInvalidAlignmentType, field_pos_);
+        if (type_ == GgufType::Array) {
+          state_ = kArrType;
+          continue;
+        }
+        state_ = type_ == GgufType::String ? kStrLen : kScalar;
+        begin_kv_event(ev);
+        return kEvent;
+      }
+
+      case kScalar: {
+        if (!gather(in, size, used, pos, gguf_type_size(type_))) return kNeedInput;
+        *ev = Event();
+        ev->type = EventType::KvScalar;
+        ev->kv = uint32_t(kv_index_);
+        ev->offset = field_pos_;
+        ev->value_type = type_;
+        uint64_t v = field_;
+        ev->u = v;
+        switch (type_) {
+          case GgufType::I8: ev->i = int8_t(v); break;
+          case GgufType::I16: ev->i = int16_t(v); break;
+          case GgufType::I32: ev->i = int32_t(uint32_t(v)); break;
+          case GgufType::I64: ev->i = int64_t(v); break;
+          default: ev->i = int64_t(v); break;
+        }
+        switch (type_) {
+          case GgufType::F32: {
+            float x;
+            uint32_t b = uint32_t(v);
+            memcpy(&x, &b, 4);
+            ev->f = x;
+            break;
+          }
+          case GgufType::F64: memcpy(&ev->f, &v, 8); break;
+          case GgufType::I8: case GgufType::I16: case GgufType::I32: case GgufType::I64:
+            ev->f = double(ev->i);
+            break;
+          default: ev->f = double(v); break;
+        }
+        if (is_alignment_) {
+          if (v == 0 || (v & (v - 1)) != 0) return fail(Status::GgufInvalidAlignment, field_pos_);
+          alignment_ = uint32_t(v);
+        }
+        state_ = kKvEnd;
+        return kEvent;
+      }
+
+      case kStrLen:
+      case kArrStrLen: {
+        if (!gather(in, size, used, pos, 8)) return kNeedInput;
+        str_len_ = field_;
+        if (str_len_ > kMaxString || !fits_remaining(str_len_, pos + *used))
+          return fail(Status::GgufStringTooLong, field_pos_);
+        str_done_ = 0;
+        if (is_architecture_) {
+          arch_capture_ = true;
+          arch_len_ = 0;
+        }
+        bool array = state_ == kArrStrLen;
+        state_ = array ? kArrStrBytes : kStrBytes;
+        if (str_len_ == 0) {  // an empty string is still one (empty) piece
+          *ev = Event();
+          ev->type = EventType::KvBytes;
+          ev->kv = uint32_t(kv_index_);
+          ev->value_type = type_;
+          ev->elem_type = elem_type_;
+          ev->count = count_;
+          ev->index = array ? index_ : 0;
+          ev->offset = pos + *used;
+          ev->data = in + *used;
+          ev->first = ev->last = true;
+          if (array) state_ = ++index_ == count_ ? kKvEnd : kArrStrLen;
+          else state_ = kKvEnd;
+          return kEvent;
+        }
+        continue;
+      }
+
+      case kStrBytes:
+      case kArrStrBytes: {
+        size_t avail = size - *used;
+        if (avail == 0) return kNeedInput;
+        uint64_t left = str_len_ - str_done_;
+        size_t take = left < avail ? size_t(left) : avail;
+        bool array = state_ == kArrStrBytes;
+        *ev = Event();
+        ev->type = EventType::KvBytes;
+        ev->kv = uint32_t(kv_index_);
+        ev->value_type = type_;
+        ev->elem_type = elem_type_;
+        ev->count = count_;
+        ev->index = array ? index_ : 0;
+        ev->offset = pos + *used;
+        ev->data = in + *used;
+        ev->size = take;
+        ev->first = str_done_ == 0;
+        ev->last = str_done_ + take == str_len_;
+        if (arch_capture_ && !array) {
+          size_t room = sizeof(arch_) - arch_len_;
+          size_t n = take < room ? take : room;
+          memcpy(arch_ + arch_len_, in + *used, n);
+          arch_len_ += uint32_t(n);
+        }
+        *used += take;
+        str_done_ += take;
+        if (ev->last) {
+          arch_capture_ = false;
+          if (array) state_ = ++index_ == count_ ? kKvEnd : kArrStrLen;
+          else state_ = kKvEnd;
+        }
+        return kEvent;
+      }
+
+      case kArrType: {
+        if (!gather(in, size, used, pos, 4)) return kNeedInput;
+        int32_t t = int32_t(uint32_t(field_));
+        if (t == int32_t(GgufType::Array)) return fail(Status::GgufNestedArray, field_pos_);
+        if (t < 0 || t >= int32_t(kGgufTypeCount)) return fail(Status::GgufInvalidValueType, field_pos_);
+        elem_type_ = static_cast<GgufType>(t);
+        state_ = kArrCount;
+        continue;
+      }
+
+      case kArrCount: {
+        if (!gather(in, size, used, pos, 8)) return kNeedInput;
+        count_ = field_;
+        elem_size_ = gguf_type_size(elem_type_);
+        uint64_t min_bytes = count_ * (elem_type_ == GgufType::String ? 8 : elem_size_);
+        if (count_ > kMaxArray || !fits_remaining(min_bytes, pos + *used))
+          return fail(Status::GgufArrayTooLong, field_pos_);
+        index_ = 0;
+        arr_bytes_left_ = elem_type_ == GgufType::String ? 0 : min_bytes;
+        state_ = count_ == 0 ? kKvEnd : elem_type_ == GgufType::String ? kArrStrLen : kArrData;
+        begin_kv_event(ev);
+        return kEvent;
+      }
+
+      case kArrData: {
+        size_t avail = size - *used;
+        if (avail == 0) return kNeedInput;
+        *ev = Event();
+        ev->type = EventType::KvBytes;
+        ev->kv = uint32_t(kv_index_);
+        ev->value_type = type_;
+        ev->elem_type = elem_type_;
+        ev->count = count_;
+        ev->index = index_;
+        if (have_ != 0 || avail < elem_size_) {
+          // An element split across pieces: assembled in buf_, handed out from there.
+          if (!gather(in, size, used, pos, elem_size_)) return kNeedInput;
+          ev->offset = field_pos_;
+          ev->data = buf_;
+          ev->size = elem_size_;
+          ++index_;
+          arr_bytes_left_ -= elem_size_;
+        } else {
+          uint64_t whole = (avail / elem_size_) * elem_size_;
+          size_t take = size_t(whole < arr_bytes_left_ ? whole : arr_bytes_left_);
+          ev->offset = pos + *used;
+          ev->data = in + *used;
+          ev->size = take;
+          *used += take;
+          index_ += take / elem_size_;
+          arr_bytes_left_ -= take;
+        }
+        if (index_ == count_) state_ = kKvEnd;
+        return kEvent;
+      }
+
+      case kKvEnd:
+        *ev = Event();
+        ev->type = EventType::KvEnd;
+        ev->kv = uint32_t(kv_index_);
+        ev->value_type = type_;
+        ++kv_index_;
+        state_ = kv_index_ == n_kv_ ? kKeysDone : kKeyLen;
+        return kEvent;
+
+      case kKeysDone: {
+        Step s = finish_keys(pos + *used);
+        if (s == kError) return s;
+        continue;
+      }
+
+      case kTiNameLen:
+        if (!gather(in, size, used, pos, 8)) return kNeedInput;
+        ti_pos_ = field_pos_;
+        name_len_ = field_;
+        if (name_len_ >= 64) return fail(Status::GgufTensorNameTooLong, field_pos_);
+        name_mark_ = arena_->low();
+        if (uint8_t* hdr = arena_->grow_low(4)) put_u32(hdr, uint32_t(name_len_));
+        name_done_ = 0;
+        state_ = kTiName;
+        continue;
+
+      case kTiName: {
+        if (name_done_ < name_len_) {
+          size_t avail = size - *used;
+          if (avail == 0) return kNeedInput;
+          uint64_t left = name_len_ - name_done_;
+          size_t take = left < avail ? size_t(left) : avail;
+          if (uint8_t* dst = arena_->grow_low(take)) memcpy(dst, in + *used, take);
+          *used += take;
+          name_done_ += take;
+          if (name_done_ < name_len_) continue;
+        }
+        state_ = kTiNDims;
+        continue;
+      }
+
+      case kTiNDims:
+        if (!gather(in, size, used, pos, 4)) return kNeedInput;
+        n_dims_ = uint32_t(field_);
+        if (n_dims_ > 4) return fail_tensor(Status::GgufTooManyDims, field_pos_);
+        dim_index_ = 0;
+        state_ = n_dims_ ? kTiDims : kTiType;
+        continue;
+
+      case kTiDims:
+        if (!gather(in, size, used, pos, 8)) return kNeedInput;
+        if (int64_t(field_) < 0) return fail_tensor(Status::GgufNegativeDim, field_pos_);
+        dims_[dim_index_++] = int64_t(field_);
+        if (dim_index_ == n_dims_) state_ = kTiType;
+        continue;
+
+      case kTiType: {
+        if (!gather(in, size, used, pos, 4)) return kNeedInput;
+        ti_type_pos_ = field_pos_;
+        int32_t id = int32_t(uint32_t(field_));
+        GgmlTypeInfo info = ggml_type_info(id < 0 ? 0xFFFFFFFFu : uint32_t(id), dialect_);
+        if (info.kind == GgmlTypeKind::Unknown) return fail_tensor(Status::GgufInvalidType, field_pos_);
+        if (info.kind == GgmlTypeKind::Retired) return fail_tensor(Status::GgufRetiredType, field_pos_);
+        ggml_type_ = uint32_t(id);
+        // Element count must fit in int64 (ggml's limit); any zero dimension means none.
+        uint64_t elements = 1;
+        bool zero = false, overflow = false;
+        for (uint32_t i = 0; i < n_dims_; ++i) {
+          if (dims_[i] == 0) zero = true;
+          else if (!overflow && (__builtin_mul_overflow(elements, uint64_t(dims_[i]), &elements) ||
+                                 elements > uint64_t(INT64_MAX)))
+            overflow = true;
+        }
+        if (zero) elements = 0;
+        else if (overflow) return fail_tensor(Status::ShapeOverflow, ti_pos_);
+        uint64_t ne0 = n_dims_ ? uint64_t(dims_[0]) : 1;
+        if (info.kind == GgmlTypeKind::Blocks && ne0 % info.block_elems != 0)
+          return fail_tensor(Status::GgufBlockMisaligned, field_pos_);
+        if (!ggml_tensor_bytes(info, elements, &nbytes_)) return fail_tensor(Status::ShapeOverflow, ti_pos_);
+        state_ = kTiOffset;
+        continue;
+      }
+
+      case kTiOffset: {
+        if (!gather(in, size, used, pos, 8)) return kNeedInput;
+        if (field_ != expected_offset_) return fail_tensor(Status::GgufInvalidTensorOffset, field_pos_);
+        Step s = finish_tensor_info(pos + *used);
+        if (s == kError) return s;
+        continue;
+      }
+
+      case kInfosDone:
+        return finish_infos(pos + *used, table);
+
+      case kStateDone:
+        return kDone;
+    }
+  }
+}
+
+GgufHeaderParser::Step GgufHeaderParser::finish_keys(uint64_t pos) {
+  // Duplicate keys: one hash pass over the keys kept in the arena, as scratch above them.
+  if (!arena_->counting() && n_kv_ > 0) {
+    size_t mark = arena_->low(), need_mark = arena_->need_low();
+    uint32_t n = uint32_t(n_kv_);
+    size_t pad = (4 - (mark & 3)) & 3;
+    size_t bytes = pad + size_t(n) * 4 + duplicate_table_bytes(n);
+    uint8_t* scratch = arena_->grow_low(bytes);
+    if (scratch) {
+      uint32_t* offs = reinterpret_cast<uint32_t*>(scratch + pad);
+      const uint8_t* base = arena_->base();
+      size_t off = keys_begin_;
+      for (uint32_t i = 0; i < n; ++i) {
+        offs[i] = uint32_t(off);
+        off += 12 + get_u32(base + off);
+      }
+      auto key = [&](uint32_t i) {
+        StrView s;
+        s.data = reinterpret_cast<const char*>(base + offs[i] + 12);
+        s.size = get_u32(base + offs[i]);
+        return s;
+      };
+      uint32_t dup = find_duplicate(n, key, offs + n, reinterpret_cast<uintptr_t>(base));
+      uint64_t dup_pos = dup == kNoDuplicate ? 0 : get_u64(base + offs[dup] + 4);
+      arena_->rewind_low(mark, need_mark);
+      if (dup != kNoDuplicate) return fail(Status::GgufDuplicateKey, dup_pos);
+    } else {
+      arena_->rewind_low(mark, need_mark);
+      arena_->note_scratch(bytes);
+    }
+  }
+  // Keys are not needed any more (events carried them): release them.
+  if (!arena_->counting()) arena_->rewind_low(keys_begin_, keys_begin_);
+  if (arch_len_ >= 6 && memcmp(arch_, "bitnet", 6) == 0) dialect_ = GgmlDialect::BitNet;
+  ti_section_ = pos;
+  state_ = n_tensors_ ? kTiNameLen : kInfosDone;
+  return kNeedInput;  // not returned to the caller: step() continues
+}
+
+GgufHeaderParser::Step GgufHeaderParser::finish_tensor_info(uint64_t) {
+  // Blob after the name: [u8 type][varint rank][varint dims], like safetensors tables.
+  size_t n = 1 + varint_size(n_dims_);
+  for (uint32_t i = 0; i < n_dims_; ++i) n += varint_size(uint64_t(dims_[i]));
+  if (uint8_t* out = arena_->grow_low(n)) {
+    *out++ = uint8_t(ggml_type_);
+    out = put_varint(out, n_dims_);
+    for (uint32_t i = 0; i < n_dims_; ++i) out = put_varint(out, uint64_t(dims_[i]));
+  }
+  uint64_t end, next;
+  if (__builtin_add_overflow(expected_offset_, nbytes_, &end) || !align_up(end, alignment_, &next))
+    return fail_tensor(Status::ShapeOverflow, ti_pos_);
+  if (TensorRecord* rec = static_cast<TensorRecord*>(arena_->grow_high(sizeof(TensorRecord)))) {
+    rec->begin = expected_offset_;
+    rec->end = end;
+    rec->blob = uint32_t(name_mark_);
+    uint64_t rel = ti_pos_ - ti_section_;
+    rec->header_pos = rel > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(rel);
+  }
+  data_size_ = end;
+  expected_offset_ = next;
+  ++ti_index_;
+  state_ = ti_index_ == n_tensors_ ? kInfosDone : kTiNameLen;
+  return kNeedInput;
+}
+
+GgufHeaderParser::Step GgufHeaderParser::finish_infos(uint64_t pos, TensorTable* table) {
+  uint32_t n = uint32_t(n_tensors_);
+  size_t mark = arena_->low(), need_mark = arena_->need_low();
+  size_t pad = (4 - (mark & 3)) & 3;
+  size_t bytes = pad + duplicate_table_bytes(n);
+  uint8_t* scratch = arena_->counting() ? nullptr : arena_->grow_low(bytes);
+  if (!scratch) {
+    arena_->rewind_low(mark, need_mark);
+    arena_->note_scratch(bytes);
+    return fail(Status::ArenaExhausted, pos);
+  }
+  const uint8_t* base = arena_->base();
+  TensorRecord* recs = reinterpret_cast<TensorRecord*>(arena_->high_begin());
+  std::reverse(recs, recs + n);  // pushed downwards; declaration order is file order in GGUF
+  auto name_of = [&](uint32_t i) {
+    const uint8_t* p = base + recs[i].blob;
+    StrView s;
+    s.data = reinterpret_cast<const char*>(p + 4);
+    s.size = get_u32(p);
+    return s;
+  };
+  uint32_t dup = find_duplicate(n, name_of, reinterpret_cast<uint32_t*>(scratch + pad),
+                                reinterpret_cast<uintptr_t>(base));
+  arena_->rewind_low(mark, need_mark);
+  if (dup != kNoDuplicate) {
+    fail(Status::DuplicateTensorName, ti_section_ + recs[dup].header_pos);
+    error_.tensor = dup;
+    error_.tensor_name = name_of(dup).data;
+    error_.tensor_name_size = name_of(dup).size;
+    return kError;
+  }
+  table->set(base, recs, n, ti_section_);
+  // Data starts at the next multiple of the alignment, when there is any tensor at all.
+  if (n == 0) data_start_ = pos;
+  else if (!align_up(pos, alignment_, &data_start_)) return fail(Status::ShapeOverflow, pos);
+  state_ = kStateDone;
+  return kDone;
+}
+
+}  // namespace detail
+}  // namespace ws
