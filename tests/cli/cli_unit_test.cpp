@@ -158,7 +158,7 @@ TEST(ErrorText, MessageCombinesDescriptionDetailsAndHint) {
   g.code = ws::Status::HeaderTooLarge;
   g.prefix = "GGUF\3\0\0\0";
   g.declared_header = 0x346554747ull;
-  EXPECT_NE(wscli::error_message(g).find("This is a GGUF file"), std::string::npos);
+  EXPECT_NE(wscli::error_message(g).find("This looks like a GGUF file"), std::string::npos);
 }
 
 TEST(ErrorText, ContentGuesses) {
