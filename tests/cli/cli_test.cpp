@@ -241,7 +241,7 @@ TEST_F(CliMalformed, TrailingBytesWarnOfPolyglots) {
             error_line(p, "\"safetensors\"", 1,
                        "{\"code\":\"TrailingBytes\",\"offset\":" + std::to_string(full.size()) +
                            ",\"tensor\":null,\"message\":\"" + desc(ws::Status::TrailingBytes) +
-                           " (4 bytes follow the last tensor, which ends at byte 96). Bytes after the "
+                           " (4 bytes follow the end of the data at byte 96). Bytes after the "
                            "last tensor are how polyglot files (valid as two formats at once) hide a "
                            "second payload: do not load this file unless you know where they come "
                            "from.\"}"));
@@ -283,6 +283,27 @@ TEST_F(CliMalformed, ControlCharactersInNamesDoNotReachTheTerminal) {
   EXPECT_NE(r.out.find("in tensor \"evil\\x1b[2J\""), std::string::npos) << r.out;
   const RunResult j = cli({"validate", "--json", p});
   EXPECT_EQ(parse_json(j.out)["error"]["tensor"].str(), "evil\x1b[2J");
+}
+
+TEST_F(CliMalformed, GgufVersionOneIsRejectedAtTheVersionField) {
+  const std::string real = read_file(std::string(WS_SHARED_DIR) + "/testdata/real/gguf/hyllama-dummy.gguf");
+  const std::string p = write("v1.gguf", "GGUF" + std::string("\x01\0\0\0", 4) + real.substr(8));
+  EXPECT_EQ(validate_json(p),
+            error_line(p, "\"gguf\"", 0,
+                       "{\"code\":\"GgufVersion1\",\"offset\":4,\"tensor\":null,\"message\":\"" +
+                           desc(ws::Status::GgufVersion1) +
+                           ". Re-convert the model with a current llama.cpp (GGUF v3).\"}"));
+}
+
+TEST_F(CliMalformed, GgufCutInsideTheHeaderOfAStream) {
+  const std::string real = read_file(std::string(WS_SHARED_DIR) + "/testdata/real/gguf/hyllama-dummy.gguf");
+  const std::string p = write("cut.gguf", real.substr(0, 500));
+  // Read from a pipe, the size is unknown in advance: the header is found cut where input ends.
+  const std::vector<std::string> argv = {"/bin/sh", "-c", "cat \"$0\" | \"$1\" validate -", p, kCli};
+  const RunResult r = clitest::run(argv);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "-: invalid: TruncatedHeader at byte 500: " + desc(ws::Status::TruncatedHeader) +
+                       ". The file ends inside its header: was the download interrupted?\n");
 }
 
 // --- the reference files ---------------------------------------------------------------------
@@ -347,6 +368,101 @@ TEST(CliRealFiles, InspectJsonAgreesWithTheReferenceCrate) {
   }
 }
 
+std::vector<std::string> gguf_files() {
+  std::vector<std::string> files;
+  for (const char* sub : {"/testdata/real/gguf", "/testdata/synthetic/gguf"})
+    for (const auto& e : fs::directory_iterator(std::string(WS_SHARED_DIR) + sub))
+      if (e.path().extension() == ".gguf") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(CliRealFiles, GgufFilesAreValidWithTheTensorCountsOfTheirExpectJson) {
+  const std::vector<std::string> files = gguf_files();
+  ASSERT_GE(files.size(), 7u);
+  for (const std::string& f : files) {
+    const Json expect = parse_json(read_file(f + ".expect.json"));
+    const RunResult r = cli({"validate", "--json", f});
+    EXPECT_EQ(r.exit_code, 0) << f << r.out;
+    EXPECT_EQ(r.out, "{\"file\":\"" + f + "\",\"valid\":true,\"format\":\"gguf\",\"tensors\":" +
+                         std::to_string(expect["tensor_count"].u64()) + ",\"error\":null}\n");
+  }
+}
+
+// Two JSON numbers as doubles (values of FLOAT32 keys compared at float precision).
+void expect_same_number(const Json& got, const Json& want, bool f32, const std::string& what) {
+  ASSERT_EQ(got.type, Json::Number) << what;
+  const double g = std::stod(got.text), w = std::stod(want.text);
+  if (f32)
+    EXPECT_EQ(static_cast<float>(g), static_cast<float>(w)) << what;
+  else if (got.text.find_first_of(".eE") == std::string::npos)
+    EXPECT_EQ(got.text, want.text) << what << ": integers compared exactly, beyond 2^53";
+  else
+    EXPECT_EQ(g, w) << what;
+}
+
+TEST(CliRealFiles, GgufInspectJsonAgreesWithGgufPy) {
+  for (const std::string& f : gguf_files()) {
+    SCOPED_TRACE(f);
+    const Json expect = parse_json(read_file(f + ".expect.json"));
+    const RunResult r = cli({"inspect", "--json", f});
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const Json got = parse_json(r.out);
+    EXPECT_EQ(got["format"].str(), "gguf");
+    EXPECT_TRUE(got["header_size"].is_null());
+    // ggml's data offset: gguf-py pads it even for files without tensors, past the end of file.
+    EXPECT_EQ(got["data_start"].u64(), expect["ggml_gguf_cpp_cross_check"]["data_offset"].u64());
+    EXPECT_EQ(got["gguf"]["version"].u64(), expect["version"].u64());
+    EXPECT_EQ(got["gguf"]["alignment"].u64(), expect["alignment"].u64());
+    EXPECT_EQ(got["gguf"]["kv_count"].u64(), expect["kv_count"].u64());
+
+    const Json& et = expect["tensors"];
+    const Json& gt = got["tensors"];
+    ASSERT_EQ(gt.items.size(), et.items.size());
+    for (size_t i = 0; i < et.items.size(); ++i) {
+      EXPECT_EQ(gt[i]["name"].str(), et[i]["name"].str());
+      EXPECT_EQ(gt[i]["dtype"].str(), et[i]["type_name"].str());
+      ASSERT_EQ(gt[i]["shape"].items.size(), et[i]["ne"].items.size());
+      for (size_t d = 0; d < et[i]["ne"].items.size(); ++d)
+        EXPECT_EQ(gt[i]["shape"][d].u64(), et[i]["ne"][d].u64());
+      EXPECT_EQ(gt[i]["data_offsets"][0].u64(), et[i]["offset"].u64());
+      EXPECT_EQ(gt[i]["bytes"].u64(), et[i]["n_bytes"].u64());
+    }
+
+    const Json& ekv = expect["kv"];
+    const Json& gkv = got["metadata"];
+    ASSERT_EQ(gkv.members.size(), ekv.items.size());
+    for (size_t i = 0; i < ekv.items.size(); ++i) {
+      const Json& e = ekv[i];
+      const std::string key = e["key"].str();
+      EXPECT_EQ(gkv.members[i].first, key) << "key-values in file order";
+      const Json& v = gkv.members[i].second;
+      const std::string type = e["type_name"].str();
+      if (type == "ARRAY") {
+        EXPECT_EQ(v["type"].str(), "ARRAY") << key;
+        EXPECT_EQ(v["elem_type"].str(), e["array_type_name"].str()) << key;
+        EXPECT_EQ(v["count"].u64(), e["array_len"].u64()) << key;
+        const Json& head = e["array_head"];
+        ASSERT_GE(v["head"].items.size(), head.items.size()) << key;
+        for (size_t k = 0; k < head.items.size(); ++k) {
+          if (head[k].type == Json::String)
+            EXPECT_EQ(v["head"][k].str(), head[k].str()) << key;
+          else if (head[k].type == Json::Bool)
+            EXPECT_EQ(v["head"][k].boolean, head[k].boolean) << key;
+          else
+            expect_same_number(v["head"][k], head[k], e["array_type_name"].str() == "FLOAT32", key);
+        }
+      } else if (type == "STRING") {
+        EXPECT_EQ(v.str(), e["value"].str()) << key;
+      } else if (type == "BOOL") {
+        EXPECT_EQ(v.boolean, e["value"].boolean) << key;
+      } else {
+        expect_same_number(v, e["value"], type == "FLOAT32", key);
+      }
+    }
+  }
+}
+
 TEST(CliInspect, JsonOfBasicF32) {
   const RunResult r = cli({"inspect", "--json", basic_f32()});
   EXPECT_EQ(r.exit_code, 0);
@@ -407,6 +523,7 @@ TEST(CliInspect, InvalidFileShowsWhatWasReadAndTheVerdict) {
 TEST(CliChunking, OutputDoesNotDependOnTheChunkSize) {
   TempDir dir;
   std::vector<std::string> files = real_files();
+  for (const std::string& g : gguf_files()) files.push_back(g);
   files.push_back(kTinyLlama);
   files.push_back(kShardedIndex);
   const std::string full = read_file(basic_f32());

@@ -10,6 +10,8 @@
 #include "cli_args.h"
 #include "error_text.h"
 #include "file_source.h"
+#include "gguf_kv.h"
+#include "metadata_render.h"
 #include "half_float.h"
 #include "json_writer.h"
 #include "process.h"
@@ -69,10 +71,107 @@ TEST(TextFormat, ShapesAndSizes) {
   EXPECT_EQ(wscli::shape_text({4096, 4096}), "[4096, 4096]");
   EXPECT_EQ(wscli::human_bytes(999), "999 B");
   EXPECT_EQ(wscli::human_bytes(2365368), "2.4 MB");
+  EXPECT_EQ(wscli::real_text(0.1, false), "0.1");  // shortest text that reads back the same
+  EXPECT_EQ(wscli::real_text(0.12345678901234568, false), "0.12345678901234568");
+  EXPECT_EQ(wscli::real_text(0.12345679104328156, true), "0.12345679");  // a float, widened
+  EXPECT_EQ(wscli::real_text(1e-05f, true), "1e-05");
   EXPECT_EQ(wscli::bytes_text(1), "1 byte");
   EXPECT_EQ(wscli::bytes_text(96), "96 bytes");
   EXPECT_EQ(wscli::bytes_text(288512), "288512 bytes (288.5 kB)");
   EXPECT_EQ(wscli::pad_left("\xC3\xA9", 3), "  \xC3\xA9");  // width counts characters, not bytes
+}
+
+ws::Event kv_event(ws::EventType type) {
+  ws::Event e;
+  e.type = type;
+  return e;
+}
+
+TEST(GgufKv, GathersScalarsStringsAndArrayHeads) {
+  wscli::GgufKvCollector c;
+  // A string value in two pieces.
+  ws::Event b = kv_event(ws::EventType::KvBegin);
+  b.key = {"general.name", 12};
+  b.value_type = ws::GgufType::String;
+  c.on_event(b);
+  ws::Event p = kv_event(ws::EventType::KvBytes);
+  p.value_type = ws::GgufType::String;
+  p.data = reinterpret_cast<const uint8_t*>("tiny");
+  p.size = 4;
+  p.first = true;
+  c.on_event(p);
+  p.data = reinterpret_cast<const uint8_t*>("llama");
+  p.size = 5;
+  p.first = false;
+  p.last = true;
+  c.on_event(p);
+  c.on_event(kv_event(ws::EventType::KvEnd));
+
+  // A signed scalar.
+  b.key = {"x", 1};
+  b.value_type = ws::GgufType::I32;
+  c.on_event(b);
+  ws::Event sc = kv_event(ws::EventType::KvScalar);
+  sc.value_type = ws::GgufType::I32;
+  sc.i = -7;
+  c.on_event(sc);
+  c.on_event(kv_event(ws::EventType::KvEnd));
+
+  // An INT16 array of 20 elements in two runs, the second starting at element 3.
+  b.key = {"arr", 3};
+  b.value_type = ws::GgufType::Array;
+  b.elem_type = ws::GgufType::I16;
+  b.count = 20;
+  c.on_event(b);
+  std::vector<uint8_t> le;
+  for (int v = 0; v < 20; ++v) {
+    const int16_t x = static_cast<int16_t>(-v);
+    le.push_back(static_cast<uint8_t>(x & 0xFF));
+    le.push_back(static_cast<uint8_t>((x >> 8) & 0xFF));
+  }
+  ws::Event a = kv_event(ws::EventType::KvBytes);
+  a.value_type = ws::GgufType::Array;
+  a.elem_type = ws::GgufType::I16;
+  a.data = le.data();
+  a.size = 6;
+  a.index = 0;
+  c.on_event(a);
+  a.data = le.data() + 6;
+  a.size = le.size() - 6;
+  a.index = 3;
+  c.on_event(a);
+  c.on_event(kv_event(ws::EventType::KvEnd));
+
+  const std::vector<wscli::MetadataRow> rows = c.take();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].key, "general.name");
+  EXPECT_EQ(rows[0].type, "STRING");
+  EXPECT_EQ(rows[0].value.text, "tinyllama");
+  EXPECT_EQ(rows[1].value.kind, wscli::MetaValue::Kind::Signed);
+  EXPECT_EQ(rows[1].value.i, -7);
+  EXPECT_EQ(rows[2].type, "ARRAY");
+  EXPECT_EQ(rows[2].value.elem_type, "INT16");
+  EXPECT_EQ(rows[2].value.count, 20u);
+  ASSERT_EQ(rows[2].value.head.size(), wscli::kKeptArrayElements);
+  for (size_t k = 0; k < wscli::kKeptArrayElements; ++k) EXPECT_EQ(rows[2].value.head[k].i, -int64_t(k));
+  EXPECT_EQ(wscli::metadata_value_text(rows[2].value),
+            "[0, -1, -2, -3, -4, -5, -6, -7, ...] (20 x INT16)");
+  EXPECT_EQ(wscli::metadata_value_text(rows[0].value), "tinyllama");
+
+  wscli::JsonWriter w;
+  wscli::write_metadata_value_json(&w, rows[2].value);
+  EXPECT_EQ(w.str(), "{\"type\":\"ARRAY\",\"elem_type\":\"INT16\",\"count\":20,\"head\":[0,-1,-2,-3,-4,"
+                     "-5,-6,-7,-8,-9,-10,-11,-12,-13,-14,-15]}");
+}
+
+TEST(MetadataRender, LongStringsAreCutForPeopleOnly) {
+  wscli::MetaValue v;
+  v.text = std::string(300, 'a');
+  v.full_size = 300;
+  EXPECT_EQ(wscli::metadata_value_text(v), std::string(160, 'a') + "... (300 bytes)");
+  wscli::JsonWriter w;
+  wscli::write_metadata_value_json(&w, v);
+  EXPECT_EQ(w.str(), "\"" + std::string(300, 'a') + "\"");
 }
 
 TEST(CliArgs, ParseSize) {
@@ -154,11 +253,24 @@ TEST(ErrorText, MessageCombinesDescriptionDetailsAndHint) {
                                          " (5000 bytes needed; the arena has 1024). Rerun with "
                                          "--arena-size 5000.");
 
-  wscli::ErrorFacts g;
-  g.code = ws::Status::HeaderTooLarge;
-  g.prefix = "GGUF\3\0\0\0";
-  g.declared_header = 0x346554747ull;
-  EXPECT_NE(wscli::error_message(g).find("This looks like a GGUF file"), std::string::npos);
+  wscli::ErrorFacts h;
+  h.code = ws::Status::HeaderTooLarge;
+  h.prefix = "<!DOCTYP";
+  h.declared_header = 0x505954434f44213cull;
+  EXPECT_EQ(wscli::error_message(h),
+            std::string(ws::status_description(ws::Status::HeaderTooLarge)) +
+                " (header says 5789751444030890300 bytes; the limit is 100000000). This looks like "
+                "an HTML or XML page: did the download save an error page instead of the model?");
+
+  wscli::ErrorFacts t;
+  t.code = ws::Status::TrailingBytes;
+  t.offset = 96;
+  t.input_size = 100;
+  EXPECT_NE(wscli::error_message(t).find("(the data ends at byte 96)"), std::string::npos)
+      << "a stream's length is not known: no count";
+  t.input_size_exact = true;
+  EXPECT_NE(wscli::error_message(t).find("(4 bytes follow the end of the data at byte 96)"),
+            std::string::npos);
 }
 
 TEST(ErrorText, ContentGuesses) {

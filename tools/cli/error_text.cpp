@@ -23,8 +23,9 @@ constexpr const char* kIndexHint =
     "Regenerate model.safetensors.index.json (save_pretrained writes it), or fix it by hand.";
 constexpr const char* kGgufHint =
     "ggml would reject this file: it is corrupt, or was written by a buggy converter.";
-constexpr const char* kCraftedHint =
-    "No real model declares this: the file is corrupt, or crafted to exhaust memory.";
+constexpr const char* kPastEndHint =
+    "The value does not fit in the rest of the file: was the download interrupted? If not, the "
+    "file is corrupt or crafted to exhaust memory.";
 constexpr const char* kLimitHint =
     "The file exceeds a limit of this reader; real models stay far below it, so the file may be "
     "crafted to exhaust memory.";
@@ -43,7 +44,7 @@ constexpr HintEntry kHints[] = {
     {"ArenaExhausted", "Rerun with a larger arena (--arena-size)."},
     {"UsageError", "This is a bug in weightstream: please report it with the file."},
     {"Aborted", ""},
-    {"UnknownFormat", "Is this really a safetensors file?"},
+    {"UnknownFormat", "Is this really a safetensors or GGUF file?"},
     {"HeaderTooSmall", "The file is empty or cut off: was the download interrupted?"},
     {"HeaderTooLarge", "Is this really a safetensors file?"},
     {"InvalidHeaderLength",
@@ -126,13 +127,13 @@ constexpr HintEntry kHints[] = {
      "Big-endian GGUF files are not supported: convert the model on a little-endian machine."},
     {"GgufVersion1", "Re-convert the model with a current llama.cpp (GGUF v3)."},
     {"GgufVersionTooNew", "The file is newer than this reader: update weightstream."},
-    {"GgufNegativeCount", kCraftedHint},
-    {"GgufCountTooLarge", kCraftedHint},
+    {"GgufNegativeCount", kGgufHint},
+    {"GgufCountTooLarge", kPastEndHint},
     {"GgufEmptyKey", kGgufHint},
     {"GgufDuplicateKey", kGgufHint},
     {"GgufInvalidValueType", kGgufHint},
-    {"GgufStringTooLong", kCraftedHint},
-    {"GgufArrayTooLong", kCraftedHint},
+    {"GgufStringTooLong", kPastEndHint},
+    {"GgufArrayTooLong", kPastEndHint},
     {"GgufNestedArray", kGgufHint},
     {"GgufInvalidAlignmentType",
      "general.alignment must be a u32 power of two (32 by default): re-convert the model."},
@@ -165,11 +166,10 @@ std::string num(uint64_t v) { return std::to_string(v); }
 
 // The numbers that explain a rejection, or "".
 std::string details(const ErrorFacts& f) {
-  // Matched by name so this builds against headers with and without the code.
-  if (strcmp(ws::status_name(f.code), "TruncatedHeader") == 0 && f.declared_header && f.input_size)
-    return "header says " + num(*f.declared_header) + " bytes, ending at byte " +
-           num(*f.declared_header + 8) + "; the file is " + num(*f.input_size) + " bytes";
   switch (f.code) {
+    case Status::TruncatedHeader:
+      if (f.input_size && f.input_size_exact) return "the file is " + num(*f.input_size) + " bytes";
+      return "";
     case Status::HeaderTooSmall:
       if (f.input_size)
         return "the file is " + num(*f.input_size) +
@@ -191,10 +191,11 @@ std::string details(const ErrorFacts& f) {
                num(*f.input_size) + " bytes";
       return "";
     case Status::TrailingBytes:
-      if (f.data_end && f.input_size && *f.input_size > *f.data_end)
-        return num(*f.input_size - *f.data_end) + " bytes follow the last tensor, which ends at byte " +
-               num(*f.data_end);
-      return "";
+      // The offset is where the input should have ended (for GGUF after the last padding).
+      if (f.input_size && f.input_size_exact && *f.input_size > f.offset)
+        return num(*f.input_size - f.offset) + " bytes follow the end of the data at byte " +
+               num(f.offset);
+      return "the data ends at byte " + num(f.offset);
     case Status::ArenaExhausted:
       if (f.arena_needed)
         return num(f.arena_needed) + " bytes needed; the arena has " + num(f.arena_size);
@@ -230,8 +231,6 @@ const char* hint_table_status(size_t i) { return i < hint_table_size() ? kHints[
 
 std::string content_guess(const std::string& prefix) {
   // Things people mistake for a safetensors file, by their first bytes.
-  if (starts_with(prefix, "GGUF"))
-    return "This looks like a GGUF file, which this build of weightstream cannot read.";
   if (starts_with(prefix, "version "))
     return "This looks like a Git LFS pointer, not the model: run `git lfs pull` in the "
            "repository.";

@@ -21,7 +21,9 @@ struct ErrorFacts {
   ws::Status code = ws::Status::Ok;
   std::string prefix;                       // the input's first bytes (up to 8), for format guesses
   std::optional<uint64_t> declared_header;  // the u64 header length, once 8 bytes were read
-  std::optional<uint64_t> input_size;       // file size, or where the input ended
+  uint64_t offset = 0;                      // the error's offset
+  std::optional<uint64_t> input_size;       // file size, or how much of a stream was read
+  bool input_size_exact = false;            // input_size is the whole input (a regular file)
   std::optional<uint64_t> data_end;         // absolute end of the last tensor's data
   uint64_t header_limit = ws::kMaxSafetensorsHeader;
   size_t arena_size = 0;

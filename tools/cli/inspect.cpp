@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "json_writer.h"
+#include "metadata_render.h"
 #include "problem_text.h"
 #include "scan_sharded.h"
 #include "text_format.h"
@@ -96,10 +97,27 @@ std::string inspect_json(const FileReport& r) {
   w.key("metadata");
   if (r.has_metadata) {
     w.begin_object();
-    for (const auto& kv : r.metadata) w.key(kv.first).string(kv.second);
+    for (const MetadataRow& m : r.metadata) {
+      w.key(m.key);
+      write_metadata_value_json(&w, m.value);
+    }
     w.end_object();
   } else {
     w.null();
+  }
+  // GGUF only, so the safetensors object keeps exactly its documented keys.
+  if (r.gguf) {
+    w.key("gguf").begin_object();
+    w.key("version").number(r.gguf->version);
+    w.key("alignment").number(r.gguf->alignment);
+    w.key("kv_count").number(r.gguf->kv_count);
+    w.key("architecture");
+    if (r.gguf->architecture)
+      w.string(*r.gguf->architecture);
+    else
+      w.null();
+    w.key("dialect").string(r.gguf->bitnet ? "bitnet" : "upstream");
+    w.end_object();
   }
   w.key("error");
   if (r.problem)
@@ -113,12 +131,22 @@ std::string inspect_json(const FileReport& r) {
 std::string inspect_text(const FileReport& r) {
   std::string out;
   out += field("file", display_text(r.path));
-  out += field("format", r.format != ws::Format::Unknown ? ws::format_name(r.format) : "not recognised");
+  std::string format = r.format != ws::Format::Unknown ? ws::format_name(r.format) : "not recognised";
+  if (r.gguf) {
+    format += " v" + std::to_string(r.gguf->version) + ", alignment " +
+              std::to_string(r.gguf->alignment);
+    if (r.gguf->architecture) format += ", architecture " + display_text(*r.gguf->architecture);
+    if (r.gguf->bitnet) format += " (BitNet type ids)";
+  }
+  out += field("format", format);
   if (r.size_known)
     out += field("size", bytes_text(r.file_size));
   if (r.header_ready) {
-    out += field("header", std::to_string(*r.header_size) + " bytes; data starts at byte " +
-                               std::to_string(r.data_start));
+    if (r.header_size)
+      out += field("header", std::to_string(*r.header_size) + " bytes; data starts at byte " +
+                                 std::to_string(r.data_start));
+    else
+      out += field("header", "data starts at byte " + std::to_string(r.data_start));
     out += field("tensors", std::to_string(r.tensors.size()) + ", " +
                                 bytes_text(r.data_size) + " of data");
   } else if (r.header_size) {
@@ -137,8 +165,10 @@ std::string inspect_text(const FileReport& r) {
     }
     out += "\n";
     // The name goes last: names vary most in length and would push every other column around.
-    out += table_text({"#", "dtype", "shape", "bytes", "data offsets", "file offset", "name"}, rows,
-                      {true, false, false, true, false, true, false});
+    // GGUF lists dimensions the ggml way round; say so rather than reorder what the file holds.
+    out += table_text({"#", r.gguf ? "type" : "dtype", r.gguf ? "ne (ggml order)" : "shape", "bytes",
+                       "data offsets", "file offset", "name"},
+                      rows, {true, false, false, true, false, true, false});
   }
 
   if (r.header_ready) {
@@ -148,8 +178,12 @@ std::string inspect_text(const FileReport& r) {
     } else {
       out += field("metadata", std::to_string(r.metadata.size()) +
                                    (r.metadata.size() == 1 ? " entry" : " entries"));
-      for (const auto& kv : r.metadata)
-        out += "  " + display_text(kv.first) + " = " + display_text(kv.second) + "\n";
+      for (const MetadataRow& m : r.metadata) {
+        out += "  " + display_text(m.key) + " = " + metadata_value_text(m.value);
+        // GGUF values are typed; the array text already names its element type.
+        if (!m.type.empty() && m.value.kind != MetaValue::Kind::Array) out += " (" + m.type + ")";
+        out += "\n";
+      }
     }
   }
   out += "\n" + field("verdict", verdict_text(r.valid, r.problem));

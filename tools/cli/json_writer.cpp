@@ -1,6 +1,10 @@
 // weightstream CLI — compact JSON output (see json_writer.h).
 #include "json_writer.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 namespace wscli {
 namespace {
 
@@ -127,6 +131,31 @@ JsonWriter& JsonWriter::string(std::string_view s) {
 JsonWriter& JsonWriter::number(uint64_t n) {
   before_value();
   out_.append(std::to_string(n));
+  return *this;
+}
+
+JsonWriter& JsonWriter::signed_number(int64_t n) {
+  before_value();
+  out_.append(std::to_string(n));
+  return *this;
+}
+
+std::string real_text(double v, bool single_precision) {
+  // Shortest %.Ng that round-trips: 1.5 prints as 1.5, not 1.50000000000000000.
+  char buf[40];
+  for (int digits = 1; digits <= 17; ++digits) {
+    snprintf(buf, sizeof buf, "%.*g", digits, v);
+    const double back = strtod(buf, nullptr);
+    if (single_precision ? static_cast<float>(back) == static_cast<float>(v) : back == v) break;
+  }
+  return buf;
+}
+
+JsonWriter& JsonWriter::real(double v, bool single_precision) {
+  if (isnan(v)) return string("nan");
+  if (isinf(v)) return string(v > 0 ? "inf" : "-inf");
+  before_value();
+  out_.append(real_text(v, single_precision));
   return *this;
 }
 

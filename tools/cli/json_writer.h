@@ -18,6 +18,10 @@ namespace wscli {
 // output stays valid JSON; control characters are escaped.
 void append_json_string(std::string* out, std::string_view s);
 
+// Shortest decimal text of a double (or of a float, when single_precision) that reads back as the
+// same value; used for JSON numbers and for people alike.
+std::string real_text(double v, bool single_precision);
+
 // Builds compact JSON text. It inserts the commas and colons itself so callers only state the
 // structure; distinct method names (not overloads) keep uint32_t/bool/const char* unambiguous.
 class JsonWriter {
@@ -29,6 +33,11 @@ class JsonWriter {
   JsonWriter& key(std::string_view k);
   JsonWriter& string(std::string_view s);
   JsonWriter& number(uint64_t n);
+  JsonWriter& signed_number(int64_t n);
+  // A finite double as the shortest text that reads back the same value at the given precision
+  // (float or double); NaN and infinities, which JSON cannot express, as the strings "nan",
+  // "inf", "-inf".
+  JsonWriter& real(double v, bool single_precision);
   JsonWriter& boolean(bool b);
   JsonWriter& null();
 

@@ -27,10 +27,46 @@ struct Problem {
   bool io = false;                    // an I/O failure (exit code 2), not an invalid input
 };
 
+// One metadata value. Safetensors __metadata__ values are all strings; GGUF key-values are typed,
+// and their arrays (vocabularies of 100k+ strings) are kept as a count plus the first elements.
+struct MetaValue {
+  enum class Kind { String, Unsigned, Signed, Float, Bool, Array };
+  Kind kind = Kind::String;
+  std::string text;        // String (at most kMaxKeptString bytes of it)
+  uint64_t full_size = 0;  // String: its real length; text is cut when larger
+  uint64_t u = 0;          // Unsigned, Bool
+  int64_t i = 0;           // Signed
+  double f = 0;            // Float
+  bool f32 = false;        // Float: a FLOAT32 (printed with float precision)
+  // Array:
+  std::string elem_type;        // gguf-py's type name: "STRING", "INT32", ...
+  uint64_t count = 0;
+  std::vector<MetaValue> head;  // the first kKeptArrayElements elements
+};
+
+constexpr size_t kMaxKeptString = 1 << 20;   // a chat template fits; a 1 GiB string does not
+constexpr size_t kKeptArrayElements = 16;
+constexpr size_t kMaxKeptArrayString = 256;  // per string element
+
+struct MetadataRow {
+  std::string key;
+  std::string type;  // GGUF: gguf-py's type name ("UINT32", "ARRAY", ...); safetensors: ""
+  MetaValue value;
+};
+
+// GGUF header facts (valid once the header validated).
+struct GgufFacts {
+  uint32_t version = 0;
+  uint32_t alignment = 0;
+  uint64_t kv_count = 0;
+  std::optional<std::string> architecture;
+  bool bitnet = false;  // BitNet dialect: type ids 36-39 mean I2_S, I8_S, TL1, TL2
+};
+
 struct TensorRow {
   std::string name;
-  std::string dtype;
-  std::vector<uint64_t> shape;
+  std::string dtype;            // safetensors dtype, or GGML type name for GGUF
+  std::vector<uint64_t> shape;  // safetensors: row-major; GGUF: ggml order, ne[0] first
   uint64_t begin = 0;  // relative to the data section, [begin, end)
   uint64_t end = 0;
 };
@@ -41,13 +77,14 @@ struct FileReport {
   ws::Format format = ws::Format::Unknown;
   bool size_known = false;
   uint64_t file_size = 0;
-  std::optional<uint64_t> header_size;  // the u64 prefix, once 8 bytes were read
+  std::optional<uint64_t> header_size;  // safetensors: the u64 prefix, once 8 bytes were read
   bool header_ready = false;            // the header validated: the fields below are filled
   uint64_t data_start = 0;
   uint64_t data_size = 0;
   std::vector<TensorRow> tensors;
   bool has_metadata = false;
-  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<MetadataRow> metadata;
+  std::optional<GgufFacts> gguf;  // GGUF files, once the header validated
   size_t arena_size = 0;  // arena of the last attempt (after an ArenaExhausted retry, the bigger one)
   bool valid = false;
   std::optional<Problem> problem;  // set when !valid

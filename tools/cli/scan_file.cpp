@@ -7,6 +7,7 @@
 
 #include "error_text.h"
 #include "file_source.h"
+#include "gguf_kv.h"
 #include "progress.h"
 #include "weightstream/status.h"
 
@@ -21,10 +22,12 @@ uint64_t load_u64le(const std::string& b) {
   return v;
 }
 
-// Copies the validated table out of the arena.
-void snapshot_header(const ws::Reader& r, FileReport* rep) {
+// Copies the validated table out of the arena. GGUF key-values were gathered from events while
+// the header streamed; they join the report only now that the header proved valid.
+void snapshot_header(const ws::Reader& r, GgufKvCollector* kvs, FileReport* rep) {
   rep->header_ready = true;
-  rep->header_size = r.header_size();
+  const bool gguf = r.format() == ws::Format::Gguf;
+  if (!gguf) rep->header_size = r.header_size();
   rep->data_start = r.data_start();
   rep->data_size = r.data_size();
   const uint32_t n = r.tensor_count();
@@ -33,19 +36,35 @@ void snapshot_header(const ws::Reader& r, FileReport* rep) {
     const ws::TensorInfo t = r.tensor(i);
     TensorRow row;
     row.name.assign(t.name.data ? t.name.data : "", t.name.size);
-    row.dtype = ws::dtype_name(t.dtype());
+    row.dtype = gguf ? ws::ggml_type_info(t.type, r.gguf_dialect()).name : ws::dtype_name(t.dtype());
     for (ws::ShapeIter it = t.shape(); !it.done();) row.shape.push_back(it.next());
     row.begin = t.begin;
     row.end = t.end;
     rep->tensors.push_back(std::move(row));
+  }
+  if (gguf) {
+    GgufFacts g;
+    g.version = r.gguf_version();
+    g.alignment = r.gguf_alignment();
+    g.kv_count = r.gguf_kv_count();
+    const ws::StrView arch = r.gguf_architecture();
+    if (arch.data && arch.size) g.architecture = std::string(arch.data, arch.size);
+    g.bitnet = r.gguf_dialect() == ws::GgmlDialect::BitNet;
+    rep->gguf = g;
+    rep->has_metadata = true;  // a GGUF file always has its key-value section, maybe empty
+    rep->metadata = kvs->take();
+    return;
   }
   const ws::TensorTable& table = r.tensors();
   rep->has_metadata = table.has_metadata();
   uint32_t cursor = 0;
   for (uint32_t i = 0; i < table.metadata_count(); ++i) {
     const ws::MetadataEntry m = table.metadata_at(&cursor);
-    rep->metadata.emplace_back(std::string(m.key.data ? m.key.data : "", m.key.size),
-                               std::string(m.value.data ? m.value.data : "", m.value.size));
+    MetadataRow row;
+    row.key.assign(m.key.data ? m.key.data : "", m.key.size);
+    row.value.text.assign(m.value.data ? m.value.data : "", m.value.size);
+    row.value.full_size = m.value.size;
+    rep->metadata.push_back(std::move(row));
   }
 }
 
@@ -65,7 +84,17 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
 
   Progress progress(rep->path, file->size_known(), file->size(), opt.progress);
   std::string prefix;  // the first 8 bytes: the header length, and a clue to what the file is
+  GgufKvCollector kvs;
   bool finished = false;
+  // The u64 length prefix means something only in a safetensors file.
+  struct FormatOnExit {
+    const ws::Reader& r;
+    FileReport* rep;
+    ~FormatOnExit() {
+      rep->format = r.format();
+      if (rep->format != ws::Format::Safetensors) rep->header_size.reset();
+    }
+  } on_exit{reader, rep};
   for (;;) {
     const ws::Event e = reader.next();
     switch (e.type) {
@@ -76,7 +105,6 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
           err.code = ws::Status::UsageError;
           err.offset = reader.position();
           rep->problem = problem_from(err, ErrorFacts());
-          rep->format = reader.format();
           return result;
         }
         const uint8_t* data;
@@ -84,7 +112,6 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
         const ChunkedFile::Result r = file->next(opt.chunk_size, &data, &size);
         if (r == ChunkedFile::Result::Failed) {
           rep->problem = io_problem("cannot read", file->error(), file->position());
-          rep->format = reader.format();
           return result;
         }
         if (r == ChunkedFile::Result::End) {
@@ -101,30 +128,33 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
         break;
       }
       case ws::EventType::HeaderReady:
-        snapshot_header(reader, rep);
-        if (on_header && !on_header(reader, rep)) {
-          rep->format = reader.format();
-          return result;
-        }
+        snapshot_header(reader, &kvs, rep);
+        if (on_header && !on_header(reader, rep)) return result;
+        break;
+      case ws::EventType::KvBegin:
+      case ws::EventType::KvScalar:
+      case ws::EventType::KvBytes:
+      case ws::EventType::KvEnd:
+        kvs.on_event(e);
         break;
       case ws::EventType::End:
-        rep->format = reader.format();
         rep->valid = true;
         return result;
       case ws::EventType::Error: {
         const ws::Error& err = reader.error();
-        rep->format = reader.format();
         // Given the input size, the reader checks it against the validated header and reports a
         // short or over-long file instead of HeaderReady; the table is complete then, and showing
         // it tells the user which tensors the file lacks.
         if (!rep->header_ready &&
             (err.code == ws::Status::TruncatedData || err.code == ws::Status::TrailingBytes))
-          snapshot_header(reader, rep);
+          snapshot_header(reader, &kvs, rep);
         ErrorFacts facts;
         facts.code = err.code;
         facts.prefix = prefix;
-        facts.declared_header = rep->header_size;
+        if (reader.format() == ws::Format::Safetensors) facts.declared_header = rep->header_size;
+        facts.offset = err.offset;
         facts.input_size = file->size_known() ? file->size() : file->position();
+        facts.input_size_exact = file->size_known();
         // The data's end is known once the header was parsed, which for a short file the reader
         // may report (TruncatedData) before HeaderReady.
         if (reader.data_start() != 0) facts.data_end = reader.data_start() + reader.data_size();
@@ -164,6 +194,7 @@ Problem problem_from(const ws::Error& error, const ErrorFacts& facts) {
   if (error.tensor_name) p.tensor = std::string(error.tensor_name, error.tensor_name_size);
   ErrorFacts f = facts;
   f.code = error.code;
+  f.offset = error.offset;
   p.message = error_message(f);
   return p;
 }

@@ -131,9 +131,8 @@ ShardedReport scan_sharded(const std::string& index_path, const ScanOptions& opt
     // check_shard runs at HeaderReady: a mismatch with the index is found before any tensor data
     // is read, which matters when shards are gigabytes.
     const HeaderHook check = [&](const ws::Reader& reader, FileReport* fr) {
-      const uint64_t header_start = reader.data_start() - reader.header_size();
-      const ws::Status cs = idx.index->check_shard(shard.file.data(), shard.file.size(),
-                                                    reader.tensors(), header_start);
+      const ws::Status cs =
+          idx.index->check_shard(shard.file.data(), shard.file.size(), reader.tensors());
       if (cs == ws::Status::Ok) return true;
       fr->problem = index_problem(*idx.index, cs, shard.file, rep);
       return false;
