@@ -23,8 +23,24 @@ std::string progress_line(const std::string& label, uint64_t done, uint64_t tota
          human_bytes(total) + speed;
 }
 
+namespace {
+// The bar must fit on one terminal line or \r cannot redraw it: show the file name, cut from the
+// left when long.
+std::string short_label(const std::string& path) {
+  constexpr size_t kMax = 32;
+  const size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.size() > kMax) {
+    size_t cut = name.size() - (kMax - 3);
+    while (cut < name.size() && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) ++cut;
+    name = "..." + name.substr(cut);
+  }
+  return name;
+}
+}  // namespace
+
 Progress::Progress(const std::string& label, bool size_known, uint64_t total, bool allowed)
-    : label_(label), total_(total) {
+    : label_(short_label(label)), total_(total) {
   active_ = allowed && size_known && total > kProgressMinBytes && isatty(STDERR_FILENO);
   start_ = last_draw_ = std::chrono::steady_clock::now();
 }
