@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string.h>
+
 #include <algorithm>
 #include <string>
 
@@ -45,7 +47,7 @@ void expect_table_matches(const Json& expect, const RunResult& run,
     uint64_t abs_begin = run.data_start + begin, abs_end = run.data_start + end;
     ASSERT_LE(abs_end, file.size());
     EXPECT_TRUE(bytes.size() == abs_end - abs_begin &&
-                std::equal(bytes.begin(), bytes.end(), file.begin() + long(abs_begin)))
+                memcmp(bytes.data(), file.data() + abs_begin, bytes.size()) == 0)
         << "streamed bytes differ from the file's bytes at [" << abs_begin << ", " << abs_end
         << ")";
   }

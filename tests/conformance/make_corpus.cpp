@@ -19,9 +19,10 @@
 //   * Duplicate field / metadata key / __metadata__: at the opening quote of the second key.
 //   * Input ending too early (HeaderTooSmall, InvalidHeaderLength, TruncatedData): offset = file
 //     length. TrailingBytes: the first byte after the last tensor.
-//   * "tensor" is the tensor whose entry value was being read when the error was found (its key
-//     already complete), the offending tensor of a table check, or the tensor whose data is cut
-//     off; otherwise null (root level, inside a key, inside __metadata__, framing).
+//   * "tensor" is the tensor whose entry was being read when the error was found — from the moment
+//     its key is complete until its value ends —, the offending tensor of a table check, or the
+//     tensor whose data is cut off; otherwise null (root level, inside a key, inside
+//     __metadata__, framing).
 //   * Status Ok: "offset" is the file length (Reader::position() at End) and "expect" holds the
 //     table the reader must produce (tensors in data-offset order, ties in header order).
 #include <stdint.h>
@@ -363,9 +364,9 @@ void json_structure(Corpus& c) {
   }
   {
     std::string h = "{\"a\" {\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}";
-    c.bad("json_missing_colon", st(h, data_bytes(1)), "JsonSyntax", at(h, " {") + 1, nullptr,
-          "missing ':' after the root key: at the '{' (whitespace is fine); the entry value "
-          "has not begun, so no tensor");
+    c.bad("json_missing_colon", st(h, data_bytes(1)), "JsonSyntax", at(h, " {") + 1, "a",
+          "missing ':' after the root key: at the '{' (whitespace is fine); the key a is "
+          "complete, so a is named");
   }
   {
     std::string h = "{" + E("a", "U8", "1", 0, 1) + " " + E("b", "U8", "1", 1, 2) + "}";
@@ -461,9 +462,9 @@ void entry_schema(Corpus& c) {
   }
   {
     std::string h = "{\"a\":{\"\\u0064type\":\"U8\",\"sh\\u0061pe\":[4],"
-                    "\"data_\\u006ffsets\":[0,4]}}";
+                    "\"data_\\u006fffsets\":[0,4]}}";
     c.good("ok_escaped_field_names", pad8(h), {{"a", "U8", {4}, 0, 4}},
-           "valid: field names spelled with \\u escapes are the same fields");
+           "valid: field names spelled with \\u escapes are the same fields (\\u006f is 'o')");
   }
   {
     std::string h = "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0]}}";
@@ -984,28 +985,30 @@ void strings(Corpus& c) {
   }
 }
 
-// serde_json's nesting limit, as FORMATS.md states it: depth 128 accepted, 129 rejected. Depth
-// counts every open container: the root object (1), the entry (2), then the unknown field's.
+// serde_json's nesting limit: its recursion counter starts at 128 and a container that brings it
+// to 0 is rejected, so at most 127 containers may be open at once (serde_json's own tests: depth
+// 127 parses, depth 128 fails). Depth counts every open container: the root object (1), the entry
+// (2), then the unknown field's. FORMATS.md's "nesting limit is 128" is that counter.
 void nesting(Corpus& c) {
   const std::string prefix = "{\"t\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":";
   {
-    std::string h = prefix + std::string(126, '[') + std::string(126, ']') + "}}";
-    c.good("ok_nesting_128", pad8(h), {{"t", "U8", {1}, 0, 1}},
-           "valid: 126 nested arrays in an unknown field = depth 128 with the root and the entry");
+    std::string h = prefix + std::string(125, '[') + std::string(125, ']') + "}}";
+    c.good("ok_nesting_127", pad8(h), {{"t", "U8", {1}, 0, 1}},
+           "valid: 125 nested arrays in an unknown field = depth 127 with the root and the entry");
   }
   {
-    std::string h = prefix + std::string(127, '[') + std::string(127, ']') + "}}";
-    c.bad("nesting_129_arrays", st(h, data_bytes(1)), "NestingTooDeep", 8 + prefix.size() + 126,
-          "t", "127 nested arrays in an unknown field of t = depth 129: at the 127th '[' (the "
-               "129th open container)");
+    std::string h = prefix + std::string(126, '[') + std::string(126, ']') + "}}";
+    c.bad("nesting_128_arrays", st(h, data_bytes(1)), "NestingTooDeep", 8 + prefix.size() + 125,
+          "t", "126 nested arrays in an unknown field of t = depth 128: at the 126th '[' (the "
+               "128th open container)");
   }
   {
     std::string open, close;
-    for (int i = 0; i < 127; ++i) open += "{\"a\":", close += "}";
+    for (int i = 0; i < 126; ++i) open += "{\"a\":", close += "}";
     std::string h = prefix + open + "null" + close + "}}";
-    c.bad("nesting_129_objects", st(h, data_bytes(1)), "NestingTooDeep",
-          8 + prefix.size() + 126 * 5, "t",
-          "127 nested objects in an unknown field of t = depth 129: at the 127th '{'");
+    c.bad("nesting_128_objects", st(h, data_bytes(1)), "NestingTooDeep",
+          8 + prefix.size() + 125 * 5, "t",
+          "126 nested objects in an unknown field of t = depth 128: at the 126th '{'");
   }
 }
 

@@ -224,6 +224,7 @@ TEST(ShardIndex, ShardTensorNotInIndex) {
 TEST(ShardIndex, ShardTensorWrongShard) {
   auto map = kMap;
   map[2].second = kShard1;  // the index places c in shard 1; shard 2 holds it
+  map[3].second = kShard2;  // (and d in shard 2, so that shard 2 is still a file of the index)
   std::vector<Shard> shards = three_shards();
   expect_scenario(index_json("27", map), shards, {0, 1, 2},
                   std::string("shard ") + kShard2 + ": ShardTensorWrongShard@" +

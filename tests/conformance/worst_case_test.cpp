@@ -108,12 +108,13 @@ TEST(WorstCase, LargestHeaderWithTinyTensorsStreamsInBoundedArena) {
 
 TEST(WorstCase, NestingFarBeyondTheLimit) {
   // 200,000 nested arrays in an unknown field: the reader must stop at the first container past
-  // depth 128 — the 127th '[' (root object and entry are depths 1 and 2) — without recursing.
+  // the limit — the 128th open container, i.e. the 126th '[' (root object and entry are depths 1
+  // and 2; see tests/corpus/README.md) — without recursing.
   const std::string prefix = "{\"t\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":";
   std::string header = prefix + std::string(200000, '[') + std::string(200000, ']') + "}}";
   auto f = make_safetensors(header, pattern_bytes(1));
   expect_outcome(f, RunOptions(),
-                 "NestingTooDeep@" + std::to_string(8 + prefix.size() + 126) + "[\"t\"]");
+                 "NestingTooDeep@" + std::to_string(8 + prefix.size() + 125) + "[\"t\"]");
 }
 
 TEST(WorstCase, LongNameAndLongMetadataValue) {
