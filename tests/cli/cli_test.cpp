@@ -754,6 +754,21 @@ TEST(CliSharded, MissingShardIsAnIoErrorNamingTheShard) {
                            "directory. The index names this shard: is the download complete?\n");
 }
 
+TEST(CliSharded, ShardsOutsideTheIndexDirectoryAreNotOpened) {
+  for (const std::string& name : {std::string("../model-00002-of-00003.safetensors"), std::string("/etc/passwd"),
+                                  std::string("sub/../../x.safetensors")}) {
+    TempDir dir;
+    const std::string index = copy_sharded(dir, "\"model-00002-of-00003.safetensors\"", "\"" + name + "\"");
+    const RunResult r = cli({"validate", "--json", index});
+    EXPECT_EQ(r.exit_code, 1) << name;
+    const Json e = parse_json(r.out)["error"];
+    EXPECT_EQ(e["code"].str(), "UnsafeShardPath") << name;
+    EXPECT_TRUE(e["shard"].is_null()) << "never opened";
+    EXPECT_TRUE(e["tensor"].is_null());
+    EXPECT_NE(e["message"].str().find("(\"" + name + "\")"), std::string::npos) << e["message"].str();
+  }
+}
+
 TEST(CliSharded, BrokenIndexJsonIsReportedInTheIndex) {
   TempDir dir;
   const std::string index = copy_sharded(dir, "\"weight_map\": {", "\"weight_map\": [");

@@ -18,7 +18,9 @@ namespace wscli {
 
 // A rejection as users see it.
 struct Problem {
-  std::string code;                   // ws::status_name(), or "IoError" for open/read failures
+  std::string code;                   // ws::status_name(); or the CLI's own "IoError" (open/read
+                                      // failures) and "UnsafeShardPath" (an index naming a file
+                                      // outside its directory)
   uint64_t offset = 0;                // absolute byte offset in `shard` (or in the file itself)
   std::optional<std::string> tensor;  // the tensor concerned, when there is one
   std::string shard;                  // sharded models: the shard file the offset is in; empty
@@ -94,8 +96,7 @@ struct FileReport {
 struct ShardRow {
   std::string file;               // as named in the index
   uint32_t index_tensors = 0;     // entries of the weight_map that point at it
-  bool scanned = false;           // validated (the fields below are filled)
-  uint32_t file_tensors = 0;
+  bool scanned = false;           // validated (tensor_bytes is filled)
   uint64_t tensor_bytes = 0;      // sum of its tensors' byte sizes
 };
 

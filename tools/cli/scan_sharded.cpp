@@ -7,6 +7,7 @@
 
 #include "error_text.h"
 #include "file_source.h"
+#include "text_format.h"
 #include "weightstream/shard_index.h"
 
 namespace wscli {
@@ -63,6 +64,21 @@ Problem index_problem(const ws::ShardIndex& index, ws::Status s, const std::stri
   Problem p = problem_from(err, facts);
   p.shard = shard;
   return p;
+}
+
+// An index from the internet names files to open: only names inside the index's directory are
+// followed (no absolute paths, no ".." components), so a crafted index cannot make the validator
+// read /dev/zero or files elsewhere on the machine.
+bool safe_shard_name(const std::string& name) {
+  if (name.empty() || name[0] == '/') return false;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find('/', start);
+    if (end == std::string::npos) end = name.size();
+    if (name.compare(start, end - start, "..") == 0 && end - start == 2) return false;
+    start = end + 1;
+  }
+  return name.find('\0') == std::string::npos;
 }
 
 }  // namespace
@@ -127,6 +143,21 @@ ShardedReport scan_sharded(const std::string& index_path, const ScanOptions& opt
   const size_t slash = index_path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "" : index_path.substr(0, slash + 1);
 
+  // All names are checked before any shard is opened: a hostile index is refused as a whole.
+  for (const ShardRow& shard : rep.shards) {
+    if (!safe_shard_name(shard.file)) {
+      // Offset 0 and no shard: the problem is the index as a whole (the entry's position is not
+      // kept by ShardIndex), and the shard was never opened.
+      Problem p;
+      p.code = "UnsafeShardPath";
+      p.message = "the index names a shard outside its own directory (" + quoted(shard.file) +
+                  "). Shard names must be relative paths without \"..\": this index may be crafted "
+                  "to read other files.";
+      rep.problem = p;
+      return rep;
+    }
+  }
+
   for (ShardRow& shard : rep.shards) {
     // check_shard runs at HeaderReady: a mismatch with the index is found before any tensor data
     // is read, which matters when shards are gigabytes.
@@ -146,7 +177,6 @@ ShardedReport scan_sharded(const std::string& index_path, const ScanOptions& opt
       return rep;
     }
     shard.scanned = true;
-    shard.file_tensors = static_cast<uint32_t>(fr.tensors.size());
     for (const TensorRow& t : fr.tensors) shard.tensor_bytes += t.end - t.begin;
   }
 
