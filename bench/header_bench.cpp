@@ -5,7 +5,8 @@
 //   1. realistic and worst-case headers: MB/s fed in pieces and whole, simdjson MB/s, ratios,
 //      arena bytes per tensor;
 //   2. headers that must be rejected: verdict, where, how fast;
-//   3. linearity: ns per byte for 1, 10, 50, 100 MB headers of the worst-case shape.
+//   3. the sizing pass (arena too small, counting mode) against a normal parse;
+//   4. linearity: ns per byte for 1, 10, 50, 100 MB headers of the worst-case shape.
 //
 //   ws-bench-header [--case NAME]... [--no-linearity | --linearity-only] [--min-time S]
 //                   [--piece BYTES]
@@ -43,6 +44,9 @@ struct Options {
 // Targets from the project plan; rows that miss them are flagged with '*'.
 constexpr double kTargetRatio = 0.5;
 constexpr double kTargetArenaPerTensor = 48;
+
+// The arena of the sizing-pass table: far too small for any case, so the reader switches to counting.
+constexpr size_t kSizingArena = 16 * 1024;
 
 // A header just under the reference crate's 100,000,000-byte limit (padding keeps it a multiple of 8).
 constexpr uint64_t kWorstBytes = ws::kMaxSafetensorsHeader - 1;
@@ -195,15 +199,48 @@ void run_reject_table(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
   if (header_printed) printf("\n");
 }
 
+// The pass a caller with a too-small arena makes to learn arena_needed(): the reader goes on
+// parsing without storing. Timed against a normal parse of the same header.
+void run_sizing_table(const Options& o, WsRunner* runner) {
+  printf("Sizing pass: %zu KiB arena, parse to ArenaExhausted to learn arena_needed()\n",
+         kSizingArena >> 10);
+  printf("%-12s %13s | %10s %10s | %7s | %13s %13s\n", "case", "header B", "sizing 64K",
+         "normal 64K", "ratio", "arena_needed", "arena_peak");
+  printf("%-12s %13s | %10s %10s | %7s | %13s %13s\n", "", "", "MB/s", "MB/s", "", "B", "B");
+  printf("%s\n", std::string(92, '-').c_str());
+  WsRunner small(kSizingArena, false);
+  for (const CaseDef& c : case_defs()) {
+    if (c.must_reject || !selected(o, c.name)) continue;
+    SynthHeader h = c.make();
+    WsResult rs = small.run(h.data(), h.bytes.size(), o.piece);
+    WsResult rn;
+    bool okn = check_ours(runner, h, o.piece, &rn);
+    std::vector<Timing> t = measure({[&] { small.run(h.data(), h.bytes.size(), o.piece); },
+                                     [&] { runner->run(h.data(), h.bytes.size(), o.piece); }},
+                                    o.measure);
+    double ms = mbps(h.header_size, t[0].best_s), mn = mbps(h.header_size, t[1].best_s);
+    printf("%-12s %13s | ", h.name.c_str(), fmt_count(h.header_size).c_str());
+    if (rs.status == ws::Status::ArenaExhausted) printf("%10.0f ", ms); else printf("%10s ", "FAIL");
+    if (okn) printf("%10.0f | ", mn); else printf("%10s | ", "FAIL");
+    printf("%7.2f | %13s %13s\n", ms / mn, fmt_count(rs.arena_needed).c_str(),
+           fmt_count(rn.arena_peak).c_str());
+    if (rs.status != ws::Status::ArenaExhausted)
+      fprintf(stderr, "%s sizing pass: %s\n", h.name.c_str(), ws_failure(rs).c_str());
+    fflush(stdout);
+  }
+  printf("\n");
+}
+
 void run_linearity(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
   printf("Linearity: worst-case shape (tiny U8 tensors) at growing sizes; flat ns/B = linear\n");
-  printf("%-8s %13s %10s | %9s %9s %9s | %9s\n", "target", "header B", "tensors", "ours 64K",
-         "ours whole", "simdjson", "64K vs 1MB");
-  printf("%-8s %13s %10s | %9s %9s %9s | %9s\n", "", "", "", "ns/B", "ns/B", "ns/B", "");
-  printf("%s\n", std::string(82, '-').c_str());
+  printf("%-8s %13s %10s | %9s %9s %9s | %7s | %10s %10s\n", "target", "header B", "tensors",
+         "ours 64K", "ours whole", "simdjson", "64K/sj", "ours 64K", "simdjson");
+  printf("%-8s %13s %10s | %9s %9s %9s | %7s | %10s %10s\n", "", "", "", "ns/B", "ns/B", "ns/B",
+         "", "vs 1 MB", "vs 1 MB");
+  printf("%s\n", std::string(100, '-').c_str());
   const uint64_t targets[] = {1000000, 10000000, 50000000, kWorstBytes};
   const char* labels[] = {"1 MB", "10 MB", "50 MB", "100 MB"};
-  double base = 0;
+  double base = 0, base_sj = 0;
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; ++i) {
     SynthHeader h = make_flat(labels[i], targets[i]);
     WsResult r64, rw;
@@ -214,13 +251,16 @@ void run_linearity(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
     std::vector<Timing> t = time_row(runner, sj, h, o);
     const Timing &t64 = t[0], &tw = t[1], &tsj = t[2];
     double n = static_cast<double>(h.header_size);
-    double ns64 = t64.best_s * 1e9 / n;
-    if (i == 0) base = ns64;
+    double ns64 = t64.best_s * 1e9 / n, nssj = tsj.best_s * 1e9 / n;
+    if (i == 0) {
+      base = ns64;
+      base_sj = nssj;
+    }
     printf("%-8s %13s %10s | ", labels[i], fmt_count(h.header_size).c_str(),
            fmt_count(h.tensors).c_str());
     if (ok64) printf("%9.3f ", ns64); else printf("%9s ", "FAIL");
     if (okw) printf("%9.3f ", tw.best_s * 1e9 / n); else printf("%9s ", "FAIL");
-    printf("%9.3f | %8.2fx\n", tsj.best_s * 1e9 / n, ns64 / base);
+    printf("%9.3f | %7.2f | %9.2fx %9.2fx\n", nssj, nssj / ns64, ns64 / base, nssj / base_sj);
     fflush(stdout);
   }
   printf("\n");
@@ -316,6 +356,7 @@ int main(int argc, char** argv) {
   if (!o.linearity_only) {
     run_main_table(o, &runner, &sj);
     run_reject_table(o, &runner, &sj);
+    run_sizing_table(o, &runner);
   }
   if (o.linearity_only || (o.linearity && o.cases.empty())) run_linearity(o, &runner, &sj);
   return 0;

@@ -45,7 +45,7 @@ WsResult WsRunner::run_once(const uint8_t* data, size_t size, size_t piece) {
 
 WsResult WsRunner::run(const uint8_t* data, size_t size, size_t piece) {
   WsResult res = run_once(data, size, piece);
-  while (res.status == ws::Status::ArenaExhausted && res.arena_needed > arena_size()) {
+  while (grow_ && res.status == ws::Status::ArenaExhausted && res.arena_needed > arena_size()) {
     // Value-initialized, so every page is touched here and not inside a timed call.
     arena_.assign(res.arena_needed / sizeof(uint64_t) + 1 + (res.arena_needed >> 6), 0);
     res = run_once(data, size, piece);

@@ -22,6 +22,11 @@ struct WsResult {
 
 class WsRunner {
  public:
+  // `arena_bytes` to start with; `grow`: enlarge on ArenaExhausted (false: keep it, and measure
+  // the sizing pass a memory-starved caller runs to learn arena_needed()).
+  explicit WsRunner(size_t arena_bytes = size_t(8) << 20, bool grow = true)
+      : arena_(arena_bytes / sizeof(uint64_t)), grow_(grow) {}
+
   // Feeds `size` bytes (8-byte prefix + header, no data) in pieces of `piece` bytes until
   // HeaderReady or Error. A fresh Reader on every call, over the same arena: the arena stays
   // faulted-in, like a caller's static buffer. Grows the arena and retries on ArenaExhausted,
@@ -32,7 +37,8 @@ class WsRunner {
 
  private:
   WsResult run_once(const uint8_t* data, size_t size, size_t piece);
-  std::vector<uint64_t> arena_ = std::vector<uint64_t>(size_t(1) << 20);  // 8 MiB to start
+  std::vector<uint64_t> arena_;
+  bool grow_;
 };
 
 }  // namespace wsbench
