@@ -116,6 +116,31 @@ TEST_P(CorpusCaseTest, EveryChunkingGivesTheExpectedResult) {
   }
 }
 
+// A caller that declares the input size up front (Reader::set_input_size) may be told of a short
+// or over-long input earlier — at another offset — but never a different verdict: same status,
+// same tensor, and for valid inputs the same events and bytes.
+TEST_P(CorpusCaseTest, DeclaredInputSizeGivesTheSameVerdict) {
+  const CorpusCase& c = GetParam();
+  SCOPED_TRACE(c.file + " — " + c.description);
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(read_file(kCorpusDir + "/" + c.file, &bytes));
+  RunResult plain = run_reader(bytes.data(), bytes.size(), Chunking::whole());
+  RunOptions declared;
+  declared.declare_input_size = true;
+  for (const Chunking& chunking : {Chunking::whole(), Chunking::fixed(1)}) {
+    SCOPED_TRACE("chunking " + chunking.name());
+    RunResult r = run_reader(bytes.data(), bytes.size(), chunking, declared);
+    EXPECT_TRUE(r.violations.empty()) << "stream protocol:" << join(r.violations);
+    EXPECT_EQ(r.status_name(), c.status == "Ok" ? "Ok" : plain.status_name());
+    EXPECT_EQ(r.ended, c.status == "Ok");
+    EXPECT_EQ(printable(r.error_tensor_name), printable(plain.error_tensor_name));
+    if (c.status == "Ok") {
+      EXPECT_TRUE(r.events == plain.events) << first_difference(r.events, plain.events);
+      EXPECT_TRUE(r.tensor_bytes == plain.tensor_bytes);
+    }
+  }
+}
+
 std::string case_name(const testing::TestParamInfo<CorpusCase>& info) {
   std::string n = info.param.file.substr(0, info.param.file.find('.'));
   for (char& ch : n)

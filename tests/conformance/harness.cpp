@@ -124,10 +124,12 @@ std::string RunResult::summary() const {
 
 namespace {
 
-TensorRow row_of(const ws::TensorInfo& t) {
+TensorRow row_of(const ws::Reader& reader, const ws::TensorInfo& t) {
   TensorRow r;
   r.name.assign(t.name.data, t.name.size);
-  r.dtype = ws::dtype_name(t.dtype());
+  r.dtype = reader.format() == ws::Format::Gguf
+                ? ws::ggml_type_info(t.type, reader.gguf_dialect()).name
+                : ws::dtype_name(t.dtype());
   ws::ShapeIter it = t.shape();
   while (!it.done()) r.shape.push_back(it.next());
   r.begin = t.begin;
@@ -183,7 +185,7 @@ class Recorder {
       ws::TensorInfo t = r.tensor(i);
       begin_[i] = t.begin;
       size_[i] = t.end - t.begin;
-      if (opt_.snapshot_table) out_->tensors.push_back(row_of(t));
+      if (opt_.snapshot_table) out_->tensors.push_back(row_of(r, t));
     }
     if (opt_.snapshot_table) {
       const ws::TensorTable& table = r.tensors();
@@ -274,6 +276,7 @@ RunResult run_reader(const uint8_t* data, size_t size, const Chunking& chunking,
   Recorder rec(&out, opt);
   std::vector<uint64_t> arena((opt.arena_size + 7) / 8);
   ws::Reader r(arena.data(), opt.arena_size, opt.limits);
+  if (opt.declare_input_size) r.set_input_size(size);
   PieceSizer sizer(chunking);
 
   // Scratch for copied pieces; each piece is placed at its end (see RunOptions::copy_pieces).

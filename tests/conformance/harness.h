@@ -93,6 +93,9 @@ struct RunOptions {
   bool copy_pieces = true;
   bool record_bytes = true;    // keep every tensor's streamed bytes
   bool snapshot_table = true;  // copy the tensor table and metadata at HeaderReady
+  // Tell the reader the input's size up front (Reader::set_input_size), as a caller that knows
+  // the file size or Content-Length would.
+  bool declare_input_size = false;
 };
 
 struct RunResult {

@@ -395,6 +395,41 @@ void json_structure(Corpus& c) {
   }
 }
 
+// Which error comes first: a string of the wrong type is wrong from its opening quote on, so
+// that is where the input becomes invalid — before any bad byte inside the string. (Found by
+// chunking_fuzz_test: a reader that checks a whole string's bytes before its type reports the
+// later error when the string arrives in one piece, and the earlier one when it is split.)
+void error_order(Corpus& c) {
+  {
+    std::string h = "{\"a\":\"U\xEE\"}";
+    c.bad("order_entry_string_bad_utf8", st(h), "TensorEntryNotObject", at(h, "\"U"), "a",
+          "entry a is a string (wrong from its quote on) that also holds invalid UTF-8 "
+          "(EE then '\"'): the type error comes first");
+  }
+  {
+    std::string h = " \"ab\x01\"  ";
+    c.bad("order_root_string_control_char", st(h), "HeaderNotObject", 9, nullptr,
+          "root is a string that also holds a raw 0x01: the type error at its quote comes first");
+  }
+  {
+    std::string h = "{\"a\":{\"dtype\":\"U8\",\"shape\":\"4\xFF\",\"data_offsets\":[0,4]}}";
+    c.bad("order_shape_string_bad_utf8", st(h, data_bytes(4)), "InvalidShape", at(h, "\"4"), "a",
+          "shape is a string that also holds FF: the type error at its quote comes first");
+  }
+  {
+    std::string h = "{\"__metadata__\":\"x\\q\"}";
+    c.bad("order_metadata_string_bad_escape", st(h), "MetadataNotObject", at(h, "\"x"), nullptr,
+          "__metadata__ is a string that also holds the bad escape \\q: the type error at its "
+          "quote comes first");
+  }
+  {
+    std::string h = "{\"__metadata__\":{\"k\":[\"v\xC0\"]}}";
+    c.bad("order_metadata_value_array_bad_utf8", st(h), "MetadataValueNotString", at(h, "[\""),
+          nullptr, "a metadata value that is an array holding C0: the type error at its '[' "
+                   "comes first");
+  }
+}
+
 // Check 5: the tensor entry schema.
 void entry_schema(Corpus& c) {
   {
@@ -459,6 +494,29 @@ void entry_schema(Corpus& c) {
     c.good("ok_unknown_fields", pad8(h), {{"a", "U8", {4}, 0, 4}},
            "valid: unknown fields of every JSON type (null, array, object, bool, number, string "
            "with escapes) are accepted and ignored");
+  }
+  {
+    // Field names around the lengths of the real ones: prefixes, extensions, a 16-byte name.
+    std::string h = "{\"a\":{\"data_offsets_extra\":[9,9],\"dtyp\":1,\"dtypee\":2,"
+                    "\"shapes\":[[1]],\"data_offset\":[],\"0123456789abcdef\":{},"
+                    "\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4],"
+                    "\"data_offsetsdata_offsets\":null}}";
+    c.good("ok_unknown_fields_near_names", pad8(h), {{"a", "U8", {4}, 0, 4}},
+           "valid: unknown fields that are prefixes or extensions of dtype/shape/data_offsets, and "
+           "one of exactly 16 bytes, are ignored");
+  }
+  {
+    std::string h = " { \"b\" :\t{ \"data_offsets\" : [ 4 , 6 ] , \"dtype\"\n:\r\"U8\" ,"
+                    " \"shape\" : [ 2 ] } ,\n\"a\": {\"shape\":[ ],\"dtype\":\"F32\","
+                    "\"data_offsets\":[0,4] } } ";
+    c.good("ok_whitespace_everywhere", h, {{"a", "F32", {}, 0, 4}, {"b", "U8", {2}, 4, 6}},
+           "valid: whitespace between every token of the entries, fields in any order");
+  }
+  {
+    std::string h = "{\"__metadata__\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}";
+    c.bad("entry_named_metadata", st(h, data_bytes(1)), "MetadataValueNotString", at(h, "[1]"),
+          nullptr, "a 'tensor' named __metadata__ is the metadata object: its shape value [1] is "
+                   "not a string");
   }
   {
     std::string h = "{\"a\":{\"\\u0064type\":\"U8\",\"sh\\u0061pe\":[4],"
@@ -1024,6 +1082,7 @@ int main(int argc, char** argv) {
   utf8(c);
   json_structure(c);
   entry_schema(c);
+  error_order(c);
   numbers(c);
   dtypes(c);
   table_checks(c);

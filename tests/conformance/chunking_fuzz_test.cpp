@@ -1,0 +1,149 @@
+// Chunking invariance under mutation: thousands of deterministic mutants of the corpus and the
+// real files — bytes replaced by JSON-significant or invalid-UTF-8 bytes, deleted, inserted,
+// ranges duplicated — each fed whole, 1 byte at a time and in random pieces. No expectation is
+// needed: whatever the verdict, every chunking must reach the same one, with the same events and
+// bytes (DESIGN.md: "Chunking never changes the result"). A reader with a fast path for whole
+// entries and a slow path for split ones is exactly where this breaks. Also run with lowered
+// limits, which both paths must enforce alike.
+#include <gtest/gtest.h>
+
+#include <stdio.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "json_reader.h"
+
+namespace wstest {
+namespace {
+
+std::vector<std::vector<uint8_t>> seeds() {
+  std::vector<std::vector<uint8_t>> v;
+  for (const char* sub : {"/corpus/safetensors", "/data/real/safetensors"}) {
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(std::string(WS_TESTS_DIR) + sub))
+      if (e.path().extension() == ".safetensors" && e.file_size() < 4096)
+        files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());  // directory order is not stable
+    for (const std::string& f : files) {
+      std::vector<uint8_t> bytes;
+      EXPECT_TRUE(read_file(f, &bytes));
+      if (bytes.size() > 8) v.push_back(bytes);
+    }
+  }
+  return v;
+}
+
+// Deterministic mutator (xorshift; the sequence depends only on the seed).
+class Mutator {
+ public:
+  explicit Mutator(uint32_t seed) : s_(seed * 2654435761u + 1) {}
+  uint32_t next() {
+    s_ ^= s_ << 13;
+    s_ ^= s_ >> 17;
+    s_ ^= s_ << 5;
+    return s_;
+  }
+  uint32_t below(uint32_t n) { return n ? next() % n : 0; }
+
+  std::vector<uint8_t> mutate(std::vector<uint8_t> f) {
+    static const uint8_t kBytes[] = {'"', '\\', '{', '}', '[', ']', ',', ':', '0', '1', '9',
+                                     '-', '+', 'e', '.', ' ', '\t', 'u', 'n', 'd', 0x00, 0x1F,
+                                     0x7F, 0x80, 0xBF, 0xC0, 0xC2, 0xE0, 0xED, 0xF0, 0xF4, 0xFF};
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = n << 8 | f[size_t(i)];
+    size_t header_end = size_t(std::min<uint64_t>(8 + n, f.size()));
+    int edits = 1 + int(below(3));
+    for (int k = 0; k < edits && f.size() > 8; ++k) {
+      // Mostly inside the header, where the parsing is.
+      size_t lo = 8, hi = std::min(header_end, f.size());
+      if (hi <= lo || below(8) == 0) hi = f.size();
+      size_t at = lo + below(uint32_t(hi - lo));
+      switch (below(5)) {
+        case 0:
+        case 1: f[at] = kBytes[below(sizeof kBytes)]; break;
+        case 2: f[at] = uint8_t(next()); break;
+        case 3:
+          f.erase(f.begin() + long(at));
+          if (at < header_end && below(2)) --n, --header_end;  // keep the length consistent
+          break;
+        case 4: {
+          size_t len = 1 + below(12);
+          if (at + len > f.size()) len = f.size() - at;
+          std::vector<uint8_t> copy(f.begin() + long(at), f.begin() + long(at + len));
+          f.insert(f.begin() + long(at), copy.begin(), copy.end());
+          if (at < header_end && below(2)) n += len, header_end += len;
+          break;
+        }
+      }
+    }
+    for (int i = 0; i < 8; ++i) f[size_t(i)] = uint8_t(n >> (8 * i));
+    return f;
+  }
+
+ private:
+  uint32_t s_;
+};
+
+std::string hex(const std::vector<uint8_t>& f) {
+  std::string s;
+  char b[4];
+  for (uint8_t c : f) {
+    snprintf(b, sizeof b, "%02x", c);
+    s += b;
+  }
+  return s;
+}
+
+// Runs `mutants` mutants per seed file; returns how many disagreed (and reports the first few).
+int check_invariance(const RunOptions& options, int mutants, uint32_t base_seed) {
+  std::vector<std::vector<uint8_t>> files = seeds();
+  EXPECT_GT(files.size(), 100u);
+  int failures = 0, checked = 0;
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    for (int m = 0; m < mutants; ++m) {
+      Mutator mut(base_seed + uint32_t(fi * 1000 + size_t(m)));
+      std::vector<uint8_t> f = mut.mutate(files[fi]);
+      RunResult whole = run_reader(f.data(), f.size(), Chunking::whole(), options);
+      for (const Chunking& c : {Chunking::fixed(1), Chunking::random(uint32_t(m + 1))}) {
+        RunResult r = run_reader(f.data(), f.size(), c, options);
+        ++checked;
+        bool same = r.summary() == whole.summary() && r.events == whole.events &&
+                    r.tensor_bytes == whole.tensor_bytes && r.violations.empty() &&
+                    whole.violations.empty();
+        if (!same && ++failures <= 5)
+          ADD_FAILURE() << "chunking " << c.name() << " gives " << r.summary() << ", whole gives "
+                        << whole.summary() << (r.violations.empty() ? "" : "; " + r.violations[0])
+                        << "\n  input (" << f.size() << " bytes): " << hex(f);
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0) << "of " << checked << " mutant runs";
+  return failures;
+}
+
+TEST(ChunkingFuzz, MutantsGiveTheSameVerdictUnderEveryChunking) {
+  check_invariance(RunOptions(), 24, 1);
+}
+
+TEST(ChunkingFuzz, MutantsUnderLoweredLimits) {
+  RunOptions o;
+  o.limits.max_nesting = 3;
+  o.limits.max_rank = 2;
+  o.limits.max_name_bytes = 6;
+  o.limits.max_tensors = 3;
+  o.limits.max_header_bytes = 400;
+  check_invariance(o, 12, 100000);
+}
+
+TEST(ChunkingFuzz, MutantsWithATinyArena) {
+  RunOptions o;
+  o.arena_size = 96;
+  check_invariance(o, 8, 200000);
+}
+
+}  // namespace
+}  // namespace wstest
