@@ -62,7 +62,9 @@ class Reader {
   // Bytes consumed from the input so far (the absolute offset of the next byte).
   uint64_t position() const { return pos_; }
 
-  // Valid after HeaderReady.
+  // Valid after HeaderReady — and also when, with set_input_size(), the verdict right after the
+  // header is TruncatedData or TrailingBytes: the table itself was validated, the input's length
+  // is what is wrong, and a tool may want to say which tensors are missing.
   const TensorTable& tensors() const { return table_; }
   uint32_t tensor_count() const { return table_.count(); }
   TensorInfo tensor(uint32_t i) const { return table_.get(i); }

@@ -91,6 +91,7 @@ class ShardIndex {
   uint32_t shard_count_ = 0;
   bool has_total_size_ = false;
   uint64_t total_size_ = 0;
+  uint64_t total_size_pos_ = 0;
   bool finished_ = false;
 
   // Built by finish().

@@ -165,7 +165,8 @@ Event Reader::step_header() {
   while (pos_ < data_start_) {
     size_t avail = in_size_ - in_used_;
     if (avail == 0) {
-      if (finished_) return fail(Status::InvalidHeaderLength, pos_);
+      // The length prefix is what is wrong: report it at byte 0, as when the size is known.
+      if (finished_) return fail(Status::InvalidHeaderLength, 0);
       return need_input();
     }
     uint64_t remaining = data_start_ - pos_;

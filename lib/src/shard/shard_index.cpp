@@ -150,6 +150,7 @@ Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
           return fail(Status::IndexInvalidTotalSize, lexer_.token_pos());
         has_total_size_ = true;
         total_size_ = lexer_.number_value();
+        total_size_pos_ = lexer_.token_pos();
         ctx_ = kMetaKey;
         return Status::Ok;
       }
@@ -346,7 +347,7 @@ Status ShardIndex::finish_checks() {
       return error_.code;
     }
   }
-  if (has_total_size_ && total_size_ != checked_bytes_) return fail(Status::IndexTotalSizeMismatch, 0);
+  if (has_total_size_ && total_size_ != checked_bytes_) return fail(Status::IndexTotalSizeMismatch, total_size_pos_);
   return Status::Ok;
 }
 
