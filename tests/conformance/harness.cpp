@@ -81,9 +81,11 @@ size_t PieceSizer::next(size_t remaining) {
     case Chunking::kWhole: break;
     case Chunking::kFixed: n = c_.size; break;
     case Chunking::kRandom: {
-      // A quarter each of 1–8, 9–64, 65–1024 and 1025–8192 bytes.
+      // A quarter each of 1–8, 9–64, 65–1024 and 1025–8192 bytes, and now and then an empty
+      // piece (a network stream can deliver one; it must change nothing).
       static const size_t lo[4] = {1, 9, 65, 1025}, hi[4] = {8, 64, 1024, 8192};
       uint32_t r = draw();
+      if ((r >> 28) == 0) return 0;
       size_t band = r & 3;
       n = lo[band] + (r >> 2) % (hi[band] - lo[band] + 1);
       break;

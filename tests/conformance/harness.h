@@ -52,7 +52,8 @@ struct Chunking {
 std::vector<Chunking> standard_chunkings();
 
 // Produces the piece sizes of a chunking. Random sizes mix tiny pieces (which cut every token) with
-// large ones; the sequence depends only on the seed (std::mt19937 is fully specified).
+// large ones and the odd empty piece; the sequence depends only on the seed (std::mt19937 is fully
+// specified).
 class PieceSizer {
  public:
   explicit PieceSizer(const Chunking& c);

@@ -17,8 +17,10 @@
 //     duplicates the second occurrence in header order; for gaps/overlaps the first tensor, in
 //     data-offset order, whose begin differs from the previous tensor's end.
 //   * Duplicate field / metadata key / __metadata__: at the opening quote of the second key.
-//   * Input ending too early (HeaderTooSmall, InvalidHeaderLength, TruncatedData): offset = file
-//     length. TrailingBytes: the first byte after the last tensor.
+//   * Input ending too early (HeaderTooSmall, TruncatedData): offset = file length; but
+//     InvalidHeaderLength at 0, the length prefix that is wrong (reader.cpp: the same offset
+//     whether or not the input size was declared). TrailingBytes: the first byte after the last
+//     tensor.
 //   * "tensor" is the tensor whose entry was being read when the error was found — from the moment
 //     its key is complete until its value ends —, the offending tensor of a table check, or the
 //     tensor whose data is cut off; otherwise null (root level, inside a key, inside
@@ -230,21 +232,22 @@ void framing(Corpus& c) {
         "check 2: n = 100,000,001 > cap; at the length prefix (0), before the file-length check");
   c.bad("framing_header_u64_max", le64(kU64Max) + "{}", "HeaderTooLarge", 0, nullptr,
         "check 2: n = 2^64-1 (8+n would overflow); the cap check comes first");
-  c.bad("framing_header_exactly_cap", le64(100000000) + "{}", "InvalidHeaderLength", 10, nullptr,
-        "check 2/3: n = 100,000,000 passes the cap; the 10-byte file then ends inside the header");
-  c.bad("framing_header_past_end_empty", le64(2), "InvalidHeaderLength", 8, nullptr,
+  c.bad("framing_header_exactly_cap", le64(100000000) + "{}", "InvalidHeaderLength", 0, nullptr,
+        "check 2/3: n = 100,000,000 passes the cap; the 10-byte file then ends inside the header "
+        "(reported at the length prefix)");
+  c.bad("framing_header_past_end_empty", le64(2), "InvalidHeaderLength", 0, nullptr,
         "check 3: n = 2 but the file is only the 8-byte prefix");
   {
     std::string full = "{" + E("a", "U8", "1", 0, 1) + "," + E("b", "U8", "1", 1, 2) + "}";
     std::string cut = "{" + E("a", "U8", "1", 0, 1) + ",";
-    c.bad("framing_header_past_end_mid_json", le64(full.size()) + cut, "InvalidHeaderLength",
-          8 + cut.size(), nullptr,
+    c.bad("framing_header_past_end_mid_json", le64(full.size()) + cut, "InvalidHeaderLength", 0,
+          nullptr,
           "check 3: the file ends after a valid prefix of the declared header (outside any "
-          "entry); offset = file length");
+          "entry): the length prefix is what is wrong");
   }
   {
     std::string h = "{}";
-    c.bad("framing_header_past_end_complete_json", le64(64) + h, "InvalidHeaderLength", 10,
+    c.bad("framing_header_past_end_complete_json", le64(64) + h, "InvalidHeaderLength", 0,
           nullptr,
           "check 3: the JSON `{}` is complete but n = 64 runs past the 10-byte file");
   }

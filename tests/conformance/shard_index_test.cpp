@@ -122,8 +122,8 @@ struct Checker {
 };
 
 // Runs a scenario with the index fed whole and 1 byte at a time; both must give `expected`
-// (written with "@*" where the offset is not specified: errors found after the index was read,
-// about a file or about the index as a whole).
+// (written with "@*" where the offset is not specified: an unknown shard file, an index entry
+// that no shard held).
 void expect_scenario(const std::string& json, const std::vector<Shard>& shards,
                      const std::vector<int>& order, const std::string& expected) {
   bool with_offset = expected.find("@*") == std::string::npos;
@@ -247,8 +247,10 @@ TEST(ShardIndex, ShardTensorDuplicate) {
 }
 
 TEST(ShardIndex, TotalSizeMismatch) {
-  expect_scenario(index_json("28", kMap), three_shards(), {0, 1, 2},
-                  "finish_checks: IndexTotalSizeMismatch@*");
+  // Reported at the total_size value.
+  std::string json = index_json("28", kMap);
+  expect_scenario(json, three_shards(), {0, 1, 2},
+                  "finish_checks: IndexTotalSizeMismatch@" + std::to_string(offset_in(json, "28")));
 }
 
 }  // namespace
