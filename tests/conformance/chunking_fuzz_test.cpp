@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -103,6 +104,8 @@ int check_invariance(const RunOptions& options, int mutants, uint32_t base_seed)
   std::vector<std::vector<uint8_t>> files = seeds();
   EXPECT_GT(files.size(), 100u);
   int failures = 0, checked = 0;
+  // How many disagreements to print (WS_FUZZ_REPORT=n to see more when triaging).
+  const int report = getenv("WS_FUZZ_REPORT") ? atoi(getenv("WS_FUZZ_REPORT")) : 5;
   for (size_t fi = 0; fi < files.size(); ++fi) {
     for (int m = 0; m < mutants; ++m) {
       Mutator mut(base_seed + uint32_t(fi * 1000 + size_t(m)));
@@ -114,7 +117,7 @@ int check_invariance(const RunOptions& options, int mutants, uint32_t base_seed)
         bool same = r.summary() == whole.summary() && r.events == whole.events &&
                     r.tensor_bytes == whole.tensor_bytes && r.violations.empty() &&
                     whole.violations.empty();
-        if (!same && ++failures <= 5)
+        if (!same && ++failures <= report)
           ADD_FAILURE() << "chunking " << c.name() << " gives " << r.summary() << ", whole gives "
                         << whole.summary() << (r.violations.empty() ? "" : "; " + r.violations[0])
                         << "\n  input (" << f.size() << " bytes): " << hex(f);

@@ -165,7 +165,12 @@ class Recorder {
       case EventType::TensorEnd: on_end(e); break;
       case EventType::End: on_finish(r); break;
       case EventType::Error: break;
-      default: break;  // GGUF key-value events: recorded as they come
+      case EventType::KvBytes: on_kv_bytes(e); return;  // merged, pushed by itself
+      case EventType::KvBegin:
+      case EventType::KvScalar:
+      case EventType::KvEnd:
+        push({e.type, e.kv, e.offset, 0});  // GGUF key-value events carry the KV index
+        return;
     }
     push({e.type, e.tensor, e.offset, 0});
   }
@@ -239,6 +244,19 @@ class Recorder {
       out_->events.back().size += e.size;
     } else {
       push({ws::EventType::TensorBytes, cur_, e.offset, e.size});
+    }
+  }
+
+  // GGUF value bytes come in pieces whose size depends on the chunking, like tensor bytes.
+  void on_kv_bytes(const ws::Event& e) {
+    if (e.size == 0) return;
+    out_->kv_bytes.append(reinterpret_cast<const char*>(e.data), e.size);
+    if (!out_->events.empty() && out_->events.back().type == ws::EventType::KvBytes &&
+        out_->events.back().tensor == e.kv &&
+        out_->events.back().offset + out_->events.back().size == e.offset) {
+      out_->events.back().size += e.size;
+    } else {
+      push({ws::EventType::KvBytes, e.kv, e.offset, e.size});
     }
   }
 

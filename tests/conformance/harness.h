@@ -3,7 +3,8 @@
 //
 // Shared by every conformance test (and, later, GGUF). What it records is normalized so that it
 // does not depend on the chunking: NeedInput events are dropped and consecutive TensorBytes of one
-// tensor are merged (their sizes depend on where the pieces were cut, their content must not).
+// tensor (KvBytes of one GGUF key-value) are merged: their sizes depend on where the pieces were
+// cut, their content must not.
 // While feeding it checks the reader's stream protocol (tensor order, contiguous offsets, views
 // that point into the piece just fed, sticky errors) and lists every breach in `violations`.
 #pragma once
@@ -108,8 +109,9 @@ struct RunResult {
   std::string error_tensor_name;
   uint64_t position = 0;  // Reader::position() when End or Error came
 
-  std::vector<RecordedEvent> events;      // normalized (see above)
+  std::vector<RecordedEvent> events;      // normalized (see above); KV events carry the KV index
   std::vector<std::string> tensor_bytes;  // streamed bytes per tensor index
+  std::string kv_bytes;                   // GGUF: every KvBytes piece, concatenated
 
   bool header_ready = false;
   uint64_t header_size = 0, data_start = 0, data_size = 0;
