@@ -11,12 +11,10 @@
 #include <stdlib.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "harness.h"
-#include "json_reader.h"
 
 namespace wstest {
 namespace {
@@ -24,15 +22,10 @@ namespace {
 std::vector<std::vector<uint8_t>> seeds() {
   std::vector<std::vector<uint8_t>> v;
   for (const char* sub : {"/corpus/safetensors", "/data/real/safetensors"}) {
-    std::vector<std::string> files;
-    for (const auto& e : std::filesystem::directory_iterator(std::string(WS_TESTS_DIR) + sub))
-      if (e.path().extension() == ".safetensors" && e.file_size() < 4096)
-        files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());  // directory order is not stable
-    for (const std::string& f : files) {
+    for (const std::string& f : list_files(std::string(WS_TESTS_DIR) + sub, ".safetensors")) {
       std::vector<uint8_t> bytes;
       EXPECT_TRUE(read_file(f, &bytes));
-      if (bytes.size() > 8) v.push_back(bytes);
+      if (bytes.size() > 8 && bytes.size() < 4096) v.push_back(bytes);
     }
   }
   return v;

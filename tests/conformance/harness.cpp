@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -19,6 +21,28 @@ bool read_file(const std::string& path, std::vector<uint8_t>* out) {
   out->assign(size_t(n), 0);
   if (n > 0 && !f.read(reinterpret_cast<char*>(out->data()), n)) return false;
   return true;
+}
+
+std::vector<std::string> list_files(const std::string& dir, const std::string& extension) {
+  std::vector<std::string> v;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::string path = e.path().string();
+    if (path.size() >= extension.size() &&
+        path.compare(path.size() - extension.size(), extension.size(), extension) == 0)
+      v.push_back(path);
+  }
+  std::sort(v.begin(), v.end());  // directory order is not stable
+  return v;
+}
+
+size_t find_nth(const std::string& text, const std::string& needle, int k) {
+  size_t pos = std::string::npos, from = 0;
+  for (int i = 0; i < k; ++i) {
+    pos = text.find(needle, from);
+    if (pos == std::string::npos) return pos;
+    from = pos + 1;
+  }
+  return pos;
 }
 
 std::vector<uint8_t> make_safetensors(const std::string& header, const std::string& data) {

@@ -24,6 +24,12 @@ namespace wstest {
 
 // Whole file into *out; false if it cannot be read.
 bool read_file(const std::string& path, std::vector<uint8_t>* out);
+// Paths of the files in `dir` whose name ends in `extension` (e.g. ".safetensors"), sorted.
+std::vector<std::string> list_files(const std::string& dir, const std::string& extension);
+
+// Position of the k-th (1-based) occurrence of `needle` in `text`, or std::string::npos: how tests
+// compute expected offsets from the bytes they build.
+size_t find_nth(const std::string& text, const std::string& needle, int k = 1);
 
 // A safetensors file built in memory: u64 LE length of `header`, `header`, then `data`.
 std::vector<uint8_t> make_safetensors(const std::string& header, const std::string& data = "");

@@ -7,7 +7,6 @@
 // could be "__metadata__" — and are reported at the key's opening quote.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -30,13 +29,10 @@ std::string err(const char* status, uint64_t offset, const char* tensor = nullpt
   return s;
 }
 
+// Absolute offset of the k-th `needle` in a header.
 uint64_t at(const std::string& header, const std::string& needle, int k = 1) {
-  size_t pos = 0, from = 0;
-  for (int i = 0; i < k; ++i) {
-    pos = header.find(needle, from);
-    EXPECT_NE(pos, std::string::npos) << needle;
-    from = pos + 1;
-  }
+  size_t pos = find_nth(header, needle, k);
+  EXPECT_NE(pos, std::string::npos) << needle;
   return 8 + pos;
 }
 
@@ -184,17 +180,10 @@ TEST(Limits, MetadataCanBeValidatedAndDropped) {
 
 // --- arena -------------------------------------------------------------------------------------
 
-std::vector<std::string> real_files() {
-  std::vector<std::string> v;
-  const std::string dir = std::string(WS_TESTS_DIR) + "/data/real/safetensors";
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".safetensors") v.push_back(e.path().string());
-  return v;
-}
-
 TEST(Arena, ExhaustionReportsASizeThatSuffices) {
   int exhausted = 0;
-  for (const std::string& path : real_files()) {
+  for (const std::string& path :
+       list_files(std::string(WS_TESTS_DIR) + "/data/real/safetensors", ".safetensors")) {
     SCOPED_TRACE(path);
     std::vector<uint8_t> f;
     ASSERT_TRUE(read_file(path, &f));

@@ -7,9 +7,9 @@
 #include <errno.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <atomic>
-#include <filesystem>
 #include <new>
 #include <string>
 #include <vector>
@@ -169,10 +169,9 @@ Outcome run_counted(const Input& in, size_t piece, std::vector<uint64_t>* arena)
 std::vector<Input> load_inputs() {
   std::vector<Input> v;
   const std::string real = std::string(WS_TESTS_DIR) + "/data/real/safetensors";
-  for (const auto& e : std::filesystem::directory_iterator(real)) {
-    if (e.path().extension() != ".safetensors") continue;
-    Input in{e.path().filename().string(), {}, "Ok"};
-    EXPECT_TRUE(read_file(e.path().string(), &in.bytes)) << in.name;
+  for (const std::string& path : list_files(real, ".safetensors")) {
+    Input in{path, {}, "Ok"};
+    EXPECT_TRUE(read_file(path, &in.bytes)) << in.name;
     v.push_back(std::move(in));
   }
   const std::string corpus = std::string(WS_TESTS_DIR) + "/corpus/safetensors";

@@ -18,13 +18,11 @@ namespace {
 
 const std::string kRealDir = std::string(WS_TESTS_DIR) + "/data/real/safetensors";
 
+// File names (not paths): they name the test cases.
 std::vector<std::string> real_files() {
   std::vector<std::string> v;
-  for (const auto& e : std::filesystem::directory_iterator(kRealDir)) {
-    std::string name = e.path().filename().string();
-    if (e.path().extension() == ".safetensors") v.push_back(name);
-  }
-  std::sort(v.begin(), v.end());
+  for (const std::string& path : list_files(kRealDir, ".safetensors"))
+    v.push_back(std::filesystem::path(path).filename().string());
   return v;
 }
 

@@ -135,12 +135,8 @@ void expect_scenario(const std::string& json, const std::vector<Shard>& shards,
 }
 
 uint64_t offset_in(const std::string& text, const std::string& needle, int k = 1) {
-  size_t pos = 0, from = 0;
-  for (int i = 0; i < k; ++i) {
-    pos = text.find(needle, from);
-    EXPECT_NE(pos, std::string::npos);
-    from = pos + 1;
-  }
+  size_t pos = find_nth(text, needle, k);
+  EXPECT_NE(pos, std::string::npos) << needle;
   return pos;
 }
 

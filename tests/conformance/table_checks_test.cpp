@@ -45,14 +45,10 @@ void expect_under_every_arena(const std::vector<uint8_t>& f, const std::string& 
   }
 }
 
+// Absolute offset of the k-th key `name` in a header.
 uint64_t key_offset(const std::string& h, const std::string& name, int k = 1) {
-  std::string needle = "\"" + name + "\":";
-  size_t pos = 0, from = 0;
-  for (int i = 0; i < k; ++i) {
-    pos = h.find(needle, from);
-    EXPECT_NE(pos, std::string::npos) << name;
-    from = pos + 1;
-  }
+  size_t pos = find_nth(h, "\"" + name + "\":", k);
+  EXPECT_NE(pos, std::string::npos) << name;
   return 8 + pos;
 }
 
