@@ -135,15 +135,44 @@ TEST(JsonLexer, StringRejections) {
   Result hex = lex_all_ways(R"(["\u12G4"])");
   EXPECT_EQ(hex.status, Status::JsonInvalidEscape);
   EXPECT_EQ(hex.error_pos, 6u);
+  // A lone high surrogate is invalid where its low half was needed.
   Result lone_high = lex_all_ways(R"(["ab\ud800x"])");
   EXPECT_EQ(lone_high.status, Status::JsonLoneSurrogate);
-  EXPECT_EQ(lone_high.error_pos, 4u);
+  EXPECT_EQ(lone_high.error_pos, 10u);
   Result high_then_other = lex_all_ways(R"(["\ud800\u0041"])");
   EXPECT_EQ(high_then_other.status, Status::JsonLoneSurrogate);
-  EXPECT_EQ(high_then_other.error_pos, 2u);
+  EXPECT_EQ(high_then_other.error_pos, 8u);
+  Result high_then_escape = lex_all_ways(R"(["\ud800\n"])");
+  EXPECT_EQ(high_then_escape.status, Status::JsonLoneSurrogate);
+  EXPECT_EQ(high_then_escape.error_pos, 9u);
   Result lone_low = lex_all_ways(R"(["\udc00"])");
   EXPECT_EQ(lone_low.status, Status::JsonLoneSurrogate);
   EXPECT_EQ(lone_low.error_pos, 2u);
+}
+
+TEST(JsonLexer, StringErrorsComeAfterTheContentBeforeThem) {
+  // The content up to a bad byte is handed out first, however the input is cut, so a consumer
+  // sees the same pieces (and may reject the string itself first).
+  for (size_t step : {0, 1, 2, 3}) {
+    JsonLexer lx;
+    lx.reset(127);
+    std::string text = "[\"ab\x01\"]";
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(text.data());
+    const uint8_t* end = p + text.size();
+    std::string got;
+    JsonLexer::Token t;
+    const uint8_t* limit = p;
+    for (;;) {
+      if (step) limit = std::min(end, limit + step);
+      else limit = end;
+      while ((t = lx.next(&p, limit)) != JsonLexer::kNeedMore && t != JsonLexer::kError)
+        if (t == JsonLexer::kStringPiece) got.append(reinterpret_cast<const char*>(lx.piece()), lx.piece_size());
+      if (t == JsonLexer::kError || limit == end) break;
+    }
+    EXPECT_EQ(t, JsonLexer::kError) << step;
+    EXPECT_EQ(lx.status(), Status::JsonControlCharacter) << step;
+    EXPECT_EQ(got, "ab") << step;
+  }
 }
 
 TEST(JsonLexer, LenientSurrogatesAsSerdeIgnores) {

@@ -475,7 +475,7 @@ GgufHeaderParser::Step GgufHeaderParser::finish_keys(uint64_t pos) {
   if (!arena_->counting() && n_kv_ > 0) {
     size_t mark = arena_->low(), need_mark = arena_->need_low();
     uint32_t n = uint32_t(n_kv_);
-    size_t pad = (4 - (mark & 3)) & 3;
+    size_t pad = (4 - (need_mark & 3)) & 3;  // need_mark == mark unless counting
     size_t bytes = pad + size_t(n) * 4 + duplicate_table_bytes(n);
     uint8_t* scratch = arena_->grow_low(bytes);
     if (scratch) {
@@ -538,7 +538,7 @@ GgufHeaderParser::Step GgufHeaderParser::finish_tensor_info(uint64_t) {
 GgufHeaderParser::Step GgufHeaderParser::finish_infos(uint64_t pos, TensorTable* table) {
   uint32_t n = uint32_t(n_tensors_);
   size_t mark = arena_->low(), need_mark = arena_->need_low();
-  size_t pad = (4 - (mark & 3)) & 3;
+  size_t pad = (4 - (need_mark & 3)) & 3;  // need_mark == mark unless counting
   size_t bytes = pad + duplicate_table_bytes(n);
   uint8_t* scratch = arena_->counting() ? nullptr : arena_->grow_low(bytes);
   if (!scratch) {

@@ -35,6 +35,10 @@ void JsonLexer::reset(uint32_t max_nesting) {
 
 JsonLexer::Token JsonLexer::next(const uint8_t** pp, const uint8_t* end) {
   if (status_ != Status::Ok) return kError;
+  if (has_deferred_) {
+    has_deferred_ = false;
+    return fail_pos(deferred_status_, deferred_pos_);
+  }
   const uint8_t* p = *pp;
   base_ = p;
   base_pos_ = pos_;
@@ -50,6 +54,19 @@ JsonLexer::Token JsonLexer::fail_pos(Status s, uint64_t pos) {
   status_ = s;
   err_pos_ = pos;
   return kError;
+}
+
+// An error inside a string comes after the string's content up to that byte: that content is
+// handed out first, so the consumer sees the same pieces however the input was cut (a consumer
+// that rejects the string's very presence then reports that, at the opening quote).
+JsonLexer::Token JsonLexer::string_error(Status s, uint64_t pos, const uint8_t* run, const uint8_t* p) {
+  if (p != run || pending_first_) {
+    has_deferred_ = true;
+    deferred_status_ = s;
+    deferred_pos_ = pos;
+    return emit_piece(run, size_t(p - run), false);
+  }
+  return fail_pos(s, pos);
 }
 
 JsonLexer::Token JsonLexer::push(bool is_object, const uint8_t* at) {
@@ -251,7 +268,7 @@ JsonLexer::Token JsonLexer::lex_string(const uint8_t*& p, const uint8_t* end) {
     while (utf8_need_ != 0) {
       if (p == end) goto out_of_input;
       uint8_t c = *p;
-      if (c < utf8_lo_ || c > utf8_hi_) return fail(Status::InvalidUtf8, p);
+      if (c < utf8_lo_ || c > utf8_hi_) return string_error(Status::InvalidUtf8, at_pos(p), run, p);
       utf8_lo_ = 0x80;
       utf8_hi_ = 0xBF;
       --utf8_need_;
@@ -279,7 +296,7 @@ JsonLexer::Token JsonLexer::lex_string(const uint8_t*& p, const uint8_t* end) {
         }
         return t;
       }
-      if (c < 0x20) return fail(Status::JsonControlCharacter, p);
+      if (c < 0x20) return string_error(Status::JsonControlCharacter, at_pos(p), run, p);
       if (c >= 0x80) {
         if (c >= 0xC2 && c <= 0xDF) {
           utf8_need_ = 1;
@@ -292,7 +309,7 @@ JsonLexer::Token JsonLexer::lex_string(const uint8_t*& p, const uint8_t* end) {
           if (c == 0xF0) utf8_lo_ = 0x90;       // no overlong 4-byte forms
           else if (c == 0xF4) utf8_hi_ = 0x8F;  // nothing above U+10FFFF
         } else {
-          return fail(Status::InvalidUtf8, p);
+          return string_error(Status::InvalidUtf8, at_pos(p), run, p);
         }
         ++p;
         break;  // back to the continuation loop
@@ -330,7 +347,7 @@ JsonLexer::Token JsonLexer::lex_escape(const uint8_t*& p, const uint8_t* end) {
             hex_value_ = 0;
             continue;
           default:
-            return fail(Status::JsonInvalidEscape, p);
+            return string_error(Status::JsonInvalidEscape, at_pos(p), p, p);
         }
         ++p;
         return emit_codepoint(out);
@@ -338,7 +355,7 @@ JsonLexer::Token JsonLexer::lex_escape(const uint8_t*& p, const uint8_t* end) {
       case kUnicode:
       case kSurrogateUnicode: {
         int h = hex_value(c);
-        if (h < 0) return fail(Status::JsonInvalidEscape, p);
+        if (h < 0) return string_error(Status::JsonInvalidEscape, at_pos(p), p, p);
         ++p;
         hex_value_ = (hex_value_ << 4) | uint32_t(h);
         if (++hex_count_ < 4) continue;
@@ -346,25 +363,25 @@ JsonLexer::Token JsonLexer::lex_escape(const uint8_t*& p, const uint8_t* end) {
         if (state_ == kSurrogateUnicode) {
           if (cu >= 0xDC00 && cu <= 0xDFFF)
             return emit_codepoint(0x10000 + ((high_surrogate_ - 0xD800) << 10) + (cu - 0xDC00));
-          if (!lenient_surrogates_) return fail_pos(Status::JsonLoneSurrogate, surrogate_pos_);
+          // Where a low surrogate was needed, another unit starts: invalid from its backslash.
+          if (!lenient_surrogates_) return string_error(Status::JsonLoneSurrogate, at_pos(p) - 6, p, p);
           // Lenient: the first half is dropped; this unit stands on its own.
         }
         if (cu >= 0xD800 && cu <= 0xDBFF) {
           high_surrogate_ = cu;
-          surrogate_pos_ = at_pos(p) - 6;  // its backslash
           state_ = kSurrogateBackslash;
           continue;
         }
         if (cu >= 0xDC00 && cu <= 0xDFFF) {
-          if (!lenient_surrogates_) return fail_pos(Status::JsonLoneSurrogate, at_pos(p) - 6);
+          if (!lenient_surrogates_) return string_error(Status::JsonLoneSurrogate, at_pos(p) - 6, p, p);
           state_ = kString;
           return kNeedMore;  // nothing to emit; the caller resumes the string
         }
         return emit_codepoint(cu);
       }
       case kSurrogateBackslash:
-        if (c != '\\') {
-          if (!lenient_surrogates_) return fail_pos(Status::JsonLoneSurrogate, surrogate_pos_);
+        if (c != '\\') {  // a low surrogate's backslash was needed here
+          if (!lenient_surrogates_) return string_error(Status::JsonLoneSurrogate, at_pos(p), p, p);
           state_ = kString;
           return kNeedMore;
         }
@@ -373,7 +390,7 @@ JsonLexer::Token JsonLexer::lex_escape(const uint8_t*& p, const uint8_t* end) {
         continue;
       case kSurrogateU:
         if (c != 'u') {
-          if (!lenient_surrogates_) return fail_pos(Status::JsonLoneSurrogate, surrogate_pos_);
+          if (!lenient_surrogates_) return string_error(Status::JsonLoneSurrogate, at_pos(p), p, p);
           state_ = kEscape;  // the backslash starts an ordinary escape
           continue;
         }

@@ -28,6 +28,10 @@ struct Cursor {
     while (p < end && json_is_ws(*p)) ++p;
   }
   bool eat(uint8_t c) {
+    if (p < end && *p == c) {  // compact JSON has no whitespace: try the byte first
+      ++p;
+      return true;
+    }
     ws();
     if (p == end || *p != c) return false;
     ++p;
@@ -46,6 +50,26 @@ struct Cursor {
     uint64_t v = 0;
     if (*p == '0') {
       ++p;
+    } else if (end - p >= 24) {  // 8 digits per step (SWAR), as in fast_float
+      unsigned total = 0;
+      for (;;) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t t = w - 0x3030303030303030ull;
+        uint64_t nd = (t | (t + 0x7676767676767676ull)) & 0x8080808080808080ull;
+        unsigned n = nd ? unsigned(__builtin_ctzll(nd)) >> 3 : 8;
+        if (n == 0) break;
+        uint64_t d = n == 8 ? t : t << ((8 - n) * 8);
+        d = (d * 10) + (d >> 8);
+        d = (((d & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+             (((d >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >> 32;
+        static const uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+        v = v * kPow10[n] + d;
+        p += n;
+        total += n;
+        if (n < 8 || total > 19) break;
+      }
+      if (total > 19) return false;
     } else {
       const uint8_t* start = p;
       while (p < end && is_digit(*p)) v = v * 10 + uint64_t(*p++ - '0');
@@ -55,6 +79,36 @@ struct Cursor {
     *out = v;
     return true;
   }
+};
+
+// dtype names as little-endian integer keys, compared inline.
+constexpr uint64_t dkey(const char* s) {
+  uint64_t k = 0;
+  for (int i = 0; s[i] && i < 8; ++i) k |= uint64_t(uint8_t(s[i])) << (8 * i);
+  return k;
+}
+inline bool fast_dtype(const uint8_t* s, size_t n, const uint8_t* end, DType* out) {
+  if (n > 8 || n < 2 || end - s < 8) return dtype_from_name(reinterpret_cast<const char*>(s), n, out);
+  uint64_t k;
+  memcpy(&k, s, 8);  // fixed size: one load, no store-forwarding stall
+  if (n < 8) k &= (uint64_t(1) << (8 * n)) - 1;
+  switch (k) {
+#define WS_DTYPE_CASE(name, bits) \
+  case dkey(#name):               \
+    if (sizeof(#name) - 1 <= 8) { \
+      *out = DType::name;         \
+      return true;                \
+    }                             \
+    break;
+    WS_DTYPE_LIST(WS_DTYPE_CASE)
+#undef WS_DTYPE_CASE
+  }
+  return false;
+}
+constexpr uint8_t kBitsTab[] = {
+#define WS_DTYPE_BITS(name, bits) bits,
+    WS_DTYPE_LIST(WS_DTYPE_BITS)
+#undef WS_DTYPE_BITS
 };
 
 size_t varint_size(uint64_t v) {
@@ -78,6 +132,8 @@ uint8_t* put_varint(uint8_t* p, uint64_t v) {
 }  // namespace
 
 size_t SafetensorsHeaderParser::fast_entry(const uint8_t* begin, const uint8_t* end, int boundary) {
+  // An entry nests 3 deep (root, entry, shape): a lower nesting limit is the general path's.
+  if (limits_.max_nesting < 3) return 0;
   Cursor c{begin, end};
   if (boundary == 2 && !c.eat(',')) return 0;
   if (!c.eat('"')) return 0;
@@ -118,7 +174,7 @@ size_t SafetensorsHeaderParser::fast_entry(const uint8_t* begin, const uint8_t* 
       while (c.p < end && c.p - s <= 12 && *c.p != '"' && *c.p != '\\') ++c.p;
       if (c.p == end || *c.p != '"') return 0;
       DType d;
-      if (!dtype_from_name(reinterpret_cast<const char*>(s), size_t(c.p - s), &d)) return 0;
+      if (!fast_dtype(s, size_t(c.p - s), end, &d)) return 0;
       dtype = uint8_t(d);
       ++c.p;
     } else if (field == kFieldShape) {
@@ -156,28 +212,31 @@ size_t SafetensorsHeaderParser::fast_entry(const uint8_t* begin, const uint8_t* 
   if (zero) elements = 0;
   else if (overflow) return 0;
   uint64_t bits;
-  if (__builtin_mul_overflow(elements, uint64_t(dtype_bits(static_cast<DType>(dtype))), &bits)) return 0;
+  if (__builtin_mul_overflow(elements, uint64_t(kBitsTab[dtype]), &bits)) return 0;
   if (bits % 8 != 0 || offsets[1] - offsets[0] != bits / 8) return 0;
 
   // Store [u32 name_len][name][u8 dtype][varint rank][varint dims] and the record, exactly as the
   // general path does.
   size_t blob = 4 + name_len + 1 + varint_size(rank);
   for (uint32_t i = 0; i < rank; ++i) blob += varint_size(dims[i]);
-  if (arena_->counting() || arena_->size() - arena_->used() < blob + sizeof(TensorRecord)) return 0;
+  // When the arena runs out, growing still counts what would be needed (sizing pass): the
+  // stores are skipped, the accounting is the general path's.
   size_t blob_off = arena_->low();
-  uint8_t* out = arena_->grow_low(blob);
-  uint32_t len32 = uint32_t(name_len);
-  memcpy(out, &len32, 4);
-  memcpy(out + 4, name, name_len);
-  out += 4 + name_len;
-  *out++ = dtype;
-  out = put_varint(out, rank);
-  for (uint32_t i = 0; i < rank; ++i) out = put_varint(out, dims[i]);
-  TensorRecord* rec = static_cast<TensorRecord*>(arena_->grow_high(sizeof(TensorRecord)));
-  rec->begin = offsets[0];
-  rec->end = offsets[1];
-  rec->blob = uint32_t(blob_off);
-  rec->header_pos = uint32_t(lexer_.consumed() + uint64_t(quote - begin));
+  if (uint8_t* out = arena_->grow_low(blob)) {
+    uint32_t len32 = uint32_t(name_len);
+    memcpy(out, &len32, 4);
+    memcpy(out + 4, name, name_len);
+    out += 4 + name_len;
+    *out++ = dtype;
+    out = put_varint(out, rank);
+    for (uint32_t i = 0; i < rank; ++i) out = put_varint(out, dims[i]);
+  }
+  if (TensorRecord* rec = static_cast<TensorRecord*>(arena_->grow_high(sizeof(TensorRecord)))) {
+    rec->begin = offsets[0];
+    rec->end = offsets[1];
+    rec->blob = uint32_t(blob_off);
+    rec->header_pos = uint32_t(lexer_.consumed() + uint64_t(quote - begin));
+  }
   ++tensor_count_;
   return size_t(c.p - begin);
 }

@@ -231,8 +231,9 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
         ctx_ = kEntryKey;
         return Status::Ok;
       }
-      if (t != L::kNumber) return fail(Status::InvalidShape, lexer_.token_pos());
-      if (!lexer_.number_is_u64()) return fail(Status::InvalidInteger, lexer_.token_pos());
+      // Anything but a plain integer as an element (a quoted number, null, an array) is the
+      // element's fault; the shape itself is an array.
+      if (t != L::kNumber || !lexer_.number_is_u64()) return fail(Status::InvalidInteger, lexer_.token_pos());
       if (rank_ >= limits_.max_rank) return fail(Status::RankTooLarge, lexer_.token_pos());
       ++rank_;
       uint64_t v = lexer_.number_value();
@@ -251,9 +252,8 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
         ctx_ = kEntryKey;
         return Status::Ok;
       }
-      if (t != L::kNumber) return fail(Status::InvalidDataOffsets, lexer_.token_pos());
-      if (!lexer_.number_is_u64()) return fail(Status::InvalidInteger, lexer_.token_pos());
       if (offsets_count_ == 2) return fail(Status::InvalidDataOffsets, lexer_.token_pos());
+      if (t != L::kNumber || !lexer_.number_is_u64()) return fail(Status::InvalidInteger, lexer_.token_pos());
       offsets_[offsets_count_++] = lexer_.number_value();
       return Status::Ok;
 
@@ -315,8 +315,10 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
         meta_str_size_ = 0;
         arena_->grow_low(4);
       }
-      meta_str_size_ += lexer_.piece_size();
-      append_blob(lexer_.piece(), lexer_.piece_size());
+      if (limits_.keep_metadata) {
+        meta_str_size_ += lexer_.piece_size();
+        append_blob(lexer_.piece(), lexer_.piece_size());
+      }
       if (lexer_.piece_last()) {
         if (!arena_->counting()) put_u32(arena_->base() + meta_len_mark_, uint32_t(meta_str_size_));
         ++meta_count_;
@@ -340,9 +342,9 @@ Status SafetensorsHeaderParser::end_root_key() {
   }
   if (key_size_ > limits_.max_name_bytes)
     return fail_at(Status::NameTooLong, header_start_ + key_pos_, kNoTensor);
-  if (tensor_count_ >= limits_.max_tensors)
-    return fail_at(Status::TooManyTensors, header_start_ + key_pos_, kNoTensor);
   if (!arena_->counting()) put_u32(arena_->base() + key_mark_, uint32_t(key_size_));
+  if (tensor_count_ >= limits_.max_tensors)
+    return fail_at(Status::TooManyTensors, header_start_ + key_pos_, uint32_t(key_mark_));
   ctx_ = kRootValueTensor;
   return Status::Ok;
 }
@@ -392,7 +394,7 @@ Status SafetensorsHeaderParser::end_metadata() {
   }
   // Scratch: an offset per entry, then the hash table, above the metadata; released afterwards.
   size_t mark = arena_->low(), need_mark = arena_->need_low();
-  size_t pad = (4 - (mark & 3)) & 3;
+  size_t pad = (4 - (need_mark & 3)) & 3;  // need_mark == mark unless counting
   size_t scratch_bytes = pad + size_t(meta_count_) * 4 + duplicate_table_bytes(meta_count_);
   uint8_t* scratch = arena_->grow_low(scratch_bytes);
   if (!scratch) {
@@ -434,11 +436,11 @@ Status SafetensorsHeaderParser::end_metadata() {
 
 Status SafetensorsHeaderParser::finish(TensorTable* table) {
   if (error_.code != Status::Ok) return error_.code;
-  if (!lexer_.complete()) return fail_at(Status::JsonUnexpectedEnd, header_start_ + lexer_.consumed(), kNoTensor);
+  if (!lexer_.complete()) return fail(Status::JsonUnexpectedEnd, lexer_.consumed());
   uint32_t n = tensor_count_;
   // Scratch for the duplicate check, 4-byte aligned above the names.
   size_t mark = arena_->low(), need_mark = arena_->need_low();
-  size_t pad = (4 - (mark & 3)) & 3;
+  size_t pad = (4 - (need_mark & 3)) & 3;  // need_mark == mark unless counting
   size_t scratch_bytes = pad + duplicate_table_bytes(n);
   uint8_t* scratch = arena_->counting() ? nullptr : arena_->grow_low(scratch_bytes);
   if (!scratch) {
@@ -471,6 +473,23 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
     if (a.end != b.end) return a.end < b.end;
     return a.blob < b.blob;
   };
+  // The common case in one pass: declared in file order, contiguous from 0.
+  {
+    uint64_t run = 0;
+    uint32_t i = 0;
+    for (; i < n; ++i) {
+      const TensorRecord& r = recs[n - 1 - i];
+      if (r.begin != run || r.end < r.begin) break;
+      run = r.end;
+    }
+    if (i == n) {
+      std::reverse(recs, recs + n);
+      data_size_ = run;
+      table->set(base, recs, n, header_start_);
+      if (has_meta_) table->set_metadata(uint32_t(meta_begin_), uint32_t(meta_end_), meta_count_);
+      return Status::Ok;
+    }
+  }
   bool descending = true;
   for (uint32_t i = 1; i < n && descending; ++i) descending = less(recs[i], recs[i - 1]);
   if (descending) std::reverse(recs, recs + n);

@@ -169,7 +169,15 @@ Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
       ctx_ = kMapValue;
       return Status::Ok;
     case kMapValue: {
-      if (t != L::kStringPiece) return fail(Status::IndexInvalidWeightMap, lexer_.token_pos());
+      if (t != L::kStringPiece) {
+        fail(Status::IndexInvalidWeightMap, lexer_.token_pos());
+        if (!arena_.counting()) {  // name the tensor whose shard is not a string
+          StrView k = blob_str(key_name_off_);
+          error_.tensor_name = k.data;
+          error_.tensor_name_size = k.size;
+        }
+        return error_.code;
+      }
       if (!store_piece()) return Status::Ok;
       // Consecutive entries usually name the same shard: keep its name once per run.
       uint32_t shard_off = str_off_;
@@ -224,7 +232,7 @@ Status ShardIndex::finish() {
   // Persistent tables: tensor-name hash, shard names, shard-name hash (sized by the entries, an
   // upper bound on the shards), and a seen bit per entry.
   size_t slots = detail::duplicate_table_slots(n);
-  size_t pad = (4 - (arena_.low() & 3)) & 3;
+  size_t pad = (4 - (arena_.need_low() & 3)) & 3;  // low() stops moving once counting
   size_t bytes = pad + slots * 4 + size_t(n) * 4 + slots * 4 + (size_t(n) + 7) / 8;
   uint8_t* mem = arena_.grow_low(bytes);  // when it fails, the need is still counted
   if (!mem) return fail(Status::ArenaExhausted, lexer_.consumed());

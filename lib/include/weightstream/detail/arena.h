@@ -74,7 +74,11 @@ class Arena {
   void note_scratch(size_t extra) {
     if (need_low_ + need_high_ + extra > peak_need_) peak_need_ = need_low_ + need_high_ + extra;
   }
-  size_t peak_needed() const { return peak_need_ > needed() ? peak_need_ : needed(); }
+  // The size to ask for: the peak need, rounded up to the 8-byte granularity init() uses.
+  size_t peak_needed() const {
+    size_t n = peak_need_ > needed() ? peak_need_ : needed();
+    return (n + 7) & ~size_t(7);
+  }
 
  private:
   void note_peak() {

@@ -87,6 +87,7 @@ class JsonLexer {
   Token lex(const uint8_t*& p, const uint8_t* end);
   Token fail(Status s, const uint8_t* at);
   Token fail_pos(Status s, uint64_t pos);
+  Token string_error(Status s, uint64_t pos, const uint8_t* run, const uint8_t* p);
   Token lex_string(const uint8_t*& p, const uint8_t* end);
   Token lex_escape(const uint8_t*& p, const uint8_t* end);
   Token lex_number(const uint8_t*& p, const uint8_t* end);
@@ -100,6 +101,9 @@ class JsonLexer {
   Token emit_piece(const uint8_t* data, size_t n, bool last);
   Token emit_codepoint(uint32_t cp);
   bool num_minus_ = false;
+  bool has_deferred_ = false;  // a string error waiting behind the piece that precedes it
+  Status deferred_status_ = Status::Ok;
+  uint64_t deferred_pos_ = 0;
 
   State state_ = kValue;
   Status status_ = Status::Ok;
@@ -119,7 +123,7 @@ class JsonLexer {
   uint32_t max_nesting_ = 128;
   uint32_t num_digits_ = 0;
   uint64_t num_value_ = 0;
-  uint64_t pos_ = 0, tok_pos_ = 0, err_pos_ = 0, str_pos_ = 0, surrogate_pos_ = 0;
+  uint64_t pos_ = 0, tok_pos_ = 0, err_pos_ = 0, str_pos_ = 0;
   const uint8_t* base_ = nullptr;  // start of the current next() call's input, at base_pos_
   uint64_t base_pos_ = 0;
   const uint8_t* piece_ = nullptr;
