@@ -24,6 +24,7 @@
 #include "measure.h"
 #include "simdjson_runner.h"
 #include "synth_header.h"
+#include "table_format.h"
 #include "weightstream/limits.h"
 #include "weightstream/status.h"
 #include "ws_runner.h"
@@ -69,14 +70,6 @@ const std::vector<CaseDef>& case_defs() {
 
 bool selected(const Options& o, const char* name) {
   return o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), name) != o.cases.end();
-}
-
-double mbps(uint64_t bytes, double s) { return static_cast<double>(bytes) / 1e6 / s; }
-
-std::string fmt_count(uint64_t v) {  // 12345678 -> "12,345,678": header sizes are read by eye
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
 }
 
 std::string ws_failure(const WsResult& r) {
