@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gguf_builder.h"
 #include "mini_json.h"
 #include "process.h"
 #include "weightstream/status.h"
@@ -21,6 +22,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using clitest::GgufBuilder;
 using clitest::Json;
 using clitest::parse_json;
 using clitest::read_file;
@@ -292,7 +294,112 @@ TEST_F(CliMalformed, GgufVersionOneIsRejectedAtTheVersionField) {
             error_line(p, "\"gguf\"", 0,
                        "{\"code\":\"GgufVersion1\",\"offset\":4,\"tensor\":null,\"message\":\"" +
                            desc(ws::Status::GgufVersion1) +
-                           ". Re-convert the model with a current llama.cpp (GGUF v3).\"}"));
+                           ". Re-convert the model with a current llama.cpp (convert_hf_to_gguf.py), "
+                           "which writes GGUF v3.\"}"));
+}
+
+// A small valid GGUF: two F32 tensors of 8 elements (32 bytes each, so no padding between them).
+GgufBuilder two_tensors(const std::string& arch = "llama") {
+  GgufBuilder b;
+  b.kv_string("general.architecture", arch).tensor("a", {8}, 0, 32).tensor("b", {8}, 0, 32);
+  return b;
+}
+
+TEST_F(CliMalformed, GgufByteSwappedIsRejectedAtTheVersionField) {
+  const std::string good = two_tensors().bytes();
+  // Version 3 written big-endian, as a big-endian writer does.
+  const std::string p = write("be.gguf", good.substr(0, 4) + std::string("\0\0\0\x03", 4) + good.substr(8));
+  EXPECT_EQ(validate_json(p),
+            error_line(p, "\"gguf\"", 0,
+                       "{\"code\":\"GgufByteSwapped\",\"offset\":4,\"tensor\":null,\"message\":\"" +
+                           desc(ws::Status::GgufByteSwapped) +
+                           " (the version field reads 50331648, which is version 3 written "
+                           "big-endian). Big-endian GGUF is not supported: convert the file with "
+                           "gguf-py's gguf_convert_endian.py (order little), or re-convert the model "
+                           "on a little-endian machine.\"}"));
+}
+
+TEST_F(CliMalformed, GgufTruncatedDataNamesTheTensorItEndsIn) {
+  const std::string good = two_tensors().bytes();
+  const std::string p = write("cut.gguf", good.substr(0, good.size() - 10));
+  // The file's size is known in advance: rejected at its end, once the header says how long the
+  // data is, naming the tensor the file ends in.
+  EXPECT_EQ(validate_json(p),
+            error_line(p, "\"gguf\"", 2,
+                       "{\"code\":\"TruncatedData\",\"offset\":" + std::to_string(good.size() - 10) +
+                           ",\"tensor\":\"b\",\"message\":\"" + desc(ws::Status::TruncatedData) +
+                           " (the tensors end at byte " + std::to_string(good.size()) +
+                           "; the file is " + std::to_string(good.size() - 10) +
+                           " bytes). The file is shorter than its header says: was the download "
+                           "interrupted?\"}"));
+}
+
+TEST_F(CliMalformed, GgufWrongTensorOffsetSaysExpectedAndFound) {
+  GgufBuilder b;
+  b.kv_string("general.architecture", "llama")
+      .tensor("a", {5}, 0, 20)            // ends at 20, padded to 32
+      .tensor("b", {8}, 0, 32, 20);       // written unpadded
+  const std::string p = write("off.gguf", b.bytes());
+  EXPECT_EQ(validate_json(p),
+            error_line(p, "\"gguf\"", 0,
+                       "{\"code\":\"GgufInvalidTensorOffset\",\"offset\":" +
+                           std::to_string(b.offset_field(1)) + ",\"tensor\":\"b\",\"message\":\"" +
+                           desc(ws::Status::GgufInvalidTensorOffset) +
+                           " (expected 32, found 20: the end of the tensor before it, rounded up to "
+                           "a multiple of 32). ggml lays tensors out back to back, each padded to the "
+                           "alignment: the file is corrupt or was written by a buggy converter.\"}"));
+  // The first tensor must start the data section. (No key-values: the tensor infos follow the
+  // preamble directly.)
+  GgufBuilder first;
+  first.tensor("a", {8}, 0, 32, 64);
+  const std::string q = write("first.gguf", first.bytes());
+  EXPECT_NE(validate_json(q).find("(expected 0, found 64: the first tensor starts the data section)"),
+            std::string::npos);
+}
+
+TEST_F(CliMalformed, GgufRetiredTypeIsNamed) {
+  GgufBuilder b;
+  b.kv_string("general.architecture", "llama").tensor("q", {32}, 4, 20);  // Q4_2, long gone
+  const std::string p = write("q4_2.gguf", b.bytes());
+  EXPECT_EQ(validate_json(p),
+            error_line(p, "\"gguf\"", 0,
+                       "{\"code\":\"GgufRetiredType\",\"offset\":" + std::to_string(b.type_field(0)) +
+                           ",\"tensor\":\"q\",\"message\":\"" + desc(ws::Status::GgufRetiredType) +
+                           " (type id 4 was Q4_2). llama.cpp no longer loads this quantization type: "
+                           "re-quantize from the original weights with a current llama-quantize.\"}"));
+  // An I2_S tensor in a file that does not say it is BitNet's: id 36 is retired upstream.
+  GgufBuilder i2s;
+  i2s.kv_string("general.architecture", "llama").tensor("w", {256}, 36, 256 / 4 + 32);
+  const std::string q = write("i2s.gguf", i2s.bytes());
+  EXPECT_NE(validate_json(q).find("(type id 36 was IQ4_NL_4_4; BitNet's llama.cpp fork uses it for "
+                                  "I2_S, but general.architecture does not name bitnet)"),
+            std::string::npos);
+}
+
+TEST_F(CliMalformed, GgufUnknownTypeIdIsGiven) {
+  GgufBuilder b;
+  b.kv_string("general.architecture", "llama").tensor("x", {8}, 99, 32);
+  const std::string p = write("t99.gguf", b.bytes());
+  EXPECT_EQ(validate_json(p),
+            error_line(p, "\"gguf\"", 0,
+                       "{\"code\":\"GgufInvalidType\",\"offset\":" + std::to_string(b.type_field(0)) +
+                           ",\"tensor\":\"x\",\"message\":\"" + desc(ws::Status::GgufInvalidType) +
+                           " (type id 99). The tensor type is unknown to this reader: the file is "
+                           "corrupt, or newer than weightstream.\"}"));
+}
+
+TEST_F(CliMalformed, GgufDuplicateKeyIsNamed) {
+  GgufBuilder b;
+  b.kv_string("general.architecture", "llama").kv_u32("n", 1).kv_string("general.architecture", "x");
+  const std::string p = write("dupkey.gguf", b.bytes());
+  const std::string line = validate_json(p);
+  EXPECT_NE(line.find("\"code\":\"GgufDuplicateKey\",\"offset\":" + std::to_string(b.kv_offset(2))),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(desc(ws::Status::GgufDuplicateKey) +
+                      " (key \\\"general.architecture\\\", also at byte 24)."),
+            std::string::npos)
+      << line;
 }
 
 TEST_F(CliMalformed, GgufCutInsideTheHeaderOfAStream) {
@@ -389,17 +496,36 @@ TEST(CliRealFiles, GgufFilesAreValidWithTheTensorCountsOfTheirExpectJson) {
   }
 }
 
-// Two JSON numbers as doubles (values of FLOAT32 keys compared at float precision).
-void expect_same_number(const Json& got, const Json& want, bool f32, const std::string& what) {
-  ASSERT_EQ(got.type, Json::Number) << what;
-  const double g = std::stod(got.text), w = std::stod(want.text);
-  if (f32)
-    EXPECT_EQ(static_cast<float>(g), static_cast<float>(w)) << what;
-  else if (got.text.find_first_of(".eE") == std::string::npos)
-    EXPECT_EQ(got.text, want.text) << what << ": integers compared exactly, beyond 2^53";
-  else
-    EXPECT_EQ(g, w) << what;
+// A value of the CLI's JSON against gguf-py's, exactly: integers digit for digit (beyond 2^53
+// too), FLOAT32 values as the same float (the CLI prints the shortest text that reads back as the
+// file's float; gguf-py prints that float widened to a double), FLOAT64 as the same double.
+void expect_same_value(const Json& got, const Json& want, const std::string& type,
+                       const std::string& what) {
+  if (type == "STRING") {
+    ASSERT_EQ(got.type, Json::String) << what;
+    EXPECT_EQ(got.str(), want.str()) << what;
+  } else if (type == "BOOL") {
+    ASSERT_EQ(got.type, Json::Bool) << what;
+    EXPECT_EQ(got.boolean, want.boolean) << what;
+  } else if (type == "FLOAT32") {
+    ASSERT_EQ(got.type, Json::Number) << what;
+    EXPECT_EQ(std::stof(got.text), static_cast<float>(std::stod(want.text))) << what;
+  } else if (type == "FLOAT64") {
+    ASSERT_EQ(got.type, Json::Number) << what;
+    EXPECT_EQ(std::stod(got.text), std::stod(want.text)) << what;
+  } else {
+    ASSERT_EQ(got.type, Json::Number) << what;
+    EXPECT_EQ(got.text, want.text) << what << ": integers exactly";
+  }
 }
+
+std::vector<std::string> member_names(const Json& object) {
+  std::vector<std::string> names;
+  for (const auto& m : object.members) names.push_back(m.first);
+  return names;
+}
+
+using Keys = std::vector<std::string>;
 
 TEST(CliRealFiles, GgufInspectJsonAgreesWithGgufPy) {
   for (const std::string& f : gguf_files()) {
@@ -408,13 +534,18 @@ TEST(CliRealFiles, GgufInspectJsonAgreesWithGgufPy) {
     const RunResult r = cli({"inspect", "--json", f});
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const Json got = parse_json(r.out);
+    EXPECT_EQ(member_names(got), (Keys{"file", "format", "valid", "header_size", "data_start",
+                                       "tensors", "metadata", "gguf", "error"}));
     EXPECT_EQ(got["format"].str(), "gguf");
     EXPECT_TRUE(got["header_size"].is_null());
     // ggml's data offset: gguf-py pads it even for files without tensors, past the end of file.
     EXPECT_EQ(got["data_start"].u64(), expect["ggml_gguf_cpp_cross_check"]["data_offset"].u64());
-    EXPECT_EQ(got["gguf"]["version"].u64(), expect["version"].u64());
-    EXPECT_EQ(got["gguf"]["alignment"].u64(), expect["alignment"].u64());
-    EXPECT_EQ(got["gguf"]["kv_count"].u64(), expect["kv_count"].u64());
+    const Json& g = got["gguf"];
+    EXPECT_EQ(member_names(g), (Keys{"version", "alignment", "dialect", "architecture", "kv_count", "kv"}));
+    EXPECT_EQ(g["version"].u64(), expect["version"].u64());
+    EXPECT_EQ(g["alignment"].u64(), expect["alignment"].u64());
+    EXPECT_EQ(g["dialect"].str(), "upstream");
+    EXPECT_EQ(g["kv_count"].u64(), expect["kv_count"].u64());
 
     const Json& et = expect["tensors"];
     const Json& gt = got["tensors"];
@@ -426,41 +557,266 @@ TEST(CliRealFiles, GgufInspectJsonAgreesWithGgufPy) {
       for (size_t d = 0; d < et[i]["ne"].items.size(); ++d)
         EXPECT_EQ(gt[i]["shape"][d].u64(), et[i]["ne"][d].u64());
       EXPECT_EQ(gt[i]["data_offsets"][0].u64(), et[i]["offset"].u64());
+      EXPECT_EQ(gt[i]["data_offsets"][1].u64(), et[i]["offset"].u64() + et[i]["n_bytes"].u64());
       EXPECT_EQ(gt[i]["bytes"].u64(), et[i]["n_bytes"].u64());
+      EXPECT_EQ(got["data_start"].u64() + gt[i]["data_offsets"][0].u64(),
+                et[i]["data_offset_absolute"].u64());
     }
 
+    // Every key-value, in file order, with gguf-py's facts about it.
     const Json& ekv = expect["kv"];
-    const Json& gkv = got["metadata"];
-    ASSERT_EQ(gkv.members.size(), ekv.items.size());
+    const Json& gkv = g["kv"];
+    ASSERT_EQ(gkv.items.size(), ekv.items.size());
+    std::string architecture;
     for (size_t i = 0; i < ekv.items.size(); ++i) {
       const Json& e = ekv[i];
+      const Json& v = gkv[i];
       const std::string key = e["key"].str();
-      EXPECT_EQ(gkv.members[i].first, key) << "key-values in file order";
-      const Json& v = gkv.members[i].second;
+      SCOPED_TRACE(key);
+      EXPECT_EQ(v["key"].str(), key);
+      EXPECT_EQ(v["offset"].u64(), e["offset"].u64());
       const std::string type = e["type_name"].str();
-      if (type == "ARRAY") {
-        EXPECT_EQ(v["type"].str(), "ARRAY") << key;
-        EXPECT_EQ(v["elem_type"].str(), e["array_type_name"].str()) << key;
-        EXPECT_EQ(v["count"].u64(), e["array_len"].u64()) << key;
-        const Json& head = e["array_head"];
-        ASSERT_GE(v["head"].items.size(), head.items.size()) << key;
-        for (size_t k = 0; k < head.items.size(); ++k) {
-          if (head[k].type == Json::String)
-            EXPECT_EQ(v["head"][k].str(), head[k].str()) << key;
-          else if (head[k].type == Json::Bool)
-            EXPECT_EQ(v["head"][k].boolean, head[k].boolean) << key;
-          else
-            expect_same_number(v["head"][k], head[k], e["array_type_name"].str() == "FLOAT32", key);
-        }
-      } else if (type == "STRING") {
-        EXPECT_EQ(v.str(), e["value"].str()) << key;
-      } else if (type == "BOOL") {
-        EXPECT_EQ(v.boolean, e["value"].boolean) << key;
+      EXPECT_EQ(v["type"].str(), type);
+      if (key == "general.architecture") architecture = e["value"].str();
+      if (type != "ARRAY") {
+        EXPECT_EQ(member_names(v), (Keys{"key", "offset", "type", "value"}));
+        expect_same_value(v["value"], e["value"], type, key);
+        continue;
+      }
+      const std::string elem = e["array_type_name"].str();
+      const uint64_t count = e["array_len"].u64();
+      EXPECT_EQ(v["element_type"].str(), elem);
+      EXPECT_EQ(v["count"].u64(), count);
+      Keys keys = {"key", "offset", "type", "element_type", "count"};
+      if (elem == "STRING") {
+        keys.push_back("string_bytes");
+        EXPECT_EQ(v["string_bytes"].u64(), e["array_string_total_bytes"].u64());
+      }
+      if (count <= 16) {
+        keys.push_back("values");
+        EXPECT_EQ(member_names(v), keys);
+        const Json& want = e["array_values"];
+        ASSERT_EQ(v["values"].items.size(), count);
+        ASSERT_EQ(want.items.size(), count);
+        for (size_t k = 0; k < count; ++k) expect_same_value(v["values"][k], want[k], elem, key);
       } else {
-        expect_same_number(v, e["value"], type == "FLOAT32", key);
+        keys.push_back("head");
+        keys.push_back("last");
+        EXPECT_EQ(member_names(v), keys);
+        const Json& head = e["array_head"];
+        ASSERT_EQ(head.items.size(), 5u);
+        ASSERT_EQ(v["head"].items.size(), 5u);
+        for (size_t k = 0; k < 5; ++k) expect_same_value(v["head"][k], head[k], elem, key);
+        expect_same_value(v["last"], e["array_last"], elem, key);
       }
     }
+    if (architecture.empty())
+      EXPECT_TRUE(g["architecture"].is_null());
+    else
+      EXPECT_EQ(g["architecture"].str(), architecture);
+
+    // "metadata" holds the same key-values as a name → value object.
+    ASSERT_EQ(got["metadata"].members.size(), ekv.items.size());
+    for (size_t i = 0; i < ekv.items.size(); ++i)
+      EXPECT_EQ(got["metadata"].members[i].first, ekv[i]["key"].str());
   }
+}
+
+// The cells of the text table line for `key` (columns are separated by two or more spaces), or
+// nothing when no line starts with it.
+std::vector<std::string> kv_cells(const std::string& out, const std::string& key) {
+  const size_t at = out.find("\n  " + key + " ");
+  if (at == std::string::npos) return {};
+  const std::string line = out.substr(at + 3, out.find('\n', at + 1) - at - 3);
+  std::vector<std::string> cells;
+  size_t i = 0;
+  while (i < line.size()) {
+    size_t gap = line.find("  ", i);
+    if (gap == std::string::npos) gap = line.size();
+    cells.push_back(line.substr(i, gap - i));
+    i = line.find_first_not_of(' ', gap);
+    if (i == std::string::npos) break;
+  }
+  return cells;
+}
+
+const std::string kGgufReal = std::string(WS_SHARED_DIR) + "/testdata/real/gguf";
+const std::string kGgufSynthetic = std::string(WS_SHARED_DIR) + "/testdata/synthetic/gguf";
+
+TEST(CliInspect, GgufTextOfAVocabularySummarizesItsArrays) {
+  const std::string f = kGgufReal + "/ggml-vocab-llama-spm.gguf";
+  const RunResult r = cli({"inspect", f});
+  EXPECT_EQ(r.exit_code, 0);
+  const std::string head =
+      "file         " + f +
+      "\n"
+      "format       gguf\n"
+      "version      3\n"
+      "alignment    32\n"
+      "dialect      upstream\n"
+      "architecture llama\n"
+      "size         723869 bytes (723.9 kB)\n"
+      "data offset  723869\n"
+      "tensors      0, 0 bytes of data\n"
+      "key-values   22\n"
+      "\n"
+      "  key                                     type     value\n"
+      "  general.architecture                    STRING   \"llama\"\n";
+  EXPECT_EQ(r.out.substr(0, head.size()), head);
+  // The vocabulary as its element type and count; numeric arrays with their first values.
+  EXPECT_NE(r.out.find("\n  tokenizer.ggml.tokens                   ARRAY    [string \xC3\x97 32000]\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  tokenizer.ggml.scores                   ARRAY    [float32 \xC3\x97 32000] "
+                       "0, 0, 0, 0, 0, 0, 0, 0, \xE2\x80\xA6\n"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("\n  tokenizer.ggml.token_type               ARRAY    [int32 \xC3\x97 32000] "
+                       "2, 3, 3, 6, 6, 6, 6, 6, \xE2\x80\xA6\n"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("\n  llama.attention.layer_norm_rms_epsilon  FLOAT32  1e-05\n"), std::string::npos);
+  // No tensors: no tensor table.
+  EXPECT_EQ(r.out.find("ne (ggml order)"), std::string::npos);
+  const std::string tail = "\n\nverdict      valid\n";
+  EXPECT_EQ(r.out.substr(r.out.size() - tail.size()), tail);
+}
+
+TEST(CliInspect, GgufTextPrintsEveryScalarExactly) {
+  const std::string f = kGgufSynthetic + "/all_quant_types.gguf";
+  const Json expect = parse_json(read_file(f + ".expect.json"));
+  const RunResult r = cli({"inspect", f});
+  EXPECT_EQ(r.exit_code, 0);
+  // Floats as the shortest text that reads back as the file's value; arrays summarized.
+  const std::map<std::string, std::string> literal = {
+      {"test.f32", "0.1"},
+      {"test.f64", "0.1"},
+      {"test.arr_i32", "[int32 \xC3\x97 3] 1, -2, 3"},
+      {"test.arr_f32", "[float32 \xC3\x97 2] 0.5, -1.25"},
+      {"test.arr_str", "[string \xC3\x97 3] \"a\", \"\", \"\xC3\xBC\""},
+      {"test.arr_bool", "[bool \xC3\x97 3] true, false, true"},
+  };
+  size_t checked = 0;
+  for (const Json& kv : expect["kv"].items) {
+    const std::string key = kv["key"].str(), type = kv["type_name"].str();
+    std::string value;
+    if (literal.count(key))
+      value = literal.at(key);
+    else if (type == "STRING")
+      value = "\"" + kv["value"].str() + "\"";
+    else if (type == "BOOL")
+      value = kv["value"].boolean ? "true" : "false";
+    else
+      value = kv["value"].text;  // integers, digit for digit (test.u64 is above 2^63)
+    EXPECT_EQ(kv_cells(r.out, key), (std::vector<std::string>{key, type, value})) << key;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 21u);
+  EXPECT_NE(r.out.find("\n  test.u64              UINT64   18000000000000000000\n"), std::string::npos);
+  // The tensor table: GGML type names, ne in ggml order, offsets relative and absolute.
+  EXPECT_NE(r.out.find("\n   #  type     ne (ggml order)  bytes  data offsets      file offset  name\n"
+                       "   0  F16      [4096, 4]        32768  [0, 32768)               2336  f16\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(CliInspect, GgufTextCutsLongStringsAndQuotesOddKeys) {
+  TempDir dir;
+  GgufBuilder b;
+  const std::string tmpl = "{% for m in messages %}\"" + std::string(300, 'x') + "\n{% endfor %}";
+  b.kv_string("general.architecture", "llama")
+      .kv_string("tokenizer.chat_template", tmpl)
+      .kv_u64("big", 9007199254740993ull)  // 2^53 + 1: a double would print ...992
+      .kv_string(" spaced\x1b[2J", "v");
+  const std::string p = dir.file("t.gguf");
+  write_file(p, b.bytes());
+  const RunResult r = cli({"inspect", p});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+  // The first 100 bytes, quoted and escaped, then how long the string really is.
+  EXPECT_EQ(kv_cells(r.out, "tokenizer.chat_template"),
+            (std::vector<std::string>{"tokenizer.chat_template", "STRING",
+                                      "\"{% for m in messages %}\\\"" + std::string(76, 'x') +
+                                          "\"\xE2\x80\xA6 (" + std::to_string(tmpl.size()) + " bytes)"}));
+  EXPECT_EQ(kv_cells(r.out, "big"), (std::vector<std::string>{"big", "UINT64", "9007199254740993"}));
+  EXPECT_EQ(kv_cells(r.out, "\" spaced\\x1b[2J\""),
+            (std::vector<std::string>{"\" spaced\\x1b[2J\"", "STRING", "\"v\""}));
+  // JSON has the whole string and the exact integer.
+  const Json j = parse_json(cli({"inspect", "--json", p}).out);
+  EXPECT_EQ(j["gguf"]["kv"][1]["value"].str(), tmpl);
+  EXPECT_EQ(j["gguf"]["kv"][2]["value"].text, "9007199254740993");
+  EXPECT_EQ(j["gguf"]["kv"][2]["type"].str(), "UINT64");
+}
+
+TEST(CliInspect, GgufJsonListsShortArraysWholeAndLongOnesByTheirEnds) {
+  TempDir dir;
+  std::vector<std::string> sixteen, seventeen;
+  for (int k = 0; k < 17; ++k) (k < 16 ? sixteen : seventeen).push_back("t" + std::to_string(k));
+  seventeen.insert(seventeen.begin(), sixteen.begin(), sixteen.end());
+  std::vector<int32_t> ints(100000);
+  for (size_t k = 0; k < ints.size(); ++k) ints[k] = static_cast<int32_t>(k) - 7;
+  GgufBuilder b;
+  b.kv_string("general.architecture", "llama")
+      .kv_string_array("sixteen", sixteen)
+      .kv_string_array("seventeen", seventeen)
+      .kv_i32_array("ints", ints)
+      .kv_string_array("empty", {});
+  const std::string p = dir.file("arrays.gguf");
+  write_file(p, b.bytes());
+  const RunResult r = cli({"inspect", "--json", p});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const size_t kv = r.out.find("\"kv\":[");
+  ASSERT_NE(kv, std::string::npos);
+  EXPECT_EQ(r.out.substr(kv, r.out.find("]},\"error\"") - kv),
+            "\"kv\":[{\"key\":\"general.architecture\",\"offset\":24,\"type\":\"STRING\",\"value\":\"llama\"},"
+            "{\"key\":\"sixteen\",\"offset\":" + std::to_string(b.kv_offset(1)) +
+                ",\"type\":\"ARRAY\",\"element_type\":\"STRING\",\"count\":16,\"string_bytes\":38,"
+                "\"values\":[\"t0\",\"t1\",\"t2\",\"t3\",\"t4\",\"t5\",\"t6\",\"t7\",\"t8\",\"t9\",\"t10\",\"t11\","
+                "\"t12\",\"t13\",\"t14\",\"t15\"]},"
+                "{\"key\":\"seventeen\",\"offset\":" + std::to_string(b.kv_offset(2)) +
+                ",\"type\":\"ARRAY\",\"element_type\":\"STRING\",\"count\":17,\"string_bytes\":41,"
+                "\"head\":[\"t0\",\"t1\",\"t2\",\"t3\",\"t4\"],\"last\":\"t16\"},"
+                "{\"key\":\"ints\",\"offset\":" + std::to_string(b.kv_offset(3)) +
+                ",\"type\":\"ARRAY\",\"element_type\":\"INT32\",\"count\":100000,"
+                "\"head\":[-7,-6,-5,-4,-3],\"last\":99992},"
+                "{\"key\":\"empty\",\"offset\":" + std::to_string(b.kv_offset(4)) +
+                ",\"type\":\"ARRAY\",\"element_type\":\"STRING\",\"count\":0,\"string_bytes\":0,"
+                "\"values\":[]}");
+}
+
+// microsoft/BitNet's files reuse type ids 36-39; the architecture says which meaning applies.
+TEST(CliInspect, BitNetFileShowsItsDialectAndI2S) {
+  TempDir dir;
+  const uint64_t n = 256 * 3;  // I2_S: n/4 bytes of 2-bit codes, then a 32-byte scale tail
+  GgufBuilder b;
+  b.kv_string("general.architecture", "bitnet-b1.58")
+      .tensor("blk.0.ffn_down.weight", {256, 3}, 36, n / 4 + 32)
+      .tensor("blk.0.attn_q.weight", {64}, 39, 64);  // TL2 here; MXFP4 upstream
+  const std::string p = dir.file("bitnet.gguf");
+  write_file(p, b.bytes());
+
+  const RunResult t = cli({"inspect", p});
+  EXPECT_EQ(t.exit_code, 0) << t.out;
+  EXPECT_NE(t.out.find("\ndialect      bitnet (type ids 36-39 are I2_S, I8_S, TL1, TL2; TL1 and TL2 "
+                       "are pre-tiled for one kernel and readable only as raw bytes)\n"
+                       "architecture bitnet-b1.58\n"),
+            std::string::npos)
+      << t.out;
+  // 188 bytes of header, padded to 192.
+  EXPECT_NE(t.out.find("\n  0  I2_S  [256, 3]           224  [0, 224)              192  "
+                       "blk.0.ffn_down.weight\n"
+                       "  1  TL2   [64]                64  [224, 288)            416  "
+                       "blk.0.attn_q.weight\n"),
+            std::string::npos)
+      << t.out;
+
+  const Json j = parse_json(cli({"inspect", "--json", p}).out);
+  EXPECT_EQ(j["gguf"]["dialect"].str(), "bitnet");
+  EXPECT_EQ(j["gguf"]["architecture"].str(), "bitnet-b1.58");
+  EXPECT_EQ(j["tensors"][0]["dtype"].str(), "I2_S");
+  EXPECT_EQ(j["tensors"][0]["bytes"].u64(), n / 4 + 32);
+  EXPECT_EQ(j["tensors"][1]["dtype"].str(), "TL2");
+  const RunResult v = cli({"validate", "--json", p});
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out, "{\"file\":\"" + p + "\",\"valid\":true,\"format\":\"gguf\",\"tensors\":2,\"error\":null}\n");
 }
 
 TEST(CliInspect, JsonOfBasicF32) {
@@ -533,6 +889,31 @@ TEST(CliChunking, OutputDoesNotDependOnTheChunkSize) {
   write_file(dir.file("json.safetensors"), u64le(8) + "{\"a\":1} ");
   for (const char* f : {"trunc.safetensors", "trail.safetensors", "tiny.safetensors", "json.safetensors"})
     files.push_back(dir.file(f));
+  // GGUF: a BitNet file, and rejections whose messages quote values read back from the header
+  // (type ids, tensor offsets, keys), however the fields were split across pieces.
+  GgufBuilder bitnet;
+  bitnet.kv_string("general.architecture", "bitnet-b1.58")
+      .kv_string_array("tokens", {"a", "bb", "", "ccc"})
+      .tensor("w", {256, 2}, 36, 512 / 4 + 32);
+  GgufBuilder offset;
+  offset.kv_string("general.architecture", "llama").tensor("a", {5}, 0, 20).tensor("b", {8}, 0, 32, 20);
+  GgufBuilder retired;
+  retired.kv_string("general.architecture", "llama").tensor("a", {8}, 0, 32).tensor("q", {32}, 4, 20);
+  GgufBuilder dup;
+  dup.kv_string("general.architecture", "llama").kv_u32("n", 1).kv_u32("n", 2);
+  const std::string good = bitnet.bytes();
+  const std::vector<std::pair<std::string, std::string>> gguf = {
+      {"bitnet.gguf", good},
+      {"offset.gguf", offset.bytes()},
+      {"retired.gguf", retired.bytes()},
+      {"dup.gguf", dup.bytes()},
+      {"cut.gguf", good.substr(0, good.size() - 3)},
+      {"be.gguf", "GGUF" + std::string("\0\0\0\x03", 4) + good.substr(8)},
+  };
+  for (const auto& g : gguf) {
+    write_file(dir.file(g.first), g.second);
+    files.push_back(dir.file(g.first));
+  }
 
   for (const std::string& f : files) {
     for (const std::vector<std::string>& mode :

@@ -3,6 +3,7 @@
 // reading; and of the sample generator's float conversions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -10,7 +11,10 @@
 #include "cli_args.h"
 #include "error_text.h"
 #include "file_source.h"
+#include "gguf_builder.h"
+#include "gguf_infos.h"
 #include "gguf_kv.h"
+#include "gguf_render.h"
 #include "metadata_render.h"
 #include "half_float.h"
 #include "json_writer.h"
@@ -154,14 +158,206 @@ TEST(GgufKv, GathersScalarsStringsAndArrayHeads) {
   EXPECT_EQ(rows[2].value.count, 20u);
   ASSERT_EQ(rows[2].value.head.size(), wscli::kKeptArrayElements);
   for (size_t k = 0; k < wscli::kKeptArrayElements; ++k) EXPECT_EQ(rows[2].value.head[k].i, -int64_t(k));
-  EXPECT_EQ(wscli::metadata_value_text(rows[2].value),
-            "[0, -1, -2, -3, -4, -5, -6, -7, ...] (20 x INT16)");
-  EXPECT_EQ(wscli::metadata_value_text(rows[0].value), "tinyllama");
+  ASSERT_EQ(rows[2].value.last.size(), 1u) << "the last element, from the second run";
+  EXPECT_EQ(rows[2].value.last[0].i, -19);
+  EXPECT_EQ(wscli::gguf_value_text(rows[2].value),
+            "[int16 \xC3\x97 20] 0, -1, -2, -3, -4, -5, -6, -7, \xE2\x80\xA6");
+  EXPECT_EQ(wscli::gguf_value_text(rows[0].value), "\"tinyllama\"");
 
   wscli::JsonWriter w;
   wscli::write_metadata_value_json(&w, rows[2].value);
   EXPECT_EQ(w.str(), "{\"type\":\"ARRAY\",\"elem_type\":\"INT16\",\"count\":20,\"head\":[0,-1,-2,-3,-4,"
                      "-5,-6,-7,-8,-9,-10,-11,-12,-13,-14,-15]}");
+}
+
+// A string array streams past element by element, in pieces; only the first elements and the
+// last are kept, and every byte is counted.
+TEST(GgufKv, StringArraysKeepTheirEndsAndCountTheirBytes) {
+  wscli::GgufKvCollector c;
+  ws::Event b = kv_event(ws::EventType::KvBegin);
+  b.key = {"tokenizer.ggml.tokens", 21};
+  b.offset = 596;
+  b.value_type = ws::GgufType::Array;
+  b.elem_type = ws::GgufType::String;
+  b.count = 40;
+  c.on_event(b);
+  uint64_t total = 0;
+  for (uint64_t k = 0; k < 40; ++k) {
+    const std::string token = "tok" + std::to_string(k);
+    total += token.size();
+    // Each element in two pieces: the first letter, then the rest.
+    for (int piece = 0; piece < 2; ++piece) {
+      ws::Event e = kv_event(ws::EventType::KvBytes);
+      e.value_type = ws::GgufType::Array;
+      e.elem_type = ws::GgufType::String;
+      e.count = 40;
+      e.index = k;
+      e.data = reinterpret_cast<const uint8_t*>(token.data()) + (piece ? 1 : 0);
+      e.size = piece ? token.size() - 1 : 1;
+      e.first = piece == 0;
+      e.last = piece == 1;
+      c.on_event(e);
+    }
+  }
+  c.on_event(kv_event(ws::EventType::KvEnd));
+  const std::vector<wscli::MetadataRow> rows = c.take();
+  ASSERT_EQ(rows.size(), 1u);
+  const wscli::MetaValue& v = rows[0].value;
+  EXPECT_EQ(rows[0].offset, 596u);
+  EXPECT_EQ(v.string_bytes, total);
+  ASSERT_EQ(v.head.size(), wscli::kKeptArrayElements) << "the middle elements are not kept";
+  for (size_t k = 0; k < v.head.size(); ++k) EXPECT_EQ(v.head[k].text, "tok" + std::to_string(k));
+  ASSERT_EQ(v.last.size(), 1u);
+  EXPECT_EQ(v.last[0].text, "tok39");
+  EXPECT_EQ(v.last[0].full_size, 5u);
+  EXPECT_EQ(wscli::gguf_value_text(v), "[string \xC3\x97 40]");
+
+  wscli::JsonWriter w;
+  wscli::write_gguf_kv_json(&w, rows);
+  EXPECT_EQ(w.str(), "[{\"key\":\"tokenizer.ggml.tokens\",\"offset\":596,\"type\":\"ARRAY\","
+                     "\"element_type\":\"STRING\",\"count\":40,\"string_bytes\":" +
+                         std::to_string(total) +
+                         ",\"head\":[\"tok0\",\"tok1\",\"tok2\",\"tok3\",\"tok4\"],\"last\":\"tok39\"}]");
+}
+
+wscli::MetaValue scalar(wscli::MetaValue::Kind kind) {
+  wscli::MetaValue v;
+  v.kind = kind;
+  return v;
+}
+
+TEST(GgufRender, ScalarsExactlyStringsQuotedAndCut) {
+  wscli::MetaValue u = scalar(wscli::MetaValue::Kind::Unsigned);
+  u.u = 18446744073709551615ull;  // 2^64 - 1: no double holds it
+  EXPECT_EQ(wscli::gguf_value_text(u), "18446744073709551615");
+  u.u = 9007199254740993ull;  // 2^53 + 1
+  EXPECT_EQ(wscli::gguf_value_text(u), "9007199254740993");
+  wscli::MetaValue i = scalar(wscli::MetaValue::Kind::Signed);
+  i.i = INT64_MIN;
+  EXPECT_EQ(wscli::gguf_value_text(i), "-9223372036854775808");
+  wscli::MetaValue f = scalar(wscli::MetaValue::Kind::Float);
+  f.f = static_cast<double>(1e-5f);
+  f.f32 = true;
+  EXPECT_EQ(wscli::gguf_value_text(f), "1e-05") << "the shortest text that reads back as the float";
+  f.f = 0.1;
+  f.f32 = false;
+  EXPECT_EQ(wscli::gguf_value_text(f), "0.1");
+  f.f = 0.1 + 0.2;
+  EXPECT_EQ(wscli::gguf_value_text(f), "0.30000000000000004");
+  wscli::MetaValue t = scalar(wscli::MetaValue::Kind::Bool);
+  t.u = 1;
+  EXPECT_EQ(wscli::gguf_value_text(t), "true");
+
+  wscli::MetaValue s;
+  s.text = "say \"hi\"\n\x1b[2J";
+  s.full_size = s.text.size();
+  EXPECT_EQ(wscli::gguf_value_text(s), "\"say \\\"hi\\\"\\n\\x1b[2J\"");
+  // Cut after 100 bytes, at a character boundary (the 100th byte is inside "é").
+  s.text = std::string(99, 'a') + "\xC3\xA9" + std::string(200, 'b');
+  s.full_size = 5000;  // the collector kept only part of it
+  EXPECT_EQ(wscli::gguf_value_text(s),
+            "\"" + std::string(99, 'a') + "\"\xE2\x80\xA6 (5000 bytes)");
+  wscli::JsonWriter w;
+  std::vector<wscli::MetadataRow> rows(1);
+  rows[0].key = "tokenizer.chat_template";
+  rows[0].type = "STRING";
+  rows[0].offset = 24;
+  rows[0].value = s;
+  wscli::write_gguf_kv_json(&w, rows);
+  EXPECT_EQ(w.str(), "[{\"key\":\"tokenizer.chat_template\",\"offset\":24,\"type\":\"STRING\","
+                     "\"value\":\"" + std::string(99, 'a') + "\xC3\xA9" + std::string(200, 'b') +
+                         "\",\"value_bytes\":5000}]")
+      << "a string longer than the CLI keeps says how long it is";
+}
+
+// An array of `n` elements 0, 1, 2, ... of kind Signed, as the collector leaves it.
+wscli::MetaValue int_array(uint64_t n) {
+  wscli::MetaValue v = scalar(wscli::MetaValue::Kind::Array);
+  v.elem_type = "INT32";
+  v.count = n;
+  for (uint64_t k = 0; k < n && k < wscli::kKeptArrayElements; ++k) {
+    v.head.push_back(scalar(wscli::MetaValue::Kind::Signed));
+    v.head.back().i = int64_t(k);
+  }
+  if (n) {
+    v.last.push_back(scalar(wscli::MetaValue::Kind::Signed));
+    v.last.back().i = int64_t(n - 1);
+  }
+  return v;
+}
+
+TEST(GgufRender, ArraysAreSummarizedByTypeAndCount) {
+  EXPECT_EQ(wscli::gguf_value_text(int_array(0)), "[int32 \xC3\x97 0]");
+  EXPECT_EQ(wscli::gguf_value_text(int_array(3)), "[int32 \xC3\x97 3] 0, 1, 2");
+  EXPECT_EQ(wscli::gguf_value_text(int_array(8)), "[int32 \xC3\x97 8] 0, 1, 2, 3, 4, 5, 6, 7");
+  EXPECT_EQ(wscli::gguf_value_text(int_array(32000)),
+            "[int32 \xC3\x97 32000] 0, 1, 2, 3, 4, 5, 6, 7, \xE2\x80\xA6");
+
+  wscli::MetaValue strings = scalar(wscli::MetaValue::Kind::Array);
+  strings.elem_type = "STRING";
+  for (const char* t : {"a", "", "\xC3\xBC\n"}) {
+    strings.head.emplace_back();
+    strings.head.back().text = t;
+  }
+  strings.count = 3;
+  EXPECT_EQ(wscli::gguf_value_text(strings), "[string \xC3\x97 3] \"a\", \"\", \"\xC3\xBC\\n\"");
+  strings.count = 128256;  // a vocabulary: its first tokens say nothing, the summary all
+  EXPECT_EQ(wscli::gguf_value_text(strings), "[string \xC3\x97 128256]");
+
+  // JSON: listed whole up to 16 elements, otherwise the first 5 and the last.
+  std::vector<wscli::MetadataRow> rows(2);
+  rows[0].key = "sixteen";
+  rows[0].type = "ARRAY";
+  rows[0].value = int_array(16);
+  rows[1].key = "seventeen";
+  rows[1].type = "ARRAY";
+  rows[1].offset = 99;
+  rows[1].value = int_array(17);
+  wscli::JsonWriter w;
+  wscli::write_gguf_kv_json(&w, rows);
+  EXPECT_EQ(w.str(),
+            "[{\"key\":\"sixteen\",\"offset\":0,\"type\":\"ARRAY\",\"element_type\":\"INT32\","
+            "\"count\":16,\"values\":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]},"
+            "{\"key\":\"seventeen\",\"offset\":99,\"type\":\"ARRAY\",\"element_type\":\"INT32\","
+            "\"count\":17,\"head\":[0,1,2,3,4],\"last\":16}]");
+}
+
+// The tensor-info copy, fed a file in 3-byte pieces (each piece passed twice, as the scan may).
+TEST(GgufInfoCopy, ReadsFieldsBackAndComputesExpectedOffsets) {
+  clitest::GgufBuilder b;
+  b.kv_string("general.architecture", "llama")
+      .tensor("a", {5}, 0, 20)                   // F32: 20 bytes, next at 32
+      .tensor("q", {64, 2}, 8, 2 * 2 * 34)       // Q8_0: 4 blocks of 34 bytes, at 32
+      .tensor("c", {1}, 0, 4, 12345);            // wrong: expected 32 + 136 → 192
+  const std::string file = b.bytes();
+  wscli::GgufInfoCopy copy;
+  const uint64_t infos_start = b.kv_offset(0) + 8 + 20 + 4 + 8 + 5;  // after the one key-value
+  copy.start(infos_start);
+  for (size_t at = 0; at < file.size(); at += 3) {
+    const size_t n = std::min<size_t>(3, file.size() - at);
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(file.data()) + at;
+    copy.keep(p, n, at);
+    copy.keep(p, n, at);
+  }
+  uint32_t type = 0;
+  ASSERT_TRUE(copy.read_u32(b.type_field(1), &type));
+  EXPECT_EQ(type, 8u);
+  uint64_t found = 0, expected = 1;
+  ASSERT_TRUE(copy.read_u64(b.offset_field(2), &found));
+  EXPECT_EQ(found, 12345u);
+  ASSERT_TRUE(copy.expected_data_offset(b.offset_field(0), 32, ws::GgmlDialect::Upstream, &expected));
+  EXPECT_EQ(expected, 0u);
+  ASSERT_TRUE(copy.expected_data_offset(b.offset_field(1), 32, ws::GgmlDialect::Upstream, &expected));
+  EXPECT_EQ(expected, 32u);
+  ASSERT_TRUE(copy.expected_data_offset(b.offset_field(2), 32, ws::GgmlDialect::Upstream, &expected));
+  EXPECT_EQ(expected, 192u);
+  EXPECT_FALSE(copy.read_u32(infos_start - 1, &type)) << "before the section";
+  EXPECT_FALSE(copy.read_u64(file.size() - 4, &found)) << "past the end";
+  EXPECT_FALSE(copy.expected_data_offset(b.offset_field(2) + 1, 32, ws::GgmlDialect::Upstream,
+                                         &expected))
+      << "not an offset field";
+  copy.stop();
+  EXPECT_FALSE(copy.read_u32(b.type_field(1), &type)) << "dropped once the header is done";
 }
 
 TEST(MetadataRender, LongStringsAreCutForPeopleOnly) {
@@ -271,6 +467,39 @@ TEST(ErrorText, MessageCombinesDescriptionDetailsAndHint) {
   t.input_size_exact = true;
   EXPECT_NE(wscli::error_message(t).find("(4 bytes follow the end of the data at byte 96)"),
             std::string::npos);
+}
+
+TEST(ErrorText, GgufDetailsCarryTheValuesInvolved) {
+  const auto msg = [](const wscli::ErrorFacts& f) {
+    const std::string m = wscli::error_message(f);
+    const std::string d = ws::status_description(f.code);
+    EXPECT_EQ(m.compare(0, d.size(), d), 0) << m;
+    return m.substr(d.size());
+  };
+  wscli::ErrorFacts v;
+  v.code = ws::Status::GgufVersionTooNew;
+  v.prefix = std::string("GGUF\x04\0\0\0", 8);
+  EXPECT_EQ(msg(v), " (version 4). The file is newer than this reader: update weightstream.");
+
+  wscli::ErrorFacts r;
+  r.code = ws::Status::GgufRetiredType;
+  r.ggml_type_id = 32;
+  r.ggml_type_name = "Q4_0_4_8";
+  EXPECT_EQ(msg(r), " (type id 32 was Q4_0_4_8). llama.cpp no longer loads this quantization type: "
+                    "re-quantize from the original weights with a current llama-quantize.");
+  r.ggml_type_name.clear();
+  EXPECT_EQ(msg(r).substr(0, 15), " (type id 32). ");
+
+  wscli::ErrorFacts o;
+  o.code = ws::Status::GgufInvalidTensorOffset;
+  o.tensor_offset_found = 100;
+  o.tensor_offset_expected = 128;
+  o.gguf_alignment = 64;
+  EXPECT_EQ(msg(o).substr(0, 81),
+            " (expected 128, found 100: the end of the tensor before it, rounded up to a multi");
+  EXPECT_NE(msg(o).find("multiple of 64)."), std::string::npos);
+  o.tensor_offset_found.reset();
+  EXPECT_EQ(msg(o).substr(0, 2), ". ") << "no numbers, no parentheses";
 }
 
 TEST(ErrorText, ContentGuesses) {

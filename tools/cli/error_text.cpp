@@ -124,8 +124,11 @@ constexpr HintEntry kHints[] = {
     // GGUF: ggml's own checks (FORMATS.md §5).
     {"GgufInvalidVersion", "No GGUF writer produces version 0: the file is corrupt."},
     {"GgufByteSwapped",
-     "Big-endian GGUF files are not supported: convert the model on a little-endian machine."},
-    {"GgufVersion1", "Re-convert the model with a current llama.cpp (GGUF v3)."},
+     "Big-endian GGUF is not supported: convert the file with gguf-py's gguf_convert_endian.py "
+     "(order little), or re-convert the model on a little-endian machine."},
+    {"GgufVersion1",
+     "Re-convert the model with a current llama.cpp (convert_hf_to_gguf.py), which writes GGUF "
+     "v3."},
     {"GgufVersionTooNew", "The file is newer than this reader: update weightstream."},
     {"GgufNegativeCount", kGgufHint},
     {"GgufCountTooLarge", kPastEndHint},
@@ -145,13 +148,13 @@ constexpr HintEntry kHints[] = {
     {"GgufInvalidType",
      "The tensor type is unknown to this reader: the file is corrupt, or newer than weightstream."},
     {"GgufRetiredType",
-     "The tensor uses a quantization type llama.cpp has removed: re-quantize from the original "
-     "weights."},
+     "llama.cpp no longer loads this quantization type: re-quantize from the original weights "
+     "with a current llama-quantize."},
     {"GgufBlockMisaligned",
      "A quantized row must hold whole blocks: the converter or the file is broken."},
     {"GgufInvalidTensorOffset",
-     "Tensor data must follow the padded layout ggml expects: the file is corrupt or was written by "
-     "a buggy converter."},
+     "ggml lays tensors out back to back, each padded to the alignment: the file is corrupt or "
+     "was written by a buggy converter."},
 };
 
 const HintEntry* find_entry(Status s) {
@@ -163,6 +166,12 @@ const HintEntry* find_entry(Status s) {
 }
 
 std::string num(uint64_t v) { return std::to_string(v); }
+
+uint32_t le32(const std::string& b, size_t at) {
+  uint32_t v = 0;
+  for (size_t k = 4; k-- > 0;) v = (v << 8) | static_cast<unsigned char>(b[at + k]);
+  return v;
+}
 
 // The numbers that explain a rejection, or "".
 std::string details(const ErrorFacts& f) {
@@ -204,6 +213,48 @@ std::string details(const ErrorFacts& f) {
     case Status::ShardTensorMissing:
     case Status::ShardTensorDuplicate:
       if (!f.index_shard.empty()) return "the index places it in " + f.index_shard;
+      return "";
+    case Status::GgufByteSwapped:
+    case Status::GgufVersionTooNew:
+      if (f.prefix.size() >= 8) {
+        const uint32_t v = le32(f.prefix, 4);
+        if (f.code == Status::GgufVersionTooNew) return "version " + num(v);
+        return "the version field reads " + num(v) + ", which is version " +
+               num(__builtin_bswap32(v)) + " written big-endian";
+      }
+      return "";
+    case Status::GgufInvalidType:
+      if (f.ggml_type_id) return "type id " + num(*f.ggml_type_id);
+      return "";
+    case Status::GgufRetiredType:
+      if (f.ggml_type_id) {
+        std::string d = "type id " + num(*f.ggml_type_id);
+        if (!f.ggml_type_name.empty()) d += " was " + f.ggml_type_name;
+        // BitNet's fork reuses retired ids; its files are recognised by their architecture.
+        if (!f.bitnet_type_name.empty())
+          d += "; BitNet's llama.cpp fork uses it for " + f.bitnet_type_name +
+               ", but general.architecture does not name bitnet";
+        return d;
+      }
+      return "";
+    case Status::GgufInvalidTensorOffset:
+      if (f.tensor_offset_found && f.tensor_offset_expected) {
+        std::string d = "expected " + num(*f.tensor_offset_expected) + ", found " +
+                        num(*f.tensor_offset_found);
+        if (*f.tensor_offset_expected == 0)
+          d += ": the first tensor starts the data section";
+        else if (f.gguf_alignment)
+          d += ": the end of the tensor before it, rounded up to a multiple of " +
+               num(f.gguf_alignment);
+        return d;
+      }
+      return "";
+    case Status::GgufDuplicateKey:
+      if (!f.gguf_key.empty()) {
+        std::string d = "key \"" + f.gguf_key + "\"";
+        if (f.gguf_key_other) d += ", also at byte " + num(*f.gguf_key_other);
+        return d;
+      }
       return "";
     case Status::IndexTotalSizeMismatch:
       if (f.index_total_size && f.tensors_total_size)

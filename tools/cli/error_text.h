@@ -31,6 +31,17 @@ struct ErrorFacts {
   std::string index_shard;                  // shard errors: the shard the index places the tensor in
   std::optional<uint64_t> index_total_size;  // IndexTotalSizeMismatch: what the index says
   std::optional<uint64_t> tensors_total_size;  // ... and what the shards hold
+  // GGUF values the library does not report with the error; the CLI reads them back from its copy
+  // of the tensor infos (gguf_infos.h) or from the key-values it collected.
+  std::optional<uint32_t> ggml_type_id;         // GgufInvalidType, GgufRetiredType: the id found
+  std::string ggml_type_name;                   // GgufRetiredType: what the id meant, if known
+  std::string bitnet_type_name;  // ... and what BitNet's fork means by it, in a file whose
+                                 // general.architecture does not name bitnet
+  std::optional<uint64_t> tensor_offset_found;  // GgufInvalidTensorOffset: the offset in the file
+  std::optional<uint64_t> tensor_offset_expected;  // ... and the one ggml computes
+  uint32_t gguf_alignment = 0;
+  std::string gguf_key;                    // GgufDuplicateKey: the key
+  std::optional<uint64_t> gguf_key_other;  // ... and where else it appears
 };
 
 // "description (details). Hint" — the message after "invalid: Code at byte N: ".

@@ -48,6 +48,15 @@ MetaValue decode_scalar(GgufType t, const uint8_t* p) {
   return v;
 }
 
+// Appends a piece of a string, keeping at most `max` bytes of it; full_size counts every byte.
+void append_piece(MetaValue* s, const ws::Event& e, size_t max) {
+  s->full_size += e.size;
+  if (s->text.size() < max) {
+    const size_t room = max - s->text.size();
+    s->text.append(reinterpret_cast<const char*>(e.data), e.size < room ? e.size : room);
+  }
+}
+
 }  // namespace
 
 void GgufKvCollector::on_event(const ws::Event& e) {
@@ -55,6 +64,7 @@ void GgufKvCollector::on_event(const ws::Event& e) {
     case ws::EventType::KvBegin: {
       MetadataRow row;
       if (e.key.data) row.key.assign(e.key.data, e.key.size);
+      row.offset = e.offset;
       row.type = ws::gguf_type_name(e.value_type);
       if (e.value_type == GgufType::Array) {
         row.value.kind = MetaValue::Kind::Array;
@@ -98,32 +108,42 @@ void GgufKvCollector::on_bytes(const ws::Event& e) {
   MetaValue& value = rows_.back().value;
   if (value.kind != MetaValue::Kind::Array) {
     // A string value, in pieces.
-    if (e.first) value.full_size = 0;
-    value.full_size += e.size;
-    if (value.text.size() < kMaxKeptString) {
-      const size_t room = kMaxKeptString - value.text.size();
-      value.text.append(reinterpret_cast<const char*>(e.data), e.size < room ? e.size : room);
+    if (e.first) {
+      value.text.clear();
+      value.full_size = 0;
     }
+    append_piece(&value, e, kMaxKeptString);
     return;
   }
-  if (e.elem_type == GgufType::String) {
-    // Piece of string element `index`; only the first elements are kept.
-    if (e.index >= kKeptArrayElements) return;
-    if (e.first) value.head.emplace_back();
-    if (value.head.empty()) return;
-    MetaValue& s = value.head.back();
-    s.full_size += e.size;
-    if (s.text.size() < kMaxKeptArrayString) {
-      const size_t room = kMaxKeptArrayString - s.text.size();
-      s.text.append(reinterpret_cast<const char*>(e.data), e.size < room ? e.size : room);
-    }
-    return;
+  if (e.elem_type == GgufType::String)
+    on_string_element(e, &value);
+  else
+    on_numeric_elements(e, &value);
+}
+
+// A piece of string element `e.index`. Only the first elements and the last are kept; every
+// piece counts towards string_bytes.
+void GgufKvCollector::on_string_element(const ws::Event& e, MetaValue* array) {
+  array->string_bytes += e.size;
+  if (e.index < kKeptArrayElements) {
+    if (e.first) array->head.emplace_back();
+    if (!array->head.empty()) append_piece(&array->head.back(), e, kMaxKeptArrayString);
   }
-  // Whole numeric elements from element `index`.
+  if (e.index + 1 == array->count) {
+    if (e.first) array->last.assign(1, MetaValue());
+    if (!array->last.empty()) append_piece(&array->last.front(), e, kMaxKeptArrayString);
+  }
+}
+
+// Whole numeric elements from element `e.index` on: decode the ones kept (the first, the last).
+void GgufKvCollector::on_numeric_elements(const ws::Event& e, MetaValue* array) {
   const uint32_t elem = ws::gguf_type_size(e.elem_type);
   if (elem == 0) return;
-  for (size_t k = 0; k * elem < e.size && e.index + k < kKeptArrayElements; ++k)
-    value.head.push_back(decode_scalar(e.elem_type, e.data + k * elem));
+  const uint64_t n = e.size / elem;
+  for (uint64_t k = 0; k < n && e.index + k < kKeptArrayElements; ++k)
+    array->head.push_back(decode_scalar(e.elem_type, e.data + k * elem));
+  if (array->count > 0 && e.index + n == array->count)
+    array->last.assign(1, decode_scalar(e.elem_type, e.data + (n - 1) * elem));
 }
 
 }  // namespace wscli

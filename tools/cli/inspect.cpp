@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "gguf_render.h"
 #include "json_writer.h"
 #include "metadata_render.h"
 #include "problem_text.h"
@@ -15,43 +16,6 @@ namespace {
 std::string verdict_text(bool valid, const std::optional<Problem>& problem) {
   if (valid) return "valid";
   return problem ? problem_line(*problem) : "invalid";
-}
-
-// A table with one header row; every column is as wide as its widest cell. Numeric columns are
-// right-aligned so digits line up.
-std::string table_text(const std::vector<std::string>& head,
-                       const std::vector<std::vector<std::string>>& rows,
-                       const std::vector<bool>& right_align) {
-  std::vector<size_t> width(head.size());
-  for (size_t c = 0; c < head.size(); ++c) width[c] = display_width(head[c]);
-  for (const auto& row : rows)
-    for (size_t c = 0; c < row.size(); ++c)
-      if (display_width(row[c]) > width[c]) width[c] = display_width(row[c]);
-  std::string out;
-  auto emit = [&](const std::vector<std::string>& row) {
-    std::string line = " ";
-    for (size_t c = 0; c < row.size(); ++c) {
-      line += " ";
-      const bool last = c + 1 == row.size();
-      if (right_align[c])
-        line += pad_left(row[c], width[c]);
-      else
-        line += last ? row[c] : pad_right(row[c], width[c]);
-      if (!last) line += " ";
-    }
-    out += line + "\n";
-  };
-  emit(head);
-  for (const auto& row : rows) emit(row);
-  return out;
-}
-
-// Plain names print as they are; names that need escaping, are empty or have spaces at either end
-// are quoted so their boundaries show.
-std::string name_text(const std::string& name) {
-  const bool plain = !name.empty() && name.front() != ' ' && name.back() != ' ' &&
-                     name.find_first_of("\"\\") == std::string::npos && display_text(name) == name;
-  return plain ? name : quoted(name);
 }
 
 std::string field(const char* name, const std::string& value) {
@@ -110,13 +74,15 @@ std::string inspect_json(const FileReport& r) {
     w.key("gguf").begin_object();
     w.key("version").number(r.gguf->version);
     w.key("alignment").number(r.gguf->alignment);
-    w.key("kv_count").number(r.gguf->kv_count);
+    w.key("dialect").string(r.gguf->bitnet ? "bitnet" : "upstream");
     w.key("architecture");
     if (r.gguf->architecture)
       w.string(*r.gguf->architecture);
     else
       w.null();
-    w.key("dialect").string(r.gguf->bitnet ? "bitnet" : "upstream");
+    w.key("kv_count").number(r.gguf->kv_count);
+    w.key("kv");
+    write_gguf_kv_json(&w, r.metadata);
     w.end_object();
   }
   w.key("error");
@@ -128,48 +94,73 @@ std::string inspect_json(const FileReport& r) {
   return w.str() + "\n";
 }
 
-std::string inspect_text(const FileReport& r) {
+namespace {
+
+// The tensor table: one row per tensor, the name last (names vary most in length and would push
+// every other column around).
+std::string tensor_table_text(const FileReport& r) {
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(r.tensors.size());
+  for (size_t i = 0; i < r.tensors.size(); ++i) {
+    const TensorRow& t = r.tensors[i];
+    rows.push_back({std::to_string(i), display_text(t.dtype), shape_text(t.shape),
+                    std::to_string(t.end - t.begin),
+                    "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")",
+                    std::to_string(r.data_start + t.begin), name_text(t.name)});
+  }
+  // GGUF lists dimensions the ggml way round; say so rather than reorder what the file holds.
+  const bool gguf = r.format == ws::Format::Gguf;
+  return table_text({"#", gguf ? "type" : "dtype", gguf ? "ne (ggml order)" : "shape", "bytes",
+                     "data offsets", "file offset", "name"},
+                    rows, {true, false, false, true, false, true, false});
+}
+
+// GGUF: the header facts, the key-values (typed, so a table of their own), then the tensors.
+std::string gguf_text(const FileReport& r) {
   std::string out;
   out += field("file", display_text(r.path));
-  std::string format = r.format != ws::Format::Unknown ? ws::format_name(r.format) : "not recognised";
+  out += field("format", "gguf");
   if (r.gguf) {
-    format += " v" + std::to_string(r.gguf->version) + ", alignment " +
-              std::to_string(r.gguf->alignment);
-    if (r.gguf->architecture) format += ", architecture " + display_text(*r.gguf->architecture);
-    if (r.gguf->bitnet) format += " (BitNet type ids)";
+    const GgufFacts& g = *r.gguf;
+    out += field("version", std::to_string(g.version));
+    out += field("alignment", std::to_string(g.alignment));
+    out += field("dialect", gguf_dialect_text(g.bitnet));
+    out += field("architecture", g.architecture ? name_text(*g.architecture) : "not given");
   }
-  out += field("format", format);
+  if (r.size_known) out += field("size", bytes_text(r.file_size));
+  if (r.header_ready) {
+    out += field("data offset", std::to_string(r.data_start));
+    out += field("tensors", std::to_string(r.tensors.size()) + ", " +
+                                bytes_text(r.data_size) + " of data");
+    out += field("key-values", std::to_string(r.metadata.size()));
+    if (!r.metadata.empty()) out += "\n" + gguf_kv_table_text(r.metadata);
+    if (!r.tensors.empty()) out += "\n" + tensor_table_text(r);
+  }
+  out += "\n" + field("verdict", verdict_text(r.valid, r.problem));
+  return out;
+}
+
+}  // namespace
+
+std::string inspect_text(const FileReport& r) {
+  if (r.format == ws::Format::Gguf) return gguf_text(r);
+  std::string out;
+  out += field("file", display_text(r.path));
+  out += field("format", r.format != ws::Format::Unknown ? ws::format_name(r.format)
+                                                          : "not recognised");
   if (r.size_known)
     out += field("size", bytes_text(r.file_size));
   if (r.header_ready) {
     if (r.header_size)
       out += field("header", std::to_string(*r.header_size) + " bytes; data starts at byte " +
                                  std::to_string(r.data_start));
-    else
-      out += field("header", "data starts at byte " + std::to_string(r.data_start));
     out += field("tensors", std::to_string(r.tensors.size()) + ", " +
                                 bytes_text(r.data_size) + " of data");
   } else if (r.header_size) {
     out += field("header", "declared as " + std::to_string(*r.header_size) + " bytes");
   }
 
-  if (!r.tensors.empty()) {
-    std::vector<std::vector<std::string>> rows;
-    rows.reserve(r.tensors.size());
-    for (size_t i = 0; i < r.tensors.size(); ++i) {
-      const TensorRow& t = r.tensors[i];
-      rows.push_back({std::to_string(i), display_text(t.dtype), shape_text(t.shape),
-                      std::to_string(t.end - t.begin),
-                      "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")",
-                      std::to_string(r.data_start + t.begin), name_text(t.name)});
-    }
-    out += "\n";
-    // The name goes last: names vary most in length and would push every other column around.
-    // GGUF lists dimensions the ggml way round; say so rather than reorder what the file holds.
-    out += table_text({"#", r.gguf ? "type" : "dtype", r.gguf ? "ne (ggml order)" : "shape", "bytes",
-                       "data offsets", "file offset", "name"},
-                      rows, {true, false, false, true, false, true, false});
-  }
+  if (!r.tensors.empty()) out += "\n" + tensor_table_text(r);
 
   if (r.header_ready) {
     out += "\n";
@@ -178,12 +169,8 @@ std::string inspect_text(const FileReport& r) {
     } else {
       out += field("metadata", std::to_string(r.metadata.size()) +
                                    (r.metadata.size() == 1 ? " entry" : " entries"));
-      for (const MetadataRow& m : r.metadata) {
-        out += "  " + display_text(m.key) + " = " + metadata_value_text(m.value);
-        // GGUF values are typed; the array text already names its element type.
-        if (!m.type.empty() && m.value.kind != MetaValue::Kind::Array) out += " (" + m.type + ")";
-        out += "\n";
-      }
+      for (const MetadataRow& m : r.metadata)
+        out += "  " + display_text(m.key) + " = " + metadata_value_text(m.value) + "\n";
     }
   }
   out += "\n" + field("verdict", verdict_text(r.valid, r.problem));

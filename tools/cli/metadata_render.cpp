@@ -1,54 +1,23 @@
 // weightstream CLI — metadata rendering (see metadata_render.h).
 #include "metadata_render.h"
 
+#include "gguf_render.h"
 #include "text_format.h"
 
 namespace wscli {
 namespace {
 
-constexpr size_t kShownStringBytes = 160;
-constexpr size_t kShownArrayElements = 8;
-
-// Cuts at a UTF-8 character boundary at or before `max` bytes.
-std::string cut_utf8(const std::string& s, size_t max) {
-  if (s.size() <= max) return s;
-  size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n);
-}
-
-std::string scalar_text(const MetaValue& v) {
-  switch (v.kind) {
-    case MetaValue::Kind::Unsigned: return std::to_string(v.u);
-    case MetaValue::Kind::Signed: return std::to_string(v.i);
-    case MetaValue::Kind::Float: return real_text(v.f, v.f32);
-    case MetaValue::Kind::Bool: return v.u ? "true" : "false";
-    default: return "";
-  }
-}
+constexpr size_t kShownMetadataBytes = 160;
 
 }  // namespace
 
 std::string metadata_value_text(const MetaValue& v) {
-  if (v.kind == MetaValue::Kind::String) {
-    const uint64_t size = v.full_size > v.text.size() ? v.full_size : v.text.size();
-    if (size <= kShownStringBytes) return display_text(v.text);
-    return display_text(cut_utf8(v.text, kShownStringBytes)) + "... (" + std::to_string(size) +
-           " bytes)";
-  }
-  if (v.kind != MetaValue::Kind::Array) return scalar_text(v);
-  std::string s = "[";
-  size_t shown = 0;
-  for (const MetaValue& e : v.head) {
-    if (shown == kShownArrayElements) break;
-    if (shown++) s += ", ";
-    s += e.kind == MetaValue::Kind::String
-             ? quoted(e.text.size() > 40 ? cut_utf8(e.text, 40) + "..." : e.text)
-             : scalar_text(e);
-  }
-  if (v.count > shown) s += shown ? ", ..." : "...";
-  s += "] (" + std::to_string(v.count) + " x " + v.elem_type + ")";
-  return s;
+  // Typed GGUF values have one rendering, the key-value table's.
+  if (v.kind != MetaValue::Kind::String) return gguf_value_text(v);
+  const uint64_t size = v.full_size > v.text.size() ? v.full_size : v.text.size();
+  if (size <= kShownMetadataBytes) return display_text(v.text);
+  return display_text(cut_utf8(v.text, kShownMetadataBytes)) + "... (" + std::to_string(size) +
+         " bytes)";
 }
 
 void write_metadata_value_json(JsonWriter* w, const MetaValue& v) {

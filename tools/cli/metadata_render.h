@@ -9,8 +9,9 @@
 
 namespace wscli {
 
-// One line's worth: strings cut at ~160 bytes, arrays as their first elements plus the count,
-// everything passed through display_text (values come from untrusted files).
+// One line's worth of a safetensors __metadata__ value: the string as it is, cut at 160 bytes,
+// passed through display_text (values come from untrusted files). Typed GGUF values are rendered
+// by gguf_value_text (gguf_render.h).
 std::string metadata_value_text(const MetaValue& v);
 
 // The "metadata" member's value for one key: strings, numbers and booleans as themselves; arrays

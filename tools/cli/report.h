@@ -30,11 +30,13 @@ struct Problem {
 };
 
 // One metadata value. Safetensors __metadata__ values are all strings; GGUF key-values are typed,
-// and their arrays (vocabularies of 100k+ strings) are kept as a count plus the first elements.
+// and their arrays (vocabularies of 100k+ strings) are kept as a count, the first elements, the
+// last one and, for strings, their total length: enough to summarize them, never the whole array.
 struct MetaValue {
   enum class Kind { String, Unsigned, Signed, Float, Bool, Array };
   Kind kind = Kind::String;
-  std::string text;        // String (at most kMaxKeptString bytes of it)
+  std::string text;        // String (at most kMaxKeptString bytes of it; array elements
+                           // kMaxKeptArrayString)
   uint64_t full_size = 0;  // String: its real length; text is cut when larger
   uint64_t u = 0;          // Unsigned, Bool
   int64_t i = 0;           // Signed
@@ -44,15 +46,20 @@ struct MetaValue {
   std::string elem_type;        // gguf-py's type name: "STRING", "INT32", ...
   uint64_t count = 0;
   std::vector<MetaValue> head;  // the first kKeptArrayElements elements
+  // The last element once it streamed past: zero or one entry (a vector because MetaValue is
+  // still incomplete here, and it copies like the rest).
+  std::vector<MetaValue> last;
+  uint64_t string_bytes = 0;    // arrays of strings: the sum of the elements' lengths
 };
 
-constexpr size_t kMaxKeptString = 1 << 20;   // a chat template fits; a 1 GiB string does not
-constexpr size_t kKeptArrayElements = 16;
-constexpr size_t kMaxKeptArrayString = 256;  // per string element
+constexpr size_t kMaxKeptString = 1 << 20;        // a chat template fits; a 1 GiB string does not
+constexpr size_t kKeptArrayElements = 16;         // inspect --json lists arrays this short in full
+constexpr size_t kMaxKeptArrayString = 64 << 10;  // per string element: any real token fits
 
 struct MetadataRow {
   std::string key;
-  std::string type;  // GGUF: gguf-py's type name ("UINT32", "ARRAY", ...); safetensors: ""
+  std::string type;     // GGUF: gguf-py's type name ("UINT32", "ARRAY", ...); safetensors: ""
+  uint64_t offset = 0;  // GGUF: absolute offset of the key-value (its key's length field)
   MetaValue value;
 };
 

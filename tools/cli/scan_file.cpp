@@ -7,6 +7,7 @@
 
 #include "error_text.h"
 #include "file_source.h"
+#include "gguf_infos.h"
 #include "gguf_kv.h"
 #include "progress.h"
 #include "weightstream/status.h"
@@ -68,6 +69,55 @@ void snapshot_header(const ws::Reader& r, GgufKvCollector* kvs, FileReport* rep)
   }
 }
 
+// The values behind a GGUF rejection that ws::Error does not carry, read back from the CLI's copy
+// of the tensor infos and from the key-values collected so far.
+void add_gguf_facts(const ws::Reader& r, const ws::Error& err, const GgufInfoCopy& infos,
+                    const GgufKvCollector& kvs, ErrorFacts* facts) {
+  switch (err.code) {
+    case ws::Status::GgufInvalidType:
+    case ws::Status::GgufRetiredType: {
+      uint32_t id;
+      if (!infos.read_u32(err.offset, &id)) break;
+      facts->ggml_type_id = id;
+      const ws::GgmlTypeInfo info = ws::ggml_type_info(id, r.gguf_dialect());
+      if (info.kind == ws::GgmlTypeKind::Retired) facts->ggml_type_name = info.name;
+      if (r.gguf_dialect() == ws::GgmlDialect::Upstream) {
+        const ws::GgmlTypeInfo bitnet = ws::ggml_type_info(id, ws::GgmlDialect::BitNet);
+        if (bitnet.kind != ws::GgmlTypeKind::Unknown && bitnet.kind != ws::GgmlTypeKind::Retired &&
+            info.kind == ws::GgmlTypeKind::Retired)
+          facts->bitnet_type_name = bitnet.name;
+      }
+      break;
+    }
+    case ws::Status::GgufInvalidTensorOffset: {
+      uint64_t found, expected;
+      if (infos.read_u64(err.offset, &found) &&
+          infos.expected_data_offset(err.offset, r.gguf_alignment(), r.gguf_dialect(), &expected)) {
+        facts->tensor_offset_found = found;
+        facts->tensor_offset_expected = expected;
+        facts->gguf_alignment = r.gguf_alignment();
+      }
+      break;
+    }
+    case ws::Status::GgufDuplicateKey: {
+      const std::vector<MetadataRow>& rows = kvs.rows();
+      for (const MetadataRow& row : rows) {
+        if (row.offset != err.offset) continue;
+        facts->gguf_key = row.key;
+        for (const MetadataRow& other : rows)
+          if (other.key == row.key && other.offset != row.offset) {
+            facts->gguf_key_other = other.offset;
+            break;
+          }
+        break;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 struct Attempt {
   bool arena_exhausted = false;
   size_t arena_needed = 0;
@@ -85,6 +135,19 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
   Progress progress(rep->path, file->size_known(), file->size(), opt.progress);
   std::string prefix;  // the first 8 bytes: the header length, and a clue to what the file is
   GgufKvCollector kvs;
+  GgufInfoCopy infos;
+  // The piece last fed: the reader only views it, so it is copied into `infos` (when it holds
+  // tensor infos) before the next piece replaces it.
+  const uint8_t* piece = nullptr;
+  size_t piece_size = 0;
+  uint64_t piece_at = 0;
+  auto keep_piece = [&]() {
+    // Without key-values, the tensor infos follow the preamble directly; no KvEnd marks them.
+    if (!infos.started() && reader.format() == ws::Format::Gguf &&
+        reader.position() >= kGgufPreambleBytes && reader.gguf_kv_count() == 0)
+      infos.start(kGgufPreambleBytes);
+    infos.keep(piece, piece_size, piece_at);
+  };
   bool finished = false;
   // The u64 length prefix means something only in a safetensors file.
   struct FormatOnExit {
@@ -107,8 +170,10 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
           rep->problem = problem_from(err, ErrorFacts());
           return result;
         }
+        keep_piece();
         const uint8_t* data;
         size_t size;
+        piece_at = file->position();
         const ChunkedFile::Result r = file->next(opt.chunk_size, &data, &size);
         if (r == ChunkedFile::Result::Failed) {
           rep->problem = io_problem("cannot read", file->error(), file->position());
@@ -123,18 +188,25 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
                           size < 8 - prefix.size() ? size : 8 - prefix.size());
           if (prefix.size() == 8 && !rep->header_size) rep->header_size = load_u64le(prefix);
           reader.feed(data, size);
+          piece = data;
+          piece_size = size;
           progress.update(file->position());
         }
         break;
       }
       case ws::EventType::HeaderReady:
+        infos.stop();
         snapshot_header(reader, &kvs, rep);
         if (on_header && !on_header(reader, rep)) return result;
+        break;
+      case ws::EventType::KvEnd:
+        // The last key-value ends where the tensor infos begin.
+        if (uint64_t(e.kv) + 1 == reader.gguf_kv_count()) infos.start(reader.position());
+        kvs.on_event(e);
         break;
       case ws::EventType::KvBegin:
       case ws::EventType::KvScalar:
       case ws::EventType::KvBytes:
-      case ws::EventType::KvEnd:
         kvs.on_event(e);
         break;
       case ws::EventType::End:
@@ -160,6 +232,10 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
         if (reader.data_start() != 0) facts.data_end = reader.data_start() + reader.data_size();
         facts.arena_size = rep->arena_size;
         facts.arena_needed = reader.arena_needed();
+        if (reader.format() == ws::Format::Gguf) {
+          keep_piece();  // the rejected field may be in the piece being read
+          add_gguf_facts(reader, err, infos, kvs, &facts);
+        }
         rep->problem = problem_from(err, facts);
         // A tensor index without a name (the reader had not stored it): take it from the table.
         if (!rep->problem->tensor && err.tensor != ws::kNoTensor && err.tensor < rep->tensors.size())

@@ -85,10 +85,51 @@ std::string display_text(std::string_view s) {
   return out;
 }
 
+std::string cut_utf8(const std::string& s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 std::string quoted(std::string_view s) {
   std::string out = "\"";
   append_escaped(&out, s, true);
   out += "\"";
+  return out;
+}
+
+std::string name_text(const std::string& name) {
+  const bool plain = !name.empty() && name.front() != ' ' && name.back() != ' ' &&
+                     name.find_first_of("\"\\") == std::string::npos && display_text(name) == name;
+  return plain ? name : quoted(name);
+}
+
+std::string table_text(const std::vector<std::string>& head,
+                       const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& right_align) {
+  std::vector<size_t> width(head.size());
+  for (size_t c = 0; c < head.size(); ++c) width[c] = display_width(head[c]);
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c)
+      if (display_width(row[c]) > width[c]) width[c] = display_width(row[c]);
+  std::string out;
+  auto emit = [&](const std::vector<std::string>& row) {
+    std::string line = " ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += " ";
+      const bool last = c + 1 == row.size();
+      if (right_align[c])
+        line += pad_left(row[c], width[c]);
+      else
+        // The last column is not padded: no trailing spaces.
+        line += last ? row[c] : pad_right(row[c], width[c]);
+      if (!last) line += " ";
+    }
+    out += line + "\n";
+  };
+  emit(head);
+  for (const auto& row : rows) emit(row);
   return out;
 }
 
