@@ -171,9 +171,11 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
           return result;
         }
         keep_piece();
+        piece = nullptr;  // kept; and the file's next piece replaces it
+        piece_size = 0;
         const uint8_t* data;
         size_t size;
-        piece_at = file->position();
+        const uint64_t at = file->position();
         const ChunkedFile::Result r = file->next(opt.chunk_size, &data, &size);
         if (r == ChunkedFile::Result::Failed) {
           rep->problem = io_problem("cannot read", file->error(), file->position());
@@ -190,6 +192,7 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
           reader.feed(data, size);
           piece = data;
           piece_size = size;
+          piece_at = at;
           progress.update(file->position());
         }
         break;
