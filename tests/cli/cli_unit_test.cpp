@@ -1,6 +1,7 @@
 // tests/cli — unit tests of the CLI's building blocks (linked directly, no process): JSON
-// escaping, terminal-safe text, argument parsing, the fix-hint table, progress text, chunked
-// reading; and of the sample generator's float conversions.
+// escaping, terminal-safe text, argument parsing, the fix-hint table and GGUF error details, the
+// GGUF key-value collector, renderer and tensor-info copy, progress text, chunked reading; and of
+// the sample generator's float conversions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
