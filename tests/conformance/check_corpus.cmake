@@ -1,9 +1,10 @@
-# Regenerates the corpus into OUT_DIR and compares it, file by file and byte for byte, with the
-# committed copy in REF_DIR. Fails on any missing, extra or different file.
+# Regenerates a corpus (safetensors or GGUF: whichever GENERATOR writes) into OUT_DIR and compares
+# it, file by file and byte for byte, with the committed copy in REF_DIR. Fails on any missing,
+# extra or different file.
 file(REMOVE_RECURSE "${OUT_DIR}")
 execute_process(COMMAND "${GENERATOR}" "${OUT_DIR}" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "ws-make-corpus failed (${rc})")
+  message(FATAL_ERROR "${GENERATOR} failed (${rc})")
 endif()
 
 file(GLOB generated RELATIVE "${OUT_DIR}" "${OUT_DIR}/*")

@@ -160,6 +160,8 @@ TensorRow row_of(const ws::Reader& reader, const ws::TensorInfo& t) {
   while (!it.done()) r.shape.push_back(it.next());
   r.begin = t.begin;
   r.end = t.end;
+  r.type_id = t.type;
+  r.entry_offset = t.entry_offset;
   return r;
 }
 
@@ -189,10 +191,14 @@ class Recorder {
       case EventType::TensorEnd: on_end(e); break;
       case EventType::End: on_finish(r); break;
       case EventType::Error: break;
-      case EventType::KvBytes: on_kv_bytes(e); return;  // merged, pushed by itself
+      case EventType::KvBytes:
+        on_kv_piece(e);
+        on_kv_bytes(e);  // merged, pushed by itself
+        return;
       case EventType::KvBegin:
       case EventType::KvScalar:
       case EventType::KvEnd:
+        on_kv_event(e);
         push({e.type, e.kv, e.offset, 0});  // GGUF key-value events carry the KV index
         return;
     }
@@ -209,6 +215,18 @@ class Recorder {
     out_->data_start = r.data_start();
     out_->data_size = r.data_size();
     out_->tensor_count = r.tensor_count();
+    if (r.format() == ws::Format::Gguf) {
+      out_->gguf_version = r.gguf_version();
+      out_->gguf_alignment = r.gguf_alignment();
+      out_->gguf_kv_count = r.gguf_kv_count();
+      out_->gguf_dialect = r.gguf_dialect();
+      ws::StrView arch = r.gguf_architecture();
+      out_->gguf_architecture.assign(arch.data ? arch.data : "", arch.size);
+      if (out_->kvs.size() != r.gguf_kv_count())
+        violation("HeaderReady after " + std::to_string(out_->kvs.size()) + " KvBegin of " +
+                  std::to_string(r.gguf_kv_count()));
+      if (!out_->kvs.empty() && !out_->kvs.back().ended) violation("HeaderReady inside a KV");
+    }
     out_->tensor_bytes.assign(r.tensor_count(), std::string());
     begin_.assign(r.tensor_count(), 0);
     size_.assign(r.tensor_count(), 0);
@@ -271,6 +289,111 @@ class Recorder {
     }
   }
 
+  // KvBegin / KvScalar / KvEnd: assembled into out_->kvs, checking event.h's protocol (KVs in
+  // file order, one KvBegin and one KvEnd each, a scalar only for scalar types, every element).
+  void on_kv_event(const ws::Event& e) {
+    using ws::EventType;
+    std::vector<KvRecord>& kvs = out_->kvs;
+    if (e.type == EventType::KvBegin) {
+      if (e.kv != kvs.size()) violation("KvBegin kv " + std::to_string(e.kv) + ", expected " +
+                                        std::to_string(kvs.size()));
+      if (!kvs.empty() && !kvs.back().ended) violation("KvBegin before the previous KvEnd");
+      KvRecord k;
+      k.index = e.kv;
+      k.key.assign(e.key.data ? e.key.data : "", e.key.size);
+      k.offset = e.offset;
+      k.type = e.value_type;
+      if (e.value_type == ws::GgufType::Array) {
+        k.elem_type = e.elem_type;
+        k.count = e.count;
+      }
+      kvs.push_back(std::move(k));
+      return;
+    }
+    KvRecord* k = current_kv(e);
+    if (!k) return;
+    if (e.type == EventType::KvScalar) {
+      if (k->has_scalar || k->type == ws::GgufType::String || k->type == ws::GgufType::Array)
+        violation("KvScalar for kv " + std::to_string(e.kv) + " of type " +
+                  ws::gguf_type_name(k->type));
+      k->has_scalar = true;
+      k->u = e.u;
+      k->i = e.i;
+      memcpy(&k->f_bits, &e.f, 8);
+      k->value_offset = e.offset;
+      return;
+    }
+    // KvEnd: the value is complete.
+    bool complete = true;
+    if (k->type == ws::GgufType::Array) {
+      if (k->elem_type == ws::GgufType::String) complete = k->strings.size() == k->count && !open_string_;
+      else complete = k->bytes.size() == k->count * ws::gguf_type_size(k->elem_type);
+    } else if (k->type == ws::GgufType::String) {
+      complete = saw_string_end_;
+    } else {
+      complete = k->has_scalar;
+    }
+    if (!complete) violation("KvEnd for kv " + std::to_string(e.kv) + " before its whole value");
+    k->ended = true;
+  }
+
+  // KvBytes: a piece of a string (of string element `index`) or whole numeric elements.
+  void on_kv_piece(const ws::Event& e) {
+    KvRecord* k = current_kv(e);
+    if (!k) return;
+    if (opt_.record_bytes && e.size) {
+      // Views must lie in the piece just fed, or (an element split across pieces) be whole.
+      bool in_piece = e.data >= piece_ && e.data + e.size <= piece_ + piece_size_;
+      if (in_piece && piece_pos_ + uint64_t(e.data - piece_) != e.offset)
+        violation("KvBytes offset does not match its position in the piece");
+    }
+    if (k->type == ws::GgufType::String ||
+        (k->type == ws::GgufType::Array && k->elem_type == ws::GgufType::String)) {
+      bool array = k->type == ws::GgufType::Array;
+      if (e.first) {
+        if (open_string_) violation("KvBytes first piece inside an open string");
+        if (array && e.index != k->strings.size())
+          violation("string element " + std::to_string(e.index) + ", expected " +
+                    std::to_string(k->strings.size()));
+        if (!array && saw_string_end_) violation("a second string value");
+        if (array) k->strings.emplace_back();
+        open_string_ = true;
+      } else if (!open_string_) {
+        violation("KvBytes continuation without a first piece");
+        return;
+      }
+      std::string& dst = array ? k->strings.back() : k->bytes;
+      if (opt_.record_bytes) dst.append(reinterpret_cast<const char*>(e.data), e.size);
+      if (e.last) {
+        open_string_ = false;
+        if (!array) saw_string_end_ = true;
+      }
+      return;
+    }
+    if (k->type != ws::GgufType::Array) return violation("KvBytes for a scalar KV");
+    uint32_t elem = ws::gguf_type_size(k->elem_type);
+    if (elem == 0 || e.size % elem != 0) return violation("KvBytes of partial numeric elements");
+    if (e.index * elem != k->bytes.size())
+      violation("numeric KvBytes from element " + std::to_string(e.index) + " after " +
+                std::to_string(k->bytes.size() / elem) + " elements");
+    k->bytes.append(reinterpret_cast<const char*>(e.data), e.size);
+  }
+
+  KvRecord* current_kv(const ws::Event& e) {
+    std::vector<KvRecord>& kvs = out_->kvs;
+    if (kvs.empty() || kvs.back().index != e.kv || kvs.back().ended) {
+      violation(std::string(ws::event_type_name(e.type)) + " for kv " + std::to_string(e.kv) +
+                " outside its KvBegin/KvEnd");
+      return nullptr;
+    }
+    if (e.type == ws::EventType::KvBegin) return nullptr;
+    if (kvs.size() != last_kv_seen_) {  // a new KV: reset the per-value state
+      last_kv_seen_ = kvs.size();
+      open_string_ = saw_string_end_ = false;
+    }
+    return &kvs.back();
+  }
+
   // GGUF value bytes come in pieces whose size depends on the chunking, like tensor bytes.
   void on_kv_bytes(const ws::Event& e) {
     if (e.size == 0) return;
@@ -310,6 +433,9 @@ class Recorder {
   uint32_t next_tensor_ = 0, cur_ = 0;
   bool open_ = false;
   uint64_t done_ = 0;
+  // GGUF: state of the KV being assembled.
+  size_t last_kv_seen_ = 0;
+  bool open_string_ = false, saw_string_end_ = false;
 };
 
 }  // namespace

@@ -90,6 +90,33 @@ struct TensorRow {
   std::string dtype;
   std::vector<uint64_t> shape;
   uint64_t begin = 0, end = 0;
+  uint32_t type_id = 0;       // GGUF: the GGML type id as stored (dtype is its name)
+  uint64_t entry_offset = 0;  // absolute offset of the tensor's entry in the header
+};
+
+// One GGUF key-value as its events reported it (KvBegin, KvScalar / KvBytes, KvEnd), assembled:
+// what a caller that keeps metadata would end up with.
+struct KvRecord {
+  uint32_t index = 0;
+  std::string key;
+  uint64_t offset = 0;  // KvBegin: the KV's first byte (its key length)
+  ws::GgufType type = ws::GgufType::U8;
+  ws::GgufType elem_type = ws::GgufType::U8;  // arrays
+  uint64_t count = 0;                         // arrays
+  bool has_scalar = false;                    // a KvScalar came
+  uint64_t u = 0;
+  int64_t i = 0;
+  uint64_t f_bits = 0;        // KvScalar's double, as bits (NaN-safe comparison)
+  uint64_t value_offset = 0;  // KvScalar's offset
+  std::string bytes;                 // string value, or the raw bytes of numeric array elements
+  std::vector<std::string> strings;  // string-array elements
+  bool ended = false;                // KvEnd came
+  bool operator==(const KvRecord& o) const {
+    return index == o.index && key == o.key && offset == o.offset && type == o.type &&
+           elem_type == o.elem_type && count == o.count && has_scalar == o.has_scalar &&
+           u == o.u && i == o.i && f_bits == o.f_bits && value_offset == o.value_offset &&
+           bytes == o.bytes && strings == o.strings && ended == o.ended;
+  }
 };
 
 struct RunOptions {
@@ -99,7 +126,7 @@ struct RunOptions {
   // input (the API lets it forget the piece then), with the piece at the very end of the buffer so
   // that sanitizers catch reads past it. Off for huge inputs.
   bool copy_pieces = true;
-  bool record_bytes = true;    // keep every tensor's streamed bytes
+  bool record_bytes = true;    // keep every tensor's streamed bytes (and GGUF KV values)
   bool snapshot_table = true;  // copy the tensor table and metadata at HeaderReady
   // Tell the reader the input's size up front (Reader::set_input_size), as a caller that knows
   // the file size or Content-Length would.
@@ -118,6 +145,7 @@ struct RunResult {
   std::vector<RecordedEvent> events;      // normalized (see above); KV events carry the KV index
   std::vector<std::string> tensor_bytes;  // streamed bytes per tensor index
   std::string kv_bytes;                   // GGUF: every KvBytes piece, concatenated
+  std::vector<KvRecord> kvs;              // GGUF: every key-value, assembled from its events
 
   bool header_ready = false;
   uint64_t header_size = 0, data_start = 0, data_size = 0;
@@ -126,6 +154,11 @@ struct RunResult {
   bool has_metadata = false;
   std::vector<std::pair<std::string, std::string>> metadata;  // header order
   size_t arena_peak = 0, arena_needed = 0;
+  // GGUF facts at HeaderReady (Reader::gguf_*).
+  uint32_t gguf_version = 0, gguf_alignment = 0;
+  uint64_t gguf_kv_count = 0;
+  ws::GgmlDialect gguf_dialect = ws::GgmlDialect::Upstream;
+  std::string gguf_architecture;
 
   std::vector<std::string> violations;  // stream-protocol breaches seen while feeding
 

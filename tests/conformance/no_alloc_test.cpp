@@ -2,7 +2,8 @@
 // functions — malloc, calloc, realloc, aligned allocation, free, and every operator new/delete —
 // with counting wrappers around glibc's own allocator, and checks that not one call happens
 // between constructing a Reader and its End (or Error) event, for every real file and every corpus
-// case, fed in 1-byte and 4 KiB pieces. The feeding loop itself works from buffers loaded
+// case — safetensors and GGUF —, fed in 1-byte and 4 KiB pieces (GGUF inputs also with their size
+// declared, which takes the early-rejection paths). The feeding loop itself works from buffers loaded
 // beforehand and only touches fixed-size state, so any count is the library's.
 #include <errno.h>
 #include <gtest/gtest.h>
@@ -124,7 +125,8 @@ struct Outcome {
   uint8_t digest[32] = {};  // SHA-256 of every streamed byte, in order
 };
 
-Outcome run_counted(const Input& in, size_t piece, std::vector<uint64_t>* arena) {
+Outcome run_counted(const Input& in, size_t piece, std::vector<uint64_t>* arena,
+                    bool declare_size = false) {
   Outcome o;
   Sha256 sha;
   const uint8_t* data = in.bytes.data();
@@ -134,6 +136,7 @@ Outcome run_counted(const Input& in, size_t piece, std::vector<uint64_t>* arena)
   g_armed = true;
   {
     ws::Reader r(arena->data(), arena->size() * 8);
+    if (declare_size) r.set_input_size(size);
     size_t fed = 0;
     for (uint64_t budget = 16 * uint64_t(size) + 4096; budget > 0; --budget) {
       ws::Event e = r.next();
@@ -168,28 +171,38 @@ Outcome run_counted(const Input& in, size_t piece, std::vector<uint64_t>* arena)
 
 std::vector<Input> load_inputs() {
   std::vector<Input> v;
-  const std::string real = std::string(WS_TESTS_DIR) + "/data/real/safetensors";
-  for (const std::string& path : list_files(real, ".safetensors")) {
-    Input in{path, {}, "Ok"};
-    EXPECT_TRUE(read_file(path, &in.bytes)) << in.name;
-    v.push_back(std::move(in));
+  const std::string data = std::string(WS_TESTS_DIR) + "/data/";
+  for (const char* sub : {"real/safetensors", "real/gguf", "synthetic/gguf"}) {
+    const std::string ext = std::string(sub).find("gguf") != std::string::npos ? ".gguf" : ".safetensors";
+    for (const std::string& path : list_files(data + sub, ext)) {
+      Input in{path, {}, "Ok"};
+      EXPECT_TRUE(read_file(path, &in.bytes)) << in.name;
+      v.push_back(std::move(in));
+    }
   }
-  const std::string corpus = std::string(WS_TESTS_DIR) + "/corpus/safetensors";
-  Json expected = load_json_file(corpus + "/expected.json");
-  for (const Json& c : expected.at("cases").items) {
-    Input in{c.at("file").str(), {}, c.at("status").str()};
-    EXPECT_TRUE(read_file(corpus + "/" + in.name, &in.bytes)) << in.name;
-    v.push_back(std::move(in));
+  for (const char* format : {"safetensors", "gguf"}) {
+    const std::string corpus = std::string(WS_TESTS_DIR) + "/corpus/" + format;
+    Json expected = load_json_file(corpus + "/expected.json");
+    for (const Json& c : expected.at("cases").items) {
+      Input in{std::string(format) + "/" + c.at("file").str(), {}, c.at("status").str()};
+      EXPECT_TRUE(read_file(corpus + "/" + c.at("file").str(), &in.bytes)) << in.name;
+      v.push_back(std::move(in));
+    }
   }
   return v;
 }
+
+bool is_gguf(const Input& in) { return in.bytes.size() >= 4 && memcmp(in.bytes.data(), "GGUF", 4) == 0; }
 
 TEST(NoAllocation, ReaderNeverAllocatesOnAnyInput) {
 #ifndef WS_COUNTING_ALLOCATOR
   GTEST_SKIP() << "sanitizer build: the allocator cannot be replaced";
 #endif
   const std::vector<Input> inputs = load_inputs();
-  ASSERT_GT(inputs.size(), 79u);
+  ASSERT_GT(inputs.size(), 79u + 60u);
+  size_t gguf_inputs = 0;
+  for (const Input& in : inputs) gguf_inputs += is_gguf(in);
+  ASSERT_GT(gguf_inputs, 60u);
   std::vector<uint64_t> arena(1 << 20);  // 8 MiB
 
   // The counter itself works (otherwise a zero would prove nothing).
@@ -209,10 +222,17 @@ TEST(NoAllocation, ReaderNeverAllocatesOnAnyInput) {
       const char* how = o == &one ? "1-byte pieces" : "4 KiB pieces";
       EXPECT_EQ(o->allocs, 0) << in.name << ", " << how << ": allocation calls";
       EXPECT_EQ(o->frees, 0) << in.name << ", " << how << ": free calls";
-      // The run went the whole way (a reader stopping early would make the zero vacuous); the
-      // exact status is conformance_corpus_test's business.
-      EXPECT_EQ(o->ended, in.expected_status == "Ok") << in.name << ", " << how << ": "
-                                                      << ws::status_name(o->status);
+      // A valid input was read the whole way (a reader stopping early would make the zero
+      // vacuous); the exact status of the others is conformance_corpus_test's business.
+      if (in.expected_status == "Ok") {
+        EXPECT_TRUE(o->ended) << in.name << ", " << how << ": " << ws::status_name(o->status);
+      }
+    }
+    // A declared size (GGUF may then reject counts and lengths early) allocates nothing either.
+    if (is_gguf(in)) {
+      Outcome sized = run_counted(in, 4096, &arena, true);
+      EXPECT_EQ(sized.allocs, 0) << in.name << ", declared size: allocation calls";
+      EXPECT_EQ(sized.frees, 0) << in.name << ", declared size: free calls";
     }
     // For valid inputs both runs streamed the same bytes (agreement on invalid ones is
     // conformance_corpus_test's business).
