@@ -88,6 +88,8 @@ class Reader {
   Event fail(Status code, uint64_t offset);
   Event step_preamble();
   Event step_header();
+  void gguf_step(Event& e);
+  Event gguf_header_step(int step);
   Event step_data();
   Event header_ready();
 

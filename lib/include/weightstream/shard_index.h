@@ -13,6 +13,7 @@
 
 #include "weightstream/detail/arena.h"
 #include "weightstream/detail/json_lexer.h"
+#include "weightstream/detail/json_skipper.h"
 #include "weightstream/limits.h"
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
@@ -74,7 +75,7 @@ class ShardIndex {
   // Parse state.
   uint8_t ctx_ = 0;
   uint8_t key_kind_ = 0;
-  uint32_t skip_depth_ = 0;
+  detail::JsonSkipper skipper_;
   uint8_t skip_return_ = 0;
   char small_[16] = {};
   uint32_t small_size_ = 0;

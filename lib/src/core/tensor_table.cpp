@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "weightstream/detail/bytes.h"
 #include "weightstream/status.h"
 
 namespace ws {
@@ -14,15 +15,8 @@ bool StrView::equals(const char* s, size_t n) const {
 bool StrView::equals(const char* zstr) const { return equals(zstr, strlen(zstr)); }
 
 uint64_t ShapeIter::next() {
-  // LEB128; the parser wrote it, so it is well formed and at most 10 bytes.
-  uint64_t v = 0;
-  unsigned shift = 0;
-  uint8_t b;
-  do {
-    b = *p_++;
-    v |= uint64_t(b & 0x7F) << shift;
-    shift += 7;
-  } while (b & 0x80);
+  uint64_t v;
+  p_ = detail::get_varint(p_, &v);
   --remaining_;
   return v;
 }
@@ -46,37 +40,18 @@ uint64_t TensorInfo::element_count() const {
   return n;
 }
 
-static uint32_t read_u32(const uint8_t* p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-
-static const uint8_t* read_varint(const uint8_t* p, uint64_t* v) {
-  uint64_t r = 0;
-  unsigned shift = 0;
-  uint8_t b;
-  do {
-    b = *p++;
-    r |= uint64_t(b & 0x7F) << shift;
-    shift += 7;
-  } while (b & 0x80);
-  *v = r;
-  return p;
-}
-
 TensorInfo TensorTable::get(uint32_t i) const {
   TensorInfo t;
   if (i >= count_) return t;
   const TensorRecord& r = recs_[i];
   const uint8_t* p = base_ + r.blob;
-  uint32_t name_len = read_u32(p);
+  uint32_t name_len = detail::load_u32(p);
   t.name.data = reinterpret_cast<const char*>(p + 4);
   t.name.size = name_len;
   p += 4 + name_len;
   t.type = *p++;
   uint64_t rank;
-  p = read_varint(p, &rank);
+  p = detail::get_varint(p, &rank);
   t.rank = static_cast<uint32_t>(rank);
   t.packed_shape = p;
   t.begin = r.begin;
@@ -88,7 +63,7 @@ TensorInfo TensorTable::get(uint32_t i) const {
 uint32_t TensorTable::find(const char* name, size_t n) const {
   for (uint32_t i = 0; i < count_; ++i) {
     const uint8_t* p = base_ + recs_[i].blob;
-    if (read_u32(p) == n && memcmp(p + 4, name, n) == 0) return i;
+    if (detail::load_u32(p) == n && memcmp(p + 4, name, n) == 0) return i;
   }
   return kNoTensor;
 }
@@ -99,11 +74,11 @@ MetadataEntry TensorTable::metadata_at(uint32_t* cursor) const {
   uint32_t off = meta_begin_ + *cursor;
   if (off >= meta_end_) return e;
   const uint8_t* p = base_ + off;
-  uint32_t klen = read_u32(p);
+  uint32_t klen = detail::load_u32(p);
   e.key.data = reinterpret_cast<const char*>(p + 8);
   e.key.size = klen;
   p += 8 + klen;
-  uint32_t vlen = read_u32(p);
+  uint32_t vlen = detail::load_u32(p);
   e.value.data = reinterpret_cast<const char*>(p + 4);
   e.value.size = vlen;
   *cursor += 12 + klen + vlen;

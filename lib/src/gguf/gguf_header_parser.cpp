@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "weightstream/detail/bytes.h"
 #include "weightstream/detail/duplicate_finder.h"
 
 namespace ws {
@@ -20,45 +21,6 @@ constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;  // name length, n_dims,
 
 constexpr char kAlignmentKey[] = "general.alignment";
 constexpr char kArchitectureKey[] = "general.architecture";
-
-void put_u32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-uint64_t get_u64(const uint8_t* p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
-size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-uint8_t* put_varint(uint8_t* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = uint8_t(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = uint8_t(v);
-  return p;
-}
-
-bool align_up(uint64_t v, uint64_t a, uint64_t* out) {
-  uint64_t r = v % a;
-  if (r == 0) {
-    *out = v;
-    return true;
-  }
-  return !__builtin_add_overflow(v, a - r, out);
-}
 
 }  // namespace
 
@@ -90,12 +52,21 @@ GgufHeaderParser::Step GgufHeaderParser::fail_tensor(Status s, uint64_t offset) 
   if (!arena_->counting() && state_ > kTiName) {
     const uint8_t* p = arena_->base() + name_mark_;
     error_.tensor_name = reinterpret_cast<const char*>(p + 4);
-    error_.tensor_name_size = get_u32(p);
+    error_.tensor_name_size = load_u32(p);
   }
   return kError;
 }
 
 bool GgufHeaderParser::gather(const uint8_t* in, size_t size, size_t* used, uint64_t pos, uint32_t n) {
+  if (have_ == 0 && size - *used >= n) {  // the whole field in this piece: one load
+    field_pos_ = pos + *used;
+    const uint8_t* p = in + *used;
+    uint64_t v = 0;
+    memcpy(&v, p, n);  // little-endian host (checked at build time in gguf_header_parser.h)
+    field_ = v;
+    *used += n;
+    return true;
+  }
   if (have_ == 0) field_pos_ = pos + *used;
   while (have_ < n && *used < size) buf_[have_++] = in[(*used)++];
   if (have_ < n) return false;
@@ -109,18 +80,22 @@ bool GgufHeaderParser::fits_remaining(uint64_t need, uint64_t pos) const {
   return input_size_ == ~0ull || (pos <= input_size_ && need <= input_size_ - pos);
 }
 
-void GgufHeaderParser::begin_kv_event(Event* ev) const {
-  *ev = Event();
-  ev->type = EventType::KvBegin;
+// The caller passes a fresh Event: only the fields of this event are set.
+void GgufHeaderParser::kv_event(Event* ev, EventType type) const {
+  ev->type = type;
   ev->kv = uint32_t(kv_index_);
-  ev->offset = kv_pos_;
   ev->value_type = type_;
   ev->elem_type = elem_type_;
   ev->count = count_;
+}
+
+void GgufHeaderParser::begin_kv_event(Event* ev) const {
+  kv_event(ev, EventType::KvBegin);
+  ev->offset = kv_pos_;
   if (!arena_->counting()) {
     const uint8_t* p = arena_->base() + key_mark_;
     ev->key.data = reinterpret_cast<const char*>(p + 12);
-    ev->key.size = get_u32(p);
+    ev->key.size = load_u32(p);
   }
 }
 
@@ -164,7 +139,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         key_mark_ = arena_->low();
         uint8_t* hdr = arena_->grow_low(12);  // [u32 length][u64 position]
         if (hdr) {
-          put_u32(hdr, uint32_t(key_len_));
+          store_u32(hdr, uint32_t(key_len_));
           memcpy(hdr + 4, &kv_pos_, 8);
         }
         key_done_ = 0;
@@ -212,11 +187,8 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
 
       case kScalar: {
         if (!gather(in, size, used, pos, gguf_type_size(type_))) return kNeedInput;
-        *ev = Event();
-        ev->type = EventType::KvScalar;
-        ev->kv = uint32_t(kv_index_);
+        kv_event(ev, EventType::KvScalar);
         ev->offset = field_pos_;
-        ev->value_type = type_;
         uint64_t v = field_;
         ev->u = v;
         switch (type_) {
@@ -262,12 +234,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         bool array = state_ == kArrStrLen;
         state_ = array ? kArrStrBytes : kStrBytes;
         if (str_len_ == 0) {  // an empty string is still one (empty) piece
-          *ev = Event();
-          ev->type = EventType::KvBytes;
-          ev->kv = uint32_t(kv_index_);
-          ev->value_type = type_;
-          ev->elem_type = elem_type_;
-          ev->count = count_;
+          kv_event(ev, EventType::KvBytes);
           ev->index = array ? index_ : 0;
           ev->offset = pos + *used;
           ev->data = in + *used;
@@ -286,12 +253,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         uint64_t left = str_len_ - str_done_;
         size_t take = left < avail ? size_t(left) : avail;
         bool array = state_ == kArrStrBytes;
-        *ev = Event();
-        ev->type = EventType::KvBytes;
-        ev->kv = uint32_t(kv_index_);
-        ev->value_type = type_;
-        ev->elem_type = elem_type_;
-        ev->count = count_;
+        kv_event(ev, EventType::KvBytes);
         ev->index = array ? index_ : 0;
         ev->offset = pos + *used;
         ev->data = in + *used;
@@ -341,12 +303,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
       case kArrData: {
         size_t avail = size - *used;
         if (avail == 0) return kNeedInput;
-        *ev = Event();
-        ev->type = EventType::KvBytes;
-        ev->kv = uint32_t(kv_index_);
-        ev->value_type = type_;
-        ev->elem_type = elem_type_;
-        ev->count = count_;
+        kv_event(ev, EventType::KvBytes);
         ev->index = index_;
         if (have_ != 0 || avail < elem_size_) {
           // An element split across pieces: assembled in buf_, handed out from there.
@@ -371,10 +328,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
       }
 
       case kKvEnd:
-        *ev = Event();
-        ev->type = EventType::KvEnd;
-        ev->kv = uint32_t(kv_index_);
-        ev->value_type = type_;
+        kv_event(ev, EventType::KvEnd);
         ++kv_index_;
         state_ = kv_index_ == n_kv_ ? kKeysDone : kKeyLen;
         return kEvent;
@@ -391,7 +345,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         name_len_ = field_;
         if (name_len_ >= 64) return fail(Status::GgufTensorNameTooLong, field_pos_);
         name_mark_ = arena_->low();
-        if (uint8_t* hdr = arena_->grow_low(4)) put_u32(hdr, uint32_t(name_len_));
+        if (uint8_t* hdr = arena_->grow_low(4)) store_u32(hdr, uint32_t(name_len_));
         name_done_ = 0;
         state_ = kTiName;
         continue;
@@ -484,16 +438,16 @@ GgufHeaderParser::Step GgufHeaderParser::finish_keys(uint64_t pos) {
       size_t off = keys_begin_;
       for (uint32_t i = 0; i < n; ++i) {
         offs[i] = uint32_t(off);
-        off += 12 + get_u32(base + off);
+        off += 12 + load_u32(base + off);
       }
       auto key = [&](uint32_t i) {
         StrView s;
         s.data = reinterpret_cast<const char*>(base + offs[i] + 12);
-        s.size = get_u32(base + offs[i]);
+        s.size = load_u32(base + offs[i]);
         return s;
       };
       uint32_t dup = find_duplicate(n, key, offs + n, reinterpret_cast<uintptr_t>(base));
-      uint64_t dup_pos = dup == kNoDuplicate ? 0 : get_u64(base + offs[dup] + 4);
+      uint64_t dup_pos = dup == kNoDuplicate ? 0 : load_u64(base + offs[dup] + 4);
       arena_->rewind_low(mark, need_mark);
       if (dup != kNoDuplicate) return fail(Status::GgufDuplicateKey, dup_pos);
     } else {
@@ -553,7 +507,7 @@ GgufHeaderParser::Step GgufHeaderParser::finish_infos(uint64_t pos, TensorTable*
     const uint8_t* p = base + recs[i].blob;
     StrView s;
     s.data = reinterpret_cast<const char*>(p + 4);
-    s.size = get_u32(p);
+    s.size = load_u32(p);
     return s;
   };
   uint32_t dup = find_duplicate(n, name_of, reinterpret_cast<uint32_t*>(scratch + pad),

@@ -86,14 +86,22 @@ static Event need_input() {
 }
 
 Event Reader::next() {
-  if (error_.code != Status::Ok) return fail(error_.code, error_.offset);
-  if (waiting_) return need_input();
+  // One Event, returned on every path: GGUF's KV events (the bulk of a vocabulary-heavy header)
+  // are written straight into it instead of being built and copied along.
   Event e;
-  switch (phase_) {
-    case kPreamble: e = step_preamble(); break;
-    case kHeader: e = step_header(); break;
-    case kData: e = step_data(); break;
-    default: e.type = EventType::End; break;
+  if (error_.code != Status::Ok) {
+    e = fail(error_.code, error_.offset);
+  } else if (waiting_) {
+    e.type = EventType::NeedInput;
+  } else if (phase_ == kHeader && format_ == Format::Gguf) {
+    gguf_step(e);
+  } else {
+    switch (phase_) {
+      case kPreamble: e = step_preamble(); break;
+      case kHeader: e = step_header(); break;
+      case kData: e = step_data(); break;
+      default: e.type = EventType::End; break;
+    }
   }
   if (e.type == EventType::NeedInput) waiting_ = true;
   return e;
@@ -119,7 +127,9 @@ Event Reader::step_preamble() {
     if (v > 3) return fail(Status::GgufVersionTooNew, 4);
     gguf_.reset(&arena_, limits_, v, input_size_);
     phase_ = kHeader;
-    return step_header();
+    Event e;
+    gguf_step(e);
+    return e;
   }
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | prefix_[i];
@@ -135,33 +145,37 @@ Event Reader::step_preamble() {
   return step_header();
 }
 
-Event Reader::step_header() {
-  if (format_ == Format::Gguf) {
-    Event ev;
-    uint64_t base = pos_ - in_used_;  // absolute offset of in_[0]
-    detail::GgufHeaderParser::Step st = gguf_.step(in_, in_size_, &in_used_, base, &ev, &table_);
-    pos_ = base + in_used_;
-    switch (st) {
-      case detail::GgufHeaderParser::kEvent:
-        return ev;
-      case detail::GgufHeaderParser::kError:
-        error_ = gguf_.error();
-        if (error_.code == Status::ArenaExhausted) arena_needed_ = arena_.peak_needed();
-        return fail(error_.code, error_.offset);
-      case detail::GgufHeaderParser::kNeedInput:
-        if (finished_) return fail(Status::TruncatedHeader, pos_);
-        return need_input();
-      case detail::GgufHeaderParser::kDone:
-        break;
-    }
-    data_start_ = gguf_.data_start();
-    data_size_ = gguf_.data_size();
-    // The last tensor's padding (and, with no tensors, the padding after the KVs) may be present
-    // or absent: the input may end anywhere up to the next multiple of the alignment.
-    uint64_t end = data_start_ + data_size_, a = gguf_.alignment();
-    allowed_end_ = end % a == 0 ? end : end + (a - end % a);
-    return header_ready();
+void Reader::gguf_step(Event& e) {
+  uint64_t base = pos_ - in_used_;  // absolute offset of in_[0]
+  detail::GgufHeaderParser::Step st = gguf_.step(in_, in_size_, &in_used_, base, &e, &table_);
+  pos_ = base + in_used_;
+  if (st != detail::GgufHeaderParser::kEvent) e = gguf_header_step(st);
+}
+
+// What follows a GGUF header step that produced no KV event.
+Event Reader::gguf_header_step(int step) {
+  switch (step) {
+    case detail::GgufHeaderParser::kError:
+      error_ = gguf_.error();
+      if (error_.code == Status::ArenaExhausted) arena_needed_ = arena_.peak_needed();
+      return fail(error_.code, error_.offset);
+    case detail::GgufHeaderParser::kNeedInput:
+      if (finished_) return fail(Status::TruncatedHeader, pos_);
+      return need_input();
+    default:
+      break;
   }
+  data_start_ = gguf_.data_start();
+  data_size_ = gguf_.data_size();
+  // The last tensor's padding (and, with no tensors, the padding after the KVs) may be present
+  // or absent: the input may end anywhere up to the next multiple of the alignment.
+  uint64_t end = data_start_ + data_size_, a = gguf_.alignment();
+  allowed_end_ = end % a == 0 ? end : end + (a - end % a);
+  return header_ready();
+}
+
+// Safetensors: the whole JSON header goes through the parser; one event (HeaderReady) at the end.
+Event Reader::step_header() {
   while (pos_ < data_start_) {
     size_t avail = in_size_ - in_used_;
     if (avail == 0) {

@@ -9,6 +9,7 @@
 // produces exactly what the general path would, and it never reports an error itself.
 #include <string.h>
 
+#include "weightstream/detail/bytes.h"
 #include "weightstream/detail/json_scan.h"
 #include "weightstream/detail/safetensors_header_parser.h"
 #include "weightstream/dtype.h"
@@ -111,23 +112,7 @@ constexpr uint8_t kBitsTab[] = {
 #undef WS_DTYPE_BITS
 };
 
-size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
 
-uint8_t* put_varint(uint8_t* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = uint8_t(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = uint8_t(v);
-  return p;
-}
 
 }  // namespace
 

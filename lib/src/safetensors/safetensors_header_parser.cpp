@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "weightstream/detail/bytes.h"
 #include "weightstream/detail/duplicate_finder.h"
 #include "weightstream/dtype.h"
 
@@ -19,35 +20,6 @@ namespace {
 
 constexpr char kMetadataKey[] = "__metadata__";
 constexpr size_t kMetadataKeyLen = sizeof(kMetadataKey) - 1;
-
-size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-uint8_t* put_varint(uint8_t* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = uint8_t(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = uint8_t(v);
-  return p;
-}
-
-void put_u32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-
-bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
-  return __builtin_mul_overflow(a, b, out);
-}
 
 }  // namespace
 
@@ -68,7 +40,7 @@ Status SafetensorsHeaderParser::fail_at(Status s, uint64_t offset, uint32_t blob
   if (blob != kNoTensor && !arena_->counting()) {
     const uint8_t* p = arena_->base() + blob;
     error_.tensor_name = reinterpret_cast<const char*>(p + 4);
-    error_.tensor_name_size = get_u32(p);
+    error_.tensor_name_size = load_u32(p);
   }
   return s;
 }
@@ -210,7 +182,7 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
           ctx_ = kOffsets;
           return Status::Ok;
         default:
-          skip_depth_ = 0;
+          skipper_.start();
           ctx_ = kSkip;
           return handle(t);
       }
@@ -240,7 +212,7 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
       // Element count is order-independent (policy): any zero dimension means zero elements,
       // whatever the other dimensions multiply to.
       if (v == 0) has_zero_dim_ = true;
-      else if (!elements_overflow_ && mul_overflows(elements_, v, &elements_)) elements_overflow_ = true;
+      else if (!elements_overflow_ && __builtin_mul_overflow(elements_, v, &elements_)) elements_overflow_ = true;
       uint8_t buf[10];
       append_blob(buf, size_t(put_varint(buf, v) - buf));
       return Status::Ok;
@@ -258,23 +230,7 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
       return Status::Ok;
 
     case kSkip:
-      switch (t) {
-        case L::kObjectBegin:
-        case L::kArrayBegin:
-          ++skip_depth_;
-          return Status::Ok;
-        case L::kObjectEnd:
-        case L::kArrayEnd:
-          --skip_depth_;
-          break;
-        case L::kKeyPiece:
-        case L::kStringPiece:
-          if (!lexer_.piece_last()) return Status::Ok;
-          break;
-        default:
-          break;
-      }
-      if (skip_depth_ == 0) {
+      if (skipper_.feed(t, lexer_)) {
         lexer_.set_lenient_surrogates(false);
         ctx_ = kEntryKey;
       }
@@ -298,12 +254,12 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
         meta_len_mark_ = arena_->low();
         meta_str_size_ = 0;
         uint8_t* hdr = arena_->grow_low(8);  // [u32 length][u32 header position]
-        if (hdr) put_u32(hdr + 4, uint32_t(lexer_.token_pos()));
+        if (hdr) store_u32(hdr + 4, uint32_t(lexer_.token_pos()));
       }
       meta_str_size_ += lexer_.piece_size();
       append_blob(lexer_.piece(), lexer_.piece_size());
       if (lexer_.piece_last()) {
-        if (!arena_->counting()) put_u32(arena_->base() + meta_len_mark_, uint32_t(meta_str_size_));
+        if (!arena_->counting()) store_u32(arena_->base() + meta_len_mark_, uint32_t(meta_str_size_));
         ctx_ = kMetaValue;
       }
       return Status::Ok;
@@ -320,7 +276,7 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
         append_blob(lexer_.piece(), lexer_.piece_size());
       }
       if (lexer_.piece_last()) {
-        if (!arena_->counting()) put_u32(arena_->base() + meta_len_mark_, uint32_t(meta_str_size_));
+        if (!arena_->counting()) store_u32(arena_->base() + meta_len_mark_, uint32_t(meta_str_size_));
         ++meta_count_;
         ctx_ = kMetaKey;
       }
@@ -342,7 +298,7 @@ Status SafetensorsHeaderParser::end_root_key() {
   }
   if (key_size_ > limits_.max_name_bytes)
     return fail_at(Status::NameTooLong, header_start_ + key_pos_, kNoTensor);
-  if (!arena_->counting()) put_u32(arena_->base() + key_mark_, uint32_t(key_size_));
+  if (!arena_->counting()) store_u32(arena_->base() + key_mark_, uint32_t(key_size_));
   if (tensor_count_ >= limits_.max_tensors)
     return fail_at(Status::TooManyTensors, header_start_ + key_pos_, uint32_t(key_mark_));
   ctx_ = kRootValueTensor;
@@ -358,7 +314,7 @@ Status SafetensorsHeaderParser::end_entry(uint64_t close_pos) {
   uint64_t elements = has_zero_dim_ ? 0 : elements_;
   if (!has_zero_dim_ && elements_overflow_) return fail(Status::ShapeOverflow, close_pos);
   uint64_t bits;
-  if (mul_overflows(elements, dtype_bits(static_cast<DType>(dtype_)), &bits))
+  if (__builtin_mul_overflow(elements, dtype_bits(static_cast<DType>(dtype_)), &bits))
     return fail(Status::ShapeOverflow, close_pos);
   if (bits % 8 != 0) return fail(Status::MisalignedSlice, close_pos);
   if (end - begin != bits / 8) return fail(Status::TensorSizeMismatch, close_pos);
@@ -408,19 +364,19 @@ Status SafetensorsHeaderParser::end_metadata() {
   size_t off = meta_begin_;
   for (uint32_t i = 0; i < meta_count_; ++i) {
     offs[i] = uint32_t(off);
-    uint32_t klen = get_u32(base + off);
-    uint32_t vlen = get_u32(base + off + 8 + klen);
+    uint32_t klen = load_u32(base + off);
+    uint32_t vlen = load_u32(base + off + 8 + klen);
     off += 12 + size_t(klen) + vlen;
   }
   (void)meta_bytes;
   auto key = [&](uint32_t i) {
     StrView s;
     s.data = reinterpret_cast<const char*>(base + offs[i] + 8);
-    s.size = get_u32(base + offs[i]);
+    s.size = load_u32(base + offs[i]);
     return s;
   };
   uint32_t dup = find_duplicate(meta_count_, key, table, reinterpret_cast<uintptr_t>(base));
-  uint32_t dup_pos = dup == kNoDuplicate ? 0 : get_u32(base + offs[dup] + 4);
+  uint32_t dup_pos = dup == kNoDuplicate ? 0 : load_u32(base + offs[dup] + 4);
   arena_->rewind_low(mark, need_mark);
   if (dup != kNoDuplicate)
     return fail_at(Status::DuplicateMetadataKey, header_start_ + dup_pos, kNoTensor);
@@ -455,7 +411,7 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
     const uint8_t* p = base + recs[n - 1 - i].blob;
     StrView s;
     s.data = reinterpret_cast<const char*>(p + 4);
-    s.size = get_u32(p);
+    s.size = load_u32(p);
     return s;
   };
   uint32_t dup = find_duplicate(n, name_of, reinterpret_cast<uint32_t*>(scratch + pad),

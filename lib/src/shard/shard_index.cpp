@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "weightstream/detail/bytes.h"
 #include "weightstream/detail/duplicate_finder.h"
 
 namespace ws {
@@ -18,14 +19,10 @@ enum Ctx : uint8_t {
 };
 enum KeyKind : uint8_t { kOther, kMetadata, kWeightMap, kTotalSize };
 
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-void put_u32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }
-
 }  // namespace
+
+using detail::load_u32;
+using detail::store_u32;
 
 ShardIndex::ShardIndex(void* arena, size_t arena_size, const Limits& limits) : limits_(limits) {
   arena_.init(arena, arena_size);
@@ -43,7 +40,7 @@ Status ShardIndex::fail(Status s, uint64_t offset) {
 StrView ShardIndex::blob_str(uint32_t off) const {
   StrView s;
   const uint8_t* p = arena_.base() + off;
-  s.size = get_u32(p);
+  s.size = load_u32(p);
   s.data = reinterpret_cast<const char*>(p + 4);
   return s;
 }
@@ -96,11 +93,11 @@ Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
     uint8_t* dst = arena_.grow_low(n);
     if (dst && n) memcpy(dst, lexer_.piece(), n);
     str_size_ += n;
-    if (lexer_.piece_last() && !arena_.counting()) put_u32(arena_.base() + str_off_, uint32_t(str_size_));
+    if (lexer_.piece_last() && !arena_.counting()) store_u32(arena_.base() + str_off_, uint32_t(str_size_));
     return lexer_.piece_last();
   };
   auto start_skip = [&](uint8_t back) {
-    skip_depth_ = 0;
+    skipper_.start();
     skip_return_ = back;
     ctx_ = kSkip;
   };
@@ -199,23 +196,7 @@ Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
       return Status::Ok;
     }
     case kSkip:
-      switch (t) {
-        case L::kObjectBegin:
-        case L::kArrayBegin:
-          ++skip_depth_;
-          return Status::Ok;
-        case L::kObjectEnd:
-        case L::kArrayEnd:
-          --skip_depth_;
-          break;
-        case L::kKeyPiece:
-        case L::kStringPiece:
-          if (!lexer_.piece_last()) return Status::Ok;
-          break;
-        default:
-          break;
-      }
-      if (skip_depth_ == 0) ctx_ = skip_return_;
+      if (skipper_.feed(t, lexer_)) ctx_ = skip_return_;
       return Status::Ok;
     default:
       return Status::Ok;

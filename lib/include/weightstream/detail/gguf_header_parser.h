@@ -16,6 +16,9 @@
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
 
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "GGUF fields are read with little-endian loads");
+
 namespace ws {
 namespace detail {
 
@@ -26,7 +29,8 @@ class GgufHeaderParser {
   // `version` was read by the caller (bytes 4..7); `input_size` is ~0 when unknown.
   void reset(Arena* arena, const Limits& limits, uint32_t version, uint64_t input_size);
 
-  // Consumes from in[*used, size), `pos` being the absolute offset of in[0]. kEvent fills *ev;
+  // Consumes from in[*used, size), `pos` being the absolute offset of in[0]. kEvent fills *ev
+  // (which must be a fresh Event: only the event's own fields are written);
   // kDone: the header is complete and validated, table filled, data_start() known.
   Step step(const uint8_t* in, size_t size, size_t* used, uint64_t pos, Event* ev, TensorTable* table);
 
@@ -58,6 +62,7 @@ class GgufHeaderParser {
   Step finish_keys(uint64_t pos);
   Step finish_tensor_info(uint64_t pos);
   Step finish_infos(uint64_t pos, TensorTable* table);
+  void kv_event(Event* ev, EventType type) const;
   void begin_kv_event(Event* ev) const;
 
   Arena* arena_ = nullptr;

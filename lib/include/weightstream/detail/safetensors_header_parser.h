@@ -10,6 +10,7 @@
 
 #include "weightstream/detail/arena.h"
 #include "weightstream/detail/json_lexer.h"
+#include "weightstream/detail/json_skipper.h"
 #include "weightstream/limits.h"
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
@@ -79,7 +80,7 @@ class SafetensorsHeaderParser {
   uint64_t elements_ = 1;
   bool elements_overflow_ = false;
   bool has_zero_dim_ = false;
-  uint32_t skip_depth_ = 0;
+  JsonSkipper skipper_;
 
   // Metadata.
   bool meta_seen_ = false;
