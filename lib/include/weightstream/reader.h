@@ -78,6 +78,7 @@ class Reader {
   uint64_t gguf_kv_count() const { return gguf_.kv_count(); }
   GgmlDialect gguf_dialect() const { return gguf_.dialect(); }
   StrView gguf_architecture() const { return gguf_.architecture(); }
+  uint64_t gguf_tensor_infos_offset() const { return gguf_.tensor_infos_offset(); }
 
   // Arena use: bytes used now, the peak, and, after ArenaExhausted, the size that would suffice.
   size_t arena_used() const;

@@ -117,6 +117,20 @@ struct Error {
   uint32_t tensor = kNoTensor;     // tensor index in file order, when the table is complete
   const char* tensor_name = nullptr;  // name of the tensor concerned (view into the arena), or null
   uint64_t tensor_name_size = 0;
+  // The values behind the rejection, where there are such: what the input says (the declared
+  // header length, the tensor offset, the type id, the version, ...) and what was required (the
+  // limit, the running offset, the byte size from dtype x shape, ...).
+  bool has_found = false, has_expected = false;
+  uint64_t found = 0, expected = 0;
+
+  void set_found(uint64_t v) {
+    has_found = true;
+    found = v;
+  }
+  void set_expected(uint64_t v) {
+    has_expected = true;
+    expected = v;
+  }
 };
 
 }  // namespace ws

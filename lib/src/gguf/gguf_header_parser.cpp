@@ -46,6 +46,14 @@ GgufHeaderParser::Step GgufHeaderParser::fail(Status s, uint64_t offset) {
   return kError;
 }
 
+// `expected` of ~0 means there is no single required value (e.g. "a power of two").
+GgufHeaderParser::Step GgufHeaderParser::fail_value(Status s, uint64_t offset, uint64_t found, uint64_t expected) {
+  fail(s, offset);
+  error_.set_found(found);
+  if (expected != ~0ull) error_.set_expected(expected);
+  return kError;
+}
+
 // Errors inside a tensor info name the tensor (its name is in the arena once read).
 GgufHeaderParser::Step GgufHeaderParser::fail_tensor(Status s, uint64_t offset) {
   fail(s, offset);
@@ -107,7 +115,12 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
       case kCounts:
         if (!gather(in, size, used, pos, 8)) return kNeedInput;
         if (int64_t(field_) < 0) return fail(Status::GgufNegativeCount, field_pos_);
-        if (field_ > limits_.max_tensors) return fail(Status::TooManyTensors, field_pos_);
+        if (field_ > limits_.max_tensors) {
+          fail(Status::TooManyTensors, field_pos_);
+          error_.set_found(field_);
+          error_.set_expected(limits_.max_tensors);
+          return kError;
+        }
         n_tensors_ = field_;
         state_ = kKvCount;
         continue;
@@ -134,7 +147,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         key_len_ = field_;
         if (key_len_ == 0) return fail(Status::GgufEmptyKey, field_pos_);
         if (key_len_ > kMaxString || !fits_remaining(key_len_, pos + *used))
-          return fail(Status::GgufStringTooLong, field_pos_);
+          return fail_value(Status::GgufStringTooLong, field_pos_, key_len_, kMaxString);
         if (key_len_ > limits_.max_name_bytes) return fail(Status::NameTooLong, field_pos_);
         key_mark_ = arena_->low();
         uint8_t* hdr = arena_->grow_low(12);  // [u32 length][u64 position]
@@ -213,7 +226,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
           default: ev->f = double(v); break;
         }
         if (is_alignment_) {
-          if (v == 0 || (v & (v - 1)) != 0) return fail(Status::GgufInvalidAlignment, field_pos_);
+          if (v == 0 || (v & (v - 1)) != 0) return fail_value(Status::GgufInvalidAlignment, field_pos_, v, ~0ull);
           alignment_ = uint32_t(v);
         }
         state_ = kKvEnd;
@@ -225,7 +238,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         if (!gather(in, size, used, pos, 8)) return kNeedInput;
         str_len_ = field_;
         if (str_len_ > kMaxString || !fits_remaining(str_len_, pos + *used))
-          return fail(Status::GgufStringTooLong, field_pos_);
+          return fail_value(Status::GgufStringTooLong, field_pos_, str_len_, kMaxString);
         str_done_ = 0;
         if (is_architecture_) {
           arch_capture_ = true;
@@ -292,7 +305,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         elem_size_ = gguf_type_size(elem_type_);
         uint64_t min_bytes = count_ * (elem_type_ == GgufType::String ? 8 : elem_size_);
         if (count_ > kMaxArray || !fits_remaining(min_bytes, pos + *used))
-          return fail(Status::GgufArrayTooLong, field_pos_);
+          return fail_value(Status::GgufArrayTooLong, field_pos_, count_, kMaxArray);
         index_ = 0;
         arr_bytes_left_ = elem_type_ == GgufType::String ? 0 : min_bytes;
         state_ = count_ == 0 ? kKvEnd : elem_type_ == GgufType::String ? kArrStrLen : kArrData;
@@ -343,7 +356,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         if (!gather(in, size, used, pos, 8)) return kNeedInput;
         ti_pos_ = field_pos_;
         name_len_ = field_;
-        if (name_len_ >= 64) return fail(Status::GgufTensorNameTooLong, field_pos_);
+        if (name_len_ >= 64) return fail_value(Status::GgufTensorNameTooLong, field_pos_, name_len_, 63);
         name_mark_ = arena_->low();
         if (uint8_t* hdr = arena_->grow_low(4)) store_u32(hdr, uint32_t(name_len_));
         name_done_ = 0;
@@ -368,7 +381,12 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
       case kTiNDims:
         if (!gather(in, size, used, pos, 4)) return kNeedInput;
         n_dims_ = uint32_t(field_);
-        if (n_dims_ > 4) return fail_tensor(Status::GgufTooManyDims, field_pos_);
+        if (n_dims_ > 4) {
+          fail_tensor(Status::GgufTooManyDims, field_pos_);
+          error_.set_found(n_dims_);
+          error_.set_expected(4);
+          return kError;
+        }
         dim_index_ = 0;
         state_ = n_dims_ ? kTiDims : kTiType;
         continue;
@@ -385,8 +403,12 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         ti_type_pos_ = field_pos_;
         int32_t id = int32_t(uint32_t(field_));
         GgmlTypeInfo info = ggml_type_info(id < 0 ? 0xFFFFFFFFu : uint32_t(id), dialect_);
-        if (info.kind == GgmlTypeKind::Unknown) return fail_tensor(Status::GgufInvalidType, field_pos_);
-        if (info.kind == GgmlTypeKind::Retired) return fail_tensor(Status::GgufRetiredType, field_pos_);
+        if (info.kind == GgmlTypeKind::Unknown || info.kind == GgmlTypeKind::Retired) {
+          fail_tensor(info.kind == GgmlTypeKind::Unknown ? Status::GgufInvalidType : Status::GgufRetiredType,
+                      field_pos_);
+          error_.set_found(uint32_t(field_));
+          return kError;
+        }
         ggml_type_ = uint32_t(id);
         // Element count must fit in int64 (ggml's limit); any zero dimension means none.
         uint64_t elements = 1;
@@ -400,8 +422,12 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         if (zero) elements = 0;
         else if (overflow) return fail_tensor(Status::ShapeOverflow, ti_pos_);
         uint64_t ne0 = n_dims_ ? uint64_t(dims_[0]) : 1;
-        if (info.kind == GgmlTypeKind::Blocks && ne0 % info.block_elems != 0)
-          return fail_tensor(Status::GgufBlockMisaligned, field_pos_);
+        if (info.kind == GgmlTypeKind::Blocks && ne0 % info.block_elems != 0) {
+          fail_tensor(Status::GgufBlockMisaligned, field_pos_);
+          error_.set_found(ne0);
+          error_.set_expected(info.block_elems);
+          return kError;
+        }
         if (!ggml_tensor_bytes(info, elements, &nbytes_)) return fail_tensor(Status::ShapeOverflow, ti_pos_);
         state_ = kTiOffset;
         continue;
@@ -409,7 +435,12 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
 
       case kTiOffset: {
         if (!gather(in, size, used, pos, 8)) return kNeedInput;
-        if (field_ != expected_offset_) return fail_tensor(Status::GgufInvalidTensorOffset, field_pos_);
+        if (field_ != expected_offset_) {
+          fail_tensor(Status::GgufInvalidTensorOffset, field_pos_);
+          error_.set_found(field_);
+          error_.set_expected(expected_offset_);
+          return kError;
+        }
         Step s = finish_tensor_info(pos + *used);
         if (s == kError) return s;
         continue;

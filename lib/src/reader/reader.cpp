@@ -121,10 +121,16 @@ Event Reader::step_preamble() {
     uint32_t v = uint32_t(prefix_[4]) | uint32_t(prefix_[5]) << 8 | uint32_t(prefix_[6]) << 16 |
                  uint32_t(prefix_[7]) << 24;
     // ggml's order: 0 is no version; a zero low half means a big-endian writer; 1 had 32-bit counts.
-    if (v == 0) return fail(Status::GgufInvalidVersion, 4);
-    if ((v & 0xFFFF) == 0) return fail(Status::GgufByteSwapped, 4);
-    if (v == 1) return fail(Status::GgufVersion1, 4);
-    if (v > 3) return fail(Status::GgufVersionTooNew, 4);
+    Status bad = v == 0 ? Status::GgufInvalidVersion
+                 : (v & 0xFFFF) == 0 ? Status::GgufByteSwapped
+                 : v == 1 ? Status::GgufVersion1
+                 : v > 3 ? Status::GgufVersionTooNew
+                 : Status::Ok;
+    if (bad != Status::Ok) {
+      Event e = fail(bad, 4);
+      error_.set_found(v);
+      return e;
+    }
     gguf_.reset(&arena_, limits_, v, input_size_);
     phase_ = kHeader;
     Event e;
@@ -137,9 +143,19 @@ Event Reader::step_preamble() {
   header_size_ = n;
   // Checked before the input length, like the reference: a huge prefix is a DoS attempt (or not
   // a safetensors file at all) whatever the input's size.
-  if (n > limits_.max_header_bytes) return fail(Status::HeaderTooLarge, 0);
+  if (n > limits_.max_header_bytes) {
+    Event e = fail(Status::HeaderTooLarge, 0);
+    error_.set_found(n);
+    error_.set_expected(limits_.max_header_bytes);
+    return e;
+  }
   data_start_ = 8 + n;
-  if (input_size_ != ~0ull && data_start_ > input_size_) return fail(Status::InvalidHeaderLength, 0);
+  if (input_size_ != ~0ull && data_start_ > input_size_) {
+    Event e = fail(Status::InvalidHeaderLength, 0);
+    error_.set_found(n);
+    error_.set_expected(input_size_ - 8);
+    return e;
+  }
   st_.reset(&arena_, limits_, 8);
   phase_ = kHeader;
   return step_header();
@@ -212,13 +228,20 @@ Event Reader::header_ready() {
       uint32_t t = 0;
       while (t + 1 < table_.count() && data_start_ + table_.get(t).end <= input_size_) ++t;
       TensorInfo info = table_.get(t);
-      fail(Status::TruncatedData, input_size_);
+      Event e = fail(Status::TruncatedData, input_size_);
       error_.tensor = t;
       error_.tensor_name = info.name.data;
       error_.tensor_name_size = info.name.size;
-      return fail(Status::TruncatedData, input_size_);
+      error_.set_found(input_size_);
+      error_.set_expected(expected);
+      return e;
     }
-    if (input_size_ > allowed_end_) return fail(Status::TrailingBytes, allowed_end_);
+    if (input_size_ > allowed_end_) {
+      Event e = fail(Status::TrailingBytes, allowed_end_);
+      error_.set_found(input_size_);
+      error_.set_expected(allowed_end_);
+      return e;
+    }
   }
   phase_ = kData;
   cur_tensor_ = 0;

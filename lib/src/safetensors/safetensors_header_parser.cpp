@@ -71,7 +71,11 @@ Status SafetensorsHeaderParser::feed(const uint8_t* data, size_t n) {
     }
     JsonLexer::Token t = lexer_.next(&p, end);
     if (t == JsonLexer::kNeedMore) return Status::Ok;
-    if (t == JsonLexer::kError) return fail(lexer_.status(), lexer_.error_pos());
+    if (t == JsonLexer::kError) {
+      fail(lexer_.status(), lexer_.error_pos());
+      if (error_.code == Status::NestingTooDeep) error_.set_expected(limits_.max_nesting);
+      return error_.code;
+    }
     Status s = handle(t);
     if (s != Status::Ok) return s;
   }
@@ -120,8 +124,11 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
         key_is_meta_ = key_is_meta_ && key_size_ + n <= kMetadataKeyLen &&
                        memcmp(kMetadataKey + key_size_, piece, n) == 0;
         key_size_ += n;
-        if (key_size_ > limits_.max_name_bytes && key_size_ > kMetadataKeyLen)
-          return fail_at(Status::NameTooLong, header_start_ + key_pos_, kNoTensor);
+        if (key_size_ > limits_.max_name_bytes && key_size_ > kMetadataKeyLen) {
+          fail_at(Status::NameTooLong, header_start_ + key_pos_, kNoTensor);
+          error_.set_expected(limits_.max_name_bytes);
+          return error_.code;
+        }
         append_blob(piece, n);
       }
       if (lexer_.piece_last()) return end_root_key();
@@ -206,7 +213,11 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
       // Anything but a plain integer as an element (a quoted number, null, an array) is the
       // element's fault; the shape itself is an array.
       if (t != L::kNumber || !lexer_.number_is_u64()) return fail(Status::InvalidInteger, lexer_.token_pos());
-      if (rank_ >= limits_.max_rank) return fail(Status::RankTooLarge, lexer_.token_pos());
+      if (rank_ >= limits_.max_rank) {
+        fail(Status::RankTooLarge, lexer_.token_pos());
+        error_.set_expected(limits_.max_rank);
+        return error_.code;
+      }
       ++rank_;
       uint64_t v = lexer_.number_value();
       // Element count is order-independent (policy): any zero dimension means zero elements,
@@ -296,11 +307,18 @@ Status SafetensorsHeaderParser::end_root_key() {
     ctx_ = kRootValueMeta;
     return Status::Ok;
   }
-  if (key_size_ > limits_.max_name_bytes)
-    return fail_at(Status::NameTooLong, header_start_ + key_pos_, kNoTensor);
+  if (key_size_ > limits_.max_name_bytes) {
+    fail_at(Status::NameTooLong, header_start_ + key_pos_, kNoTensor);
+    error_.set_found(key_size_);
+    error_.set_expected(limits_.max_name_bytes);
+    return error_.code;
+  }
   if (!arena_->counting()) store_u32(arena_->base() + key_mark_, uint32_t(key_size_));
-  if (tensor_count_ >= limits_.max_tensors)
-    return fail_at(Status::TooManyTensors, header_start_ + key_pos_, uint32_t(key_mark_));
+  if (tensor_count_ >= limits_.max_tensors) {
+    fail_at(Status::TooManyTensors, header_start_ + key_pos_, uint32_t(key_mark_));
+    error_.set_expected(limits_.max_tensors);
+    return error_.code;
+  }
   ctx_ = kRootValueTensor;
   return Status::Ok;
 }
@@ -317,7 +335,12 @@ Status SafetensorsHeaderParser::end_entry(uint64_t close_pos) {
   if (__builtin_mul_overflow(elements, dtype_bits(static_cast<DType>(dtype_)), &bits))
     return fail(Status::ShapeOverflow, close_pos);
   if (bits % 8 != 0) return fail(Status::MisalignedSlice, close_pos);
-  if (end - begin != bits / 8) return fail(Status::TensorSizeMismatch, close_pos);
+  if (end - begin != bits / 8) {
+    fail(Status::TensorSizeMismatch, close_pos);
+    error_.set_found(end - begin);
+    error_.set_expected(bits / 8);
+    return error_.code;
+  }
 
   // The dims were packed as they arrived; put [u8 dtype][varint rank] in front of them.
   size_t prefix = 1 + varint_size(rank_);
@@ -460,6 +483,8 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
       Status s = r.begin > start ? Status::DataOffsetGap : Status::DataOffsetOverlap;
       fail_at(s, header_start_ + r.header_pos, r.blob);
       error_.tensor = i;
+      error_.set_found(r.begin);
+      error_.set_expected(start);
       return s;
     }
     start = r.end;

@@ -336,8 +336,12 @@ Status ShardIndex::finish_checks() {
       return error_.code;
     }
   }
-  if (has_total_size_ && total_size_ != checked_bytes_) return fail(Status::IndexTotalSizeMismatch, total_size_pos_);
-  return Status::Ok;
+  if (has_total_size_ && total_size_ != checked_bytes_) {
+    fail(Status::IndexTotalSizeMismatch, total_size_pos_);
+    error_.set_found(total_size_);
+    error_.set_expected(checked_bytes_);
+  }
+  return error_.code;
 }
 
 }  // namespace ws

@@ -43,6 +43,7 @@ class GgufHeaderParser {
   StrView architecture() const;
   uint64_t data_start() const { return data_start_; }
   uint64_t data_size() const { return data_size_; }
+  uint64_t tensor_infos_offset() const { return ti_section_; }  // valid once the KVs are read
   // True while the parser is inside the header and a field or value is unfinished.
   bool in_header() const { return state_ != kStateDone; }
 
@@ -55,6 +56,7 @@ class GgufHeaderParser {
 
   Step fail(Status s, uint64_t offset);
   Step fail_tensor(Status s, uint64_t offset);
+  Step fail_value(Status s, uint64_t offset, uint64_t found, uint64_t expected);
   // Gathers an n-byte little-endian field; true when complete (value in field_).
   bool gather(const uint8_t* in, size_t size, size_t* used, uint64_t pos, uint32_t n);
   bool fits_remaining(uint64_t need, uint64_t pos) const;
