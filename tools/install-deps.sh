@@ -3,8 +3,8 @@
 # (or sudo) only when something is missing.
 set -euo pipefail
 
-# Build and test toolchain; simdjson is the benchmark's baseline.
-packages=(cmake ninja-build g++ clang libclang-rt-14-dev googletest libgtest-dev libbenchmark-dev libsimdjson-dev)
+# Build and test toolchain; SIMDe runs the SIMD128 kernels natively; simdjson is the benchmark's baseline.
+packages=(cmake ninja-build g++ clang libclang-rt-14-dev googletest libgtest-dev libbenchmark-dev libsimdjson-dev libsimde-dev)
 
 missing=()
 for p in "${packages[@]}"; do

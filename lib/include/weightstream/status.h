@@ -92,7 +92,12 @@ namespace ws {
   X(GgufInvalidType, "GGUF tensor type id is unknown")                                             \
   X(GgufRetiredType, "GGUF tensor type id is retired")                                             \
   X(GgufBlockMisaligned, "GGUF tensor's first dimension is not a multiple of its type's block")   \
-  X(GgufInvalidTensorOffset, "GGUF tensor offset differs from the padded sum of the tensors before it")
+  X(GgufInvalidTensorOffset, "GGUF tensor offset differs from the padded sum of the tensors before it") \
+  /* dequantization */                                                                             \
+  X(UnsupportedFormat, "no decoder for this tensor format")                                        \
+  X(InvalidQuantParams, "quantization parameters are inconsistent with the tensor")               \
+  X(InvalidBlockData, "a block's scale is invalid (inf/NaN fp16, or E8M0 0xFF)")                  \
+  X(OutputTooSmall, "the output buffer cannot hold one block of values")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

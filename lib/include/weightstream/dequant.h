@@ -1,0 +1,147 @@
+// weightstream — dequantization: stored tensor bytes in, f32 or f16 out, chunk by chunk.
+//
+//   ws::DequantSpec spec;
+//   spec.format = ws::QuantFormat::Q4_K;   // or from quant_format_from_ggml(t.type, dialect, ...)
+//   spec.elements = t.element_count();
+//   ws::Dequantizer d;
+//   if (d.init(spec) != ws::Status::Ok) ...;
+//   // for every TensorBytes span of the tensor, possibly several output pieces per span:
+//   size_t used = 0;
+//   while (used < span.size) {
+//     size_t in_used, out_bytes;
+//     d.decode(span.data + used, span.size - used, &in_used, out, sizeof out, &out_bytes);
+//     used += in_used;  // out[0, out_bytes) holds the next values, in element order
+//   }
+//
+// Every format has two implementations sharing one table: a portable scalar reference (the
+// formulas of FORMATS.md, the oracle) and SIMD128 (wasm_simd128.h; natively through SIMDe). Both
+// give bit-identical output. Nothing allocates; the decoder carries at most one partial block.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weightstream/dtype.h"
+#include "weightstream/ggml_types.h"
+#include "weightstream/status.h"
+
+namespace ws {
+
+#define WS_QUANT_FORMAT_LIST(X)                                                                    \
+  /* element-wise */                                                                               \
+  X(F32) X(F16) X(BF16) X(F8_E4M3) X(F8_E5M2) X(F8_E8M0)                                            \
+  /* GGML blocks (self-contained) */                                                               \
+  X(Q4_0) X(Q4_1) X(Q5_0) X(Q5_1) X(Q8_0) X(Q2_K) X(Q3_K) X(Q4_K) X(Q5_K) X(Q6_K) X(Q8_K)          \
+  X(IQ4_NL) X(IQ4_XS) X(TQ1_0) X(TQ2_0) X(MXFP4) X(NVFP4) X(Q1_0) X(Q2_0)                          \
+  X(IQ1_S) X(IQ1_M) X(IQ2_XXS) X(IQ2_XS) X(IQ2_S) X(IQ3_XXS) X(IQ3_S)                              \
+  /* BitNet I2_S (x86 layout): 128-element groups of 32 bytes; the f32 scale is given in the spec */ \
+  X(I2_S)                                                                                          \
+  /* packed weights with companion scale tensors (MLX, Ollama, UQFF Afq/Mxfp4) */                  \
+  X(MlxAffine) X(MlxMxfp4) X(MlxMxfp8) X(MlxNvfp4)                                                 \
+  /* UQFF F8Q8: 33-byte blocks {e4m3 d; i8 qs[32]} */                                              \
+  X(F8Q8)
+
+enum class QuantFormat : uint8_t {
+#define WS_QF_ENUM(name) name,
+  WS_QUANT_FORMAT_LIST(WS_QF_ENUM)
+#undef WS_QF_ENUM
+      Count_
+};
+constexpr uint32_t kQuantFormatCount = static_cast<uint32_t>(QuantFormat::Count_);
+
+enum class OutType : uint8_t { F32, F16 };
+enum class KernelImpl : uint8_t { Auto, Reference, Simd128 };
+
+struct QuantFormatInfo {
+  const char* name = "?";
+  uint32_t block_elems = 0;  // elements per block (companion formats: per group, from the spec)
+  uint32_t block_bytes = 0;  // stored bytes per block (companion formats: 0, from the spec)
+  bool companion = false;    // needs scales (and biases) given in the spec
+};
+
+QuantFormatInfo quant_format_info(QuantFormat f);
+const char* quant_format_name(QuantFormat f);
+bool quant_format_from_name(const char* name, QuantFormat* out);
+// The format that decodes a GGML type (GGUF tensors); false for types with nothing to decode
+// (I8..I64, F64, TL1/TL2, I8_S, Q8_1).
+bool quant_format_from_ggml(uint32_t ggml_type, GgmlDialect dialect, QuantFormat* out);
+// Element-wise safetensors dtypes: F32, F16, BF16, F8_E4M3, F8_E5M2, F8_E8M0.
+bool quant_format_from_dtype(DType dtype, QuantFormat* out);
+
+struct DequantSpec {
+  QuantFormat format = QuantFormat::F32;
+  OutType out = OutType::F32;
+  KernelImpl impl = KernelImpl::Auto;
+  uint64_t elements = 0;  // logical elements of the tensor (a multiple of the block/group size)
+
+  // Companion formats. MlxAffine: bits 2,3,4,5,6,8, group 32/64/128, scales and biases one per
+  // group in scale_dtype (BF16, F16 or F32). MlxMxfp4/MlxMxfp8: group 32, scales U8 E8M0.
+  // MlxNvfp4: group 16, scales U8 E4M3, optional global scale.
+  uint32_t bits = 0;
+  uint32_t group = 0;
+  DType scale_dtype = DType::BF16;
+  const uint8_t* scales = nullptr;  // all groups' scales, in group order (the whole tensor)
+  const uint8_t* biases = nullptr;
+  // nvfp4 (MLX): output times global_scale / (448 * 6). Ollama: output times global_scale.
+  // I2_S: the tensor's f32 scale (from its 32-byte tail). Used when has_global_scale.
+  bool has_global_scale = false;
+  float global_scale = 1.0f;
+  bool global_scale_is_ollama = false;
+
+  // Reject invalid block data (fp16 scales that are inf/NaN; E8M0 0xFF where it means NaN)
+  // with InvalidBlockData at the block's offset, as ggml's row validation does.
+  bool validate = true;
+  uint64_t input_offset = 0;   // absolute file offset of the tensor's first stored byte
+  uint64_t scales_offset = 0;  // absolute file offset of the scales tensor (for errors)
+};
+
+class Dequantizer {
+ public:
+  // Checks the spec (format known, sizes consistent, companions present, bits/group allowed).
+  Status init(const DequantSpec& spec);
+
+  // Consumes stored bytes from `in` (any piece size) and writes whole values into `out`
+  // (out_cap bytes, at least one block's output: 256 values for K-quants) in element order.
+  // Decodes as many whole blocks as fit in both; a block split across pieces is carried.
+  Status decode(const uint8_t* in, size_t in_size, size_t* in_used, void* out, size_t out_cap,
+                size_t* out_written);
+
+  bool done() const { return elements_done_ == spec_.elements; }
+  uint64_t elements_done() const { return elements_done_; }
+  // Stored bytes the whole tensor takes.
+  uint64_t input_bytes() const { return input_bytes_; }
+  // Bytes of output one block produces (the smallest useful out_cap).
+  size_t block_output_bytes() const;
+  KernelImpl impl() const { return impl_; }
+  const Error& error() const { return error_; }
+
+ private:
+  Status fail(Status s, uint64_t offset);
+  Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst);
+
+  DequantSpec spec_;
+  Error error_;
+  KernelImpl impl_ = KernelImpl::Reference;
+  uint32_t block_elems_ = 0, block_bytes_ = 0;
+  uint64_t input_bytes_ = 0;
+  uint64_t blocks_done_ = 0;
+  uint64_t elements_done_ = 0;
+  uint64_t consumed_ = 0;
+  const void* kernel_ = nullptr;
+  uint32_t carry_size_ = 0;
+  alignas(16) uint8_t carry_[512];  // one partial block (the largest block is Q8_K's 292 bytes)
+};
+
+// One-shot: a whole tensor's stored bytes to values.
+Status dequantize(const DequantSpec& spec, const void* in, size_t in_bytes, void* out, size_t out_bytes,
+                  Error* error);
+
+// Conversions (exact; f32 -> f16 rounds to nearest even, overflow gives inf, NaN stays NaN with
+// its sign and is quiet).
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);
+float bf16_to_f32(uint16_t b);
+// BF16 -> F16 for GPUs without bf16: exact where F16 can hold the value, else rounded (RNE).
+void bf16_to_f16(const uint16_t* in, size_t n, uint16_t* out);
+
+}  // namespace ws

@@ -1,0 +1,235 @@
+// The streaming dequantizer: chunking, one carried partial block, validation, f16 output.
+#include <string.h>
+
+#include "fp_convert.h"
+#include "kernel_api.h"
+#include "weightstream/dequant.h"
+
+namespace ws {
+
+namespace {
+
+// f16 output goes through an f32 tile on the stack: 256 values (one K-quant block) keeps the
+// decoder within a microcontroller's 2 KB stack budget.
+constexpr size_t kTileElems = 256;
+
+bool fp16_is_finite(uint16_t h) { return (h & 0x7C00) != 0x7C00; }
+
+uint32_t scale_bytes(DType d) { return d == DType::F32 ? 4 : 2; }
+
+}  // namespace
+
+Status Dequantizer::fail(Status s, uint64_t offset) {
+  error_ = Error();
+  error_.code = s;
+  error_.offset = offset;
+  return s;
+}
+
+size_t Dequantizer::block_output_bytes() const {
+  return size_t(block_elems_) * (spec_.out == OutType::F16 ? 2 : 4);
+}
+
+Status Dequantizer::init(const DequantSpec& spec) {
+  *this = Dequantizer();
+  spec_ = spec;
+  if (static_cast<uint32_t>(spec.format) >= kQuantFormatCount) return fail(Status::UnsupportedFormat, 0);
+  const kernels::FormatEntry& e = kernels::format_entry(spec.format);
+  block_elems_ = e.info.block_elems;
+  block_bytes_ = e.info.block_bytes;
+
+  // Companion formats: geometry from the spec, and the companions must be there.
+  switch (spec.format) {
+    case QuantFormat::MlxAffine: {
+      bool bits_ok = spec.bits == 2 || spec.bits == 3 || spec.bits == 4 || spec.bits == 5 ||
+                     spec.bits == 6 || spec.bits == 8;
+      bool group_ok = spec.group == 32 || spec.group == 64 || spec.group == 128;
+      bool dtype_ok = spec.scale_dtype == DType::BF16 || spec.scale_dtype == DType::F16 ||
+                      spec.scale_dtype == DType::F32;
+      if (!bits_ok || !group_ok || !dtype_ok || !spec.scales || !spec.biases)
+        return fail(Status::InvalidQuantParams, spec.input_offset);
+      block_elems_ = spec.group;
+      block_bytes_ = spec.group * spec.bits / 8;
+      break;
+    }
+    case QuantFormat::MlxMxfp4:
+    case QuantFormat::MlxMxfp8:
+    case QuantFormat::MlxNvfp4:
+      if ((spec.group != 0 && spec.group != block_elems_) || !spec.scales)
+        return fail(Status::InvalidQuantParams, spec.input_offset);
+      spec_.group = block_elems_;
+      break;
+    case QuantFormat::I2_S:
+      if (!spec.has_global_scale) return fail(Status::InvalidQuantParams, spec.input_offset);
+      break;
+    default:
+      break;
+  }
+  if (spec.elements % block_elems_ != 0) return fail(Status::InvalidQuantParams, spec.input_offset);
+  uint64_t blocks = spec.elements / block_elems_;
+  if (__builtin_mul_overflow(blocks, uint64_t(block_bytes_), &input_bytes_))
+    return fail(Status::InvalidQuantParams, spec.input_offset);
+  if (block_bytes_ > sizeof(carry_)) return fail(Status::UnsupportedFormat, spec.input_offset);
+
+  kernels::BlockKernel k = nullptr;
+  switch (spec.impl) {
+    case KernelImpl::Reference: k = e.reference; impl_ = KernelImpl::Reference; break;
+    case KernelImpl::Simd128: k = e.simd128; impl_ = KernelImpl::Simd128; break;
+    case KernelImpl::Auto:
+      k = e.simd128 ? e.simd128 : e.reference;
+      impl_ = e.simd128 ? KernelImpl::Simd128 : KernelImpl::Reference;
+      break;
+  }
+  if (!k) return fail(Status::UnsupportedFormat, spec.input_offset);
+  kernel_ = reinterpret_cast<const void*>(k);
+
+  // Companion scales are whole arrays: check them once, up front.
+  if (spec.validate && e.info.companion) {
+    for (uint64_t g = 0; g < blocks; ++g) {
+      bool bad;
+      uint32_t sb = 1;
+      if (spec.format == QuantFormat::MlxAffine) {
+        sb = scale_bytes(spec.scale_dtype);
+        uint16_t h;
+        memcpy(&h, spec.scales + g * sb, 2);
+        if (spec.scale_dtype == DType::F16) bad = !fp16_is_finite(h);
+        else if (spec.scale_dtype == DType::BF16) bad = (h & 0x7F80) == 0x7F80;
+        else {
+          uint32_t u;
+          memcpy(&u, spec.scales + g * 4, 4);
+          bad = (u & 0x7F800000u) == 0x7F800000u;
+        }
+      } else if (spec.format == QuantFormat::MlxNvfp4) {
+        bad = (spec.scales[g] & 0x7F) == 0x7F;  // E4M3 NaN
+      } else {
+        bad = spec.scales[g] == 0xFF;  // E8M0 NaN
+      }
+      if (bad) {
+        fail(Status::InvalidBlockData, spec.scales_offset + g * sb);
+        return error_.code;
+      }
+    }
+  }
+  return Status::Ok;
+}
+
+Status Dequantizer::run(const uint8_t* src, size_t n_blocks, uint8_t* dst) {
+  const kernels::FormatEntry& e = kernels::format_entry(spec_.format);
+  if (spec_.validate && (e.n_fp16_fields || e.e8m0_field >= 0)) {
+    for (size_t b = 0; b < n_blocks; ++b) {
+      const uint8_t* blk = src + b * block_bytes_;
+      uint64_t at = spec_.input_offset + (blocks_done_ + b) * block_bytes_;
+      for (uint8_t f = 0; f < e.n_fp16_fields; ++f) {
+        uint16_t h;
+        memcpy(&h, blk + e.fp16_fields[f], 2);
+        if (!fp16_is_finite(h)) return fail(Status::InvalidBlockData, at + e.fp16_fields[f]);
+      }
+      if (e.e8m0_field >= 0 && blk[e.e8m0_field] == 0xFF) return fail(Status::InvalidBlockData, at + e.e8m0_field);
+    }
+  }
+  kernels::BlockKernel k = reinterpret_cast<kernels::BlockKernel>(kernel_);
+  if (spec_.out == OutType::F32) {
+    kernels::KernelContext ctx{&spec_, blocks_done_};
+    k(src, n_blocks, reinterpret_cast<float*>(dst), ctx);
+  } else {
+    alignas(16) float tile[kTileElems];
+    size_t per_tile = block_elems_ >= kTileElems ? 1 : kTileElems / block_elems_;
+    uint16_t* out = reinterpret_cast<uint16_t*>(dst);
+    for (size_t b = 0; b < n_blocks;) {
+      size_t nb = n_blocks - b < per_tile ? n_blocks - b : per_tile;
+      // Blocks larger than the tile (none today) would need splitting; init() keeps them out.
+      kernels::KernelContext ctx{&spec_, blocks_done_ + b};
+      k(src + b * block_bytes_, nb, tile, ctx);
+      size_t n = nb * block_elems_;
+      for (size_t i = 0; i < n; ++i) out[i] = kernels::f32_to_fp16(tile[i]);
+      out += n;
+      b += nb;
+    }
+  }
+  blocks_done_ += n_blocks;
+  elements_done_ += uint64_t(n_blocks) * block_elems_;
+  return Status::Ok;
+}
+
+Status Dequantizer::decode(const uint8_t* in, size_t in_size, size_t* in_used, void* out, size_t out_cap,
+                           size_t* out_written) {
+  *in_used = 0;
+  *out_written = 0;
+  if (error_.code != Status::Ok) return error_.code;
+  if (!kernel_) return fail(Status::UsageError, 0);
+  const size_t block_out = block_output_bytes();
+  if (out_cap < block_out) return fail(Status::OutputTooSmall, spec_.input_offset + consumed_);
+  uint8_t* dst = static_cast<uint8_t*>(out);
+  size_t used = 0, written = 0;
+  const uint64_t total_blocks = spec_.elements / block_elems_;
+
+  // A block begun in an earlier piece.
+  if (carry_size_ != 0) {
+    size_t take = block_bytes_ - carry_size_;
+    if (take > in_size) take = in_size;
+    memcpy(carry_ + carry_size_, in, take);
+    carry_size_ += uint32_t(take);
+    used += take;
+    consumed_ += take;
+    if (carry_size_ < block_bytes_) {
+      *in_used = used;
+      return Status::Ok;
+    }
+    Status s = run(carry_, 1, dst);
+    if (s != Status::Ok) return s;
+    carry_size_ = 0;
+    written += block_out;
+  }
+  // Whole blocks straight from the input, as many as the output holds.
+  uint64_t left = total_blocks - blocks_done_;
+  size_t n = (in_size - used) / block_bytes_;
+  if (n > (out_cap - written) / block_out) n = (out_cap - written) / block_out;
+  if (n > left) n = size_t(left);
+  if (n != 0) {
+    Status s = run(in + used, n, dst + written);
+    if (s != Status::Ok) return s;
+    used += n * size_t(block_bytes_);
+    consumed_ += n * uint64_t(block_bytes_);
+    written += n * block_out;
+  }
+  // A tail shorter than a block: carry it, if the tensor still needs it.
+  size_t rest = in_size - used;
+  if (rest != 0 && rest < block_bytes_ && blocks_done_ < total_blocks) {
+    memcpy(carry_, in + used, rest);
+    carry_size_ = uint32_t(rest);
+    used += rest;
+    consumed_ += rest;
+  }
+  *in_used = used;
+  *out_written = written;
+  return Status::Ok;
+}
+
+Status dequantize(const DequantSpec& spec, const void* in, size_t in_bytes, void* out, size_t out_bytes,
+                  Error* error) {
+  Dequantizer d;
+  Status s = d.init(spec);
+  if (s == Status::Ok && (in_bytes != d.input_bytes() ||
+                          out_bytes < spec.elements * (spec.out == OutType::F16 ? 2 : 4)))
+    s = Status::InvalidQuantParams;
+  if (s == Status::Ok) {
+    size_t in_used = 0, out_written = 0;
+    s = d.decode(static_cast<const uint8_t*>(in), in_bytes, &in_used, out, out_bytes, &out_written);
+  }
+  if (error) {
+    *error = d.error();
+    if (error->code == Status::Ok && s != Status::Ok) error->code = s;
+  }
+  return s;
+}
+
+float f16_to_f32(uint16_t h) { return kernels::fp16_to_f32(h); }
+uint16_t f32_to_f16(float f) { return kernels::f32_to_fp16(f); }
+float bf16_to_f32(uint16_t b) { return kernels::bf16_to_f32_bits(b); }
+
+void bf16_to_f16(const uint16_t* in, size_t n, uint16_t* out) {
+  // BF16 -> F32 is exact, so this rounds once (to nearest even).
+  for (size_t i = 0; i < n; ++i) out[i] = kernels::f32_to_fp16(kernels::bf16_to_f32_bits(in[i]));
+}
+
+}  // namespace ws
