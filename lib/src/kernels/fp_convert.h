@@ -71,6 +71,16 @@ inline float e4m3_to_f32(uint8_t x) {
   return sign ? -v : v;
 }
 
+// E4M3FN as a tensor dtype (safetensors F8_E4M3 = torch.float8_e4m3fn): as above, except that
+// 0x7F/0xFF are NaN.
+inline float e4m3fn_to_f32(uint8_t x) {
+  if ((x & 0x7F) == 0x7F) return bits_to_f32((uint32_t(x & 0x80) << 24) | 0x7FC00000u);
+  return e4m3_to_f32(x);
+}
+
+// E8M0 as a tensor dtype (torch.float8_e8m0fnu): 2^(s-127), 0xFF is NaN.
+inline float e8m0fnu_to_f32(uint8_t s) { return s == 0xFF ? bits_to_f32(0x7FC00000u) : e8m0_to_f32(s); }
+
 // E5M2: IEEE-like, bias 15 — the top byte of an fp16.
 inline float e5m2_to_f32(uint8_t x) { return fp16_to_f32(uint16_t(uint16_t(x) << 8)); }
 
