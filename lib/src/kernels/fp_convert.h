@@ -78,9 +78,6 @@ inline float e4m3fn_to_f32(uint8_t x) {
   return e4m3_to_f32(x);
 }
 
-// E8M0 as a tensor dtype (torch.float8_e8m0fnu): 2^(s-127), 0xFF is NaN.
-inline float e8m0fnu_to_f32(uint8_t s) { return s == 0xFF ? bits_to_f32(0x7FC00000u) : e8m0_to_f32(s); }
-
 // E5M2: IEEE-like, bias 15 — the top byte of an fp16.
 inline float e5m2_to_f32(uint8_t x) { return fp16_to_f32(uint16_t(uint16_t(x) << 8)); }
 
@@ -90,6 +87,9 @@ inline float e8m0_to_f32(uint8_t s) {
   if (s == 0) return bits_to_f32(0x00400000u);  // 2^-127, an f32 subnormal
   return bits_to_f32(uint32_t(s) << 23);
 }
+
+// E8M0 as a tensor dtype (torch.float8_e8m0fnu): 2^(s-127), 0xFF is NaN.
+inline float e8m0fnu_to_f32(uint8_t s) { return s == 0xFF ? bits_to_f32(0x7FC00000u) : e8m0_to_f32(s); }
 
 // GGML's MXFP4 block scale: 2^(e-128) (the values table is 2x E2M1), e = 0 and 1 subnormal.
 inline float e8m0_half_to_f32(uint8_t e) {
