@@ -1,0 +1,115 @@
+// SIMD128 kernels for the element-wise formats: F32, F16, BF16 and the three FP8 dtypes.
+// A "block" is one element here; the vector loops take 8 or 16 at a time and the rest go through
+// the scalar conversions of fp_convert.h, which are the reference's own.
+#include "../kernel_api.h"
+#include "simd_util.h"
+
+namespace ws {
+namespace kernels {
+
+using namespace simd128;
+
+namespace {
+
+// 16 bytes, each widened into its own u32 lane, as four vectors (lanes in element order).
+struct U8x16Wide {
+  v128_t v[4];
+};
+inline U8x16Wide widen_u8x16(v128_t b) {
+  const v128_t lo = wasm_u16x8_extend_low_u8x16(b), hi = wasm_u16x8_extend_high_u8x16(b);
+  return {{wasm_u32x4_extend_low_u16x8(lo), wasm_u32x4_extend_high_u16x8(lo), wasm_u32x4_extend_low_u16x8(hi),
+           wasm_u32x4_extend_high_u16x8(hi)}};
+}
+
+// E4M3 with 0x7F/0xFF as NaN (e4m3fn_to_f32), one byte per u32 lane. Like the half
+// conversion: exponent and mantissa shifted into an f32 are value * 2^-120 (subnormals included),
+// times 2^120 is exact.
+inline v128_t e4m3fn_x4(v128_t x) {
+  const v128_t em = wasm_v128_and(x, splat_u32(0x7F));
+  const v128_t sign = wasm_i32x4_shl(wasm_v128_and(x, splat_u32(0x80)), 24);
+  const v128_t mag = wasm_f32x4_mul(wasm_i32x4_shl(em, 20), wasm_f32x4_splat(1.329227995784916e+36f));  // 2^120
+  const v128_t nan = wasm_i32x4_eq(em, splat_u32(0x7F));
+  return wasm_v128_or(sign, wasm_v128_bitselect(splat_u32(0x7FC00000u), mag, nan));
+}
+
+// E8M0 as a tensor dtype (e8m0fnu_to_f32): 2^(s-127); 0 -> 2^-127 (subnormal), 0xFF -> NaN.
+inline v128_t e8m0fnu_x4(v128_t s) {
+  v128_t r = wasm_i32x4_shl(s, 23);
+  r = wasm_v128_bitselect(splat_u32(0x00400000u), r, wasm_i32x4_eq(s, wasm_i32x4_splat(0)));
+  return wasm_v128_bitselect(splat_u32(0x7FC00000u), r, wasm_i32x4_eq(s, splat_u32(0xFF)));
+}
+
+}  // namespace
+
+namespace simd {
+
+void F32(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  // Bits are copied as they are (NaN payloads too): the reference is a copy.
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const uint8_t* s = src + 4 * i;
+    v128_t a = wasm_v128_load(s), b = wasm_v128_load(s + 16), c = wasm_v128_load(s + 32), d = wasm_v128_load(s + 48);
+    wasm_v128_store(dst + i, a);
+    wasm_v128_store(dst + i + 4, b);
+    wasm_v128_store(dst + i + 8, c);
+    wasm_v128_store(dst + i + 12, d);
+  }
+  for (; i + 4 <= n; i += 4) wasm_v128_store(dst + i, wasm_v128_load(src + 4 * i));
+  if (i < n) memcpy(dst + i, src + 4 * i, (n - i) * 4);
+}
+
+void F16(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    v128_t h = wasm_v128_load(src + 2 * i);
+    wasm_v128_store(dst + i, f16x4_to_f32x4(wasm_u32x4_extend_low_u16x8(h)));
+    wasm_v128_store(dst + i + 4, f16x4_to_f32x4(wasm_u32x4_extend_high_u16x8(h)));
+  }
+  for (; i < n; ++i) dst[i] = fp16_to_f32(load_u16(src + 2 * i));
+}
+
+void BF16(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  // A bf16 is the top half of an f32: interleave zero halves below each value.
+  const v128_t zero = wasm_i32x4_splat(0);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    v128_t a = wasm_v128_load(src + 2 * i), b = wasm_v128_load(src + 2 * i + 16);
+    wasm_v128_store(dst + i, wasm_i16x8_shuffle(zero, a, 0, 8, 1, 9, 2, 10, 3, 11));
+    wasm_v128_store(dst + i + 4, wasm_i16x8_shuffle(zero, a, 4, 12, 5, 13, 6, 14, 7, 15));
+    wasm_v128_store(dst + i + 8, wasm_i16x8_shuffle(zero, b, 0, 8, 1, 9, 2, 10, 3, 11));
+    wasm_v128_store(dst + i + 12, wasm_i16x8_shuffle(zero, b, 4, 12, 5, 13, 6, 14, 7, 15));
+  }
+  for (; i < n; ++i) dst[i] = bf16_to_f32_bits(load_u16(src + 2 * i));
+}
+
+void F8_E4M3(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    U8x16Wide w = widen_u8x16(wasm_v128_load(src + i));
+    for (int k = 0; k < 4; ++k) wasm_v128_store(dst + i + 4 * k, e4m3fn_x4(w.v[k]));
+  }
+  for (; i < n; ++i) dst[i] = e4m3fn_to_f32(src[i]);
+}
+
+void F8_E5M2(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  // An E5M2 byte is the top byte of a half.
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    U8x16Wide w = widen_u8x16(wasm_v128_load(src + i));
+    for (int k = 0; k < 4; ++k) wasm_v128_store(dst + i + 4 * k, f16x4_to_f32x4(wasm_i32x4_shl(w.v[k], 8)));
+  }
+  for (; i < n; ++i) dst[i] = e5m2_to_f32(src[i]);
+}
+
+void F8_E8M0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    U8x16Wide w = widen_u8x16(wasm_v128_load(src + i));
+    for (int k = 0; k < 4; ++k) wasm_v128_store(dst + i + 4 * k, e8m0fnu_x4(w.v[k]));
+  }
+  for (; i < n; ++i) dst[i] = e8m0fnu_to_f32(src[i]);
+}
+
+}  // namespace simd
+}  // namespace kernels
+}  // namespace ws

@@ -1,0 +1,228 @@
+// SIMD128 kernels for GGML's small blocks: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, NVFP4,
+// Q1_0, Q2_0 (FORMATS.md §6).
+//
+// Every value is "small integer times scale" (plus m for Q4_1/Q5_1): the integer is exact in f32,
+// so each output is one rounding of the same product the reference computes (two for the
+// `q*d + m` forms, multiply then add, never fused). Scales of four blocks are converted in one
+// vector and splatted per block.
+#include "../kernel_api.h"
+#include "simd_util.h"
+
+namespace ws {
+namespace kernels {
+
+using namespace simd128;
+
+namespace {
+
+// Calls f(block_index, d) for every block, d the block's f16 field at d_off splatted; blocks in
+// fours share one vector conversion.
+template <class F>
+inline void for_blocks_f16(const uint8_t* src, size_t n, size_t bb, size_t d_off, F&& f) {
+  size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    const v128_t d = load_f16x4_strided(src + b * bb + d_off, bb);
+    f(b + 0, lane_splat<0>(d));
+    f(b + 1, lane_splat<1>(d));
+    f(b + 2, lane_splat<2>(d));
+    f(b + 3, lane_splat<3>(d));
+  }
+  for (; b < n; ++b) f(b, wasm_f32x4_splat(f16_at(src + b * bb + d_off)));
+}
+
+// As above with two f16 fields (d and m).
+template <class F>
+inline void for_blocks_f16_pair(const uint8_t* src, size_t n, size_t bb, size_t d_off, size_t m_off, F&& f) {
+  size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    const v128_t d = load_f16x4_strided(src + b * bb + d_off, bb);
+    const v128_t m = load_f16x4_strided(src + b * bb + m_off, bb);
+    f(b + 0, lane_splat<0>(d), lane_splat<0>(m));
+    f(b + 1, lane_splat<1>(d), lane_splat<1>(m));
+    f(b + 2, lane_splat<2>(d), lane_splat<2>(m));
+    f(b + 3, lane_splat<3>(d), lane_splat<3>(m));
+  }
+  for (; b < n; ++b)
+    f(b, wasm_f32x4_splat(f16_at(src + b * bb + d_off)), wasm_f32x4_splat(f16_at(src + b * bb + m_off)));
+}
+
+// The fifth bits of Q5_0/Q5_1: bit j of the little-endian u32 qh belongs to element j. Returns
+// 0x10 in byte k of `lo` where bit k is set and likewise for `hi` with bits 16..31.
+struct HighBits {
+  v128_t lo, hi;
+};
+inline HighBits q5_high_bits(uint32_t qh) {
+  const v128_t v = wasm_i32x4_splat(int32_t(qh));
+  const v128_t bit = wasm_i8x16_const(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+  const v128_t b01 = wasm_i8x16_shuffle(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+  const v128_t b23 = wasm_i8x16_shuffle(v, v, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const v128_t x10 = splat_u8(0x10);
+  // (byte & bit) == bit gives 0xFF where set; keep 0x10 of it.
+  return {wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(b01, bit), bit), x10),
+          wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(b23, bit), bit), x10)};
+}
+
+// The FP4 value tables, as signed bytes: MXFP4/NVFP4 use 2 x E2M1; IQ4_NL its non-linear grid.
+inline v128_t kvalues_mxfp4() { return wasm_i8x16_const(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12); }
+inline v128_t kvalues_iq4nl() {
+  return wasm_i8x16_const(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+}
+
+// MXFP4 scale (e8m0_half_to_f32) of four blocks, one E8M0 byte per u32 lane: 2^(e-128); e = 0, 1
+// are the f32 subnormals 2^-128 = bits 1<<21 and 2^-127 = bits 2<<21.
+inline v128_t e8m0_half_x4(v128_t e) {
+  const v128_t normal = wasm_i32x4_shl(wasm_i32x4_sub(e, wasm_i32x4_splat(1)), 23);
+  const v128_t sub = wasm_i32x4_shl(wasm_i32x4_add(e, wasm_i32x4_splat(1)), 21);
+  return wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(e, wasm_i32x4_splat(2)));
+}
+
+// NVFP4 sub-block scale (ue4m3_half_to_f32), one byte per u32 lane: bit 7 ignored, exponent and
+// mantissa shifted into an f32 are the E4M3 value * 2^-120 (subnormals too), times 2^119 is the
+// value * 0.5 exactly; 0x7F (not 0xFF) gives 0.
+inline v128_t ue4m3_half_x4(v128_t x) {
+  const v128_t em = wasm_v128_and(x, splat_u32(0x7F));
+  const v128_t v = wasm_f32x4_mul(wasm_i32x4_shl(em, 20), wasm_f32x4_splat(6.646139978924579e+35f));  // 2^119
+  return wasm_v128_andnot(v, wasm_i32x4_eq(x, splat_u32(0x7F)));
+}
+
+}  // namespace
+
+namespace simd {
+
+void Q4_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t eight = splat_u8(8);
+  for_blocks_f16(src, n, 18, 0, [&](size_t b, v128_t d) {
+    const v128_t q = wasm_v128_load(src + b * 18 + 2);
+    float* y = dst + b * 32;
+    store_i8x16_times(y, wasm_i8x16_sub(lo_nibbles(q), eight), d);
+    store_i8x16_times(y + 16, wasm_i8x16_sub(hi_nibbles(q), eight), d);
+  });
+}
+
+void Q4_1(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  for_blocks_f16_pair(src, n, 20, 0, 2, [&](size_t b, v128_t d, v128_t m) {
+    const v128_t q = wasm_v128_load(src + b * 20 + 4);
+    float* y = dst + b * 32;
+    store_i8x16_times_plus(y, lo_nibbles(q), d, m);
+    store_i8x16_times_plus(y + 16, hi_nibbles(q), d, m);
+  });
+}
+
+void Q5_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t sixteen = splat_u8(16);
+  for_blocks_f16(src, n, 22, 0, [&](size_t b, v128_t d) {
+    const uint8_t* blk = src + b * 22;
+    const HighBits h = q5_high_bits(load_u32(blk + 2));
+    const v128_t q = wasm_v128_load(blk + 6);
+    float* y = dst + b * 32;
+    store_i8x16_times(y, wasm_i8x16_sub(wasm_v128_or(lo_nibbles(q), h.lo), sixteen), d);
+    store_i8x16_times(y + 16, wasm_i8x16_sub(wasm_v128_or(hi_nibbles(q), h.hi), sixteen), d);
+  });
+}
+
+void Q5_1(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  for_blocks_f16_pair(src, n, 24, 0, 2, [&](size_t b, v128_t d, v128_t m) {
+    const uint8_t* blk = src + b * 24;
+    const HighBits h = q5_high_bits(load_u32(blk + 4));
+    const v128_t q = wasm_v128_load(blk + 8);
+    float* y = dst + b * 32;
+    store_i8x16_times_plus(y, wasm_v128_or(lo_nibbles(q), h.lo), d, m);
+    store_i8x16_times_plus(y + 16, wasm_v128_or(hi_nibbles(q), h.hi), d, m);
+  });
+}
+
+void Q8_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  for_blocks_f16(src, n, 34, 0, [&](size_t b, v128_t d) {
+    const uint8_t* blk = src + b * 34;
+    float* y = dst + b * 32;
+    store_i8x16_times(y, wasm_v128_load(blk + 2), d);
+    store_i8x16_times(y + 16, wasm_v128_load(blk + 18), d);
+  });
+}
+
+void IQ4_NL(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t k = kvalues_iq4nl();
+  for_blocks_f16(src, n, 18, 0, [&](size_t b, v128_t d) {
+    const v128_t q = wasm_v128_load(src + b * 18 + 2);
+    float* y = dst + b * 32;
+    store_i8x16_times(y, wasm_i8x16_swizzle(k, lo_nibbles(q)), d);
+    store_i8x16_times(y + 16, wasm_i8x16_swizzle(k, hi_nibbles(q)), d);
+  });
+}
+
+void MXFP4(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t k = kvalues_mxfp4();
+  auto block = [&](size_t b, v128_t d) {
+    const v128_t q = wasm_v128_load(src + b * 17 + 1);
+    float* y = dst + b * 32;
+    store_i8x16_times(y, wasm_i8x16_swizzle(k, lo_nibbles(q)), d);
+    store_i8x16_times(y + 16, wasm_i8x16_swizzle(k, hi_nibbles(q)), d);
+  };
+  size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    const uint8_t* p = src + b * 17;
+    const v128_t d = e8m0_half_x4(wasm_i32x4_make(p[0], p[17], p[34], p[51]));
+    block(b + 0, lane_splat<0>(d));
+    block(b + 1, lane_splat<1>(d));
+    block(b + 2, lane_splat<2>(d));
+    block(b + 3, lane_splat<3>(d));
+  }
+  for (; b < n; ++b) block(b, wasm_f32x4_splat(e8m0_half_to_f32(src[b * 17])));
+}
+
+void NVFP4(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t k = kvalues_mxfp4();
+  for (size_t b = 0; b < n; ++b) {
+    const uint8_t* blk = src + b * 36;
+    float* y = dst + b * 64;
+    // The four sub-block scales, one per lane.
+    const v128_t s = wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(blk)));
+    const v128_t ds = ue4m3_half_x4(s);
+    const v128_t q01 = wasm_v128_load(blk + 4), q23 = wasm_v128_load(blk + 20);
+    // Sub-block s is bytes 8s..8s+7: low nibbles are its first 8 values, high nibbles the next 8.
+    const v128_t l01 = lo_nibbles(q01), h01 = hi_nibbles(q01), l23 = lo_nibbles(q23), h23 = hi_nibbles(q23);
+    store_i8x16_times(y + 0, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l01, h01, 0, 2)), lane_splat<0>(ds));
+    store_i8x16_times(y + 16, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l01, h01, 1, 3)), lane_splat<1>(ds));
+    store_i8x16_times(y + 32, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l23, h23, 0, 2)), lane_splat<2>(ds));
+    store_i8x16_times(y + 48, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l23, h23, 1, 3)), lane_splat<3>(ds));
+  }
+}
+
+void Q1_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t bits_lo = wasm_i32x4_const(1, 2, 4, 8), bits_hi = wasm_i32x4_const(16, 32, 64, 128);
+  const v128_t sign = splat_u32(0x80000000u);
+  for_blocks_f16(src, n, 18, 0, [&](size_t b, v128_t d) {
+    const uint8_t* qs = src + b * 18 + 2;
+    float* y = dst + b * 128;
+    const v128_t neg = wasm_v128_xor(d, sign);  // -d, as the reference's negation (NaN sign too)
+    for (int k = 0; k < 16; ++k) {
+      const v128_t v = wasm_i32x4_splat(qs[k]);
+      wasm_v128_store(y + 8 * k, wasm_v128_bitselect(d, neg, wasm_i32x4_eq(wasm_v128_and(v, bits_lo), bits_lo)));
+      wasm_v128_store(y + 8 * k + 4, wasm_v128_bitselect(d, neg, wasm_i32x4_eq(wasm_v128_and(v, bits_hi), bits_hi)));
+    }
+  });
+}
+
+void Q2_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t three = splat_u8(3), one = splat_u8(1);
+  for_blocks_f16(src, n, 18, 0, [&](size_t b, v128_t d) {
+    const v128_t q = wasm_v128_load(src + b * 18 + 2);
+    float* y = dst + b * 64;
+    // Element 4i+k is bits 2k..2k+1 of byte i: split into four code planes, then interleave
+    // them byte-wise back into element order, minus 1.
+    const v128_t c0 = wasm_v128_and(q, three), c1 = wasm_v128_and(wasm_u8x16_shr(q, 2), three);
+    const v128_t c2 = wasm_v128_and(wasm_u8x16_shr(q, 4), three), c3 = wasm_u8x16_shr(q, 6);
+    const v128_t c01l = wasm_i8x16_shuffle(c0, c1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const v128_t c01h = wasm_i8x16_shuffle(c0, c1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    const v128_t c23l = wasm_i8x16_shuffle(c2, c3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const v128_t c23h = wasm_i8x16_shuffle(c2, c3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    store_i8x16_times(y + 0, wasm_i8x16_sub(wasm_i16x8_shuffle(c01l, c23l, 0, 8, 1, 9, 2, 10, 3, 11), one), d);
+    store_i8x16_times(y + 16, wasm_i8x16_sub(wasm_i16x8_shuffle(c01l, c23l, 4, 12, 5, 13, 6, 14, 7, 15), one), d);
+    store_i8x16_times(y + 32, wasm_i8x16_sub(wasm_i16x8_shuffle(c01h, c23h, 0, 8, 1, 9, 2, 10, 3, 11), one), d);
+    store_i8x16_times(y + 48, wasm_i8x16_sub(wasm_i16x8_shuffle(c01h, c23h, 4, 12, 5, 13, 6, 14, 7, 15), one), d);
+  });
+}
+
+}  // namespace simd
+}  // namespace kernels
+}  // namespace ws
