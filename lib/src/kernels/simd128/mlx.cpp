@@ -1,0 +1,287 @@
+// SIMD128 kernels for MLX's quantization modes (affine 2-8 bits, mxfp4, mxfp8, nvfp4) and UQFF's
+// F8Q8. Operation order is reference/mlx_quants.cpp's and reference/uqff_f8q8.cpp's:
+//   affine  w = (s * float(q)) + b          mxfp4/nvfp4  w = E2M1[q] * s   (nvfp4 global: see there)
+//   mxfp8   w = e4m3(q) * e8m0(s)           F8Q8         w = float(q) * (e4m3fn(d) / 448)
+#include "../kernel_api.h"
+#include "simd_util.h"
+
+namespace ws {
+namespace kernels {
+
+using namespace simd128;
+
+namespace {
+
+// ---- affine: unpacking `bits`-wide codes from the LSB-first bitstream ----
+//
+// Every code of a 16-element unit (2*bits bytes) lies inside a 16-bit window starting at byte
+// (bits*i)/8 of the unit, at bit offset (bits*i)%8 (offset + bits <= 15). A byte shuffle puts
+// each element's window in its own u16 lane; multiplying lane i by 2^(16-bits-offset_i) moves its
+// code to the top of the lane (bits above fall off) and a shift right by 16-bits leaves the code.
+// One shuffle, one multiply and one shift per 8 codes, for any width.
+template <int B>
+struct Unpack {
+  static constexpr int kOff(int i) { return (B * i) % 8; }
+  static constexpr int kByte(int i) { return (B * i) / 8; }
+  static constexpr int kMul(int i) { return 1 << (16 - B - kOff(i)); }
+  // The 8 codes of elements 8h..8h+7 of the unit starting at byte u of v.
+  template <int u, int h>
+  static v128_t codes(v128_t v) {
+    constexpr int o = u + B * h;
+    const v128_t w = wasm_i8x16_shuffle(v, v, o + kByte(0), o + kByte(0) + 1, o + kByte(1), o + kByte(1) + 1, o + kByte(2),
+                                        o + kByte(2) + 1, o + kByte(3), o + kByte(3) + 1, o + kByte(4), o + kByte(4) + 1,
+                                        o + kByte(5), o + kByte(5) + 1, o + kByte(6), o + kByte(6) + 1, o + kByte(7),
+                                        o + kByte(7) + 1);
+    const v128_t m = wasm_i16x8_make(kMul(0), kMul(1), kMul(2), kMul(3), kMul(4), kMul(5), kMul(6), kMul(7));
+    return wasm_u16x8_shr(wasm_i16x8_mul(w, m), 16 - B);
+  }
+};
+
+// 8 codes (u16 lanes) -> dst[0..8) = s * q + b.
+inline void store_affine8(float* y, v128_t q, v128_t s, v128_t b) {
+  const v128_t f0 = wasm_f32x4_convert_i32x4(wasm_u32x4_extend_low_u16x8(q));
+  const v128_t f1 = wasm_f32x4_convert_i32x4(wasm_u32x4_extend_high_u16x8(q));
+  wasm_v128_store(y, wasm_f32x4_add(wasm_f32x4_mul(s, f0), b));
+  wasm_v128_store(y + 4, wasm_f32x4_add(wasm_f32x4_mul(s, f1), b));
+}
+
+// One group of G elements at p. Units of 16 codes are 2*B bytes; one 16-byte load serves
+// 16/(2B) of them. The last load of a group may reach past the group (see reach()).
+template <int B, int G>
+struct AffineGroup {
+  static constexpr int kUnitBytes = 2 * B;
+  static constexpr int kPerLoad = 16 / kUnitBytes;
+  static constexpr int kUnits = G / 16;
+  // 2-bit groups of 32 are two units (8 bytes) where a load would serve four: one 8-byte load.
+  static constexpr bool kHalfLoad = kUnits < kPerLoad;
+  static_assert(kHalfLoad ? (B == 2 && kUnits == 2) : kUnits % kPerLoad == 0, "unit layout");
+  // Bytes from the group's start that its loads touch.
+  static constexpr size_t reach() { return kHalfLoad ? 8 : size_t(kUnits - kPerLoad) * kUnitBytes + 16; }
+  static constexpr size_t kBytes = size_t(G) * B / 8;
+
+  template <int u0>
+  static void units_from(v128_t v, float* y, v128_t s, v128_t b) {
+    using U = Unpack<B>;
+    store_affine8(y + 0, U::template codes<u0, 0>(v), s, b);
+    store_affine8(y + 8, U::template codes<u0, 1>(v), s, b);
+  }
+
+  static void run(const uint8_t* p, float* y, v128_t s, v128_t b) {
+    if (kHalfLoad) {
+      const v128_t v = wasm_v128_load64_zero(p);
+      units_from<0>(v, y, s, b);
+      units_from<(kHalfLoad ? kUnitBytes : 0)>(v, y + 16, s, b);
+      return;
+    }
+    for (int u = 0; u < kUnits; u += kPerLoad) {
+      const v128_t v = wasm_v128_load(p + u * kUnitBytes);
+      float* yu = y + 16 * u;
+      units_from<0>(v, yu, s, b);
+      if (kPerLoad > 1) units_from<(kPerLoad > 1 ? kUnitBytes : 0)>(v, yu + 16, s, b);
+      if (kPerLoad > 2) units_from<(kPerLoad > 2 ? 2 * kUnitBytes : 0)>(v, yu + 32, s, b);
+      if (kPerLoad > 3) units_from<(kPerLoad > 3 ? 3 * kUnitBytes : 0)>(v, yu + 48, s, b);
+    }
+  }
+};
+
+// A group's companion value (scale or bias) in its dtype.
+inline float companion(const uint8_t* base, uint64_t g, DType dt) {
+  if (dt == DType::F32) {
+    float f;
+    memcpy(&f, base + g * 4, 4);
+    return f;
+  }
+  const uint16_t h = load_u16(base + g * 2);
+  return dt == DType::F16 ? fp16_to_f32(h) : bf16_to_f32_bits(h);
+}
+
+template <int B, int G>
+void affine(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  using A = AffineGroup<B, G>;
+  const DequantSpec& spec = *ctx.spec;
+  for (size_t b = 0; b < n; ++b) {
+    const uint64_t g = ctx.first_block + b;
+    const v128_t s = wasm_f32x4_splat(companion(spec.scales, g, spec.scale_dtype));
+    const v128_t bias = wasm_f32x4_splat(companion(spec.biases, g, spec.scale_dtype));
+    const uint8_t* p = src + b * A::kBytes;
+    if (A::reach() > A::kBytes && b + 1 == n) {
+      // The last group's loads would read past the caller's input: decode it from a copy.
+      alignas(16) uint8_t pad[A::reach()] = {};
+      memcpy(pad, p, A::kBytes);
+      A::run(pad, dst + b * G, s, bias);
+    } else {
+      A::run(p, dst + b * G, s, bias);
+    }
+  }
+}
+
+template <int B>
+void affine_bits(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  switch (ctx.spec->group) {
+    case 32: affine<B, 32>(src, n, dst, ctx); break;
+    case 64: affine<B, 64>(src, n, dst, ctx); break;
+    default: affine<B, 128>(src, n, dst, ctx); break;
+  }
+}
+
+// ---- FP4 / FP8 ----
+
+// E2M1 values are bf16 numbers (two significant bits): their f32 bits are a 16-bit pattern
+// shifted up by 16. Two byte tables give the pattern's high and low byte for each nibble,
+// bit 3 = sign (0x8 is -0.0, as MLX's table has it).
+inline v128_t e2m1_bf16_hi() {
+  return wasm_i8x16_const(0x00, 0x3F, 0x3F, 0x3F, 0x40, 0x40, 0x40, 0x40, -0x80, -0x41, -0x41, -0x41, -0x40, -0x40, -0x40,
+                          -0x40);
+}
+inline v128_t e2m1_bf16_lo() {
+  return wasm_i8x16_const(0x00, 0x00, -0x80, -0x40, 0x00, 0x40, -0x80, -0x40, 0x00, 0x00, -0x80, -0x40, 0x00, 0x40, -0x80,
+                          -0x40);
+}
+
+// 16 nibble codes (one per byte) -> 16 E2M1 values times s, stored at y[0..16); with kTwice, then
+// times t (Ollama's global scale: a second rounding).
+template <bool kTwice = false>
+inline void store_e2m1_x16(float* y, v128_t nib, v128_t s, v128_t t = v128_t()) {
+  const v128_t hi = wasm_i8x16_swizzle(e2m1_bf16_hi(), nib), lo = wasm_i8x16_swizzle(e2m1_bf16_lo(), nib);
+  const v128_t w0 = wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const v128_t w1 = wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const v128_t z = wasm_i32x4_splat(0);
+  v128_t v[4] = {wasm_f32x4_mul(wasm_i16x8_shuffle(z, w0, 0, 8, 1, 9, 2, 10, 3, 11), s),
+                 wasm_f32x4_mul(wasm_i16x8_shuffle(z, w0, 4, 12, 5, 13, 6, 14, 7, 15), s),
+                 wasm_f32x4_mul(wasm_i16x8_shuffle(z, w1, 0, 8, 1, 9, 2, 10, 3, 11), s),
+                 wasm_f32x4_mul(wasm_i16x8_shuffle(z, w1, 4, 12, 5, 13, 6, 14, 7, 15), s)};
+  for (int k = 0; k < 4; ++k) wasm_v128_store(y + 4 * k, kTwice ? wasm_f32x4_mul(v[k], t) : v[k]);
+}
+
+// Nibbles of 8 bytes in element order (low nibble first): element 2j = low nibble of byte j.
+inline v128_t nibbles_interleaved_lo(v128_t q) {
+  const v128_t l = wasm_v128_and(q, splat_u8(0x0F)), h = wasm_u8x16_shr(q, 4);
+  return wasm_i8x16_shuffle(l, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+}
+inline v128_t nibbles_interleaved_hi(v128_t q) {
+  const v128_t l = wasm_v128_and(q, splat_u8(0x0F)), h = wasm_u8x16_shr(q, 4);
+  return wasm_i8x16_shuffle(l, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+}
+
+// MLX's E8M0 scale (e8m0_to_f32) of four groups, one byte per u32 lane: 2^(s-127), 0 -> 2^-127
+// (the subnormal 0x00400000), 0xFF -> +inf (s<<23 is already 0x7F800000).
+inline v128_t e8m0_x4(v128_t s) {
+  return wasm_v128_bitselect(splat_u32(0x00400000u), wasm_i32x4_shl(s, 23), wasm_i32x4_eq(s, wasm_i32x4_splat(0)));
+}
+
+// MLX's E4M3 (e4m3_to_f32), one byte per u32 lane: no NaN (0x7F is 480); exponent and mantissa
+// shifted into an f32 are the value * 2^-120 exactly, subnormals included.
+inline v128_t e4m3_x4(v128_t x) {
+  const v128_t mag = wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(x, splat_u32(0x7F)), 20),
+                                    wasm_f32x4_splat(1.329227995784916e+36f));  // 2^120
+  return wasm_v128_or(mag, wasm_i32x4_shl(wasm_v128_and(x, splat_u32(0x80)), 24));
+}
+
+inline v128_t load4_u8_as_u32(const uint8_t* p) {
+  return wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(p)));
+}
+
+}  // namespace
+
+namespace simd {
+
+void MlxAffine(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  switch (ctx.spec->bits) {
+    case 2: affine_bits<2>(src, n, dst, ctx); break;
+    case 3: affine_bits<3>(src, n, dst, ctx); break;
+    case 4: affine_bits<4>(src, n, dst, ctx); break;
+    case 5: affine_bits<5>(src, n, dst, ctx); break;
+    case 6: affine_bits<6>(src, n, dst, ctx); break;
+    default: affine_bits<8>(src, n, dst, ctx); break;
+  }
+}
+
+void MlxMxfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  const uint8_t* scales = ctx.spec->scales + ctx.first_block;
+  auto group = [&](size_t b, v128_t s) {
+    const v128_t q = wasm_v128_load(src + b * 16);
+    store_e2m1_x16(dst + b * 32, nibbles_interleaved_lo(q), s);
+    store_e2m1_x16(dst + b * 32 + 16, nibbles_interleaved_hi(q), s);
+  };
+  size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    const v128_t s = e8m0_x4(load4_u8_as_u32(scales + b));
+    group(b + 0, lane_splat<0>(s));
+    group(b + 1, lane_splat<1>(s));
+    group(b + 2, lane_splat<2>(s));
+    group(b + 3, lane_splat<3>(s));
+  }
+  for (; b < n; ++b) group(b, wasm_f32x4_splat(e8m0_to_f32(scales[b])));
+}
+
+void MlxMxfp8(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  const uint8_t* scales = ctx.spec->scales + ctx.first_block;
+  auto group = [&](size_t b, v128_t s) {
+    for (int h = 0; h < 2; ++h) {
+      const v128_t q = wasm_v128_load(src + b * 32 + 16 * h);
+      const v128_t lo = wasm_u16x8_extend_low_u8x16(q), hi = wasm_u16x8_extend_high_u8x16(q);
+      float* y = dst + b * 32 + 16 * h;
+      wasm_v128_store(y + 0, wasm_f32x4_mul(e4m3_x4(wasm_u32x4_extend_low_u16x8(lo)), s));
+      wasm_v128_store(y + 4, wasm_f32x4_mul(e4m3_x4(wasm_u32x4_extend_high_u16x8(lo)), s));
+      wasm_v128_store(y + 8, wasm_f32x4_mul(e4m3_x4(wasm_u32x4_extend_low_u16x8(hi)), s));
+      wasm_v128_store(y + 12, wasm_f32x4_mul(e4m3_x4(wasm_u32x4_extend_high_u16x8(hi)), s));
+    }
+  };
+  size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    const v128_t s = e8m0_x4(load4_u8_as_u32(scales + b));
+    group(b + 0, lane_splat<0>(s));
+    group(b + 1, lane_splat<1>(s));
+    group(b + 2, lane_splat<2>(s));
+    group(b + 3, lane_splat<3>(s));
+  }
+  for (; b < n; ++b) group(b, wasm_f32x4_splat(e8m0_to_f32(scales[b])));
+}
+
+void MlxNvfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  const DequantSpec& spec = *ctx.spec;
+  const uint8_t* scales = spec.scales + ctx.first_block;
+  const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
+  const bool ollama_global = spec.has_global_scale && spec.global_scale_is_ollama;
+  const v128_t g = wasm_f32x4_splat(spec.global_scale / 2688.0f);  // 448 * 6, as the reference
+  const v128_t gs = wasm_f32x4_splat(spec.global_scale);
+  auto group = [&](size_t b, v128_t s) {
+    const v128_t nib = nibbles_interleaved_lo(wasm_v128_load64_zero(src + b * 8));
+    if (ollama_global) store_e2m1_x16<true>(dst + b * 16, nib, s, gs);
+    else store_e2m1_x16(dst + b * 16, nib, s);
+  };
+  size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    v128_t s = e4m3_x4(load4_u8_as_u32(scales + b));
+    if (mlx_global) s = wasm_f32x4_mul(s, g);
+    group(b + 0, lane_splat<0>(s));
+    group(b + 1, lane_splat<1>(s));
+    group(b + 2, lane_splat<2>(s));
+    group(b + 3, lane_splat<3>(s));
+  }
+  for (; b < n; ++b) {
+    v128_t s = wasm_f32x4_splat(e4m3_to_f32(scales[b]));
+    if (mlx_global) s = wasm_f32x4_mul(s, g);
+    group(b, s);
+  }
+}
+
+void F8Q8(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  for (size_t b = 0; b < n; ++b) {
+    const uint8_t* blk = src + b * 33;
+    float* y = dst + b * 32;
+    if ((blk[0] & 0x7F) == 0x7F) {
+      // A NaN scale gives +NaN for the whole block (the reference writes it explicitly).
+      const v128_t nan = splat_u32(0x7FC00000u);
+      for (int k = 0; k < 32; k += 4) wasm_v128_store(y + k, nan);
+      continue;
+    }
+    const v128_t d = wasm_f32x4_splat(e4m3fn_to_f32(blk[0]) / 448.0f);
+    store_i8x16_times(y, wasm_v128_load(blk + 1), d);
+    store_i8x16_times(y + 16, wasm_v128_load(blk + 17), d);
+  }
+}
+
+}  // namespace simd
+}  // namespace kernels
+}  // namespace ws

@@ -1,0 +1,310 @@
+// Differential test: for every format, the SIMD128 kernel gives exactly the reference kernel's
+// output, decoded through the Dequantizer, for random blocks (block counts 1, 2, 7, 64, 257),
+// every chunking of the input (whole, 1-byte pieces, random pieces with random output room) and
+// both output types.
+//
+// Two kinds of input per case: "valid" (random bytes, with the scale fields that validation
+// rejects forced finite, validate = true) and "raw" (all random bytes, validate = false, so inf
+// and NaN scales run through the kernels). Values compare as bit patterns; NaNs compare as "is
+// NaN, same sign" (payloads of NaNs made by arithmetic are the platform's business).
+#include <gtest/gtest.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "kernel_api.h"
+#include "weightstream/dequant.h"
+
+namespace {
+
+using ws::DType;
+using ws::QuantFormat;
+
+struct Rng {
+  uint64_t s;
+  uint64_t next() {  // splitmix64
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint32_t below(uint32_t n) { return uint32_t(next() % n); }
+  void fill(uint8_t* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) p[i] = uint8_t(next());
+  }
+};
+
+enum class Global { None, Mlx, Ollama };
+
+struct Case {
+  QuantFormat format;
+  uint32_t bits = 0, group = 0;
+  DType scale_dtype = DType::BF16;
+  Global global = Global::None;
+};
+
+std::string case_name(const Case& c) {
+  std::string n = ws::quant_format_name(c.format);
+  if (c.format == QuantFormat::MlxAffine) {
+    n += "_b" + std::to_string(c.bits) + "_g" + std::to_string(c.group) + "_" +
+         (c.scale_dtype == DType::F32 ? "f32" : c.scale_dtype == DType::F16 ? "f16" : "bf16");
+  }
+  if (c.global == Global::Mlx) n += "_mlxglobal";
+  if (c.global == Global::Ollama) n += "_ollamaglobal";
+  return n;
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
+
+std::vector<Case> all_cases() {
+  std::vector<Case> v;
+  for (uint32_t i = 0; i < ws::kQuantFormatCount; ++i) {
+    Case c;
+    c.format = static_cast<QuantFormat>(i);
+    if (c.format == QuantFormat::MlxAffine) {
+      for (uint32_t bits : {2u, 3u, 4u, 5u, 6u, 8u})
+        for (uint32_t group : {32u, 64u, 128u})
+          for (DType dt : {DType::BF16, DType::F16, DType::F32}) {
+            c.bits = bits;
+            c.group = group;
+            c.scale_dtype = dt;
+            v.push_back(c);
+          }
+    } else if (c.format == QuantFormat::MlxNvfp4) {
+      for (Global g : {Global::None, Global::Mlx, Global::Ollama}) {
+        c.global = g;
+        v.push_back(c);
+      }
+    } else {
+      v.push_back(c);
+    }
+  }
+  return v;
+}
+
+// A tensor's inputs: stored bytes and, for companion formats, scales and biases.
+struct Inputs {
+  ws::DequantSpec spec;
+  std::vector<uint8_t> data, scales, biases;
+};
+
+bool f16_finite(uint16_t h) { return (h & 0x7C00) != 0x7C00; }
+
+// Makes a stored value of a companion dtype finite (clears one exponent bit if all are set).
+void make_finite(uint8_t* p, DType dt) {
+  if (dt == DType::F32) {
+    if ((p[3] & 0x7F) == 0x7F && (p[2] & 0x80)) p[3] &= 0xBF;
+  } else if (dt == DType::F16) {
+    if ((p[1] & 0x7C) == 0x7C) p[1] &= 0xFB;
+  } else {
+    if ((p[1] & 0x7F) == 0x7F && (p[0] & 0x80)) p[1] &= 0xBF;
+  }
+}
+
+Inputs make_inputs(const Case& c, size_t n_blocks, bool valid, uint64_t seed) {
+  Rng rng{seed};
+  Inputs in;
+  ws::DequantSpec& s = in.spec;
+  s.format = c.format;
+  s.bits = c.bits;
+  s.group = c.group;
+  s.scale_dtype = c.scale_dtype;
+  s.validate = valid;
+  const ws::kernels::FormatEntry& e = ws::kernels::format_entry(c.format);
+  uint32_t block_elems = e.info.block_elems, block_bytes = e.info.block_bytes;
+  if (c.format == QuantFormat::MlxAffine) {
+    block_elems = c.group;
+    block_bytes = c.group * c.bits / 8;
+  }
+  s.elements = uint64_t(n_blocks) * block_elems;
+  in.data.resize(n_blocks * block_bytes);
+  rng.fill(in.data.data(), in.data.size());
+  if (valid) {
+    for (size_t b = 0; b < n_blocks; ++b) {
+      uint8_t* blk = in.data.data() + b * block_bytes;
+      for (uint8_t f = 0; f < e.n_fp16_fields; ++f) {
+        uint16_t h = uint16_t(blk[e.fp16_fields[f]] | (blk[e.fp16_fields[f] + 1] << 8));
+        if (!f16_finite(h)) blk[e.fp16_fields[f] + 1] &= 0xFB;  // exponent 31 -> 30
+      }
+      if (e.e8m0_field >= 0 && blk[e.e8m0_field] == 0xFF) blk[e.e8m0_field] = 0xFE;
+    }
+  }
+  if (e.info.companion) {
+    const size_t sb = c.format == QuantFormat::MlxAffine ? (c.scale_dtype == DType::F32 ? 4 : 2) : 1;
+    in.scales.resize(n_blocks * sb);
+    rng.fill(in.scales.data(), in.scales.size());
+    if (c.format == QuantFormat::MlxAffine) {
+      in.biases.resize(n_blocks * sb);
+      rng.fill(in.biases.data(), in.biases.size());
+    }
+    if (valid) {
+      for (size_t g = 0; g < n_blocks; ++g) {
+        if (c.format == QuantFormat::MlxAffine) {
+          make_finite(&in.scales[g * sb], c.scale_dtype);
+          make_finite(&in.biases[g * sb], c.scale_dtype);
+        } else if (c.format == QuantFormat::MlxNvfp4) {
+          if ((in.scales[g] & 0x7F) == 0x7F) in.scales[g] ^= 0x01;
+        } else if (in.scales[g] == 0xFF) {
+          in.scales[g] = 0xFE;
+        }
+      }
+    }
+    s.scales = in.scales.data();
+    s.biases = in.biases.empty() ? nullptr : in.biases.data();
+  }
+  if (c.format == QuantFormat::I2_S || c.global != Global::None) {
+    s.has_global_scale = true;
+    s.global_scale_is_ollama = c.global == Global::Ollama;
+    uint32_t u = uint32_t(rng.next());
+    if (valid) u = (u & 0x807FFFFFu) | (uint32_t(100 + rng.below(50)) << 23);  // finite, moderate
+    memcpy(&s.global_scale, &u, 4);
+  }
+  return in;
+}
+
+enum class Chunking { Whole, Bytewise, Random };
+
+// Decodes the whole tensor with one implementation; returns the output bytes (empty + message
+// on a failure).
+std::vector<uint8_t> decode(const Inputs& in, ws::KernelImpl impl, ws::OutType out, Chunking chunking, uint64_t seed,
+                            std::string* err) {
+  ws::DequantSpec spec = in.spec;
+  spec.impl = impl;
+  spec.out = out;
+  ws::Dequantizer d;
+  if (d.init(spec) != ws::Status::Ok) {
+    *err = "init: status " + std::to_string(int(d.error().code));
+    return {};
+  }
+  const size_t elem_bytes = out == ws::OutType::F16 ? 2 : 4;
+  std::vector<uint8_t> result(spec.elements * elem_bytes, 0xA5);
+  const size_t block_out = d.block_output_bytes();
+  Rng rng{seed};
+  size_t used = 0, written = 0;
+  const size_t total = in.data.size();
+  while (used < total || written < result.size()) {
+    size_t piece = total - used;
+    size_t cap = result.size() - written;
+    if (chunking == Chunking::Bytewise) {
+      piece = piece ? 1 : 0;
+      cap = block_out;
+    } else if (chunking == Chunking::Random) {
+      if (piece) piece = 1 + rng.below(uint32_t(std::min<size_t>(piece, 3 * 300)));
+      cap = block_out * (1 + rng.below(8));
+    }
+    if (cap < block_out) cap = block_out;  // at least one block's output (the tail may be smaller)
+    cap = std::min(cap, std::max(result.size() - written, block_out));
+    std::vector<uint8_t> tmp;
+    uint8_t* outp = result.data() + written;
+    if (result.size() - written < cap) {  // never hit: the output always holds whole blocks
+      *err = "output room";
+      return {};
+    }
+    size_t in_used = 0, out_written = 0;
+    ws::Status s = d.decode(in.data.data() + used, piece, &in_used, outp, cap, &out_written);
+    if (s != ws::Status::Ok) {
+      *err = "decode: status " + std::to_string(int(s)) + " at " + std::to_string(d.error().offset);
+      return {};
+    }
+    if (in_used == 0 && out_written == 0) {
+      *err = "no progress at input " + std::to_string(used);
+      return {};
+    }
+    used += in_used;
+    written += out_written;
+  }
+  if (!d.done()) *err = "decoder not done";
+  return result;
+}
+
+// First element where a and b differ (NaNs equal if both NaN with the same sign); -1 if none.
+long long first_difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, ws::OutType out) {
+  if (a.size() != b.size()) return 0;
+  if (out == ws::OutType::F32) {
+    for (size_t i = 0; i < a.size() / 4; ++i) {
+      uint32_t x, y;
+      memcpy(&x, &a[4 * i], 4);
+      memcpy(&y, &b[4 * i], 4);
+      if (x == y) continue;
+      bool xn = (x & 0x7FFFFFFFu) > 0x7F800000u, yn = (y & 0x7FFFFFFFu) > 0x7F800000u;
+      if (xn && yn && (x >> 31) == (y >> 31)) continue;
+      return (long long)i;
+    }
+  } else {
+    for (size_t i = 0; i < a.size() / 2; ++i) {
+      uint16_t x, y;
+      memcpy(&x, &a[2 * i], 2);
+      memcpy(&y, &b[2 * i], 2);
+      if (x == y) continue;
+      bool xn = (x & 0x7FFF) > 0x7C00, yn = (y & 0x7FFF) > 0x7C00;
+      if (xn && yn && (x >> 15) == (y >> 15)) continue;
+      return (long long)i;
+    }
+  }
+  return -1;
+}
+
+std::string hex_at(const std::vector<uint8_t>& v, long long i, ws::OutType out) {
+  char buf[16];
+  if (out == ws::OutType::F32) {
+    uint32_t x;
+    memcpy(&x, &v[size_t(i) * 4], 4);
+    snprintf(buf, sizeof buf, "0x%08x", x);
+  } else {
+    uint16_t x;
+    memcpy(&x, &v[size_t(i) * 2], 2);
+    snprintf(buf, sizeof buf, "0x%04x", x);
+  }
+  return buf;
+}
+
+class SimdDifferential : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SimdDifferential, MatchesReference) {
+  const Case& c = GetParam();
+  const ws::kernels::FormatEntry& e = ws::kernels::format_entry(c.format);
+  if (!e.reference || !e.simd128) {
+    GTEST_SKIP() << case_name(c) << ": " << (e.reference ? "" : "no reference kernel ")
+                 << (e.simd128 ? "" : "no SIMD128 kernel") << " (the completeness test reports it)";
+  }
+  const size_t kBlocks[] = {1, 2, 7, 64, 257};
+  uint64_t seed = 0x5EED0000ull + uint64_t(c.format) * 1000 + c.bits * 100 + c.group + uint64_t(c.scale_dtype) * 7 +
+                  uint64_t(c.global) * 3;
+  for (size_t n : kBlocks) {
+    for (bool valid : {true, false}) {
+      ++seed;
+      const Inputs in = make_inputs(c, n, valid, seed);
+      for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16}) {
+        std::string err;
+        const std::vector<uint8_t> want = decode(in, ws::KernelImpl::Reference, out, Chunking::Whole, 0, &err);
+        ASSERT_EQ(err, "") << case_name(c) << " reference, " << n << " blocks";
+        for (Chunking ch : {Chunking::Whole, Chunking::Bytewise, Chunking::Random}) {
+          const std::vector<uint8_t> got = decode(in, ws::KernelImpl::Simd128, out, ch, seed * 31, &err);
+          ASSERT_EQ(err, "") << case_name(c) << " simd128, " << n << " blocks, chunking " << int(ch);
+          long long i = first_difference(want, got, out);
+          ASSERT_EQ(i, -1) << case_name(c) << ": " << n << " blocks, " << (valid ? "valid" : "raw") << " input, "
+                           << (out == ws::OutType::F32 ? "f32" : "f16") << " out, chunking " << int(ch)
+                           << ": element " << i << " reference " << hex_at(want, i, out) << " simd128 "
+                           << hex_at(got, i, out);
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, SimdDifferential, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
+// Every format has both implementations. Fails until every kernel family has landed.
+TEST(KernelTable, EveryFormatHasReferenceAndSimd128) {
+  std::string missing;
+  for (uint32_t i = 0; i < ws::kQuantFormatCount; ++i) {
+    const ws::kernels::FormatEntry& e = ws::kernels::format_entry(static_cast<QuantFormat>(i));
+    if (!e.reference) missing += std::string(" ") + e.info.name + "(reference)";
+    if (!e.simd128) missing += std::string(" ") + e.info.name + "(simd128)";
+  }
+  EXPECT_EQ(missing, "") << "formats without a kernel:" << missing;
+}
+
+}  // namespace
