@@ -1,0 +1,214 @@
+// SIMD128 kernels for GGML's K-quants (Q2_K..Q8_K) and IQ4_XS: 256-value super-blocks with
+// packed sub-block scales (FORMATS.md §6; operation order of reference/ggml_k_quants.cpp).
+//
+// Per block, the sub-block factors (d·sc, dmin·m) are computed in vectors, exactly as the
+// reference computes them one by one, and kept in a small array; each 16-value run splats its
+// factor. The quants are unpacked 16 at a time as bytes, widened and converted exactly, then
+// y = factor·q (− min) with the reference's roundings.
+#include "../kernel_api.h"
+#include "simd_util.h"
+
+namespace ws {
+namespace kernels {
+
+using namespace simd128;
+
+namespace {
+
+// 16 bytes -> 4 vectors of their values as f32 (signed), for the scale arrays.
+inline void i8x16_to_f32(v128_t q, v128_t out[4]) {
+  const v128_t lo = wasm_i16x8_extend_low_i8x16(q), hi = wasm_i16x8_extend_high_i8x16(q);
+  out[0] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo));
+  out[1] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo));
+  out[2] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi));
+  out[3] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi));
+}
+
+// dst[k] = d * float(q[k]) for 16 signed bytes q (the reference's `d * float(sc)`).
+inline void scale_times(float* dst, v128_t q, v128_t d) {
+  v128_t f[4];
+  i8x16_to_f32(q, f);
+  for (int k = 0; k < 4; ++k) wasm_v128_store(dst + 4 * k, wasm_f32x4_mul(d, f[k]));
+}
+
+// Bytes where `bit` is set in h: `val`, else 0.
+inline v128_t bit_to(v128_t h, v128_t bit, v128_t val) {
+  return wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(h, bit), bit), val);
+}
+
+// Q4_K/Q5_K: the eight 6-bit scales and mins of 12 packed bytes, as bytes: sc0..7 then m0..7.
+// The same bit moves as the reference's k4_scale_min, four bytes at a time.
+inline v128_t k4_scales_mins(const uint8_t* p) {
+  const uint32_t u0 = load_u32(p), u1 = load_u32(p + 4), u2 = load_u32(p + 8);
+  const uint32_t k6 = 0x3F3F3F3Fu, k4 = 0x0F0F0F0Fu, k2 = 0x03030303u;
+  const uint32_t sc_lo = u0 & k6;                                // sc 0..3: q[j] & 63
+  const uint32_t sc_hi = (u2 & k4) | (((u0 >> 6) & k2) << 4);    // sc 4..7: q[j+4]&15 | q[j-4]>>6<<4
+  const uint32_t m_lo = u1 & k6;                                 // m 0..3: q[j+4] & 63
+  const uint32_t m_hi = ((u2 >> 4) & k4) | (((u1 >> 6) & k2) << 4);  // m 4..7: q[j+4]>>4 | q[j]>>6<<4
+  return wasm_i32x4_make(int32_t(sc_lo), int32_t(sc_hi), int32_t(m_lo), int32_t(m_hi));
+}
+
+}  // namespace
+
+namespace simd {
+
+void Q2_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t three = splat_u8(3);
+  for (size_t b = 0; b < n; ++b, src += 84, dst += 256) {
+    const v128_t d = wasm_f32x4_splat(f16_at(src + 80)), dmin = wasm_f32x4_splat(f16_at(src + 82));
+    alignas(16) float dl[16], ml[16];
+    const v128_t sc = wasm_v128_load(src);
+    scale_times(dl, lo_nibbles(sc), d);  // d * (sc & 15)
+    scale_times(ml, hi_nibbles(sc), dmin);  // dmin * (sc >> 4)
+    for (int h = 0; h < 2; ++h) {
+      const v128_t q0 = wasm_v128_load(src + 16 + 32 * h), q1 = wasm_v128_load(src + 32 + 32 * h);
+      for (int j = 0; j < 4; ++j) {
+        const int is = 8 * h + 2 * j;
+        float* y = dst + 128 * h + 32 * j;
+        store_i8x16_times_minus(y, wasm_v128_and(wasm_u8x16_shr(q0, 2 * j), three), wasm_f32x4_splat(dl[is]),
+                                wasm_f32x4_splat(ml[is]));
+        store_i8x16_times_minus(y + 16, wasm_v128_and(wasm_u8x16_shr(q1, 2 * j), three), wasm_f32x4_splat(dl[is + 1]),
+                                wasm_f32x4_splat(ml[is + 1]));
+      }
+    }
+  }
+}
+
+void Q3_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t three = splat_u8(3), four = splat_u8(4), zero = wasm_i32x4_splat(0);
+  for (size_t b = 0; b < n; ++b, src += 110, dst += 256) {
+    const v128_t d = wasm_f32x4_splat(f16_at(src + 108));
+    // Sixteen 6-bit scales (+32): low nibbles from bytes 0..7 (scales 8..15 the high nibbles),
+    // top two bits from bytes 8..11 (scale i: byte 8 + i%4 at shift 2·(i/4)), four at a time.
+    const uint32_t a0 = load_u32(src + 96), a1 = load_u32(src + 100), a2 = load_u32(src + 104);
+    const uint32_t k4 = 0x0F0F0F0Fu, k2 = 0x03030303u;
+    const v128_t s = wasm_i32x4_make(int32_t((a0 & k4) | (((a2 >> 0) & k2) << 4)), int32_t((a1 & k4) | (((a2 >> 2) & k2) << 4)),
+                                     int32_t(((a0 >> 4) & k4) | (((a2 >> 4) & k2) << 4)),
+                                     int32_t(((a1 >> 4) & k4) | (((a2 >> 6) & k2) << 4)));
+    alignas(16) float dl[16];
+    scale_times(dl, wasm_i8x16_sub(s, splat_u8(32)), d);  // d * (scale - 32)
+    const v128_t hm0 = wasm_v128_load(src), hm1 = wasm_v128_load(src + 16);
+    for (int h = 0; h < 2; ++h) {
+      const v128_t q0 = wasm_v128_load(src + 32 + 32 * h), q1 = wasm_v128_load(src + 48 + 32 * h);
+      for (int j = 0; j < 4; ++j) {
+        const v128_t bit = splat_u8(uint8_t(1u << (4 * h + j)));
+        // q in -4..3: the low two bits minus 4 where the hmask bit is clear.
+        const v128_t m0 = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hm0, bit), zero), four);
+        const v128_t m1 = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hm1, bit), zero), four);
+        const v128_t v0 = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, 2 * j), three), m0);
+        const v128_t v1 = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, 2 * j), three), m1);
+        const int is = 8 * h + 2 * j;
+        float* y = dst + 128 * h + 32 * j;
+        store_i8x16_times(y, v0, wasm_f32x4_splat(dl[is]));
+        store_i8x16_times(y + 16, v1, wasm_f32x4_splat(dl[is + 1]));
+      }
+    }
+  }
+}
+
+void Q4_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  for (size_t b = 0; b < n; ++b, src += 144, dst += 256) {
+    const v128_t d = wasm_f32x4_splat(f16_at(src)), dmin = wasm_f32x4_splat(f16_at(src + 2));
+    const v128_t sm = k4_scales_mins(src + 4);
+    alignas(16) float ds[16], ms[16];  // d·sc (0..7) and dmin·m (8..15 of the second array)
+    scale_times(ds, sm, d);
+    scale_times(ms, sm, dmin);
+    const uint8_t* q = src + 16;
+    for (int c = 0; c < 4; ++c, q += 32) {
+      const v128_t q0 = wasm_v128_load(q), q1 = wasm_v128_load(q + 16);
+      float* y = dst + 64 * c;
+      const v128_t d1 = wasm_f32x4_splat(ds[2 * c]), m1 = wasm_f32x4_splat(ms[8 + 2 * c]);
+      const v128_t d2 = wasm_f32x4_splat(ds[2 * c + 1]), m2 = wasm_f32x4_splat(ms[8 + 2 * c + 1]);
+      store_i8x16_times_minus(y, lo_nibbles(q0), d1, m1);
+      store_i8x16_times_minus(y + 16, lo_nibbles(q1), d1, m1);
+      store_i8x16_times_minus(y + 32, hi_nibbles(q0), d2, m2);
+      store_i8x16_times_minus(y + 48, hi_nibbles(q1), d2, m2);
+    }
+  }
+}
+
+void Q5_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t sixteen = splat_u8(16);
+  for (size_t b = 0; b < n; ++b, src += 176, dst += 256) {
+    const v128_t d = wasm_f32x4_splat(f16_at(src)), dmin = wasm_f32x4_splat(f16_at(src + 2));
+    const v128_t sm = k4_scales_mins(src + 4);
+    alignas(16) float ds[16], ms[16];
+    scale_times(ds, sm, d);
+    scale_times(ms, sm, dmin);
+    const v128_t qh0 = wasm_v128_load(src + 16), qh1 = wasm_v128_load(src + 32);
+    const uint8_t* q = src + 48;
+    for (int c = 0; c < 4; ++c, q += 32) {
+      const v128_t q0 = wasm_v128_load(q), q1 = wasm_v128_load(q + 16);
+      const v128_t u1 = splat_u8(uint8_t(1u << (2 * c))), u2 = splat_u8(uint8_t(2u << (2 * c)));
+      float* y = dst + 64 * c;
+      const v128_t d1 = wasm_f32x4_splat(ds[2 * c]), m1 = wasm_f32x4_splat(ms[8 + 2 * c]);
+      const v128_t d2 = wasm_f32x4_splat(ds[2 * c + 1]), m2 = wasm_f32x4_splat(ms[8 + 2 * c + 1]);
+      store_i8x16_times_minus(y, wasm_v128_or(lo_nibbles(q0), bit_to(qh0, u1, sixteen)), d1, m1);
+      store_i8x16_times_minus(y + 16, wasm_v128_or(lo_nibbles(q1), bit_to(qh1, u1, sixteen)), d1, m1);
+      store_i8x16_times_minus(y + 32, wasm_v128_or(hi_nibbles(q0), bit_to(qh0, u2, sixteen)), d2, m2);
+      store_i8x16_times_minus(y + 48, wasm_v128_or(hi_nibbles(q1), bit_to(qh1, u2, sixteen)), d2, m2);
+    }
+  }
+}
+
+void Q6_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t x30 = splat_u8(0x30), x20 = splat_u8(32);
+  for (size_t b = 0; b < n; ++b, src += 210, dst += 256) {
+    const v128_t d = wasm_f32x4_splat(f16_at(src + 208));
+    alignas(16) float ds[16];
+    scale_times(ds, wasm_v128_load(src + 192), d);  // d * sc, the reference's first product
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* ql = src + 64 * half;
+      const uint8_t* qh = src + 128 + 32 * half;
+      const float* sc = ds + 8 * half;
+      for (int l0 = 0; l0 < 32; l0 += 16) {
+        const int is = l0 / 16;
+        const v128_t a = wasm_v128_load(ql + l0), c = wasm_v128_load(ql + 32 + l0), h = wasm_v128_load(qh + l0);
+        const v128_t v1 = wasm_v128_or(lo_nibbles(a), wasm_v128_and(wasm_i8x16_shl(h, 4), x30));
+        const v128_t v2 = wasm_v128_or(lo_nibbles(c), wasm_v128_and(wasm_i8x16_shl(h, 2), x30));
+        const v128_t v3 = wasm_v128_or(hi_nibbles(a), wasm_v128_and(h, x30));
+        const v128_t v4 = wasm_v128_or(hi_nibbles(c), wasm_v128_and(wasm_u8x16_shr(h, 2), x30));
+        float* y = dst + 128 * half + l0;
+        store_i8x16_times(y, wasm_i8x16_sub(v1, x20), wasm_f32x4_splat(sc[is]));
+        store_i8x16_times(y + 32, wasm_i8x16_sub(v2, x20), wasm_f32x4_splat(sc[is + 2]));
+        store_i8x16_times(y + 64, wasm_i8x16_sub(v3, x20), wasm_f32x4_splat(sc[is + 4]));
+        store_i8x16_times(y + 96, wasm_i8x16_sub(v4, x20), wasm_f32x4_splat(sc[is + 6]));
+      }
+    }
+  }
+}
+
+void Q8_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  for (size_t b = 0; b < n; ++b, src += 292, dst += 256) {
+    float df;
+    memcpy(&df, src, 4);  // an f32 scale (the bsums after the quants are for dot products)
+    const v128_t d = wasm_f32x4_splat(df);
+    for (int k = 0; k < 16; ++k) store_i8x16_times(dst + 16 * k, wasm_v128_load(src + 4 + 16 * k), d);
+  }
+}
+
+void IQ4_XS(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t kv = wasm_i8x16_const(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  for (size_t b = 0; b < n; ++b, src += 136, dst += 256) {
+    const v128_t d = wasm_f32x4_splat(f16_at(src));
+    const uint32_t sh = load_u16(src + 2);
+    const uint32_t sl = load_u32(src + 4);
+    // Sub-block ib's 6-bit scale: nibble ib of scales_l (low nibble first) | bits 2ib..2ib+1 of
+    // scales_h << 4; minus 32.
+    int8_t ls[16] = {};
+    for (int ib = 0; ib < 8; ++ib) ls[ib] = int8_t((((sl >> (4 * ib)) & 15) | (((sh >> (2 * ib)) & 3) << 4)) - 32);
+    alignas(16) float dl[16];
+    scale_times(dl, wasm_v128_load(ls), d);
+    const uint8_t* qs = src + 8;
+    for (int ib = 0; ib < 8; ++ib, qs += 16) {
+      const v128_t q = wasm_v128_load(qs);
+      const v128_t s = wasm_f32x4_splat(dl[ib]);
+      store_i8x16_times(dst + 32 * ib, wasm_i8x16_swizzle(kv, lo_nibbles(q)), s);
+      store_i8x16_times(dst + 32 * ib + 16, wasm_i8x16_swizzle(kv, hi_nibbles(q)), s);
+    }
+  }
+}
+
+}  // namespace simd
+}  // namespace kernels
+}  // namespace ws

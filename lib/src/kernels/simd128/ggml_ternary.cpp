@@ -1,0 +1,85 @@
+// SIMD128 kernels for the ternary formats: TQ1_0, TQ2_0 and BitNet's I2_S (operation order of
+// reference/ggml_ternary_quants.cpp: y = float(q - 1) * d, one exact product).
+#include "../kernel_api.h"
+#include "simd_util.h"
+
+namespace ws {
+namespace kernels {
+
+using namespace simd128;
+
+namespace {
+
+// TQ1_0 trit of each byte q (already multiplied by 3^n mod 256): ((q * 3) >> 8) - 1, i.e. -1
+// below 86, 0 from 86, +1 from 171 (q*3 reaches 256 at q = 86 and 512 at q = 171).
+inline v128_t trit_minus_one(v128_t q) {
+  const v128_t ge86 = wasm_u8x16_ge(q, splat_u8(86)), ge171 = wasm_u8x16_ge(q, splat_u8(171));
+  // The masks are -1 where true: -1 - (-1)·[q >= 86] - (-1)·[q >= 171].
+  return wasm_i8x16_sub(wasm_i8x16_sub(wasm_i8x16_splat(-1), ge86), ge171);
+}
+
+// q * 3 mod 256, byte-wise (wasm SIMD has no byte multiply).
+inline v128_t times3(v128_t q) { return wasm_i8x16_add(wasm_i8x16_add(q, q), q); }
+
+}  // namespace
+
+namespace simd {
+
+void TQ1_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  for (size_t b = 0; b < n; ++b, src += 54, dst += 256) {
+    const v128_t d = wasm_f32x4_splat(f16_at(src + 52));
+    // Bytes 0..31: trit k of byte m is value 32k + m.
+    v128_t q0 = wasm_v128_load(src), q1 = wasm_v128_load(src + 16);
+    for (int k = 0; k < 5; ++k) {
+      store_i8x16_times(dst + 32 * k, trit_minus_one(q0), d);
+      store_i8x16_times(dst + 32 * k + 16, trit_minus_one(q1), d);
+      q0 = times3(q0);
+      q1 = times3(q1);
+    }
+    // Bytes 32..47: value 160 + 16k + m.
+    v128_t q2 = wasm_v128_load(src + 32);
+    for (int k = 0; k < 5; ++k) {
+      store_i8x16_times(dst + 160 + 16 * k, trit_minus_one(q2), d);
+      q2 = times3(q2);
+    }
+    // qh (bytes 48..51), four trits each: value 240 + 4k + j is trit k of byte j. Lane k of
+    // the vector holds the four bytes times 3^k.
+    const v128_t v = wasm_i32x4_splat(int32_t(load_u32(src + 48)));
+    const v128_t p1 = times3(v), p2 = times3(p1), p3 = times3(p2);
+    const v128_t r = wasm_i32x4_shuffle(wasm_i32x4_shuffle(v, p1, 0, 5, 0, 5), wasm_i32x4_shuffle(p2, p3, 2, 7, 2, 7), 0, 1, 4, 5);
+    store_i8x16_times(dst + 240, trit_minus_one(r), d);
+  }
+}
+
+void TQ2_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+  const v128_t three = splat_u8(3), one = splat_u8(1);
+  for (size_t b = 0; b < n; ++b, src += 66, dst += 256) {
+    const v128_t d = wasm_f32x4_splat(f16_at(src + 64));
+    for (int h = 0; h < 2; ++h) {
+      const v128_t q0 = wasm_v128_load(src + 32 * h), q1 = wasm_v128_load(src + 32 * h + 16);
+      for (int l = 0; l < 4; ++l) {
+        float* y = dst + 128 * h + 32 * l;
+        store_i8x16_times(y, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, 2 * l), three), one), d);
+        store_i8x16_times(y + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, 2 * l), three), one), d);
+      }
+    }
+  }
+}
+
+void I2_S(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  const v128_t three = splat_u8(3), one = splat_u8(1);
+  const v128_t s = wasm_f32x4_splat(ctx.spec->global_scale);
+  for (size_t b = 0; b < n; ++b, src += 32, dst += 128) {
+    const v128_t q0 = wasm_v128_load(src), q1 = wasm_v128_load(src + 16);
+    // Values 32k..32k+31 sit at shift 6 - 2k of the group's 32 bytes.
+    for (int k = 0; k < 4; ++k) {
+      const int shift = 6 - 2 * k;
+      store_i8x16_times(dst + 32 * k, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, shift), three), one), s);
+      store_i8x16_times(dst + 32 * k + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, shift), three), one), s);
+    }
+  }
+}
+
+}  // namespace simd
+}  // namespace kernels
+}  // namespace ws
