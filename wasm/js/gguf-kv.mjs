@@ -1,0 +1,170 @@
+// GGUF key-values, gathered from the reader's Kv* events as they stream past. Nothing of an array
+// is kept beyond what is reported: whole arrays up to `arrayLimit` elements, otherwise the first 5
+// and the last (the CLI's rule), so a 150k-token vocabulary costs a few strings, not megabytes.
+import { EventType } from './session.mjs';
+import { u64big } from './module.mjs';
+
+const T = { U8: 0, I8: 1, U16: 2, I16: 3, U32: 4, I32: 5, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9, U64: 10, I64: 11, F64: 12 };
+const SIZE = [1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8];
+const HEAD = 5;
+const MAX_STRING = 1 << 20;  // longer string values are cut (their full length is reported)
+const utf8 = new TextDecoder('utf-8');
+
+function readScalar(dv, at, type) {
+  switch (type) {
+    case T.U8: return dv.getUint8(at);
+    case T.I8: return dv.getInt8(at);
+    case T.U16: return dv.getUint16(at, true);
+    case T.I16: return dv.getInt16(at, true);
+    case T.U32: return dv.getUint32(at, true);
+    case T.I32: return dv.getInt32(at, true);
+    case T.F32: return dv.getFloat32(at, true);
+    case T.BOOL: return dv.getUint8(at) !== 0;
+    case T.U64: return dv.getBigUint64(at, true);
+    case T.I64: return dv.getBigInt64(at, true);
+    case T.F64: return dv.getFloat64(at, true);
+    default: return null;
+  }
+}
+
+// A string assembled from pieces; bytes beyond `cap` are counted, not kept.
+class Pieces {
+  constructor(cap) { this.cap = cap; this.parts = []; this.kept = 0; this.total = 0; }
+  add(bytes) {
+    this.total += bytes.length;
+    if (this.kept < this.cap) {
+      const take = Math.min(bytes.length, this.cap - this.kept);
+      this.parts.push(bytes.slice(0, take));
+      this.kept += take;
+    }
+  }
+  text() {
+    if (this.parts.length === 1) return utf8.decode(this.parts[0]);
+    const all = new Uint8Array(this.kept);
+    let at = 0;
+    for (const p of this.parts) { all.set(p, at); at += p.length; }
+    return utf8.decode(all);
+  }
+}
+
+export class GgufKvCollector {
+  constructor(wasm, { arrayLimit = 16 } = {}) {
+    this.wasm = wasm;
+    this.arrayLimit = arrayLimit;
+    this.typeNames = [];
+    for (let i = 0; i < 13; i++) this.typeNames.push(wasm.cstr(wasm.x.ws_gguf_type_name(i)));
+    this.reset();
+  }
+
+  reset() {
+    this.kvs = [];
+    this.cur = null;
+    this.piece = null;
+  }
+
+  // One Kv* event of `session` (its fields are read now: the data is only valid until next()).
+  onEvent(type, session) {
+    const e = session.kvEvent();
+    const wasm = this.wasm;
+    if (type === EventType.KvBegin) {
+      const kv = { key: wasm.text(e.keyPtr, e.keyLen), offset: e.offset, type: this.typeNames[e.valueType] ?? '?', valueType: e.valueType };
+      if (e.valueType === T.ARRAY) {
+        kv.elementType = this.typeNames[e.elemType] ?? '?';
+        kv.elemType = e.elemType;
+        kv.count = e.count;
+        kv.keep = e.count <= this.arrayLimit;
+        kv.items = [];
+        kv.last = undefined;
+        if (e.elemType === T.STRING) kv.stringBytes = 0;
+      }
+      this.kvs.push(kv);
+      this.cur = kv;
+      return;
+    }
+    const kv = this.cur;
+    if (!kv) return;
+    if (type === EventType.KvScalar) {
+      kv.value = this.scalar(e, kv.valueType);
+    } else if (type === EventType.KvBytes) {
+      const bytes = wasm.bytes(e.data, e.size);
+      if (kv.valueType === T.STRING) {
+        if (e.first) this.piece = new Pieces(MAX_STRING);
+        this.piece.add(bytes);
+        if (e.last) {
+          kv.value = this.piece.text();
+          if (this.piece.total > this.piece.kept) kv.valueBytes = this.piece.total;
+          this.piece = null;
+        }
+      } else if (kv.elemType === T.STRING) {
+        kv.stringBytes += bytes.length;
+        const wanted = kv.keep || e.index < HEAD || e.index === kv.count - 1;
+        if (wanted) {
+          if (e.first) this.piece = new Pieces(kv.keep ? MAX_STRING : 65536);
+          this.piece.add(bytes);
+          if (e.last) {
+            const s = this.piece.text();
+            if (kv.keep || e.index < HEAD) kv.items.push(s);
+            if (e.index === kv.count - 1) kv.last = s;
+            this.piece = null;
+          }
+        }
+      } else {
+        const size = SIZE[kv.elemType];
+        const n = Math.floor(e.size / size);
+        const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        const limit = kv.keep ? kv.count : HEAD;
+        for (let k = 0; k < n && e.index + k < limit; k++) kv.items.push(readScalar(dv, k * size, kv.elemType));
+        if (n > 0 && e.index + n === kv.count) kv.last = readScalar(dv, (n - 1) * size, kv.elemType);
+      }
+    } else if (type === EventType.KvEnd) {
+      this.cur = null;
+    }
+  }
+
+  scalar(e, type) {
+    switch (type) {
+      case T.F32: case T.F64: return e.f;
+      case T.BOOL: return e.uLo !== 0;
+      case T.U64: return u64big(e.uLo, e.uHi);
+      case T.I64: return BigInt.asIntN(64, u64big(e.iLo, e.iHi));
+      case T.I8: case T.I16: case T.I32: return e.iLo | 0;
+      default: return e.uLo;
+    }
+  }
+
+  // The kv list (CLI's gguf.kv shape) and the key → value map.
+  result() {
+    const list = [];
+    const metadata = Object.create(null);
+    for (const kv of this.kvs) {
+      const out = { key: kv.key, offset: kv.offset, type: kv.type };
+      if (kv.valueType === T.ARRAY) {
+        out.elementType = kv.elementType;
+        out.count = kv.count;
+        if (kv.stringBytes !== undefined) out.stringBytes = kv.stringBytes;
+        if (kv.keep) {
+          out.values = kv.items;
+          metadata[kv.key] = kv.items;
+        } else {
+          out.head = kv.items;
+          out.last = kv.last;
+          metadata[kv.key] = { type: 'ARRAY', elementType: kv.elementType, count: kv.count, head: kv.items, last: kv.last, ...(kv.stringBytes !== undefined ? { stringBytes: kv.stringBytes } : {}) };
+        }
+      } else {
+        out.value = kv.value;
+        if (kv.valueBytes !== undefined) out.valueBytes = kv.valueBytes;
+        metadata[kv.key] = kv.value;
+      }
+      list.push(out);
+    }
+    return { kv: list, metadata };
+  }
+
+  // Where a key appears, and where else (for GgufDuplicateKey messages).
+  keyAt(offset) {
+    const kv = this.kvs.find((k) => k.offset === offset);
+    if (!kv) return null;
+    const other = this.kvs.find((k) => k.key === kv.key && k.offset !== offset);
+    return { key: kv.key, other: other ? other.offset : null };
+  }
+}

@@ -1,0 +1,119 @@
+// Fix hints, one per status: the same wording as the CLI's table (tools/cli/error_text.cpp), so a
+// file rejected by `weightstream validate` and by the JS bindings gets the same advice. Keyed by
+// status name; tests/js/errors.test.mjs checks that every ws::Status has a row and every row a
+// status. The CLI's `--arena-size` becomes the `arenaSize` option here.
+
+const SCHEMA = 'The header does not follow the safetensors schema: re-export the model with a safetensors writer.';
+const JSON_ = 'The header is not valid JSON: the file is corrupt, or was written or edited by something other than a safetensors writer.';
+const OFFSETS = 'Tensors must be laid out back to back in data_offsets order: the writer is buggy or the header was tampered with; re-export the model.';
+const METADATA = '__metadata__ must be an object mapping strings to strings; re-export the model.';
+const INDEX = 'Regenerate model.safetensors.index.json (save_pretrained writes it), or fix it by hand.';
+const GGUF = 'ggml would reject this file: it is corrupt, or was written by a buggy converter.';
+const PAST_END = 'The value does not fit in the rest of the file: was the download interrupted? If not, the file is corrupt or crafted to exhaust memory.';
+const LIMIT = 'The file exceeds a limit of this reader; real models stay far below it, so the file may be crafted to exhaust memory.';
+const ALIGNMENT = 'general.alignment must be a u32 power of two (32 by default): re-convert the model.';
+
+export const HINTS = Object.freeze({
+  Ok: '',
+  ArenaExhausted: 'Retry with a larger arena (the arenaSize option).',
+  UsageError: 'This is a bug in weightstream: please report it with the file.',
+  Aborted: '',
+  UnknownFormat: 'Is this really a safetensors or GGUF file?',
+  HeaderTooSmall: 'The file is empty or cut off: was the download interrupted?',
+  HeaderTooLarge: 'Is this really a safetensors file?',
+  InvalidHeaderLength: 'The file is shorter than its header length says: was the download interrupted, or is this not a safetensors file?',
+  TruncatedData: 'The file is shorter than its header says: was the download interrupted?',
+  TrailingBytes: 'Bytes after the last tensor are how polyglot files (valid as two formats at once) hide a second payload: do not load this file unless you know where they come from.',
+  TruncatedHeader: 'The file ends inside its header: was the download interrupted?',
+  InvalidUtf8: 'The header is corrupt, or the file was not written by a safetensors writer.',
+  JsonSyntax: JSON_,
+  JsonInvalidEscape: JSON_,
+  JsonControlCharacter: JSON_,
+  JsonLoneSurrogate: JSON_,
+  JsonInvalidNumber: JSON_,
+  JsonUnexpectedEnd: 'The JSON header is cut off: the header length is wrong or the file is corrupt.',
+  JsonTrailingCharacters: 'Only spaces may pad the header: the header length is wrong or the file is corrupt.',
+  NestingTooDeep: 'No real safetensors header nests this deep: the file may be crafted to attack parsers.',
+  HeaderNotObject: SCHEMA,
+  TensorEntryNotObject: SCHEMA,
+  MissingDtype: SCHEMA,
+  MissingShape: SCHEMA,
+  MissingDataOffsets: SCHEMA,
+  DuplicateField: SCHEMA,
+  InvalidDtype: 'Dtype names are case-sensitive (F32, BF16, F8_E4M3, ...): re-export the model.',
+  InvalidShape: SCHEMA,
+  InvalidDataOffsets: SCHEMA,
+  InvalidInteger: 'Shapes and offsets must be plain integers (no sign, fraction, exponent or leading zero).',
+  DataOffsetsReversed: OFFSETS,
+  DataOffsetGap: OFFSETS,
+  DataOffsetOverlap: OFFSETS,
+  ShapeOverflow: 'No real tensor is this big: the file may be crafted to overflow size computations.',
+  MisalignedSlice: 'Sub-byte dtypes (F4, F6_*) need an element count whose bits fill whole bytes.',
+  TensorSizeMismatch: 'The shape and dtype do not match the bytes data_offsets reserve: re-export the model.',
+  DuplicateTensorName: 'Readers disagree on which copy wins (the reference keeps the last one silently): re-export the model so that every name appears once.',
+  MetadataNotObject: METADATA,
+  MetadataValueNotString: '__metadata__ values must be strings: store numbers as "1" and structures as JSON text.',
+  DuplicateMetadataKey: 'Readers disagree on which value wins: re-export the model with unique metadata keys.',
+  DuplicateMetadata: METADATA,
+  TooManyTensors: LIMIT,
+  NameTooLong: LIMIT,
+  RankTooLarge: LIMIT,
+  IndexNotObject: INDEX,
+  IndexMissingWeightMap: INDEX,
+  IndexInvalidWeightMap: INDEX,
+  IndexInvalidTotalSize: INDEX,
+  IndexDuplicateTensor: INDEX,
+  IndexUnknownShard: 'The shard is not named by the index: it belongs to another model, or the index is stale.',
+  ShardTensorNotInIndex: 'The index is stale or belongs to other shards: regenerate it from the shards.',
+  ShardTensorWrongShard: "The index's weight_map points this tensor at another shard: regenerate the index, or check that the shards belong to this index.",
+  ShardTensorMissing: 'The shard does not hold this tensor: a shard was replaced, or the index comes from another save.',
+  ShardTensorDuplicate: 'Two shards hold the same tensor: remove the stale shard, or re-save the model.',
+  IndexTotalSizeMismatch: 'The index and the shards come from different saves: regenerate the index.',
+  GgufInvalidVersion: 'No GGUF writer produces version 0: the file is corrupt.',
+  GgufByteSwapped: "Big-endian GGUF is not supported: convert the file with gguf-py's gguf_convert_endian.py (order little), or re-convert the model on a little-endian machine.",
+  GgufVersion1: 'Re-convert the model with a current llama.cpp (convert_hf_to_gguf.py), which writes GGUF v3.',
+  GgufVersionTooNew: 'The file is newer than this reader: update weightstream.',
+  GgufNegativeCount: GGUF,
+  GgufCountTooLarge: PAST_END,
+  GgufEmptyKey: GGUF,
+  GgufDuplicateKey: GGUF,
+  GgufInvalidValueType: GGUF,
+  GgufStringTooLong: PAST_END,
+  GgufArrayTooLong: PAST_END,
+  GgufNestedArray: GGUF,
+  GgufInvalidAlignmentType: ALIGNMENT,
+  GgufInvalidAlignment: ALIGNMENT,
+  GgufTensorNameTooLong: 'ggml limits tensor names to 63 bytes: shorten it when converting.',
+  GgufTooManyDims: 'ggml tensors have at most 4 dimensions: re-convert the model.',
+  GgufNegativeDim: GGUF,
+  GgufInvalidType: 'The tensor type is unknown to this reader: the file is corrupt, or newer than weightstream.',
+  GgufRetiredType: 'llama.cpp no longer loads this quantization type: re-quantize from the original weights with a current llama-quantize.',
+  GgufBlockMisaligned: 'A quantized row must hold whole blocks: the converter or the file is broken.',
+  GgufInvalidTensorOffset: 'ggml lays tensors out back to back, each padded to the alignment: the file is corrupt or was written by a buggy converter.',
+  // Dequantization (the CLI does not decode, so these rows are the bindings' own).
+  UnsupportedFormat: "This build has no decoder for the tensor's format yet: load it with dtype: 'raw' and decode it yourself, or update weightstream.",
+  InvalidQuantParams: "The quantization parameters do not fit the tensor: pass the model's config.json quantization ({group_size, bits, mode}) as the quantization option.",
+  InvalidBlockData: 'A block holds an infinite or NaN scale, which ggml rejects too: the file is corrupt.',
+  OutputTooSmall: 'This is a bug in weightstream: please report it with the file.',
+});
+
+// Codes of the JS bindings themselves (not ws::Status values), with their hints.
+export const JS_CODES = Object.freeze({
+  IoError: 'Check the URL or file and the network; HTTP errors carry the status in the message.',
+  UnsafeShardPath: 'Shard names must be relative paths without "..": this index may be crafted to read other files.',
+  BufferTooLarge: 'Request a device with a larger maxBufferSize (requestDevice({requiredLimits})), or pass split: true to spread the tensor over several buffers.',
+  GpuError: 'The GPU device refused the buffer: it may be out of memory or lost.',
+});
+
+// What the first bytes of a rejected input look like, as advice (the CLI's content_guess).
+export function contentGuess(prefix) {
+  if (!prefix || prefix.length === 0) return '';
+  const ascii = String.fromCharCode(...prefix.subarray(0, 8));
+  if (ascii.startsWith('version ')) return 'This looks like a Git LFS pointer, not the model: run `git lfs pull` in the repository.';
+  if (ascii.startsWith('<')) return 'This looks like an HTML or XML page: did the download save an error page instead of the model?';
+  if (ascii.startsWith('{')) return 'This looks like JSON, not a safetensors file (an index must be named *.index.json).';
+  if (ascii.startsWith('PK\x03\x04')) return 'This is a zip archive (a PyTorch .bin/.pt checkpoint?), not a safetensors file.';
+  if (prefix.length >= 2 && prefix[0] === 0x80 && prefix[1] >= 2 && prefix[1] <= 5)
+    return 'This looks like a Python pickle (a PyTorch checkpoint?), not a safetensors file.';
+  return '';
+}

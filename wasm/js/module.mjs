@@ -1,0 +1,127 @@
+// Loads weightstream.wasm — the same code path in browsers, workers and Node.
+//
+// The module is a standalone wasm file with no Emscripten JS glue (see wasm/CMakeLists.txt): it
+// imports one function, and this file instantiates it. Browsers fetch the file next to this
+// module (import.meta.url); Node reads it with fs, since Node's fetch does not read file: URLs.
+// init({ wasmBinary }) or init({ wasmUrl }) overrides the location (bundlers, CDNs).
+
+let pending = null;
+
+function isNode() {
+  return typeof process === 'object' && process !== null && typeof process.versions === 'object' &&
+    typeof process.versions.node === 'string';
+}
+
+async function readBinary(url) {
+  if (isNode() && url.protocol === 'file:') {
+    const { readFile } = await import('node:fs/promises');
+    return readFile(url);
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`weightstream: cannot load ${url} (HTTP ${response.status})`);
+  return response.arrayBuffer();
+}
+
+async function instantiate(options) {
+  const imports = {
+    // Called by the module's allocator when memory grows; views are re-checked lazily anyway.
+    env: { emscripten_notify_memory_growth() { wasm?.memoryChanged(); } },
+  };
+  let wasm = null;
+  let bytes = options.wasmBinary;
+  if (!bytes) {
+    const url = options.wasmUrl ? new URL(options.wasmUrl, import.meta.url) : new URL('./weightstream.wasm', import.meta.url);
+    bytes = await readBinary(url);
+  }
+  const { instance } = await WebAssembly.instantiate(bytes, imports);
+  instance.exports._initialize();  // static constructors (a reactor module has no main)
+  wasm = new Wasm(instance.exports);
+  return wasm;
+}
+
+// Loads (once) and returns the module. Options only matter on the first call.
+export function init(options = {}) {
+  if (!pending) {
+    pending = instantiate(options);
+    pending.catch(() => { pending = null; });  // a failed load may be retried
+  }
+  return pending;
+}
+
+const utf8 = new TextDecoder('utf-8');  // invalid bytes become U+FFFD; names stay readable
+
+// The instance, its exports and views of its memory. Views are re-created whenever the memory's
+// buffer changed (it grows only when something is created, never while bytes stream).
+export class Wasm {
+  constructor(exports) {
+    this.x = exports;
+    this.memory = exports.memory;
+    this.buffer = null;
+    this.memoryChanged();
+    this.statusNames = [];
+    for (let i = 0, n = exports.ws_status_count(); i < n; i++) this.statusNames.push(this.cstr(exports.ws_status_name(i)));
+    this.dtypeNames = [];
+    for (let i = 0, n = exports.ws_dtype_count(); i < n; i++) this.dtypeNames.push(this.cstr(exports.ws_dtype_name(i)));
+    this.scratchDims = 64;
+    this.scratch = this.alloc(8 * this.scratchDims);  // dimension lists, read at header time
+    this.outstandingViews = 0;
+    this.idleWaiters = [];
+  }
+
+  memoryChanged() {
+    if (this.buffer === this.memory.buffer) return;
+    this.buffer = this.memory.buffer;
+    this._u8 = new Uint8Array(this.buffer);
+    this._u32 = new Uint32Array(this.buffer);
+    this._f64 = new Float64Array(this.buffer);
+    this._dv = new DataView(this.buffer);
+  }
+
+  get u8() { if (this.buffer !== this.memory.buffer) this.memoryChanged(); return this._u8; }
+  get u32() { if (this.buffer !== this.memory.buffer) this.memoryChanged(); return this._u32; }
+  get f64() { if (this.buffer !== this.memory.buffer) this.memoryChanged(); return this._f64; }
+  get dv() { if (this.buffer !== this.memory.buffer) this.memoryChanged(); return this._dv; }
+
+  // A NUL-terminated string in the module's data.
+  cstr(ptr) {
+    const u8 = this.u8;
+    let end = ptr;
+    while (u8[end] !== 0) end++;
+    return utf8.decode(u8.subarray(ptr, end));
+  }
+  text(ptr, len) { return len ? utf8.decode(this.u8.subarray(ptr, ptr + len)) : ''; }
+  bytes(ptr, len) { return this.u8.subarray(ptr, ptr + len); }
+
+  statusName(code) { return this.statusNames[code] ?? 'Unknown'; }
+  statusCode(name) { return this.statusNames.indexOf(name); }
+  statusDescription(code) { return this.cstr(this.x.ws_status_description(code)); }
+
+  // malloc for scratch buffers; throws when the 2 GiB memory cap is reached.
+  alloc(n) {
+    const p = this.x.ws_alloc(n);
+    if (!p) throw new RangeError(`weightstream: cannot allocate ${n} bytes of wasm memory`);
+    return p;
+  }
+  free(p) { if (p) this.x.ws_free(p); }
+
+  // Allocation may grow (and so replace) the memory buffer, which would leave views handed to a
+  // caller empty. Callers that hold a view between awaits (the public reader's events) register it
+  // here; allocations made while streaming several files at once wait until no view is out.
+  holdView() { this.outstandingViews++; }
+  releaseView() {
+    if (this.outstandingViews > 0 && --this.outstandingViews === 0) {
+      const w = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of w) resolve();
+    }
+  }
+  whenIdle() {
+    if (this.outstandingViews === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+}
+
+// u64 from two u32 words: a Number (exact below 2^53, which every file offset is).
+export function u64(lo, hi) { return hi * 4294967296 + lo; }
+// u64 as a BigInt, for values that may not fit a double (GGUF u64 KVs, error values).
+export function u64big(lo, hi) { return (BigInt(hi) << 32n) | BigInt(lo); }

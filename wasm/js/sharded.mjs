@@ -1,0 +1,1 @@
+export async function scanSharded() { throw new Error('not yet'); }

@@ -1,0 +1,262 @@
+// Byte sources: everything a model can come from, behind one small interface.
+//
+//   source.name       for messages (URL or file name), or null
+//   source.size       total bytes when known (Blob, file, Content-Length), else null
+//   source.seekable   true when byte ranges can be read (bytes, Blob, file, HTTP server with Range)
+//   source.open()     makes the first request (URLs); before size/seekable are final
+//   source.chunks()   async iterator over the bytes from 0, in the pieces they arrive in
+//   source.range(a,b) async iterator over bytes [a, b) (seekable sources)
+//   source.close()    releases what is open
+//
+// Chunks are handed on without copying; they belong to the consumer, which copies them into wasm
+// memory (FORMATS §7: a BYOB reader cannot read into wasm memory).
+import { ioError, abortError } from './errors.mjs';
+
+const FILE_PIECE = 1 << 20;  // pieces read from a local file in Node
+
+function isNode() {
+  return typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
+}
+
+// Rejects as soon as the signal aborts, so that a stalled network read does not delay the abort.
+export function raceAbort(promise, signal, offset) {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(abortError(signal, offset));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal, offset));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
+      (e) => { signal.removeEventListener('abort', onAbort); reject(e); });
+  });
+}
+
+// Reads a ReadableStream as an async iterator; cancelling it on return()/abort releases the body.
+async function* readStream(stream, signal, startOffset = 0) {
+  const reader = stream.getReader();
+  let pos = startOffset;
+  try {
+    for (;;) {
+      let r;
+      try {
+        r = await raceAbort(reader.read(), signal, pos);
+      } catch (e) {
+        if (e?.code === 'Aborted') throw e;
+        throw ioError(`reading the stream failed: ${e?.message ?? e}`, pos, e);
+      }
+      if (r.done) return;
+      const chunk = r.value instanceof Uint8Array ? r.value : new Uint8Array(r.value.buffer ?? r.value, r.value.byteOffset ?? 0, r.value.byteLength);
+      pos += chunk.length;
+      if (chunk.length) yield chunk;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+    reader.releaseLock?.();
+  }
+}
+
+class BytesSource {
+  constructor(bytes, name = null) { this.bytes = bytes; this.name = name; this.size = bytes.length; this.seekable = true; }
+  async open() {}
+  async* chunks() { if (this.bytes.length) yield this.bytes; }
+  async* range(a, b) { if (b > a) yield this.bytes.subarray(a, b); }
+  close() {}
+}
+
+class BlobSource {
+  constructor(blob) { this.blob = blob; this.name = blob.name ?? null; this.size = blob.size; this.seekable = true; }
+  async open() {}
+  chunks(signal) { return readStream(this.blob.stream(), signal); }
+  range(a, b, signal) { return readStream(this.blob.slice(a, b).stream(), signal, a); }
+  close() {}
+}
+
+class StreamSource {
+  constructor(stream, size = null, name = null) { this.stream = stream; this.name = name; this.size = size; this.seekable = false; }
+  async open() {}
+  chunks(signal) { return readStream(this.stream, signal); }
+  close() { this.stream.cancel?.().catch?.(() => {}); }
+}
+
+class IterableSource {
+  constructor(iterable, size = null, name = null) { this.iterable = iterable; this.name = name; this.size = size; this.seekable = false; }
+  async open() {}
+  async* chunks(signal) {
+    const it = this.iterable[Symbol.asyncIterator]();
+    let pos = 0;
+    try {
+      for (;;) {
+        const r = await raceAbort(it.next(), signal, pos);
+        if (r.done) return;
+        const v = r.value;
+        const chunk = v instanceof Uint8Array ? v : new Uint8Array(v.buffer ?? v, v.byteOffset ?? 0, v.byteLength);
+        pos += chunk.length;
+        if (chunk.length) yield chunk;
+      }
+    } finally {
+      it.return?.().catch?.(() => {});
+    }
+  }
+  close() {}
+}
+
+// Content-Length is the body's size only when the body is not content-encoded (fetch decodes it).
+function bodySize(response) {
+  const enc = response.headers.get('content-encoding');
+  if (enc && enc !== 'identity') return null;
+  const len = response.headers.get('content-length');
+  return len !== null && /^\d+$/.test(len) ? Number(len) : null;
+}
+
+function httpError(response, url, offset) {
+  return ioError(`HTTP ${response.status}${response.statusText ? ' ' + response.statusText : ''} for ${url}`, offset, undefined);
+}
+
+class ResponseSource {
+  constructor(response, name = null) {
+    this.response = response;
+    this.name = name ?? (response.url || null);
+    this.size = bodySize(response);
+    this.seekable = false;
+  }
+  async open() {
+    if (!this.response.ok) throw httpError(this.response, this.name ?? 'the response', 0);
+    if (!this.response.body) throw ioError('the response has no body', 0);
+  }
+  chunks(signal) { return readStream(this.response.body, signal); }
+  close() { this.response.body?.cancel?.().catch?.(() => {}); }
+}
+
+// An HTTP(S) URL. The first request asks for `bytes=0-`: a server that supports ranges answers
+// 206 with the total size in Content-Range, and the source becomes seekable at no extra cost; one
+// that does not answers 200 with the whole file.
+class UrlSource {
+  constructor(url, options = {}) {
+    this.url = url;
+    this.name = url.href;
+    this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.headers = options.headers ?? {};
+    this.useRanges = options.rangeRequests !== false;
+    this.size = null;
+    this.seekable = false;
+    this.first = null;
+  }
+  async open(signal) {
+    const headers = { ...this.headers };
+    if (this.useRanges) headers.Range = 'bytes=0-';
+    let response;
+    try {
+      response = await raceAbort(this.fetch(this.url.href, { headers, signal }), signal, 0);
+    } catch (e) {
+      if (e?.code === 'Aborted') throw e;
+      throw ioError(`cannot fetch ${this.url.href}: ${e?.message ?? e}`, 0, e);
+    }
+    if (response.status === 206) {
+      const m = /^bytes\s+(\d+)-(\d+)\/(\d+)$/i.exec(response.headers.get('content-range') ?? '');
+      if (m && Number(m[1]) === 0) {
+        this.size = Number(m[3]);
+        this.seekable = true;
+      }
+    } else if (response.status === 416) {
+      // An empty file: no byte 0 to start the range at. Fetch it plainly.
+      response.body?.cancel?.().catch?.(() => {});
+      response = await raceAbort(this.fetch(this.url.href, { headers: this.headers, signal }), signal, 0);
+    }
+    if (!response.ok) throw httpError(response, this.url.href, 0);
+    if (this.size === null) this.size = bodySize(response);
+    this.first = response;
+  }
+  chunks(signal) {
+    const r = this.first;
+    this.first = null;
+    return readStream(r.body, signal);
+  }
+  async* range(a, b, signal) {
+    if (b <= a) return;
+    // The sequential body is no longer needed once ranges are read.
+    if (this.first) { this.first.body?.cancel?.().catch?.(() => {}); this.first = null; }
+    let response;
+    try {
+      response = await raceAbort(this.fetch(this.url.href, { headers: { ...this.headers, Range: `bytes=${a}-${b - 1}` }, signal }), signal, a);
+    } catch (e) {
+      if (e?.code === 'Aborted') throw e;
+      throw ioError(`cannot fetch bytes ${a}-${b - 1} of ${this.url.href}: ${e?.message ?? e}`, a, e);
+    }
+    if (response.status !== 206) {
+      response.body?.cancel?.().catch?.(() => {});
+      throw ioError(`the server answered HTTP ${response.status} to a range request for bytes ${a}-${b - 1} of ${this.url.href}`, a);
+    }
+    const m = /^bytes\s+(\d+)-(\d+)\//i.exec(response.headers.get('content-range') ?? '');
+    if (!m || Number(m[1]) !== a || Number(m[2]) !== b - 1) {
+      response.body?.cancel?.().catch?.(() => {});
+      throw ioError(`the server sent ${response.headers.get('content-range')} for bytes ${a}-${b - 1} of ${this.url.href}`, a);
+    }
+    yield* readStream(response.body, signal, a);
+  }
+  close() { this.first?.body?.cancel?.().catch?.(() => {}); this.first = null; }
+}
+
+// A local file (Node): file: URLs and plain paths. Seekable; read in 1 MiB pieces.
+class FileSource {
+  constructor(url) { this.url = url; this.name = null; this.size = null; this.seekable = true; this.fh = null; }
+  async open() {
+    const fs = await import('node:fs/promises');
+    const { fileURLToPath } = await import('node:url');
+    this.name = fileURLToPath(this.url);
+    try {
+      this.fh = await fs.open(this.url, 'r');
+      this.size = (await this.fh.stat()).size;
+    } catch (e) {
+      throw ioError(`cannot open ${this.name}: ${e.message}`, 0, e);
+    }
+  }
+  chunks(signal) { return this.range(0, this.size, signal); }
+  async* range(a, b, signal) {
+    let pos = a;
+    while (pos < b) {
+      const buf = new Uint8Array(Math.min(FILE_PIECE, b - pos));
+      let r;
+      try {
+        r = await raceAbort(this.fh.read(buf, 0, buf.length, pos), signal, pos);
+      } catch (e) {
+        if (e?.code === 'Aborted') throw e;
+        throw ioError(`cannot read ${this.name}: ${e.message}`, pos, e);
+      }
+      if (r.bytesRead === 0) return;  // the file shrank; the reader reports the truncation
+      pos += r.bytesRead;
+      yield r.bytesRead === buf.length ? buf : buf.subarray(0, r.bytesRead);
+    }
+  }
+  close() { this.fh?.close().catch(() => {}); this.fh = null; }
+}
+
+// "https://…", "file:///…", "data:…", and (in Node) plain paths; relative URLs in browsers.
+export async function toUrl(s) {
+  if (s instanceof URL) return s;
+  if (/^[a-zA-Z][a-zA-Z\d+.-]+:/.test(s)) return new URL(s);
+  if (isNode()) {
+    const { pathToFileURL } = await import('node:url');
+    return pathToFileURL(s);
+  }
+  return new URL(s, globalThis.location?.href);
+}
+
+export function isIndexUrl(url) {
+  return url.pathname.endsWith('.index.json');
+}
+
+// Turns what the caller passed into a byte source.
+export async function toSource(source, options = {}) {
+  if (typeof source === 'string' || source instanceof URL) {
+    const url = await toUrl(source);
+    if (url.protocol === 'file:' && isNode()) return new FileSource(url);
+    return new UrlSource(url, options);
+  }
+  if (typeof Response !== 'undefined' && source instanceof Response) return new ResponseSource(source);
+  if (typeof Blob !== 'undefined' && source instanceof Blob) return new BlobSource(source);
+  if (typeof ReadableStream !== 'undefined' && source instanceof ReadableStream) return new StreamSource(source, options.size ?? null);
+  if (source instanceof ArrayBuffer) return new BytesSource(new Uint8Array(source));
+  if (ArrayBuffer.isView(source)) return new BytesSource(new Uint8Array(source.buffer, source.byteOffset, source.byteLength));
+  if (source && typeof source[Symbol.asyncIterator] === 'function') return new IterableSource(source, options.size ?? null);
+  throw new TypeError('weightstream: source must be a URL, a path (Node), a Response, a Blob or File, a ReadableStream, an ArrayBuffer or typed array, or an async iterable of bytes');
+}

@@ -1,0 +1,62 @@
+// weightstream wasm — the library's names and tables, so JS never keeps its own copy that could
+// drift: status names and descriptions, dtypes, GGML types, GGUF value types, quant formats.
+// Strings are NUL-terminated C strings in the module's data.
+#include "abi.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
+#include "weightstream/ggml_types.h"
+#include "weightstream/gguf.h"
+#include "weightstream/reader.h"
+
+namespace {
+uint32_t g_item[4];  // scratch for the few functions that return several values
+}
+
+WS_EXPORT(ws_status_count) uint32_t ws_status_count() { return static_cast<uint32_t>(ws::Status::Count_); }
+WS_EXPORT(ws_status_name) const char* ws_status_name(uint32_t s) { return ws::status_name(static_cast<ws::Status>(s)); }
+WS_EXPORT(ws_status_description) const char* ws_status_description(uint32_t s) {
+  return ws::status_description(static_cast<ws::Status>(s));
+}
+WS_EXPORT(ws_event_type_name) const char* ws_event_type_name(uint32_t t) {
+  return ws::event_type_name(static_cast<ws::EventType>(t));
+}
+WS_EXPORT(ws_format_name) const char* ws_format_name(uint32_t f) { return ws::format_name(static_cast<ws::Format>(f)); }
+
+WS_EXPORT(ws_dtype_count) uint32_t ws_dtype_count() { return ws::kDTypeCount; }
+WS_EXPORT(ws_dtype_name) const char* ws_dtype_name(uint32_t t) { return ws::dtype_name(static_cast<ws::DType>(t)); }
+WS_EXPORT(ws_dtype_bits) uint32_t ws_dtype_bits(uint32_t t) { return ws::dtype_bits(static_cast<ws::DType>(t)); }
+
+WS_EXPORT(ws_gguf_type_name) const char* ws_gguf_type_name(uint32_t t) {
+  return ws::gguf_type_name(static_cast<ws::GgufType>(t));
+}
+
+// Words: 0 name ptr, 1 kind (GgmlTypeKind), 2 block_elems, 3 block_bytes.
+WS_EXPORT(ws_ggml_type) uint32_t* ws_ggml_type(uint32_t id, uint32_t dialect) {
+  const ws::GgmlTypeInfo t = ws::ggml_type_info(id, static_cast<ws::GgmlDialect>(dialect));
+  g_item[0] = wsabi::ptr32(t.name);
+  g_item[1] = static_cast<uint32_t>(t.kind);
+  g_item[2] = t.block_elems;
+  g_item[3] = t.block_bytes;
+  return g_item;
+}
+
+WS_EXPORT(ws_quant_format_count) uint32_t ws_quant_format_count() { return ws::kQuantFormatCount; }
+// Words: 0 name ptr, 1 block_elems, 2 block_bytes, 3 companion.
+WS_EXPORT(ws_quant_format_info) uint32_t* ws_quant_format_info(uint32_t f) {
+  const ws::QuantFormatInfo i = ws::quant_format_info(static_cast<ws::QuantFormat>(f));
+  g_item[0] = wsabi::ptr32(i.name);
+  g_item[1] = i.block_elems;
+  g_item[2] = i.block_bytes;
+  g_item[3] = i.companion;
+  return g_item;
+}
+// The format decoding a GGML type or a safetensors dtype, or 0xFFFFFFFF when there is none.
+WS_EXPORT(ws_quant_format_from_ggml) uint32_t ws_quant_format_from_ggml(uint32_t id, uint32_t dialect) {
+  ws::QuantFormat f;
+  return ws::quant_format_from_ggml(id, static_cast<ws::GgmlDialect>(dialect), &f) ? static_cast<uint32_t>(f)
+                                                                                   : 0xFFFFFFFFu;
+}
+WS_EXPORT(ws_quant_format_from_dtype) uint32_t ws_quant_format_from_dtype(uint32_t dtype) {
+  ws::QuantFormat f;
+  return ws::quant_format_from_dtype(static_cast<ws::DType>(dtype), &f) ? static_cast<uint32_t>(f) : 0xFFFFFFFFu;
+}
