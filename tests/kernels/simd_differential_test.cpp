@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernel_api.h"
+#include "reference/iq_grids.h"
 #include "weightstream/dequant.h"
 
 namespace {
@@ -295,6 +296,25 @@ TEST_P(SimdDifferential, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, SimdDifferential, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return case_name(i.param); });
+
+// The SIMD128 IQ2/IQ3 kernels apply signs to the integer grid value (db * -g) where the reference
+// multiplies by -1.0f afterwards ((db * g) * -1); that is bit-identical only while no grid element
+// is 0 (a zero would give +0 instead of -0). The grids are format facts; this pins the premise.
+TEST(KernelTable, IqSignedGridsHaveNoZeroElement) {
+  using namespace ws::kernels;
+  size_t zeros = 0;
+  for (uint64_t p : kIq2xxsGrid)
+    for (int k = 0; k < 8; ++k) zeros += grid_u8(p, k) == 0;
+  for (uint64_t p : kIq2xsGrid)
+    for (int k = 0; k < 8; ++k) zeros += grid_u8(p, k) == 0;
+  for (uint64_t p : kIq2sGrid)
+    for (int k = 0; k < 8; ++k) zeros += grid_u8(p, k) == 0;
+  for (uint32_t p : kIq3xxsGrid)
+    for (int k = 0; k < 4; ++k) zeros += uint8_t(p >> (8 * k)) == 0;
+  for (uint32_t p : kIq3sGrid)
+    for (int k = 0; k < 4; ++k) zeros += uint8_t(p >> (8 * k)) == 0;
+  EXPECT_EQ(zeros, 0u);
+}
 
 // Every format has both implementations. Fails until every kernel family has landed.
 TEST(KernelTable, EveryFormatHasReferenceAndSimd128) {
