@@ -175,13 +175,17 @@ export async function* scanFile(wasm, source, o = {}) {
           header.name = source.name ?? null;
           state.format = header.format;
           state.tensorCount = header.tensors.length;
-          selected = new Uint8Array(header.tensors.length);
-          for (const tt of header.tensors) selected[tt.index] = !o.select || o.select(tt) ? 1 : 0;
+          if (o.selection) {
+            selected = o.selection(header);
+          } else {
+            selected = new Uint8Array(header.tensors.length);
+            for (const tt of header.tensors) selected[tt.index] = !o.select || o.select(tt) ? 1 : 0;
+          }
           if (o.onHeader) await o.onHeader(header, session);
           yield { kind: 'header', header, selected };
           if (signal?.aborted) throw abortError(signal, ctx.fed);
           if (o.headerOnly) return;
-          if (o.ranges !== false && source.seekable && source.range && o.select) {
+          if (o.ranges !== false && source.seekable && source.range && selected.some((v) => !v)) {
             const ranges = planRanges(header, selected, o.rangeGap ?? (source.url ? 1 << 20 : 64 << 10));
             if (ranges) {
               await chunks.return?.();

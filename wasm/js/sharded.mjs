@@ -1,1 +1,234 @@
-export async function scanSharded() { throw new Error('not yet'); }
+// Sharded models: model.safetensors.index.json, then its shards.
+//
+// The index is read whole (it is small) and parsed by ws::ShardIndex in wasm; every shard is
+// cross-checked against it at its HeaderReady, before its data is read (check_shard), and the
+// model as a whole at the end (finish_checks: every listed tensor seen, total_size right). Shard
+// names resolve against the index's URL; names that would leave its directory are refused before
+// anything is fetched. `concurrency` shards stream at once (default 2).
+import { toSource, toUrl } from './sources.mjs';
+import { makeError, WeightstreamError } from './errors.mjs';
+import { readError } from './session.mjs';
+import { u64 } from './module.mjs';
+import { fileEvents } from './model.mjs';
+import { scanFile } from './scan.mjs';
+import { publicHeader } from './validate.mjs';
+
+const INDEX_ARENA = 1 << 20;
+
+async function readAll(src, signal) {
+  await src.open(signal);
+  const parts = [];
+  let n = 0;
+  for await (const c of src.chunks(signal)) { parts.push(c); n += c.length; }
+  src.close();
+  const all = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) { all.set(p, at); at += p.length; }
+  return all;
+}
+
+class Index {
+  constructor(wasm, bytes) {
+    this.wasm = wasm;
+    this.bytes = bytes;
+    let arena = INDEX_ARENA;
+    for (let attempt = 0; ; attempt++) {
+      this.h = wasm.x.ws_index_create(arena, Math.max(bytes.length, 4096));
+      if (!this.h) throw new RangeError('weightstream: cannot allocate the shard index');
+      this.input = wasm.x.ws_index_input(this.h);
+      wasm.u8.set(bytes, this.input);
+      let s = wasm.x.ws_index_feed(this.h, bytes.length);
+      if (s === 0) s = wasm.x.ws_index_finish(this.h);
+      const info = this.info();
+      if (s !== 0 && wasm.statusName(s) === 'ArenaExhausted' && attempt === 0 && info.arenaNeeded > arena) {
+        arena = Math.ceil(info.arenaNeeded / 8) * 8;
+        this.destroy();
+        continue;
+      }
+      this.status = s;
+      break;
+    }
+  }
+  destroy() { if (this.h) this.wasm.x.ws_index_destroy(this.h); this.h = 0; }
+  info() {
+    const w = this.wasm.x.ws_index_info(this.h) >> 2;
+    const u = this.wasm.u32;
+    return {
+      error: readError(this.wasm, w),
+      tensorCount: u[w + 12], shardCount: u[w + 13],
+      hasTotalSize: u[w + 14] !== 0, totalSize: u64(u[w + 15], u[w + 16]),
+      checkedBytes: u64(u[w + 17], u[w + 18]), arenaNeeded: u[w + 19],
+    };
+  }
+  str(fn, i) {
+    const w = (this.wasm.x.ws_index_info(this.h) >> 2);
+    this.wasm.x[fn](this.h, i);
+    const u = this.wasm.u32;
+    return this.wasm.text(u[w + 20], u[w + 21]);
+  }
+  shardNames() {
+    const n = this.info().shardCount;
+    const out = [];
+    for (let i = 0; i < n; i++) out.push(this.str('ws_index_shard_name', i));
+    return out;
+  }
+  // Copies a string into the index's input buffer (it holds the whole index, so it is big enough
+  // for any name in it; longer names cannot be in the index anyway).
+  put(s) {
+    const b = new TextEncoder().encode(s);
+    const n = Math.min(b.length, Math.max(this.bytes.length, 4096));
+    this.wasm.u8.set(b.subarray(0, n), this.input);
+    return n;
+  }
+  shardOf(tensor) {
+    if (tensor === null) return null;
+    const e = this.wasm.x.ws_index_find_tensor(this.h, this.put(tensor));
+    if (e === 0xFFFFFFFF) return null;
+    return this.str('ws_index_shard_name', this.wasm.x.ws_index_tensor_shard(this.h, e));
+  }
+  error(status, shard) {
+    const info = this.info();
+    const e = info.error;
+    return makeError({
+      code: this.wasm.statusName(status), offset: e.offset, tensor: e.tensor, shard,
+      found: e.found, expected: e.expected, indexShard: this.shardOf(e.tensor),
+      arenaNeeded: info.arenaNeeded, arenaSize: INDEX_ARENA,
+    }, this.wasm.statusDescription(status));
+  }
+}
+
+// A shard name from the internet must stay inside the index's directory.
+function safeShardName(name) {
+  if (!name || name.startsWith('/') || name.includes('\\') || name.includes('\0') || /^[a-zA-Z][a-zA-Z\d+.-]*:/.test(name)) return false;
+  return !name.split('/').includes('..');
+}
+
+// Reads and checks the index; returns {index, shards: [{file, url}], metadata}.
+export async function openIndex(wasm, source, options) {
+  const url = await toUrl(source);
+  const src = await toSource(url, options);
+  const bytes = await readAll(src, options.signal);
+  await wasm.whenIdle();
+  const index = new Index(wasm, bytes);
+  if (index.status !== 0) {
+    const err = index.error(index.status, null);
+    index.destroy();
+    throw err;
+  }
+  const names = index.shardNames().sort();
+  for (const file of names) {
+    if (!safeShardName(file)) {
+      index.destroy();
+      throw makeError({ code: 'UnsafeShardPath', offset: 0, detail: JSON.stringify(file) });
+    }
+  }
+  let metadata = null;
+  try { metadata = JSON.parse(new TextDecoder().decode(bytes)).metadata ?? null; } catch { /* validated above */ }
+  const info = index.info();
+  return {
+    index, url, metadata,
+    tensorCount: info.tensorCount,
+    totalSize: info.hasTotalSize ? info.totalSize : null,
+    shards: names.map((file) => ({ file, url: new URL(file, url) })),
+  };
+}
+
+// The at-header cross-check of one shard against the index.
+function shardCheck(wasm, index, file) {
+  return (header, session) => {
+    const n = index.put(file);
+    const s = wasm.x.ws_index_check_shard(index.h, session.h, n);
+    if (s !== 0) throw index.error(s, file);
+  };
+}
+
+// Runs up to `n` async iterators at once, yielding their values as they come. A value is handed on
+// before its iterator is advanced again (views into its session stay valid until then).
+async function* merge(factories, n) {
+  const active = new Map();
+  let next = 0;
+  const pull = (id, it) => {
+    const p = it.next().then((r) => ({ id, r }));
+    p.catch(() => {});  // raced below; never an unhandled rejection while another value is out
+    active.set(id, { it, p });
+  };
+  const start = () => { if (next < factories.length) { const id = next++; pull(id, factories[id]()); } };
+  for (let i = 0; i < n; i++) start();
+  try {
+    while (active.size) {
+      const { id, r } = await Promise.race([...active.values()].map((a) => a.p));
+      if (r.done) { active.delete(id); start(); continue; }
+      yield r.value;
+      pull(id, active.get(id).it);
+    }
+  } finally {
+    for (const a of active.values()) a.it.return?.().catch?.(() => {});
+  }
+}
+
+export async function* shardedEvents(wasm, source, options, progress) {
+  const model = await openIndex(wasm, source, options);
+  const { index } = model;
+  try {
+    const sizes = new Map();
+    const factories = model.shards.map((sh) => () => (async function* () {
+      const src = await toSource(sh.url, options);
+      const open = src.open.bind(src);
+      src.open = async (signal) => {
+        await open(signal);
+        sizes.set(sh.file, src.size);
+        if (sizes.size === model.shards.length && [...sizes.values()].every((v) => v !== null)) progress?.setTotal([...sizes.values()].reduce((a, b) => a + b, 0));
+      };
+      for await (const ev of fileEvents(wasm, src, options, progress, { shard: sh.file, onHeader: shardCheck(wasm, index, sh.file) })) {
+        if (ev.kind === 'done') continue;  // the model is done when every shard is
+        ev.shard = sh.file;
+        yield ev;
+      }
+    })());
+    yield* merge(factories, Math.max(1, options.concurrency ?? 2));
+    const s = wasm.x.ws_index_finish_checks(index.h);
+    if (s !== 0) throw index.error(s, null);
+    yield { kind: 'done', validated: 'full', index: { tensors: model.tensorCount, totalSize: model.totalSize, metadata: model.metadata, shards: model.shards.map((x) => x.file) } };
+  } finally {
+    index.destroy();
+  }
+}
+
+// validate() and inspect() of a sharded model.
+export async function scanSharded(wasm, source, options) {
+  const inspectMode = options.mode === 'inspect';
+  let model;
+  try {
+    model = await openIndex(wasm, source, options);
+  } catch (e) {
+    if (inspectMode || !(e instanceof WeightstreamError) || e.code === 'Aborted') throw e;
+    return { valid: false, format: null, tensors: 0, error: e.toJSON() };
+  }
+  const { index } = model;
+  const shards = [];
+  try {
+    for (const sh of model.shards) {
+      const src = await toSource(sh.url, options);
+      const o = { ...options, select: () => false, ranges: false, headerOnly: inspectMode, shard: sh.file, onHeader: shardCheck(wasm, index, sh.file) };
+      for await (const ev of scanFile(wasm, src, o)) {
+        if (ev.kind === 'header') shards.push({ file: sh.file, ...publicHeader(ev.header) });
+      }
+    }
+    const s = wasm.x.ws_index_finish_checks(index.h);
+    if (s !== 0) throw index.error(s, null);
+    if (!inspectMode) return { valid: true, format: 'safetensors', tensors: model.tensorCount, error: null };
+    return {
+      format: 'safetensors',
+      sharded: true,
+      totalSize: model.totalSize,
+      metadata: model.metadata,
+      shards,
+      tensors: shards.flatMap((sh) => sh.tensors.map((t) => ({ ...t, shard: sh.file }))),
+    };
+  } catch (e) {
+    if (inspectMode || !(e instanceof WeightstreamError) || e.code === 'Aborted') throw e;
+    return { valid: false, format: 'safetensors', tensors: model.tensorCount, error: e.toJSON() };
+  } finally {
+    index.destroy();
+  }
+}

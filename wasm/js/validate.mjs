@@ -1,14 +1,10 @@
 // validate() and inspect(): one file (or a sharded model) start to end, or up to its header.
 import { init } from './module.mjs';
-import { toSource, toUrl, isIndexUrl } from './sources.mjs';
+import { toSource } from './sources.mjs';
+import { isShardedSource as isSharded } from './model.mjs';
 import { scanFile } from './scan.mjs';
 import { scanSharded } from './sharded.mjs';
 import { WeightstreamError } from './errors.mjs';
-
-async function isSharded(source) {
-  if (typeof source !== 'string' && !(source instanceof URL)) return false;
-  return isIndexUrl(await toUrl(source));
-}
 
 // Streams every byte through the reader. Never throws for a bad file: the verdict says what is
 // wrong. Throws only for misuse (a TypeError) and, like every call here, when options.signal aborts.

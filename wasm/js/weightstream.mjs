@@ -1,4 +1,15 @@
 // weightstream — streaming safetensors / GGUF reader for browsers and Node (WebAssembly).
+//
+//   validate(source)                  → {valid, format, tensors, error}
+//   inspect(source)                   → {format, tensors, metadata, gguf?}
+//   createReader(options).read(source) → async iterator of header / tensor / progress events
+//   loadToWebGPU(device, source, options) → {tensors: name → {buffer, dtype, shape, …}, metadata}
+//
+// A source is a URL (string or URL; a model.safetensors.index.json loads the sharded model), a
+// path in Node, a Response, a Blob or File, a ReadableStream, an ArrayBuffer or typed array.
 export { init } from './module.mjs';
 export { validate, inspect } from './validate.mjs';
+export { createReader } from './reader.mjs';
+export { loadToWebGPU } from './webgpu.mjs';
 export { WeightstreamError } from './errors.mjs';
+export { supportedFormats } from './api-extras.mjs';

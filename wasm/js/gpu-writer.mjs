@@ -1,0 +1,93 @@
+// Writes one tensor's bytes into GPU buffers with queue.writeBuffer, straight from wasm memory.
+//
+// writeBuffer needs offsets and sizes that are multiples of 4, and pieces arrive in any size: the
+// 1-3 bytes left over from a piece are carried (a 4-byte JS array) and completed by the next
+// piece; the tensor's last partial word is padded with zeros (buffers are sized up to 4). A
+// tensor larger than one buffer may be split: the buffers hold `pieceBytes` each (a multiple of 4
+// and of the element or block size), the last one the rest. writeBuffer copies at call time, so
+// the wasm memory it reads from can be reused as soon as it returns.
+
+export const USAGE = {
+  COPY_SRC: 0x04, COPY_DST: 0x08, STORAGE: 0x80,
+};
+
+export function gpuUsage() {
+  const U = globalThis.GPUBufferUsage ?? USAGE;
+  return U.STORAGE | U.COPY_DST | U.COPY_SRC;
+}
+
+const gcd = (a, b) => (b ? gcd(b, a % b) : a);
+const lcm = (a, b) => (a / gcd(a, b)) * b;
+export const roundUp4 = (n) => Math.ceil(n / 4) * 4;
+
+// How a tensor of `byteLength` bytes is laid out over buffers no larger than `maxBufferSize`.
+// `unit`: bytes that must not straddle two buffers (an element, or a quant block). Returns
+// {pieceBytes, count} or null when it does not fit one buffer and splitting is off.
+export function layout(byteLength, maxBufferSize, unit, split) {
+  if (roundUp4(Math.max(byteLength, 4)) <= maxBufferSize) return { pieceBytes: roundUp4(Math.max(byteLength, 4)), count: 1 };
+  if (!split) return null;
+  const align = lcm(4, unit || 1);
+  const pieceBytes = Math.floor(maxBufferSize / align) * align;
+  if (pieceBytes === 0) return null;
+  return { pieceBytes, count: Math.ceil(byteLength / pieceBytes) };
+}
+
+export class GpuTensorWriter {
+  constructor(device, label, byteLength, lay, created) {
+    this.queue = device.queue;
+    this.byteLength = byteLength;
+    this.pieceBytes = lay.pieceBytes;
+    this.buffers = [];
+    for (let i = 0; i < lay.count; i++) {
+      const size = i < lay.count - 1 ? lay.pieceBytes : roundUp4(Math.max(byteLength - i * lay.pieceBytes, 4));
+      const b = device.createBuffer({ label: lay.count > 1 ? `${label} [${i}]` : label, size, usage: gpuUsage() });
+      created.push(b);  // registered at once: an error later destroys it
+      this.buffers.push(b);
+    }
+    this.pos = 0;      // bytes written (excluding the carry)
+    this.carry = new Uint8Array(4);
+    this.carryLen = 0;
+  }
+
+  // Writes len bytes of `mem` (a Uint8Array over wasm memory) from `at`, in buffer order.
+  region(mem, at, len) {
+    while (len > 0) {
+      const b = Math.floor(this.pos / this.pieceBytes);
+      const off = this.pos - b * this.pieceBytes;
+      const n = Math.min(len, this.pieceBytes - off);
+      this.queue.writeBuffer(this.buffers[b], off, mem, at, n);
+      this.pos += n;
+      at += n;
+      len -= n;
+    }
+  }
+
+  write(mem, at, len) {
+    if (this.carryLen) {
+      const take = Math.min(4 - this.carryLen, len);
+      this.carry.set(mem.subarray(at, at + take), this.carryLen);
+      this.carryLen += take;
+      at += take;
+      len -= take;
+      if (this.carryLen < 4) return;
+      this.region(this.carry, 0, 4);
+      this.carryLen = 0;
+    }
+    const aligned = len & ~3;
+    if (aligned) this.region(mem, at, aligned);
+    const rest = len - aligned;
+    if (rest) {
+      this.carry.set(mem.subarray(at + aligned, at + len), 0);
+      this.carryLen = rest;
+    }
+  }
+
+  // The last 1-3 bytes, padded with zeros to a whole word.
+  finish() {
+    if (this.carryLen) {
+      this.carry.fill(0, this.carryLen);
+      this.region(this.carry, 0, 4);
+      this.carryLen = 0;
+    }
+  }
+}

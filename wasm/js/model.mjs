@@ -1,0 +1,35 @@
+// A model — one file, or a sharded model's index and shards — as decode events (decode.mjs),
+// each tagged with the shard it comes from (null for a single file).
+import { toSource, toUrl, isIndexUrl } from './sources.mjs';
+import { scanFile } from './scan.mjs';
+import { decodePipeline } from './decode.mjs';
+import { toSelect } from './options.mjs';
+import { shardedEvents } from './sharded.mjs';
+
+export async function isShardedSource(source) {
+  if (typeof source !== 'string' && !(source instanceof URL)) return false;
+  return isIndexUrl(await toUrl(source));
+}
+
+// Decode events of one file. `extra`: scanFile options (onHeader for shard checks, shard name).
+export function fileEvents(wasm, src, options, progress, extra = {}) {
+  const select = toSelect(options.filter);
+  const o = { ...options, select, ...extra };
+  return decodePipeline(wasm, (selection) => scanFile(wasm, src, {
+    ...o,
+    selection,
+    onBytes: (n) => progress?.addBytes(n),
+  }), o);
+}
+
+export async function* modelEvents(wasm, source, options, progress) {
+  if (await isShardedSource(source)) {
+    yield* shardedEvents(wasm, source, options, progress);
+    return;
+  }
+  const src = await toSource(source, options);
+  // The total is known once the source is open (Content-Length, file size), if at all.
+  const open = src.open.bind(src);
+  src.open = async (signal) => { await open(signal); progress?.setTotal(src.size); src.open = async () => {}; };
+  yield* fileEvents(wasm, src, options, progress);
+}

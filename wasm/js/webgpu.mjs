@@ -1,0 +1,108 @@
+// loadToWebGPU(device, source, options): every selected tensor into GPU buffers, as it streams.
+//
+// One buffer per tensor (usage STORAGE | COPY_DST | COPY_SRC), or several with split: true when a
+// tensor exceeds device.limits.maxBufferSize (checked for every tensor at the header, before any
+// data is read). Bytes go from wasm memory to queue.writeBuffer, decoded on the way when dtype is
+// 'f32' or 'f16'. On any error or abort every buffer created so far is destroyed, and nothing is
+// reported after an abort.
+import { init } from './module.mjs';
+import { modelEvents } from './model.mjs';
+import { Progress } from './options.mjs';
+import { GpuTensorWriter, layout, roundUp4 } from './gpu-writer.mjs';
+import { makeError, abortError, WeightstreamError } from './errors.mjs';
+import { publicHeader } from './validate.mjs';
+
+function unitOf(d) {
+  if (d.dtype === 'f32') return 4;
+  if (d.dtype === 'f16') return 2;
+  if (d.quant?.blockBytes) return d.quant.blockBytes;
+  const bits = { F64: 64, I64: 64, U64: 64, C64: 64, F32: 32, I32: 32, U32: 32, F16: 16, BF16: 16, I16: 16, U16: 16 }[d.dtype];
+  return bits ? bits / 8 : 1;
+}
+
+export async function loadToWebGPU(device, source, options = {}) {
+  if (!device || typeof device.createBuffer !== 'function' || !device.queue) throw new TypeError('weightstream: loadToWebGPU needs a GPUDevice');
+  const wasm = await init(options);
+  const signal = options.signal;
+  const maxBufferSize = device.limits?.maxBufferSize ?? 268435456;
+  const split = options.split === true;
+  const progress = new Progress(options.onProgress, { interval: options.progressInterval ?? 100, signal });
+  const created = [];
+  const tensors = Object.create(null);
+  const layouts = new Map();
+  const headers = [];
+  let writer = null;
+  let index = null;
+  const scopes = typeof device.pushErrorScope === 'function';
+  if (scopes) { device.pushErrorScope('out-of-memory'); device.pushErrorScope('validation'); }
+  let popped = false;
+  const popScopes = async () => {
+    if (!scopes || popped) return [];
+    popped = true;
+    return [await device.popErrorScope(), await device.popErrorScope()].filter(Boolean);
+  };
+  try {
+    for await (const ev of modelEvents(wasm, source, options, progress)) {
+      if (signal?.aborted) throw abortError(signal, progress.bytes);
+      switch (ev.kind) {
+        case 'header':
+          headers.push({ shard: ev.shard ?? null, header: ev.header });
+          // Every tensor must fit before any byte is read.
+          for (const d of ev.plan.outputs) {
+            const lay = layout(d.byteLength, maxBufferSize, unitOf(d), split);
+            if (!lay) {
+              throw makeError({
+                code: 'BufferTooLarge', offset: d.source.offset, tensor: d.name, shard: ev.shard ?? null,
+                detail: `${roundUp4(d.byteLength)} bytes as ${d.dtype}; maxBufferSize is ${maxBufferSize}`,
+              });
+            }
+            layouts.set(d, lay);
+          }
+          break;
+        case 'tbegin':
+          writer = new GpuTensorWriter(device, ev.d.name, ev.d.byteLength, layouts.get(ev.d), created);
+          break;
+        case 'tdata':
+          writer.write(wasm.u8, ev.ptr, ev.size);
+          break;
+        case 'tend': {
+          writer.finish();
+          const d = ev.d;
+          const entry = { dtype: d.dtype, shape: d.shape, byteLength: d.byteLength, quant: d.quant, source: d.source };
+          if (writer.buffers.length === 1) entry.buffer = writer.buffers[0];
+          else { entry.buffers = writer.buffers; entry.pieceBytes = writer.pieceBytes; }
+          if (ev.shard) entry.shard = ev.shard;
+          tensors[d.name] = entry;
+          writer = null;
+          progress.addTensor();
+          progress.maybe();
+          break;
+        }
+        case 'done':
+          index = ev.index ?? null;
+          break;
+        default:
+          break;
+      }
+    }
+    const errors = await popScopes();
+    if (errors.length) throw makeError({ code: 'GpuError', offset: null, detail: errors.map((e) => e.message).join('; ') });
+    if (signal?.aborted) throw abortError(signal, progress.bytes);
+    progress.maybe(true);
+    const first = headers[0]?.header;
+    return {
+      format: first?.format ?? 'safetensors',
+      tensors,
+      metadata: index ? index.metadata : first?.metadata ?? null,
+      header: index ? null : first ? publicHeader(first) : null,
+      shards: index ? headers.map((h) => ({ file: h.shard, ...publicHeader(h.header) })) : null,
+      bytes: progress.bytes,
+      destroy() { for (const t of Object.values(tensors)) for (const b of t.buffers ?? [t.buffer]) b.destroy(); },
+    };
+  } catch (e) {
+    for (const b of created) { try { b.destroy(); } catch { /* already gone */ } }
+    await popScopes().catch(() => {});
+    if (signal?.aborted && !(e instanceof WeightstreamError && e.code === 'Aborted')) throw abortError(signal, progress.bytes);
+    throw e;
+  }
+}
