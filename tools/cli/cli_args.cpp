@@ -78,12 +78,16 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
     out->command = Command::Inspect;
   } else if (cmd == "validate") {
     out->command = Command::Validate;
+  } else if (cmd == "dequant") {
+    out->command = Command::Dequant;
   } else {
     *error = "unknown command '" + cmd + "'";
     return false;
   }
 
   bool options_done = false;
+  bool has_tensor = false;      // --tensor given (its value may be the empty name)
+  std::string dequant_option;   // the last dequant-only option seen, for the error below
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (options_done || arg == "-" || arg.empty() || arg[0] != '-') {
@@ -124,6 +128,42 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
       }
       continue;
     }
+    // dequant's own options.
+    if (arg == "--all") {
+      out->dequant.all = true;
+      dequant_option = arg;
+      continue;
+    }
+    if (!take_value(argc, argv, &i, "--tensor", &value, &matched, error)) return false;
+    if (matched) {
+      out->dequant.tensor = value;
+      has_tensor = true;
+      dequant_option = "--tensor";
+      continue;
+    }
+    if (!take_value(argc, argv, &i, "--to", &value, &matched, error)) return false;
+    if (matched) {
+      if (value != "f32" && value != "f16") {
+        *error = "--to wants f32 or f16, not '" + value + "'";
+        return false;
+      }
+      out->dequant.f16 = value == "f16";
+      dequant_option = "--to";
+      continue;
+    }
+    for (const char* name : {"-o", "--output"}) {
+      if (!take_value(argc, argv, &i, name, &value, &matched, error)) return false;
+      if (matched) break;
+    }
+    if (matched) {
+      if (value.empty()) {
+        *error = "-o needs a non-empty path";
+        return false;
+      }
+      out->dequant.output = value;
+      dequant_option = "-o";
+      continue;
+    }
     *error = "unknown option '" + arg + "'";
     return false;
   }
@@ -136,17 +176,44 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
     *error = "inspect takes one file (validate takes several)";
     return false;
   }
+  if (out->command != Command::Dequant) {
+    if (!dequant_option.empty()) {
+      *error = dequant_option + " is an option of dequant";
+      return false;
+    }
+    return true;
+  }
+  if (out->files.size() != 1) {
+    *error = "dequant takes one file";
+    return false;
+  }
+  if (has_tensor == out->dequant.all) {
+    *error = "dequant needs either --tensor NAME or --all";
+    return false;
+  }
+  if (out->dequant.output.empty() && !out->json) {
+    *error = out->dequant.all ? "dequant --all needs -o DIR" : "dequant --tensor needs -o FILE";
+    return false;
+  }
+  if (out->dequant.output == "-" && (out->dequant.all || out->json)) {
+    *error = out->dequant.all ? "-o - (standard output) takes one tensor, not --all"
+                              : "-o - (standard output) cannot be combined with --json";
+    return false;
+  }
   return true;
 }
 
 std::string usage_text() {
   return "usage: weightstream <command> [options] FILE...\n"
          "\n"
-         "Reads safetensors model files as a stream and checks every byte of their framing.\n"
+         "Reads safetensors and GGUF model files as a stream and checks every byte of their\n"
+         "framing; decodes (dequantizes) their tensors.\n"
          "\n"
          "commands:\n"
          "  inspect FILE         list the tensors, metadata and layout of one file, then the verdict\n"
          "  validate FILE...     check files; exit 0 if all are valid, 1 if any is invalid\n"
+         "  dequant FILE --tensor NAME -o OUT   write one tensor's values as raw f32 (or f16)\n"
+         "  dequant FILE --all -o DIR           every tensor to DIR/<name>.bin\n"
          "  help                 show this text\n"
          "  version              print the version\n"
          "\n"
@@ -159,6 +226,11 @@ std::string usage_text() {
          "  --arena-size N       first arena size for the header (default 1M; retried once with\n"
          "                       the exact size needed when it is too small)\n"
          "  --no-progress        no progress bar (shown on a terminal for files over 64 MiB)\n"
+         "\n"
+         "dequant options:\n"
+         "  --to f32|f16         output type (default f32); values are little-endian, row-major\n"
+         "  --json               describe each tensor (type, shape, sizes, output file) as JSON;\n"
+         "                       without -o nothing is written\n"
          "\n"
          "exit status: 0 valid, 1 invalid input, 2 usage or I/O error\n";
 }

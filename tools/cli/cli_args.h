@@ -8,13 +8,23 @@
 
 namespace wscli {
 
-enum class Command { Help, Version, Inspect, Validate };
+enum class Command { Help, Version, Inspect, Validate, Dequant };
+
+// `dequant` only: which tensors, to what, where.
+struct DequantArgs {
+  std::string tensor;  // --tensor NAME (exactly one of tensor / all)
+  bool all = false;    // --all
+  bool f16 = false;    // --to f16 (default f32)
+  std::string output;  // -o: the output file (--tensor) or directory (--all); may be empty
+                       // with --json, which then only describes what would be written
+};
 
 struct CliOptions {
   Command command = Command::Help;
   std::vector<std::string> files;
   bool json = false;
   ScanOptions scan;
+  DequantArgs dequant;
 };
 
 // Options may come before or after the files; "--" ends them (for files named like options).

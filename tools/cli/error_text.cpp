@@ -155,6 +155,14 @@ constexpr HintEntry kHints[] = {
     {"GgufInvalidTensorOffset",
      "ggml lays tensors out back to back, each padded to the alignment: the file is corrupt or "
      "was written by a buggy converter."},
+    {"UnsupportedFormat", "weightstream cannot decode this tensor type; read it as raw bytes."},
+    {"InvalidQuantParams",
+     "The quantization parameters (bits, group size, scales) do not fit the tensor: check the "
+     "model's quantization config."},
+    {"InvalidBlockData",
+     "ggml rejects rows with such a scale: the file is corrupt or was written by a buggy "
+     "quantizer."},
+    {"OutputTooSmall", "This is a bug in weightstream: please report it with the file."},
 };
 
 const HintEntry* find_entry(Status s) {

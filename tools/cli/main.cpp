@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli_args.h"
+#include "dequant.h"
 #include "inspect.h"
 #include "validate.h"
 
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
       return wscli::run_inspect(options);
     case wscli::Command::Validate:
       return wscli::run_validate(options);
+    case wscli::Command::Dequant:
+      return wscli::run_dequant(options);
   }
   return 2;
 }
