@@ -8,6 +8,7 @@ export class Dequantizer {
     this.wasm = wasm;
     this.h = wasm.x.ws_dequant_create();
     if (!this.h) throw new RangeError('weightstream: cannot allocate a dequantizer');
+    wasm.live.dequantizers++;
     this.outSize = outSize;
     this.out = wasm.alloc(outSize);
     this.spec = wasm.x.ws_dequant_spec(this.h) >> 2;
@@ -15,7 +16,7 @@ export class Dequantizer {
   }
 
   destroy() {
-    if (this.h) { this.wasm.x.ws_dequant_destroy(this.h); this.wasm.free(this.out); }
+    if (this.h) { this.wasm.x.ws_dequant_destroy(this.h); this.wasm.free(this.out); this.wasm.live.dequantizers--; }
     this.h = 0;
   }
 

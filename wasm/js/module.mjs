@@ -62,6 +62,8 @@ export class Wasm {
     for (let i = 0, n = exports.ws_status_count(); i < n; i++) this.statusNames.push(this.cstr(exports.ws_status_name(i)));
     this.dtypeNames = [];
     for (let i = 0, n = exports.ws_dtype_count(); i < n; i++) this.dtypeNames.push(this.cstr(exports.ws_dtype_name(i)));
+    // Handles alive now, by kind: what tests check to be back to baseline after an error or abort.
+    this.live = { sessions: 0, dequantizers: 0, indexes: 0, buffers: 0 };
     this.scratchDims = 64;
     this.scratch = this.alloc(8 * this.scratchDims);  // dimension lists, read at header time
     this.outstandingViews = 0;
@@ -100,9 +102,10 @@ export class Wasm {
   alloc(n) {
     const p = this.x.ws_alloc(n);
     if (!p) throw new RangeError(`weightstream: cannot allocate ${n} bytes of wasm memory`);
+    this.live.buffers++;
     return p;
   }
-  free(p) { if (p) this.x.ws_free(p); }
+  free(p) { if (p) { this.x.ws_free(p); this.live.buffers--; } }
 
   // Allocation may grow (and so replace) the memory buffer, which would leave views handed to a
   // caller empty. Callers that hold a view between awaits (the public reader's events) register it

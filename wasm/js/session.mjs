@@ -53,13 +53,14 @@ export class Session {
     this.h = x.ws_session_create(arenaSize, inputSize, limitsPtr);
     wasm.free(limitsPtr);
     if (!this.h) throw new RangeError(`weightstream: cannot allocate a reader with a ${arenaSize}-byte arena`);
+    wasm.live.sessions++;
     this.input = x.ws_session_input(this.h);
     this.ev = x.ws_session_event(this.h) >> 2;
     this.item = x.ws_session_item(this.h) >> 2;
   }
 
   destroy() {
-    if (this.h) this.wasm.x.ws_session_destroy(this.h);
+    if (this.h) { this.wasm.x.ws_session_destroy(this.h); this.wasm.live.sessions--; }
     this.h = 0;
   }
 

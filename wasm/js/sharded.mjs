@@ -35,6 +35,7 @@ class Index {
     for (let attempt = 0; ; attempt++) {
       this.h = wasm.x.ws_index_create(arena, Math.max(bytes.length, 4096));
       if (!this.h) throw new RangeError('weightstream: cannot allocate the shard index');
+      wasm.live.indexes++;
       this.input = wasm.x.ws_index_input(this.h);
       wasm.u8.set(bytes, this.input);
       let s = wasm.x.ws_index_feed(this.h, bytes.length);
@@ -49,7 +50,7 @@ class Index {
       break;
     }
   }
-  destroy() { if (this.h) this.wasm.x.ws_index_destroy(this.h); this.h = 0; }
+  destroy() { if (this.h) { this.wasm.x.ws_index_destroy(this.h); this.wasm.live.indexes--; } this.h = 0; }
   info() {
     const w = this.wasm.x.ws_index_info(this.h) >> 2;
     const u = this.wasm.u32;
