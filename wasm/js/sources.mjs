@@ -63,11 +63,26 @@ class BytesSource {
   close() {}
 }
 
+// Blobs and Files are read in 1 MiB slices (blob.stream() may hand over the whole blob at once).
 class BlobSource {
   constructor(blob) { this.blob = blob; this.name = blob.name ?? null; this.size = blob.size; this.seekable = true; }
   async open() {}
-  chunks(signal) { return readStream(this.blob.stream(), signal); }
-  range(a, b, signal) { return readStream(this.blob.slice(a, b).stream(), signal, a); }
+  chunks(signal) { return this.range(0, this.size, signal); }
+  async* range(a, b, signal) {
+    for (let pos = a; pos < b;) {
+      const end = Math.min(b, pos + FILE_PIECE);
+      let buf;
+      try {
+        buf = await raceAbort(this.blob.slice(pos, end).arrayBuffer(), signal, pos);
+      } catch (e) {
+        if (e?.code === 'Aborted') throw e;
+        throw ioError(`reading the file failed: ${e?.message ?? e}`, pos, e);
+      }
+      if (buf.byteLength === 0) return;
+      pos += buf.byteLength;
+      yield new Uint8Array(buf);
+    }
+  }
   close() {}
 }
 
