@@ -60,3 +60,53 @@ export function safetensors(tensors, metadata = null) {
   const h = new TextEncoder().encode(json);
   return concat(le64(h.length), h, ...datas);
 }
+
+// A GGUF v3 file: no key-values, the given tensors ({name, type (GGML id), ne, data}), alignment 32.
+export function gguf(tensors) {
+  const enc = new TextEncoder();
+  const parts = [new TextEncoder().encode('GGUF'), u32(3), le64(tensors.length), le64(0)];
+  let off = 0;
+  const datas = [];
+  for (const t of tensors) {
+    const name = enc.encode(t.name);
+    parts.push(le64(name.length), name, u32(t.ne.length), ...t.ne.map(le64), u32(t.type), le64(off));
+    const padded = Math.ceil(t.data.length / 32) * 32;
+    const d = new Uint8Array(padded);
+    d.set(t.data);
+    datas.push(d);
+    off += padded;
+  }
+  let head = concat(...parts);
+  head = concat(head, new Uint8Array((32 - (head.length % 32)) % 32));
+  return concat(head, ...datas);
+}
+
+export function u32(v) {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setUint32(0, v, true);
+  return b;
+}
+
+// f32 -> f16 bits, round to nearest even; overflow to inf; NaN stays NaN (quiet, same sign).
+export function f32ToF16(f) {
+  const b = new Uint32Array(new Float32Array([f]).buffer)[0];
+  const sign = (b >>> 16) & 0x8000;
+  const exp = (b >>> 23) & 0xFF;
+  let man = b & 0x7FFFFF;
+  if (exp === 0xFF) return sign | 0x7C00 | (man ? 0x200 | (man >>> 13) : 0);
+  let e = exp - 127 + 15;
+  if (e >= 31) return sign | 0x7C00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    man |= 0x800000;
+    const shift = 14 - e;
+    let h = man >>> shift;
+    const rest = man & ((1 << shift) - 1), half = 1 << (shift - 1);
+    if (rest > half || (rest === half && (h & 1))) h++;
+    return sign | h;
+  }
+  let h = (e << 10) | (man >>> 13);
+  const rest = man & 0x1FFF;
+  if (rest > 0x1000 || (rest === 0x1000 && (h & 1))) h++;
+  return sign | h;
+}

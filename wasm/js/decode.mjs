@@ -11,6 +11,7 @@ import { Dequantizer } from './dequantizer.mjs';
 import { makeError } from './errors.mjs';
 
 export const DEFAULT_OUT = 1 << 20;
+const KERNELS = { auto: 0, reference: 1, simd128: 2 };
 
 export async function* decodePipeline(wasm, makeScan, o = {}) {
   let plan = null;
@@ -42,7 +43,7 @@ export async function* decodePipeline(wasm, makeScan, o = {}) {
       at += Math.ceil(bytes.length / 8) * 8;
     }
     const s = dq.init({
-      format: d.format, out: d.out, impl: o.kernel ?? 0, elements: d.elements,
+      format: d.format, out: d.out, impl: KERNELS[o.kernel ?? 'auto'], elements: d.elements,
       bits: d.spec?.bits, group: d.spec?.group, scaleDtype: d.spec?.scaleDtype, scales, biases,
       globalScale, inputOffset: d.source.offset,
       scalesOffset: d.companions.length ? header.tensors[d.companions[0]].offset : 0,
