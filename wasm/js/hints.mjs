@@ -90,10 +90,9 @@ export const HINTS = Object.freeze({
   GgufRetiredType: 'llama.cpp no longer loads this quantization type: re-quantize from the original weights with a current llama-quantize.',
   GgufBlockMisaligned: 'A quantized row must hold whole blocks: the converter or the file is broken.',
   GgufInvalidTensorOffset: 'ggml lays tensors out back to back, each padded to the alignment: the file is corrupt or was written by a buggy converter.',
-  // Dequantization (the CLI does not decode, so these rows are the bindings' own).
-  UnsupportedFormat: "This build has no decoder for the tensor's format yet: load it with dtype: 'raw' and decode it yourself, or update weightstream.",
-  InvalidQuantParams: "The quantization parameters do not fit the tensor: pass the model's config.json quantization ({group_size, bits, mode}) as the quantization option.",
-  InvalidBlockData: 'A block holds an infinite or NaN scale, which ggml rejects too: the file is corrupt.',
+  UnsupportedFormat: 'weightstream cannot decode this tensor type; read it as raw bytes.',
+  InvalidQuantParams: "The quantization parameters (bits, group size, scales) do not fit the tensor: check the model's quantization config.",
+  InvalidBlockData: 'ggml rejects rows with such a scale: the file is corrupt or was written by a buggy quantizer.',
   OutputTooSmall: 'This is a bug in weightstream: please report it with the file.',
 });
 

@@ -46,7 +46,7 @@ function mlxParams(cfg, base, w, scales, biases, shard) {
       const c = [];
       for (const b of AFFINE_BITS) for (const g of AFFINE_GROUPS) if (b * g === prod && (!bits || b === bits) && (!group || g === group)) c.push([b, g]);
       if (c.length !== 1) {
-        throw fail('InvalidQuantParams', w, c.length ? `the shapes fit ${c.map(([b, g]) => `${b}-bit groups of ${g}`).join(' or ')}; the config must say which` : `no bits/group_size fits ${packed} packed words and ${groups} scales per row`, shard);
+        throw fail('InvalidQuantParams', w, c.length ? `the shapes fit ${c.map(([b, g]) => `${b}-bit groups of ${g}`).join(' or ')}; pass config.json's quantization as the quantization option` : `no bits/group_size fits ${packed} packed words and ${groups} scales per row`, shard);
       }
       [bits, group] = c[0];
     }
@@ -128,7 +128,7 @@ export function planOutputs(wasm, header, { dtype = 'raw', quantization = null, 
       d.dtype = dtype;
       d.byteLength = t.elements * outBytes;
       if (!identity) {
-        if (!f.supported) throw fail('UnsupportedFormat', t, `${f.name} has no kernel in this build; supported: ${formats.list.filter((x) => x.supported).map((x) => x.name).join(', ')}`, shard);
+        if (!f.supported) throw fail('UnsupportedFormat', t, `${f.name} has no kernel in this build; pass dtype: 'raw'`, shard);
         d.mode = f.name === 'I2_S' ? 'whole' : 'stream';
         d.format = f.id;
         d.out = out;
