@@ -157,3 +157,13 @@ export function abortError(signal, offset) {
 export function ioError(detail, offset, cause, extra = {}) {
   return makeError({ code: 'IoError', offset, cause, detail, ...extra });
 }
+
+// The same error, placed in a shard of a sharded model (I/O errors of a shard the index names).
+export function inShard(e, shard) {
+  if (!(e instanceof WeightstreamError) || e.shard !== null || !shard) return e;
+  e.shard = shard;
+  const head = e.offset !== null ? `${e.code} at byte ${e.offset}` : e.code;
+  if (e.message.startsWith(head)) e.message = `${head} of ${shard}${e.message.slice(head.length)}`;
+  if (e.code === 'IoError') e.message += ' The index names this shard: is the download complete?';
+  return e;
+}

@@ -18,7 +18,7 @@
 import { Session, EventType as E } from './session.mjs';
 import { GgufKvCollector } from './gguf-kv.mjs';
 import { buildHeader, ggmlType } from './header.mjs';
-import { makeError, abortError, ioError } from './errors.mjs';
+import { makeError, abortError, ioError, inShard } from './errors.mjs';
 
 export const DEFAULT_ARENA = 1 << 20;
 export const DEFAULT_CHUNK = 1 << 20;
@@ -245,6 +245,8 @@ export async function* scanFile(wasm, source, o = {}) {
           break;
       }
     }
+  } catch (e) {
+    throw inShard(e, ctx.shard);
   } finally {
     chunks?.return?.().catch?.(() => {});
     session?.destroy();
