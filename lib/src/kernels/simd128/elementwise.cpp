@@ -43,7 +43,7 @@ inline v128_t e8m0fnu_x4(v128_t s) {
 
 namespace simd {
 
-void F32(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void F32_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   // Bits are copied as they are (NaN payloads too): the reference is a copy.
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -58,7 +58,7 @@ void F32(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   if (i < n) memcpy(dst + i, src + 4 * i, (n - i) * 4);
 }
 
-void F16(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void F16_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     v128_t h = wasm_v128_load(src + 2 * i);
@@ -68,7 +68,7 @@ void F16(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (; i < n; ++i) dst[i] = fp16_to_f32(load_u16(src + 2 * i));
 }
 
-void BF16(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void BF16_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   // A bf16 is the top half of an f32: interleave zero halves below each value.
   const v128_t zero = wasm_i32x4_splat(0);
   size_t i = 0;
@@ -82,7 +82,7 @@ void BF16(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (; i < n; ++i) dst[i] = bf16_to_f32_bits(load_u16(src + 2 * i));
 }
 
-void F8_E4M3(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void F8_E4M3_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     U8x16Wide w = widen_u8x16(wasm_v128_load(src + i));
@@ -91,7 +91,7 @@ void F8_E4M3(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (; i < n; ++i) dst[i] = e4m3fn_to_f32(src[i]);
 }
 
-void F8_E5M2(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void F8_E5M2_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   // An E5M2 byte is the top byte of a half.
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -101,13 +101,34 @@ void F8_E5M2(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (; i < n; ++i) dst[i] = e5m2_to_f32(src[i]);
 }
 
-void F8_E8M0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void F8_E8M0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     U8x16Wide w = widen_u8x16(wasm_v128_load(src + i));
     for (int k = 0; k < 4; ++k) wasm_v128_store(dst + i + 4 * k, e8m0fnu_x4(w.v[k]));
   }
   for (; i < n; ++i) dst[i] = e8m0fnu_to_f32(src[i]);
+}
+
+
+// The exported kernels: each body through run_kernel (block bytes, block values).
+void F32(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(F32_body, src, n, dst, ctx, 4, 1);
+}
+void F16(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(F16_body, src, n, dst, ctx, 2, 1);
+}
+void BF16(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(BF16_body, src, n, dst, ctx, 2, 1);
+}
+void F8_E4M3(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(F8_E4M3_body, src, n, dst, ctx, 1, 1);
+}
+void F8_E5M2(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(F8_E5M2_body, src, n, dst, ctx, 1, 1);
+}
+void F8_E8M0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(F8_E8M0_body, src, n, dst, ctx, 1, 1);
 }
 
 }  // namespace simd

@@ -67,7 +67,7 @@ inline v128_t points2(uint64_t a, uint64_t b) { return wasm_i64x2_make(int64_t(a
 
 namespace simd {
 
-void IQ2_XXS(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void IQ2_XXS_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 66) {
     const float d = f16_at(src);
     for (int ib = 0; ib < 8; ++ib, dst += 32) {
@@ -83,7 +83,7 @@ void IQ2_XXS(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   }
 }
 
-void IQ2_XS(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void IQ2_XS_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 74) {
     const float d = f16_at(src);
     const uint8_t* scales = src + 66;
@@ -98,7 +98,7 @@ void IQ2_XS(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   }
 }
 
-void IQ2_S(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void IQ2_S_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 82) {
     const float d = f16_at(src);
     const uint8_t* qs = src + 2;
@@ -117,7 +117,7 @@ void IQ2_S(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   }
 }
 
-void IQ3_XXS(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void IQ3_XXS_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 98) {
     const float d = f16_at(src);
     for (int ib = 0; ib < 8; ++ib, dst += 32) {
@@ -134,7 +134,7 @@ void IQ3_XXS(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   }
 }
 
-void IQ3_S(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void IQ3_S_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 110) {
     const float d = f16_at(src);
     const uint8_t* qh = src + 66;
@@ -157,7 +157,7 @@ void IQ3_S(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   }
 }
 
-void IQ1_S(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void IQ1_S_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 50) {
     const float d = f16_at(src);
     const uint8_t* qs = src + 2;
@@ -174,7 +174,7 @@ void IQ1_S(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   }
 }
 
-void IQ1_M(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void IQ1_M_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t plus = wasm_f32x4_splat(0.125f), minus = wasm_f32x4_splat(-0.125f);
   for (size_t b = 0; b < n; ++b, src += 56) {
     const float d = fp16_to_f32(ggml::iq1m_super_scale(src));
@@ -193,6 +193,30 @@ void IQ1_M(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
       }
     }
   }
+}
+
+
+// The exported kernels: each body through run_kernel (block bytes, block values).
+void IQ2_XXS(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(IQ2_XXS_body, src, n, dst, ctx, 66, 256);
+}
+void IQ2_XS(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(IQ2_XS_body, src, n, dst, ctx, 74, 256);
+}
+void IQ2_S(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(IQ2_S_body, src, n, dst, ctx, 82, 256);
+}
+void IQ3_XXS(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(IQ3_XXS_body, src, n, dst, ctx, 98, 256);
+}
+void IQ3_S(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(IQ3_S_body, src, n, dst, ctx, 110, 256);
+}
+void IQ1_S(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(IQ1_S_body, src, n, dst, ctx, 50, 256);
+}
+void IQ1_M(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(IQ1_M_body, src, n, dst, ctx, 56, 256);
 }
 
 }  // namespace simd

@@ -52,29 +52,29 @@ inline v128_t k4_scales_mins(const uint8_t* p) {
 
 namespace simd {
 
-void Q2_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q2_K_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t three = splat_u8(3);
   for (size_t b = 0; b < n; ++b, src += 84, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src + 80)), dmin = wasm_f32x4_splat(f16_at(src + 82));
     alignas(16) float dl[16], ml[16];
     const v128_t sc = wasm_v128_load(src);
-    scale_times(dl, lo_nibbles(sc), d);  // d * (sc & 15)
+    scale_times(dl, lo_nibbles(sc), scale24(d));  // d * (sc & 15) * 2^-24 (both products exact)
     scale_times(ml, hi_nibbles(sc), dmin);  // dmin * (sc >> 4)
     for (int h = 0; h < 2; ++h) {
       const v128_t q0 = wasm_v128_load(src + 16 + 32 * h), q1 = wasm_v128_load(src + 32 + 32 * h);
       for (int j = 0; j < 4; ++j) {
         const int is = 8 * h + 2 * j;
         float* y = dst + 128 * h + 32 * j;
-        store_i8x16_times_minus(y, wasm_v128_and(wasm_u8x16_shr(q0, 2 * j), three), wasm_f32x4_splat(dl[is]),
-                                wasm_f32x4_splat(ml[is]));
-        store_i8x16_times_minus(y + 16, wasm_v128_and(wasm_u8x16_shr(q1, 2 * j), three), wasm_f32x4_splat(dl[is + 1]),
-                                wasm_f32x4_splat(ml[is + 1]));
+        store_i8x16_scaled_minus(y, wasm_v128_and(wasm_u8x16_shr(q0, 2 * j), three), wasm_f32x4_splat(dl[is]),
+                                 wasm_f32x4_splat(ml[is]));
+        store_i8x16_scaled_minus(y + 16, wasm_v128_and(wasm_u8x16_shr(q1, 2 * j), three), wasm_f32x4_splat(dl[is + 1]),
+                                 wasm_f32x4_splat(ml[is + 1]));
       }
     }
   }
 }
 
-void Q3_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q3_K_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t three = splat_u8(3), four = splat_u8(4), zero = wasm_i32x4_splat(0);
   for (size_t b = 0; b < n; ++b, src += 110, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src + 108));
@@ -86,7 +86,7 @@ void Q3_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
                                      int32_t(((a0 >> 4) & k4) | (((a2 >> 4) & k2) << 4)),
                                      int32_t(((a1 >> 4) & k4) | (((a2 >> 6) & k2) << 4)));
     alignas(16) float dl[16];
-    scale_times(dl, wasm_i8x16_sub(s, splat_u8(32)), d);  // d * (scale - 32)
+    scale_times(dl, wasm_i8x16_sub(s, splat_u8(32)), scale24(d));  // d * (scale - 32) * 2^-24
     const v128_t hm0 = wasm_v128_load(src), hm1 = wasm_v128_load(src + 16);
     for (int h = 0; h < 2; ++h) {
       const v128_t q0 = wasm_v128_load(src + 32 + 32 * h), q1 = wasm_v128_load(src + 48 + 32 * h);
@@ -99,19 +99,19 @@ void Q3_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
         const v128_t v1 = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, 2 * j), three), m1);
         const int is = 8 * h + 2 * j;
         float* y = dst + 128 * h + 32 * j;
-        store_i8x16_times(y, v0, wasm_f32x4_splat(dl[is]));
-        store_i8x16_times(y + 16, v1, wasm_f32x4_splat(dl[is + 1]));
+        store_i8x16_scaled(y, v0, wasm_f32x4_splat(dl[is]));
+        store_i8x16_scaled(y + 16, v1, wasm_f32x4_splat(dl[is + 1]));
       }
     }
   }
 }
 
-void Q4_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q4_K_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 144, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src)), dmin = wasm_f32x4_splat(f16_at(src + 2));
     const v128_t sm = k4_scales_mins(src + 4);
     alignas(16) float ds[16], ms[16];  // d·sc (0..7) and dmin·m (8..15 of the second array)
-    scale_times(ds, sm, d);
+    scale_times(ds, sm, scale24(d));  // d·sc·2^-24 (exact)
     scale_times(ms, sm, dmin);
     const uint8_t* q = src + 16;
     for (int c = 0; c < 4; ++c, q += 32) {
@@ -119,21 +119,21 @@ void Q4_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
       float* y = dst + 64 * c;
       const v128_t d1 = wasm_f32x4_splat(ds[2 * c]), m1 = wasm_f32x4_splat(ms[8 + 2 * c]);
       const v128_t d2 = wasm_f32x4_splat(ds[2 * c + 1]), m2 = wasm_f32x4_splat(ms[8 + 2 * c + 1]);
-      store_i8x16_times_minus(y, lo_nibbles(q0), d1, m1);
-      store_i8x16_times_minus(y + 16, lo_nibbles(q1), d1, m1);
-      store_i8x16_times_minus(y + 32, hi_nibbles(q0), d2, m2);
-      store_i8x16_times_minus(y + 48, hi_nibbles(q1), d2, m2);
+      store_i8x16_scaled_minus(y, lo_nibbles(q0), d1, m1);
+      store_i8x16_scaled_minus(y + 16, lo_nibbles(q1), d1, m1);
+      store_i8x16_scaled_minus(y + 32, hi_nibbles(q0), d2, m2);
+      store_i8x16_scaled_minus(y + 48, hi_nibbles(q1), d2, m2);
     }
   }
 }
 
-void Q5_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q5_K_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t sixteen = splat_u8(16);
   for (size_t b = 0; b < n; ++b, src += 176, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src)), dmin = wasm_f32x4_splat(f16_at(src + 2));
     const v128_t sm = k4_scales_mins(src + 4);
     alignas(16) float ds[16], ms[16];
-    scale_times(ds, sm, d);
+    scale_times(ds, sm, scale24(d));  // d·sc·2^-24 (exact)
     scale_times(ms, sm, dmin);
     const v128_t qh0 = wasm_v128_load(src + 16), qh1 = wasm_v128_load(src + 32);
     const uint8_t* q = src + 48;
@@ -143,20 +143,20 @@ void Q5_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
       float* y = dst + 64 * c;
       const v128_t d1 = wasm_f32x4_splat(ds[2 * c]), m1 = wasm_f32x4_splat(ms[8 + 2 * c]);
       const v128_t d2 = wasm_f32x4_splat(ds[2 * c + 1]), m2 = wasm_f32x4_splat(ms[8 + 2 * c + 1]);
-      store_i8x16_times_minus(y, wasm_v128_or(lo_nibbles(q0), bit_to(qh0, u1, sixteen)), d1, m1);
-      store_i8x16_times_minus(y + 16, wasm_v128_or(lo_nibbles(q1), bit_to(qh1, u1, sixteen)), d1, m1);
-      store_i8x16_times_minus(y + 32, wasm_v128_or(hi_nibbles(q0), bit_to(qh0, u2, sixteen)), d2, m2);
-      store_i8x16_times_minus(y + 48, wasm_v128_or(hi_nibbles(q1), bit_to(qh1, u2, sixteen)), d2, m2);
+      store_i8x16_scaled_minus(y, wasm_v128_or(lo_nibbles(q0), bit_to(qh0, u1, sixteen)), d1, m1);
+      store_i8x16_scaled_minus(y + 16, wasm_v128_or(lo_nibbles(q1), bit_to(qh1, u1, sixteen)), d1, m1);
+      store_i8x16_scaled_minus(y + 32, wasm_v128_or(hi_nibbles(q0), bit_to(qh0, u2, sixteen)), d2, m2);
+      store_i8x16_scaled_minus(y + 48, wasm_v128_or(hi_nibbles(q1), bit_to(qh1, u2, sixteen)), d2, m2);
     }
   }
 }
 
-void Q6_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q6_K_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t x30 = splat_u8(0x30), x20 = splat_u8(32);
   for (size_t b = 0; b < n; ++b, src += 210, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src + 208));
     alignas(16) float ds[16];
-    scale_times(ds, wasm_v128_load(src + 192), d);  // d * sc, the reference's first product
+    scale_times(ds, wasm_v128_load(src + 192), scale24(d));  // d * sc (exact) * 2^-24
     for (int half = 0; half < 2; ++half) {
       const uint8_t* ql = src + 64 * half;
       const uint8_t* qh = src + 128 + 32 * half;
@@ -169,25 +169,30 @@ void Q6_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
         const v128_t v3 = wasm_v128_or(hi_nibbles(a), wasm_v128_and(h, x30));
         const v128_t v4 = wasm_v128_or(hi_nibbles(c), wasm_v128_and(wasm_u8x16_shr(h, 2), x30));
         float* y = dst + 128 * half + l0;
-        store_i8x16_times(y, wasm_i8x16_sub(v1, x20), wasm_f32x4_splat(sc[is]));
-        store_i8x16_times(y + 32, wasm_i8x16_sub(v2, x20), wasm_f32x4_splat(sc[is + 2]));
-        store_i8x16_times(y + 64, wasm_i8x16_sub(v3, x20), wasm_f32x4_splat(sc[is + 4]));
-        store_i8x16_times(y + 96, wasm_i8x16_sub(v4, x20), wasm_f32x4_splat(sc[is + 6]));
+        store_i8x16_scaled(y, wasm_i8x16_sub(v1, x20), wasm_f32x4_splat(sc[is]));
+        store_i8x16_scaled(y + 32, wasm_i8x16_sub(v2, x20), wasm_f32x4_splat(sc[is + 2]));
+        store_i8x16_scaled(y + 64, wasm_i8x16_sub(v3, x20), wasm_f32x4_splat(sc[is + 4]));
+        store_i8x16_scaled(y + 96, wasm_i8x16_sub(v4, x20), wasm_f32x4_splat(sc[is + 6]));
       }
     }
   }
 }
 
-void Q8_K(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q8_K_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 292, dst += 256) {
     float df;
     memcpy(&df, src, 4);  // an f32 scale (the bsums after the quants are for dot products)
     const v128_t d = wasm_f32x4_splat(df);
-    for (int k = 0; k < 16; ++k) store_i8x16_times(dst + 16 * k, wasm_v128_load(src + 4 + 16 * k), d);
+    if (scale24_exact(df)) {  // an f32 scale: 2^-24 times it may not be exact below 2^-102
+      const v128_t d24 = scale24(d);
+      for (int k = 0; k < 16; ++k) store_i8x16_scaled(dst + 16 * k, wasm_v128_load(src + 4 + 16 * k), d24);
+    } else {
+      for (int k = 0; k < 16; ++k) store_i8x16_times(dst + 16 * k, wasm_v128_load(src + 4 + 16 * k), d);
+    }
   }
 }
 
-void IQ4_XS(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void IQ4_XS_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t kv = wasm_i8x16_const(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
   for (size_t b = 0; b < n; ++b, src += 136, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src));
@@ -198,15 +203,39 @@ void IQ4_XS(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
     int8_t ls[16] = {};
     for (int ib = 0; ib < 8; ++ib) ls[ib] = int8_t((((sl >> (4 * ib)) & 15) | (((sh >> (2 * ib)) & 3) << 4)) - 32);
     alignas(16) float dl[16];
-    scale_times(dl, wasm_v128_load(ls), d);
+    scale_times(dl, wasm_v128_load(ls), scale24(d));
     const uint8_t* qs = src + 8;
     for (int ib = 0; ib < 8; ++ib, qs += 16) {
       const v128_t q = wasm_v128_load(qs);
       const v128_t s = wasm_f32x4_splat(dl[ib]);
-      store_i8x16_times(dst + 32 * ib, wasm_i8x16_swizzle(kv, lo_nibbles(q)), s);
-      store_i8x16_times(dst + 32 * ib + 16, wasm_i8x16_swizzle(kv, hi_nibbles(q)), s);
+      store_i8x16_scaled(dst + 32 * ib, wasm_i8x16_swizzle(kv, lo_nibbles(q)), s);
+      store_i8x16_scaled(dst + 32 * ib + 16, wasm_i8x16_swizzle(kv, hi_nibbles(q)), s);
     }
   }
+}
+
+
+// The exported kernels: each body through run_kernel (block bytes, block values).
+void Q2_K(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q2_K_body, src, n, dst, ctx, 84, 256);
+}
+void Q3_K(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q3_K_body, src, n, dst, ctx, 110, 256);
+}
+void Q4_K(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q4_K_body, src, n, dst, ctx, 144, 256);
+}
+void Q5_K(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q5_K_body, src, n, dst, ctx, 176, 256);
+}
+void Q6_K(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q6_K_body, src, n, dst, ctx, 210, 256);
+}
+void Q8_K(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q8_K_body, src, n, dst, ctx, 292, 256);
+}
+void IQ4_XS(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(IQ4_XS_body, src, n, dst, ctx, 136, 256);
 }
 
 }  // namespace simd

@@ -15,27 +15,29 @@ using namespace simd128;
 
 namespace {
 
-// Calls f(block_index, d) for every block, d the block's f16 field at d_off splatted; blocks in
-// fours share one vector conversion.
-template <class F>
+// Calls f(block_index, d24) for every block, d24 the block's f16 field at d_off times 2^-24
+// (exact: see simd_util.h; the plain d with kScale24 = false), splatted; blocks in fours share
+// one vector conversion.
+template <bool kScale24 = true, class F>
 inline void for_blocks_f16(const uint8_t* src, size_t n, size_t bb, size_t d_off, F&& f) {
+  const v128_t k = wasm_f32x4_splat(kScale24 ? kTwoPowMinus24 : 1.0f);
   size_t b = 0;
   for (; b + 4 <= n; b += 4) {
-    const v128_t d = load_f16x4_strided(src + b * bb + d_off, bb);
+    const v128_t d = wasm_f32x4_mul(load_f16x4_strided(src + b * bb + d_off, bb), k);
     f(b + 0, lane_splat<0>(d));
     f(b + 1, lane_splat<1>(d));
     f(b + 2, lane_splat<2>(d));
     f(b + 3, lane_splat<3>(d));
   }
-  for (; b < n; ++b) f(b, wasm_f32x4_splat(f16_at(src + b * bb + d_off)));
+  for (; b < n; ++b) f(b, wasm_f32x4_mul(wasm_f32x4_splat(f16_at(src + b * bb + d_off)), k));
 }
 
-// As above with two f16 fields (d and m).
+// As above with two f16 fields: d (passed as d24) and m (as is).
 template <class F>
 inline void for_blocks_f16_pair(const uint8_t* src, size_t n, size_t bb, size_t d_off, size_t m_off, F&& f) {
   size_t b = 0;
   for (; b + 4 <= n; b += 4) {
-    const v128_t d = load_f16x4_strided(src + b * bb + d_off, bb);
+    const v128_t d = scale24(load_f16x4_strided(src + b * bb + d_off, bb));
     const v128_t m = load_f16x4_strided(src + b * bb + m_off, bb);
     f(b + 0, lane_splat<0>(d), lane_splat<0>(m));
     f(b + 1, lane_splat<1>(d), lane_splat<1>(m));
@@ -43,7 +45,7 @@ inline void for_blocks_f16_pair(const uint8_t* src, size_t n, size_t bb, size_t 
     f(b + 3, lane_splat<3>(d), lane_splat<3>(m));
   }
   for (; b < n; ++b)
-    f(b, wasm_f32x4_splat(f16_at(src + b * bb + d_off)), wasm_f32x4_splat(f16_at(src + b * bb + m_off)));
+    f(b, scale24(wasm_f32x4_splat(f16_at(src + b * bb + d_off))), wasm_f32x4_splat(f16_at(src + b * bb + m_off)));
 }
 
 // The fifth bits of Q5_0/Q5_1: bit j of the little-endian u32 qh belongs to element j. Returns
@@ -89,109 +91,119 @@ inline v128_t ue4m3_half_x4(v128_t x) {
 
 namespace simd {
 
-void Q4_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q4_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t eight = splat_u8(8);
   for_blocks_f16(src, n, 18, 0, [&](size_t b, v128_t d) {
     const v128_t q = wasm_v128_load(src + b * 18 + 2);
     float* y = dst + b * 32;
-    store_i8x16_times(y, wasm_i8x16_sub(lo_nibbles(q), eight), d);
-    store_i8x16_times(y + 16, wasm_i8x16_sub(hi_nibbles(q), eight), d);
+    store_i8x16_scaled(y, wasm_i8x16_sub(lo_nibbles(q), eight), d);
+    store_i8x16_scaled(y + 16, wasm_i8x16_sub(hi_nibbles(q), eight), d);
   });
 }
 
-void Q4_1(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q4_1_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for_blocks_f16_pair(src, n, 20, 0, 2, [&](size_t b, v128_t d, v128_t m) {
     const v128_t q = wasm_v128_load(src + b * 20 + 4);
     float* y = dst + b * 32;
-    store_i8x16_times_plus(y, lo_nibbles(q), d, m);
-    store_i8x16_times_plus(y + 16, hi_nibbles(q), d, m);
+    store_i8x16_scaled_plus(y, lo_nibbles(q), d, m);
+    store_i8x16_scaled_plus(y + 16, hi_nibbles(q), d, m);
   });
 }
 
-void Q5_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q5_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t sixteen = splat_u8(16);
   for_blocks_f16(src, n, 22, 0, [&](size_t b, v128_t d) {
     const uint8_t* blk = src + b * 22;
     const HighBits h = q5_high_bits(load_u32(blk + 2));
     const v128_t q = wasm_v128_load(blk + 6);
     float* y = dst + b * 32;
-    store_i8x16_times(y, wasm_i8x16_sub(wasm_v128_or(lo_nibbles(q), h.lo), sixteen), d);
-    store_i8x16_times(y + 16, wasm_i8x16_sub(wasm_v128_or(hi_nibbles(q), h.hi), sixteen), d);
+    store_i8x16_scaled(y, wasm_i8x16_sub(wasm_v128_or(lo_nibbles(q), h.lo), sixteen), d);
+    store_i8x16_scaled(y + 16, wasm_i8x16_sub(wasm_v128_or(hi_nibbles(q), h.hi), sixteen), d);
   });
 }
 
-void Q5_1(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q5_1_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for_blocks_f16_pair(src, n, 24, 0, 2, [&](size_t b, v128_t d, v128_t m) {
     const uint8_t* blk = src + b * 24;
     const HighBits h = q5_high_bits(load_u32(blk + 4));
     const v128_t q = wasm_v128_load(blk + 8);
     float* y = dst + b * 32;
-    store_i8x16_times_plus(y, wasm_v128_or(lo_nibbles(q), h.lo), d, m);
-    store_i8x16_times_plus(y + 16, wasm_v128_or(hi_nibbles(q), h.hi), d, m);
+    store_i8x16_scaled_plus(y, wasm_v128_or(lo_nibbles(q), h.lo), d, m);
+    store_i8x16_scaled_plus(y + 16, wasm_v128_or(hi_nibbles(q), h.hi), d, m);
   });
 }
 
-void Q8_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q8_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for_blocks_f16(src, n, 34, 0, [&](size_t b, v128_t d) {
     const uint8_t* blk = src + b * 34;
     float* y = dst + b * 32;
-    store_i8x16_times(y, wasm_v128_load(blk + 2), d);
-    store_i8x16_times(y + 16, wasm_v128_load(blk + 18), d);
+    store_i8x16_scaled(y, wasm_v128_load(blk + 2), d);
+    store_i8x16_scaled(y + 16, wasm_v128_load(blk + 18), d);
   });
 }
 
-void IQ4_NL(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void IQ4_NL_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t k = kvalues_iq4nl();
   for_blocks_f16(src, n, 18, 0, [&](size_t b, v128_t d) {
     const v128_t q = wasm_v128_load(src + b * 18 + 2);
     float* y = dst + b * 32;
-    store_i8x16_times(y, wasm_i8x16_swizzle(k, lo_nibbles(q)), d);
-    store_i8x16_times(y + 16, wasm_i8x16_swizzle(k, hi_nibbles(q)), d);
+    store_i8x16_scaled(y, wasm_i8x16_swizzle(k, lo_nibbles(q)), d);
+    store_i8x16_scaled(y + 16, wasm_i8x16_swizzle(k, hi_nibbles(q)), d);
   });
 }
 
-void MXFP4(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void MXFP4_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t k = kvalues_mxfp4();
-  auto block = [&](size_t b, v128_t d) {
+  // The scale 2^(e-128) times 2^-24 stays exact from e = 26 (2^-126, the smallest normal f32);
+  // blocks with smaller scales (never seen in real files) take the widening conversion.
+  auto block = [&](size_t b, v128_t d, bool scaled) {
     const v128_t q = wasm_v128_load(src + b * 17 + 1);
+    const v128_t lo = wasm_i8x16_swizzle(k, lo_nibbles(q)), hi = wasm_i8x16_swizzle(k, hi_nibbles(q));
     float* y = dst + b * 32;
-    store_i8x16_times(y, wasm_i8x16_swizzle(k, lo_nibbles(q)), d);
-    store_i8x16_times(y + 16, wasm_i8x16_swizzle(k, hi_nibbles(q)), d);
+    if (scaled) {
+      const v128_t d24 = scale24(d);
+      store_i8x16_scaled(y, lo, d24);
+      store_i8x16_scaled(y + 16, hi, d24);
+    } else {
+      store_i8x16_times(y, lo, d);
+      store_i8x16_times(y + 16, hi, d);
+    }
   };
   size_t b = 0;
   for (; b + 4 <= n; b += 4) {
     const uint8_t* p = src + b * 17;
     const v128_t d = e8m0_half_x4(wasm_i32x4_make(p[0], p[17], p[34], p[51]));
-    block(b + 0, lane_splat<0>(d));
-    block(b + 1, lane_splat<1>(d));
-    block(b + 2, lane_splat<2>(d));
-    block(b + 3, lane_splat<3>(d));
+    const bool scaled = p[0] >= 26 && p[17] >= 26 && p[34] >= 26 && p[51] >= 26;
+    block(b + 0, lane_splat<0>(d), scaled);
+    block(b + 1, lane_splat<1>(d), scaled);
+    block(b + 2, lane_splat<2>(d), scaled);
+    block(b + 3, lane_splat<3>(d), scaled);
   }
-  for (; b < n; ++b) block(b, wasm_f32x4_splat(e8m0_half_to_f32(src[b * 17])));
+  for (; b < n; ++b) block(b, wasm_f32x4_splat(e8m0_half_to_f32(src[b * 17])), src[b * 17] >= 26);
 }
 
-void NVFP4(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void NVFP4_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t k = kvalues_mxfp4();
   for (size_t b = 0; b < n; ++b) {
     const uint8_t* blk = src + b * 36;
     float* y = dst + b * 64;
     // The four sub-block scales, one per lane.
     const v128_t s = wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(blk)));
-    const v128_t ds = ue4m3_half_x4(s);
+    const v128_t ds = scale24(ue4m3_half_x4(s));  // the smallest nonzero scale is 2^-10: exact
     const v128_t q01 = wasm_v128_load(blk + 4), q23 = wasm_v128_load(blk + 20);
     // Sub-block s is bytes 8s..8s+7: low nibbles are its first 8 values, high nibbles the next 8.
     const v128_t l01 = lo_nibbles(q01), h01 = hi_nibbles(q01), l23 = lo_nibbles(q23), h23 = hi_nibbles(q23);
-    store_i8x16_times(y + 0, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l01, h01, 0, 2)), lane_splat<0>(ds));
-    store_i8x16_times(y + 16, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l01, h01, 1, 3)), lane_splat<1>(ds));
-    store_i8x16_times(y + 32, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l23, h23, 0, 2)), lane_splat<2>(ds));
-    store_i8x16_times(y + 48, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l23, h23, 1, 3)), lane_splat<3>(ds));
+    store_i8x16_scaled(y + 0, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l01, h01, 0, 2)), lane_splat<0>(ds));
+    store_i8x16_scaled(y + 16, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l01, h01, 1, 3)), lane_splat<1>(ds));
+    store_i8x16_scaled(y + 32, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l23, h23, 0, 2)), lane_splat<2>(ds));
+    store_i8x16_scaled(y + 48, wasm_i8x16_swizzle(k, wasm_i64x2_shuffle(l23, h23, 1, 3)), lane_splat<3>(ds));
   }
 }
 
-void Q1_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q1_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t bits_lo = wasm_i32x4_const(1, 2, 4, 8), bits_hi = wasm_i32x4_const(16, 32, 64, 128);
   const v128_t sign = splat_u32(0x80000000u);
-  for_blocks_f16(src, n, 18, 0, [&](size_t b, v128_t d) {
+  for_blocks_f16<false>(src, n, 18, 0, [&](size_t b, v128_t d) {
     const uint8_t* qs = src + b * 18 + 2;
     float* y = dst + b * 128;
     const v128_t neg = wasm_v128_xor(d, sign);  // -d, as the reference's negation (NaN sign too)
@@ -203,7 +215,7 @@ void Q1_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   });
 }
 
-void Q2_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void Q2_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t three = splat_u8(3), one = splat_u8(1);
   for_blocks_f16(src, n, 18, 0, [&](size_t b, v128_t d) {
     const v128_t q = wasm_v128_load(src + b * 18 + 2);
@@ -216,11 +228,44 @@ void Q2_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
     const v128_t c01h = wasm_i8x16_shuffle(c0, c1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
     const v128_t c23l = wasm_i8x16_shuffle(c2, c3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const v128_t c23h = wasm_i8x16_shuffle(c2, c3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    store_i8x16_times(y + 0, wasm_i8x16_sub(wasm_i16x8_shuffle(c01l, c23l, 0, 8, 1, 9, 2, 10, 3, 11), one), d);
-    store_i8x16_times(y + 16, wasm_i8x16_sub(wasm_i16x8_shuffle(c01l, c23l, 4, 12, 5, 13, 6, 14, 7, 15), one), d);
-    store_i8x16_times(y + 32, wasm_i8x16_sub(wasm_i16x8_shuffle(c01h, c23h, 0, 8, 1, 9, 2, 10, 3, 11), one), d);
-    store_i8x16_times(y + 48, wasm_i8x16_sub(wasm_i16x8_shuffle(c01h, c23h, 4, 12, 5, 13, 6, 14, 7, 15), one), d);
+    store_i8x16_scaled(y + 0, wasm_i8x16_sub(wasm_i16x8_shuffle(c01l, c23l, 0, 8, 1, 9, 2, 10, 3, 11), one), d);
+    store_i8x16_scaled(y + 16, wasm_i8x16_sub(wasm_i16x8_shuffle(c01l, c23l, 4, 12, 5, 13, 6, 14, 7, 15), one), d);
+    store_i8x16_scaled(y + 32, wasm_i8x16_sub(wasm_i16x8_shuffle(c01h, c23h, 0, 8, 1, 9, 2, 10, 3, 11), one), d);
+    store_i8x16_scaled(y + 48, wasm_i8x16_sub(wasm_i16x8_shuffle(c01h, c23h, 4, 12, 5, 13, 6, 14, 7, 15), one), d);
   });
+}
+
+
+// The exported kernels: each body through run_kernel (block bytes, block values).
+void Q4_0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q4_0_body, src, n, dst, ctx, 18, 32);
+}
+void Q4_1(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q4_1_body, src, n, dst, ctx, 20, 32);
+}
+void Q5_0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q5_0_body, src, n, dst, ctx, 22, 32);
+}
+void Q5_1(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q5_1_body, src, n, dst, ctx, 24, 32);
+}
+void Q8_0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q8_0_body, src, n, dst, ctx, 34, 32);
+}
+void IQ4_NL(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(IQ4_NL_body, src, n, dst, ctx, 18, 32);
+}
+void MXFP4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(MXFP4_body, src, n, dst, ctx, 17, 32);
+}
+void NVFP4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(NVFP4_body, src, n, dst, ctx, 36, 64);
+}
+void Q1_0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q1_0_body, src, n, dst, ctx, 18, 128);
+}
+void Q2_0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(Q2_0_body, src, n, dst, ctx, 18, 64);
 }
 
 }  // namespace simd

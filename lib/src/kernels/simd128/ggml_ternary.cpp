@@ -25,7 +25,7 @@ inline v128_t times3(v128_t q) { return wasm_i8x16_add(wasm_i8x16_add(q, q), q);
 
 namespace simd {
 
-void TQ1_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void TQ1_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 54, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src + 52));
     // Bytes 0..31: trit k of byte m is value 32k + m.
@@ -51,7 +51,7 @@ void TQ1_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   }
 }
 
-void TQ2_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void TQ2_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t three = splat_u8(3), one = splat_u8(1);
   for (size_t b = 0; b < n; ++b, src += 66, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src + 64));
@@ -66,7 +66,7 @@ void TQ2_0(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   }
 }
 
-void I2_S(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+static void I2_S_body(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   const v128_t three = splat_u8(3), one = splat_u8(1);
   const v128_t s = wasm_f32x4_splat(ctx.spec->global_scale);
   for (size_t b = 0; b < n; ++b, src += 32, dst += 128) {
@@ -78,6 +78,18 @@ void I2_S(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
       store_i8x16_times(dst + 32 * k + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, shift), three), one), s);
     }
   }
+}
+
+
+// The exported kernels: each body through run_kernel (block bytes, block values).
+void TQ1_0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(TQ1_0_body, src, n, dst, ctx, 54, 256);
+}
+void TQ2_0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(TQ2_0_body, src, n, dst, ctx, 66, 256);
+}
+void I2_S(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(I2_S_body, src, n, dst, ctx, 32, 128);
 }
 
 }  // namespace simd

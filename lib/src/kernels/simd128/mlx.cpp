@@ -185,7 +185,7 @@ inline v128_t load4_u8_as_u32(const uint8_t* p) {
 
 namespace simd {
 
-void MlxAffine(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+static void MlxAffine_body(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   switch (ctx.spec->bits) {
     case 2: affine_bits<2>(src, n, dst, ctx); break;
     case 3: affine_bits<3>(src, n, dst, ctx); break;
@@ -196,7 +196,7 @@ void MlxAffine(const uint8_t* src, size_t n, float* dst, const KernelContext& ct
   }
 }
 
-void MlxMxfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+static void MlxMxfp4_body(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   const uint8_t* scales = ctx.spec->scales + ctx.first_block;
   auto group = [&](size_t b, v128_t s) {
     const v128_t q = wasm_v128_load(src + b * 16);
@@ -214,7 +214,7 @@ void MlxMxfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx
   for (; b < n; ++b) group(b, wasm_f32x4_splat(e8m0_to_f32(scales[b])));
 }
 
-void MlxMxfp8(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+static void MlxMxfp8_body(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   const uint8_t* scales = ctx.spec->scales + ctx.first_block;
   auto group = [&](size_t b, v128_t s) {
     for (int h = 0; h < 2; ++h) {
@@ -238,7 +238,7 @@ void MlxMxfp8(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx
   for (; b < n; ++b) group(b, wasm_f32x4_splat(e8m0_to_f32(scales[b])));
 }
 
-void MlxNvfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+static void MlxNvfp4_body(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   const DequantSpec& spec = *ctx.spec;
   const uint8_t* scales = spec.scales + ctx.first_block;
   const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
@@ -266,7 +266,7 @@ void MlxNvfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx
   }
 }
 
-void F8Q8(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
+static void F8Q8_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b) {
     const uint8_t* blk = src + b * 33;
     float* y = dst + b * 32;
@@ -280,6 +280,24 @@ void F8Q8(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
     store_i8x16_times(y, wasm_v128_load(blk + 1), d);
     store_i8x16_times(y + 16, wasm_v128_load(blk + 17), d);
   }
+}
+
+
+// The exported kernels: each body through run_kernel (block bytes, block values).
+void MlxAffine(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(MlxAffine_body, src, n, dst, ctx, size_t(ctx.spec->group) * ctx.spec->bits / 8, ctx.spec->group);
+}
+void MlxMxfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(MlxMxfp4_body, src, n, dst, ctx, 16, 32);
+}
+void MlxMxfp8(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(MlxMxfp8_body, src, n, dst, ctx, 32, 32);
+}
+void MlxNvfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(MlxNvfp4_body, src, n, dst, ctx, 8, 16);
+}
+void F8Q8(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  run_kernel(F8Q8_body, src, n, dst, ctx, 33, 32);
 }
 
 }  // namespace simd

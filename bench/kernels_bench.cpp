@@ -1,0 +1,421 @@
+// ws-bench-kernels: dequantization throughput per format, scalar reference vs SIMD128.
+//
+// GB/s is bytes of f32 output per second (10^9 bytes; f16 output is counted as the f32 it stands
+// for, elements x 4, so the columns compare). Two input sizes:
+//   chunk  64 KiB of stored bytes (rounded down to whole blocks): one streaming piece, the output
+//          stays in cache. Kernels called directly; the "deq" columns go through
+//          ws::Dequantizer::decode (validation on for GGML blocks; companion formats validate
+//          once per tensor at init, left out here) with f32 and with f16 output.
+//   big    64 MiB of stored bytes: memory-bound. Both kernels, and memset of the same output size
+//          in the same run; simd/memset is the fraction of store bandwidth the kernel reaches.
+// A `*` marks a missed target on the six benchmark formats (Q4_0, Q8_0, Q4_K, Q6_K, MLX affine
+// 4-bit, BF16): chunk simd/ref >= 2 natively and >= 4 under wasm; big simd/memset >= 0.80.
+//
+//   ws-bench-kernels [--filter SUBSTR]... [--no-big] [--big-targets-only] [--min-time S]
+//                    [--chunk BYTES] [--big BYTES]
+//   ws-bench-kernels --profile FORMAT [--impl ref|simd] [--size chunk|big] [--calls N]
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "host_info.h"
+#include "kernel_api.h"
+#include "measure.h"
+#include "weightstream/dequant.h"
+
+namespace wsbench {
+namespace {
+
+using ws::DType;
+using ws::QuantFormat;
+
+#if defined(__EMSCRIPTEN__)
+constexpr double kChunkTarget = 4.0;
+constexpr const char* kPlatform = "wasm SIMD128";
+#else
+constexpr double kChunkTarget = 2.0;
+constexpr const char* kPlatform = "native (SIMDe)";
+#endif
+constexpr double kBigTarget = 0.80;
+
+struct Row {
+  QuantFormat format;
+  uint32_t bits = 0, group = 0;
+  DType scale_dtype = DType::BF16;
+  bool target = false;  // one of the six benchmark formats
+  std::string name;
+};
+
+std::vector<Row> all_rows() {
+  std::vector<Row> rows;
+  auto add = [&](QuantFormat f, bool target) {
+    Row r;
+    r.format = f;
+    r.target = target;
+    r.name = ws::quant_format_name(f);
+    rows.push_back(r);
+  };
+  auto affine = [&](uint32_t bits, uint32_t group, DType dt, bool target) {
+    Row r;
+    r.format = QuantFormat::MlxAffine;
+    r.bits = bits;
+    r.group = group;
+    r.scale_dtype = dt;
+    r.target = target;
+    r.name = "mlx-b" + std::to_string(bits) + "-g" + std::to_string(group) + "-" +
+             (dt == DType::F32 ? "f32" : dt == DType::F16 ? "f16" : "bf16");
+    rows.push_back(r);
+  };
+  // The six targets first.
+  add(QuantFormat::Q4_0, true);
+  add(QuantFormat::Q8_0, true);
+  add(QuantFormat::Q4_K, true);
+  add(QuantFormat::Q6_K, true);
+  for (uint32_t g : {32u, 64u, 128u})
+    for (DType dt : {DType::BF16, DType::F16, DType::F32}) affine(4, g, dt, true);
+  add(QuantFormat::BF16, true);
+  // Then the rest, in the priority order.
+  for (QuantFormat f : {QuantFormat::F16, QuantFormat::F32, QuantFormat::Q4_1, QuantFormat::Q5_0, QuantFormat::Q5_1,
+                        QuantFormat::Q2_K, QuantFormat::Q3_K, QuantFormat::Q5_K, QuantFormat::IQ4_NL, QuantFormat::IQ4_XS,
+                        QuantFormat::MXFP4, QuantFormat::NVFP4, QuantFormat::TQ2_0, QuantFormat::Q1_0, QuantFormat::Q2_0})
+    add(f, false);
+  for (uint32_t bits : {2u, 3u, 5u, 6u, 8u}) affine(bits, 64, DType::BF16, false);
+  for (QuantFormat f : {QuantFormat::MlxMxfp4, QuantFormat::MlxMxfp8, QuantFormat::MlxNvfp4, QuantFormat::F8_E4M3,
+                        QuantFormat::F8_E5M2, QuantFormat::F8_E8M0, QuantFormat::Q8_K, QuantFormat::TQ1_0, QuantFormat::I2_S,
+                        QuantFormat::F8Q8, QuantFormat::IQ2_XXS, QuantFormat::IQ2_XS, QuantFormat::IQ2_S,
+                        QuantFormat::IQ3_XXS, QuantFormat::IQ3_S, QuantFormat::IQ1_S, QuantFormat::IQ1_M})
+    add(f, false);
+  return rows;
+}
+
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
+// A plausible weight-scale fp16: 2^-10 .. 2^-4, random mantissa and sign (never subnormal, inf
+// or NaN: real checkpoints' scales are normal numbers, and subnormals would time the CPU's
+// microcode assists rather than the kernels).
+uint16_t scale_f16(Rng& r) {
+  uint64_t x = r.next();
+  return uint16_t(((x & 1) << 15) | ((5 + (x >> 1) % 7) << 10) | ((x >> 8) & 0x3FF));
+}
+float scale_f32(Rng& r) {
+  float f = ws::f16_to_f32(scale_f16(r));
+  return f;
+}
+
+// The tensor a row decodes: stored bytes and its companions, with realistic scale fields.
+struct Tensor {
+  ws::DequantSpec spec;
+  std::vector<uint8_t> data, scales, biases;
+  size_t blocks = 0, block_bytes = 0, block_elems = 0;
+};
+
+Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
+  Tensor t;
+  const ws::kernels::FormatEntry& e = ws::kernels::format_entry(row.format);
+  t.block_elems = e.info.block_elems;
+  t.block_bytes = e.info.block_bytes;
+  if (row.format == QuantFormat::MlxAffine) {
+    t.block_elems = row.group;
+    t.block_bytes = row.group * row.bits / 8;
+  }
+  t.blocks = std::max<size_t>(1, input_bytes / t.block_bytes);
+  t.data.resize(t.blocks * t.block_bytes);
+  Rng r{seed};
+  for (size_t i = 0; i < t.data.size(); i += 8) {
+    uint64_t x = r.next();
+    memcpy(&t.data[i], &x, std::min<size_t>(8, t.data.size() - i));
+  }
+  for (size_t b = 0; b < t.blocks; ++b) {
+    uint8_t* blk = &t.data[b * t.block_bytes];
+    for (uint8_t f = 0; f < e.n_fp16_fields; ++f) {
+      uint16_t h = scale_f16(r);
+      memcpy(blk + e.fp16_fields[f], &h, 2);
+    }
+    if (e.e8m0_field >= 0) blk[e.e8m0_field] = uint8_t(118 + r.next() % 12);
+    switch (row.format) {
+      case QuantFormat::F32: {
+        float f = scale_f32(r) * float(int(r.next() % 2001) - 1000);
+        memcpy(blk, &f, 4);
+        break;
+      }
+      case QuantFormat::F16: {
+        uint16_t h = scale_f16(r);
+        memcpy(blk, &h, 2);
+        break;
+      }
+      case QuantFormat::BF16: {
+        uint32_t u;
+        float f = scale_f32(r);
+        memcpy(&u, &f, 4);
+        uint16_t h = uint16_t(u >> 16);
+        memcpy(blk, &h, 2);
+        break;
+      }
+      case QuantFormat::F8_E4M3:
+        if ((blk[0] & 0x7F) == 0x7F) blk[0] ^= 1;  // not NaN
+        break;
+      case QuantFormat::F8_E8M0:
+        blk[0] = uint8_t(110 + r.next() % 30);
+        break;
+      case QuantFormat::NVFP4:
+        for (int k = 0; k < 4; ++k) blk[k] = uint8_t(0x28 + r.next() % 0x20);  // UE4M3 ~ 2^-2..2^1
+        break;
+      case QuantFormat::Q8_K: {
+        float f = scale_f32(r);
+        memcpy(blk, &f, 4);
+        break;
+      }
+      case QuantFormat::IQ1_M: {  // the fp16 super-scale is the top nibbles of the scales words
+        uint16_t h = scale_f16(r);
+        for (int k = 0; k < 4; ++k) {
+          uint16_t w;
+          memcpy(&w, blk + 48 + 2 * k, 2);
+          w = uint16_t((w & 0x0FFF) | (((h >> (4 * k)) & 15) << 12));
+          memcpy(blk + 48 + 2 * k, &w, 2);
+        }
+        break;
+      }
+      case QuantFormat::F8Q8:
+        blk[0] = uint8_t(0x30 + r.next() % 0x30);  // E4M3 0.5 .. 240
+        break;
+      default:
+        break;
+    }
+  }
+  ws::DequantSpec& s = t.spec;
+  s.format = row.format;
+  s.bits = row.bits;
+  s.group = row.group;
+  s.scale_dtype = row.scale_dtype;
+  s.elements = uint64_t(t.blocks) * t.block_elems;
+  if (e.info.companion) {
+    const size_t sb = row.format == QuantFormat::MlxAffine ? (row.scale_dtype == DType::F32 ? 4 : 2) : 1;
+    t.scales.resize(t.blocks * sb);
+    if (row.format == QuantFormat::MlxAffine) t.biases.resize(t.blocks * sb);
+    for (size_t g = 0; g < t.blocks; ++g) {
+      if (row.format == QuantFormat::MlxAffine) {
+        for (std::vector<uint8_t>* v : {&t.scales, &t.biases}) {
+          float f = scale_f32(r);
+          if (row.scale_dtype == DType::F32) {
+            memcpy(&(*v)[g * 4], &f, 4);
+          } else if (row.scale_dtype == DType::F16) {
+            uint16_t h = ws::f32_to_f16(f);
+            memcpy(&(*v)[g * 2], &h, 2);
+          } else {
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            uint16_t h = uint16_t(u >> 16);
+            memcpy(&(*v)[g * 2], &h, 2);
+          }
+        }
+      } else if (row.format == QuantFormat::MlxNvfp4) {
+        t.scales[g] = uint8_t(0x28 + r.next() % 0x20);
+      } else {
+        t.scales[g] = uint8_t(118 + r.next() % 12);
+      }
+    }
+    s.scales = t.scales.data();
+    s.biases = t.biases.empty() ? nullptr : t.biases.data();
+  }
+  if (row.format == QuantFormat::I2_S) {
+    s.has_global_scale = true;
+    s.global_scale = 0.75f;
+  }
+  return t;
+}
+
+struct Options {
+  std::vector<std::string> filters;
+  bool big = true;
+  bool big_targets_only = false;
+  size_t chunk = 64 * 1024;
+  size_t big_bytes = 64u << 20;
+  MeasureOptions chunk_measure;
+  MeasureOptions big_measure;
+  std::string profile;
+  std::string impl = "simd";
+  std::string size = "chunk";
+  uint64_t calls = 1000;
+};
+
+bool selected(const Options& o, const Row& r) {
+  if (o.filters.empty()) return true;
+  for (const std::string& f : o.filters)
+    if (r.name.find(f) != std::string::npos) return true;
+  return false;
+}
+
+double gbps(uint64_t bytes, double s) { return double(bytes) / 1e9 / s; }
+
+// One decode call through the Dequantizer (a fresh one: init is per tensor).
+void decode_once(const Tensor& t, ws::OutType out, void* dst, size_t dst_bytes) {
+  ws::DequantSpec spec = t.spec;
+  spec.impl = ws::KernelImpl::Simd128;
+  spec.out = out;
+  spec.validate = !ws::kernels::format_entry(spec.format).info.companion;
+  ws::Dequantizer d;
+  if (d.init(spec) != ws::Status::Ok) abort();
+  size_t in_used = 0, written = 0;
+  if (d.decode(t.data.data(), t.data.size(), &in_used, dst, dst_bytes, &written) != ws::Status::Ok || !d.done()) abort();
+}
+
+struct Result {
+  double ref = 0, simd = 0, deq32 = 0, deq16 = 0, memset = 0;
+  bool has_big = false;
+  double big_ref = 0, big_simd = 0, big_memset = 0;
+};
+
+std::string cell(double v, bool miss) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.2f%s", v, miss ? "*" : " ");
+  return buf;
+}
+
+void run_row(const Row& row, const Options& o, Result* res) {
+  const ws::kernels::FormatEntry& e = ws::kernels::format_entry(row.format);
+  if (!e.reference || !e.simd128) {
+    fprintf(stderr, "%s: missing kernel\n", row.name.c_str());
+    return;
+  }
+  {
+    Tensor t = make_tensor(row, o.chunk, 1234);
+    const size_t out_bytes = size_t(t.spec.elements) * 4;
+    std::vector<float> out(t.spec.elements + 16);
+    std::vector<uint16_t> out16(t.spec.elements + 16);
+    ws::kernels::KernelContext ctx{&t.spec, 0};
+    std::vector<std::function<void()>> fns = {
+        [&] { e.reference(t.data.data(), t.blocks, out.data(), ctx); },
+        [&] { e.simd128(t.data.data(), t.blocks, out.data(), ctx); },
+        [&] { decode_once(t, ws::OutType::F32, out.data(), out_bytes); },
+        [&] { decode_once(t, ws::OutType::F16, out16.data(), out_bytes / 2); },
+    };
+    std::vector<Timing> tm = measure(fns, o.chunk_measure);
+    res->ref = gbps(out_bytes, tm[0].best_s);
+    res->simd = gbps(out_bytes, tm[1].best_s);
+    res->deq32 = gbps(out_bytes, tm[2].best_s);
+    res->deq16 = gbps(out_bytes, tm[3].best_s);
+  }
+  if (o.big && (!o.big_targets_only || row.target)) {
+    Tensor t = make_tensor(row, o.big_bytes, 99);
+    const size_t out_bytes = size_t(t.spec.elements) * 4;
+    std::vector<float> out(t.spec.elements);
+    memset(out.data(), 0, out_bytes);  // fault the pages in before timing
+    ws::kernels::KernelContext ctx{&t.spec, 0};
+    std::vector<std::function<void()>> fns = {
+        [&] { e.reference(t.data.data(), t.blocks, out.data(), ctx); },
+        [&] { e.simd128(t.data.data(), t.blocks, out.data(), ctx); },
+        [&] {
+          memset(out.data(), 0x3C, out_bytes);
+          // Keep the compiler from dropping a store nobody reads.
+          __asm__ __volatile__("" : : "r"(out.data()) : "memory");
+        },
+    };
+    std::vector<Timing> tm = measure(fns, o.big_measure);
+    res->has_big = true;
+    res->big_ref = gbps(out_bytes, tm[0].best_s);
+    res->big_simd = gbps(out_bytes, tm[1].best_s);
+    res->big_memset = gbps(out_bytes, tm[2].best_s);
+  }
+}
+
+// Profile mode: one kernel on one size, N calls, nothing else (for perf / callgrind).
+__attribute__((noinline)) void profiled_calls(ws::kernels::BlockKernel k, const Tensor& t, float* out, uint64_t calls) {
+  ws::kernels::KernelContext ctx{&t.spec, 0};
+  for (uint64_t i = 0; i < calls; ++i) k(t.data.data(), t.blocks, out, ctx);
+}
+
+int profile(const Options& o) {
+  for (const Row& row : all_rows()) {
+    if (row.name != o.profile) continue;
+    const ws::kernels::FormatEntry& e = ws::kernels::format_entry(row.format);
+    Tensor t = make_tensor(row, o.size == "big" ? o.big_bytes : o.chunk, 7);
+    std::vector<float> out(t.spec.elements);
+    profiled_calls(o.impl == "ref" ? e.reference : e.simd128, t, out.data(), o.calls);
+    printf("%s %s %s: %llu calls done\n", row.name.c_str(), o.impl.c_str(), o.size.c_str(), (unsigned long long)o.calls);
+    return 0;
+  }
+  fprintf(stderr, "no row named %s\n", o.profile.c_str());
+  return 2;
+}
+
+int usage() {
+  fprintf(stderr,
+          "usage: ws-bench-kernels [--filter SUBSTR]... [--no-big] [--big-targets-only] [--min-time S]\n"
+          "                        [--chunk BYTES] [--big BYTES]\n"
+          "       ws-bench-kernels --profile ROW [--impl ref|simd] [--size chunk|big] [--calls N]\n");
+  return 2;
+}
+
+}  // namespace
+}  // namespace wsbench
+
+int main(int argc, char** argv) {
+  using namespace wsbench;
+  Options o;
+  o.chunk_measure.min_total_s = 0.15;
+  o.chunk_measure.min_samples = 7;
+  o.big_measure.min_total_s = 0.3;
+  o.big_measure.min_samples = 3;
+  o.big_measure.min_sample_s = 1e-3;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    bool v = i + 1 < argc;
+    if (a == "--filter" && v) o.filters.push_back(argv[++i]);
+    else if (a == "--no-big") o.big = false;
+    else if (a == "--big-targets-only") o.big_targets_only = true;
+    else if (a == "--min-time" && v) o.chunk_measure.min_total_s = o.big_measure.min_total_s = atof(argv[++i]);
+    else if (a == "--chunk" && v) o.chunk = size_t(strtoull(argv[++i], nullptr, 10));
+    else if (a == "--big" && v) o.big_bytes = size_t(strtoull(argv[++i], nullptr, 10));
+    else if (a == "--profile" && v) o.profile = argv[++i];
+    else if (a == "--impl" && v) o.impl = argv[++i];
+    else if (a == "--size" && v) o.size = argv[++i];
+    else if (a == "--calls" && v) o.calls = strtoull(argv[++i], nullptr, 10);
+    else return usage();
+  }
+  if (!o.profile.empty()) return profile(o);
+
+  printf("ws-bench-kernels: %s, %s, %u logical CPUs\n", kPlatform, cpu_model().c_str(), logical_cpus());
+  printf("GB/s = 10^9 bytes of f32 output per second (f16-out columns: elements x 4). chunk = %zu B of input,\n"
+         "big = %zu B of input. Targets (six formats, `*` = missed): chunk simd/ref >= %.1f, big simd/memset >= %.2f\n\n",
+         o.chunk, o.big_bytes, kChunkTarget, kBigTarget);
+  printf("%-18s | %8s %8s %8s %9s %9s | %8s %8s %8s %8s\n", "", "chunk", "", "", "deq", "deq", "big", "", "", "");
+  printf("%-18s | %8s %8s %8s %9s %9s | %8s %8s %8s %8s\n", "format", "ref", "simd", "simd/ref", "f32-out", "f16-out",
+         "ref", "simd", "memset", "simd/mem");
+  printf("%s\n", std::string(18 + 3 + 8 * 3 + 2 + 9 * 2 + 3 + 8 * 4 + 3 + 2, '-').c_str());
+  fflush(stdout);
+  int misses = 0;
+  for (const Row& row : all_rows()) {
+    if (!selected(o, row)) continue;
+    Result r;
+    run_row(row, o, &r);
+    const double ratio = r.simd / r.ref;
+    const bool miss_chunk = row.target && ratio < kChunkTarget;
+    printf("%-18s | %8.2f %8.2f %8s %9.2f %9.2f |", (row.name + (row.target ? " (T)" : "")).c_str(), r.ref, r.simd,
+           cell(ratio, miss_chunk).c_str(), r.deq32, r.deq16);
+    misses += miss_chunk;
+    if (r.has_big) {
+      const double mr = r.big_simd / r.big_memset;
+      const bool miss_big = row.target && mr < kBigTarget;
+      misses += miss_big;
+      printf(" %8.2f %8.2f %8.2f %8s\n", r.big_ref, r.big_simd, r.big_memset, cell(mr, miss_big).c_str());
+    } else {
+      printf(" %8s %8s %8s %8s\n", "-", "-", "-", "-");
+    }
+    fflush(stdout);
+  }
+  printf("\n%d missed target%s ((T) rows)\n", misses, misses == 1 ? "" : "s");
+  return 0;
+}
