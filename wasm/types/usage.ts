@@ -1,0 +1,30 @@
+// Compiled (not run) by `npm run typecheck`: the README's uses of the API must type-check.
+import { validate, inspect, createReader, loadToWebGPU, WeightstreamError, type ReaderEvent } from './weightstream.js';
+
+export async function examples(device: GPUDevice, file: File, signal: AbortSignal): Promise<void> {
+  const v = await validate('https://example.com/model.safetensors');
+  if (!v.valid && v.error) console.log(v.error.code, v.error.offset, v.error.tensor, v.error.message);
+
+  const h = await inspect(file);
+  if (!('sharded' in h)) for (const t of h.tensors) console.log(t.name, t.dtype, t.shape, t.dataOffsets);
+
+  const reader = createReader({ dtype: 'f16', filter: ['lm_head.weight'], signal });
+  for await (const ev of reader.read(await fetch('/model.gguf'))) {
+    const e: ReaderEvent = ev;
+    if (e.type === 'tensorData') console.log(e.tensor.name, e.offset, e.data.byteLength);
+    if (e.type === 'progress') console.log(e.bytes, e.totalBytes, e.rate);
+  }
+
+  try {
+    const model = await loadToWebGPU(device, 'model.safetensors.index.json', {
+      dtype: 'f32', split: true, concurrency: 3, onProgress: (p) => console.log(p.tensors), signal,
+      quantization: { group_size: 64, bits: 4 },
+    });
+    const t = model.tensors['model.embed_tokens.weight'];
+    const buffers: GPUBuffer[] = t.buffers ?? (t.buffer ? [t.buffer] : []);
+    console.log(buffers.length, t.dtype, t.shape, t.byteLength, t.quant?.format);
+    model.destroy();
+  } catch (e) {
+    if (e instanceof WeightstreamError) console.log(e.code, e.offset, e.tensor, e.found, e.hint);
+  }
+}

@@ -1,0 +1,271 @@
+// Types of the weightstream npm package (wasm/js/*.mjs). Offsets and sizes are numbers: exact
+// below 2^53, which every file offset is. GGUF 64-bit integer values are bigints.
+
+/// <reference lib="dom" />
+
+/** A model source. Strings are URLs (relative to the page in browsers); in Node a string without
+ * a scheme is a file path. A URL ending in `.index.json` loads a sharded model. */
+export type Source =
+  | string
+  | URL
+  | Response
+  | Blob
+  | ReadableStream<Uint8Array>
+  | ArrayBuffer
+  | ArrayBufferView
+  | AsyncIterable<Uint8Array>;
+
+/** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes. */
+export type ErrorCode = string;
+
+export interface ErrorInfo {
+  code: ErrorCode;
+  offset: number | null;
+  tensor: string | null;
+  message: string;
+  /** Sharded models: the shard file the offset is in (absent for single files). */
+  shard?: string | null;
+}
+
+export declare class WeightstreamError extends Error {
+  /** 'WeightstreamError', or 'AbortError' when code is 'Aborted'. */
+  name: string;
+  code: ErrorCode;
+  /** Absolute byte offset where the input became invalid (null when none applies). */
+  offset: number | null;
+  tensor: string | null;
+  shard: string | null;
+  /** The values behind the rejection, where the library reports them. */
+  found: bigint | null;
+  expected: bigint | null;
+  description: string;
+  hint: string;
+  toJSON(): ErrorInfo;
+}
+
+export interface Limits {
+  maxHeaderBytes?: number | bigint;
+  maxTensors?: number;
+  maxNameBytes?: number | bigint;
+  maxRank?: number;
+  maxNesting?: number;
+  keepMetadata?: boolean;
+}
+
+export interface Progress {
+  /** Bytes read from the source(s) so far. */
+  bytes: number;
+  /** Bytes expected in all, when known. */
+  totalBytes: number | null;
+  /** Tensors completed. */
+  tensors: number;
+  /** Average bytes per second since the start. */
+  rate: number;
+}
+
+export type Filter = string[] | Set<string> | RegExp | string | ((name: string, tensor: TensorHeader) => boolean);
+
+export interface CommonOptions {
+  signal?: AbortSignal;
+  /** Initial reader arena (default 1 MiB); a header that needs more is retried once with exactly enough. */
+  arenaSize?: number;
+  /** Largest piece fed to the reader at once, and the size of its input buffer in wasm memory (default 1 MiB). */
+  chunkSize?: number;
+  limits?: Limits;
+  /** GGUF arrays up to this many elements are reported whole; longer ones as head/last (default 16). */
+  arrayLimit?: number;
+  /** Size of a ReadableStream or async iterable, when known (lets the reader reject a short file early). */
+  size?: number;
+  /** For URLs: headers for every request, a fetch to use, and whether Range requests may be used (default true). */
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+  rangeRequests?: boolean;
+  /** Neighbouring selected tensors closer than this share one range request (default 1 MiB for URLs). */
+  rangeGap?: number;
+  /** Load the module from elsewhere (first call only). */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  wasmUrl?: string | URL;
+}
+
+export interface LoadOptions extends CommonOptions {
+  /** Output of every decodable tensor: 'f32', 'f16', or 'raw' (bytes as stored; default). */
+  dtype?: 'f32' | 'f16' | 'raw';
+  /** Tensors to read; the others are skipped (and, from seekable sources, not even fetched). */
+  filter?: Filter;
+  onProgress?: (p: Progress) => void;
+  /** Minimum milliseconds between progress reports (default 100). */
+  progressInterval?: number;
+  /** Sharded models: shards read at once (default 2). */
+  concurrency?: number;
+  /** MLX models: config.json, or its "quantization" object ({group_size, bits, mode}, per-layer overrides). */
+  quantization?: Record<string, unknown> | null;
+  /** Kernel family for decoding (default 'auto': SIMD128). */
+  kernel?: 'auto' | 'reference' | 'simd128';
+}
+
+export interface TensorHeader {
+  name: string;
+  /** Safetensors dtype name, or GGML type name (Q4_K, ...) for GGUF. */
+  dtype: string;
+  /** Safetensors: row-major. GGUF: ggml order, ne[0] first. */
+  shape: number[];
+  /** [begin, end) relative to the data section. */
+  dataOffsets: [number, number];
+  byteLength: number;
+  /** Absolute file offset of the first byte. */
+  offset: number;
+  /** Sharded inspect(): the shard file. */
+  shard?: string;
+}
+
+export interface GgufKv {
+  key: string;
+  offset: number;
+  /** gguf-py's type name: UINT8 … FLOAT64, BOOL, STRING, ARRAY. */
+  type: string;
+  value?: GgufValue;
+  /** Strings longer than 1 MiB are cut; this is their length. */
+  valueBytes?: number;
+  elementType?: string;
+  count?: number;
+  stringBytes?: number;
+  /** Arrays of up to arrayLimit elements. */
+  values?: GgufValue[];
+  /** Longer arrays: the first 5 and the last. */
+  head?: GgufValue[];
+  last?: GgufValue;
+}
+export type GgufValue = number | bigint | boolean | string;
+
+export interface ArraySummary {
+  type: 'ARRAY';
+  elementType: string;
+  count: number;
+  head: GgufValue[];
+  last: GgufValue;
+  stringBytes?: number;
+}
+
+export interface Header {
+  format: 'safetensors' | 'gguf';
+  name: string | null;
+  size: number | null;
+  /** Safetensors: the u64 header length. */
+  headerSize: number | null;
+  dataStart: number;
+  dataSize: number;
+  tensors: TensorHeader[];
+  /** Safetensors __metadata__ (or null); GGUF: key → value, long arrays summarized. */
+  metadata: Record<string, string> | Record<string, GgufValue | GgufValue[] | ArraySummary> | null;
+  gguf?: {
+    version: number;
+    alignment: number;
+    dialect: 'upstream' | 'bitnet';
+    architecture: string | null;
+    kvCount: number;
+    tensorInfosOffset: number;
+    kv: GgufKv[];
+  };
+}
+
+export interface ShardedHeader {
+  format: 'safetensors';
+  sharded: true;
+  totalSize: number | null;
+  metadata: Record<string, unknown> | null;
+  shards: (Header & { file: string })[];
+  tensors: (TensorHeader & { shard: string })[];
+}
+
+export interface ValidateResult {
+  valid: boolean;
+  format: 'safetensors' | 'gguf' | null;
+  tensors: number;
+  error: ErrorInfo | null;
+}
+
+export interface QuantInfo {
+  format: string;
+  blockElems?: number;
+  blockBytes?: number;
+  /** MLX */
+  mode?: string;
+  bits?: number;
+  groupSize?: number;
+  scales?: string;
+  biases?: string | null;
+}
+
+export interface OutputTensor {
+  name: string;
+  index: number;
+  /** 'f32' / 'f16' when decoded, else the stored dtype (BF16, Q4_K, I32, ...). */
+  dtype: string;
+  /** Logical shape (MLX weights: unpacked). */
+  shape: number[];
+  elements: number;
+  /** Bytes of output. */
+  byteLength: number;
+  /** The stored quantization, or null for plain types. */
+  quant: QuantInfo | null;
+  source: { dtype: string; shape: number[]; byteLength: number; offset: number };
+}
+
+export type ReaderEvent =
+  | ({ type: 'header'; shard: string | null; outputs: OutputTensor[] } & Header)
+  | { type: 'tensorBegin'; shard: string | null; tensor: OutputTensor }
+  /** `data` views wasm memory: valid until the iterator is advanced. */
+  | { type: 'tensorData'; shard: string | null; tensor: OutputTensor; offset: number; data: Uint8Array }
+  | { type: 'tensorEnd'; shard: string | null; tensor: OutputTensor }
+  | ({ type: 'progress' } & Progress)
+  | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | null };
+
+export interface Reader extends AsyncIterable<ReaderEvent> {
+  read(source: Source): AsyncIterable<ReaderEvent>;
+}
+
+export interface GpuTensor {
+  /** One buffer, or several (`buffers`, each `pieceBytes` but the last) with split: true. */
+  buffer?: GPUBuffer;
+  buffers?: GPUBuffer[];
+  pieceBytes?: number;
+  dtype: string;
+  shape: number[];
+  byteLength: number;
+  quant: QuantInfo | null;
+  source: { dtype: string; shape: number[]; byteLength: number; offset: number };
+  shard?: string;
+}
+
+export interface GpuModel {
+  format: 'safetensors' | 'gguf';
+  tensors: Record<string, GpuTensor>;
+  metadata: unknown;
+  header: Header | null;
+  shards: (Header & { file: string })[] | null;
+  bytes: number;
+  /** Destroys every buffer. */
+  destroy(): void;
+}
+
+export interface GpuLoadOptions extends LoadOptions {
+  /** Tensors larger than device.limits.maxBufferSize go into several buffers instead of failing. */
+  split?: boolean;
+}
+
+export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;
+export declare function validate(source: Source, options?: CommonOptions): Promise<ValidateResult>;
+export declare function inspect(source: Source, options?: CommonOptions): Promise<Header | ShardedHeader>;
+export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
+export declare function loadToWebGPU(device: GPUDevice, source: Source, options?: GpuLoadOptions): Promise<GpuModel>;
+export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
+
+// Minimal WebGPU shapes, so that the types need no @webgpu/types (use those for real code).
+declare global {
+  interface GPUBuffer { readonly size: number; readonly usage: number; destroy(): void }
+  interface GPUDevice {
+    readonly limits: { readonly maxBufferSize: number };
+    readonly queue: { writeBuffer(buffer: GPUBuffer, offset: number, data: ArrayBufferView | ArrayBuffer, dataOffset?: number, size?: number): void };
+    createBuffer(descriptor: { label?: string; size: number; usage: number; mappedAtCreation?: boolean }): GPUBuffer;
+  }
+}
