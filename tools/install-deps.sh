@@ -4,12 +4,18 @@
 set -euo pipefail
 
 # Build and test toolchain; SIMDe runs the SIMD128 kernels natively; simdjson is the benchmark's baseline.
-packages=(cmake ninja-build g++ clang libclang-rt-14-dev googletest libgtest-dev libbenchmark-dev libsimdjson-dev libsimde-dev)
+# emscripten (3.1.6) builds wasm/, the JavaScript bindings.
+packages=(cmake ninja-build g++ clang libclang-rt-14-dev googletest libgtest-dev libbenchmark-dev libsimdjson-dev libsimde-dev emscripten)
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm run the JS tests and build the npm package. Checked by command, not by package:
+# a machine may have them from another packaging of Node (whose nodejs bundles npm), and Debian's
+# npm package must not be installed over that.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every test: the GoogleTest/CTest suite in a release build and again under ASan+UBSan.
-# Installs what is missing first. This is exactly what CI runs (.ci/run).
+# Every test: the GoogleTest/CTest suite in a release build and again under ASan+UBSan, then the
+# WebAssembly build and its JavaScript tests. Installs what is missing first. This is exactly what
+# CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
@@ -12,3 +13,7 @@ for preset in release asan; do
   echo "=== $preset: test"
   ctest --preset "$preset" -j2
 done
+
+echo "=== wasm: build (npm package in wasm/dist) and JS tests"
+(cd wasm && npm ci --no-audit --no-fund && npm run build && npm run typecheck)
+node --test tests/js/
