@@ -20,11 +20,10 @@ struct KernelContext {
 
 using BlockKernel = void (*)(const uint8_t* src, size_t n_blocks, float* dst, const KernelContext& ctx);
 
-// Declarations of every kernel, ref::NAME and simd::NAME for each format NAME. They are weak
-// while the kernel families are being written: a missing kernel leaves a null table entry
-// (UnsupportedFormat), and the completeness test fails until every entry is filled.
-#define WS_DECLARE_KERNEL(name)                                                                    \
-  __attribute__((weak)) void name(const uint8_t* src, size_t n_blocks, float* dst, const KernelContext& ctx);
+// Declarations of every kernel, ref::NAME and simd::NAME for each format NAME: a format without
+// both implementations does not link.
+#define WS_DECLARE_KERNEL(name) \
+  void name(const uint8_t* src, size_t n_blocks, float* dst, const KernelContext& ctx);
 namespace ref {
 WS_QUANT_FORMAT_LIST(WS_DECLARE_KERNEL)
 }
