@@ -3,7 +3,7 @@
 // built — the same verdict as `weightstream validate --json` for every corpus file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ws, repo, corpus, readJson, streamOf, testdata, le64, concat } from './helpers.mjs';
@@ -100,10 +100,15 @@ test('the same verdict as the CLI (`weightstream validate --json`) for every cor
     assert.equal(lines.length, paths.length);
     for (const [i, line] of lines.entries()) {
       // The CLI declares regular files' sizes; so does a Uint8Array source.
-      const r = await ws.validate(new Uint8Array(readFileSync(paths[i])));
+      const bytes = new Uint8Array(readFileSync(paths[i]));
       const pick = (x) => (x.error ? { code: x.error.code, offset: x.error.offset, tensor: x.error.tensor } : null);
+      const r = await ws.validate(bytes);
       assert.deepEqual(pick(r), pick(line), paths[i]);
       assert.equal(r.valid, line.valid, paths[i]);
+      // Size unknown on both sides: the CLI reading standard input, JS a ReadableStream.
+      const piped = spawnSync(cli, ['validate', '--json', '--no-progress', '-'], { input: bytes, encoding: 'utf8' });
+      const s = await ws.validate(streamOf(bytes, 4096));
+      assert.deepEqual(pick(s), pick(JSON.parse(piped.stdout)), `${paths[i]} (stdin)`);
       n++;
     }
   }
