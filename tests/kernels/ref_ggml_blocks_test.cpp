@@ -352,3 +352,41 @@ TEST(RefGgmlHand, Tq1_0TritOrder) {
 }
 
 }  // namespace
+
+namespace {
+
+// IQ1_M's super-scale and Q8_K's f32 d are validated too (the per-format block check).
+TEST(GgmlBlockValidationHook, Iq1mSuperScaleAndQ8kD) {
+  // IQ1_M: a block whose four scale words carry an fp16 inf (0x7C00) in their top nibbles.
+  std::vector<uint8_t> iq1m(56, 0);
+  const uint16_t inf = 0x7C00;
+  for (int w = 0; w < 4; ++w) {
+    uint16_t word = uint16_t(((inf >> (4 * w)) & 0xF) << 12);
+    iq1m[48 + 2 * w] = uint8_t(word);
+    iq1m[48 + 2 * w + 1] = uint8_t(word >> 8);
+  }
+  ws::DequantSpec spec;
+  spec.format = ws::QuantFormat::IQ1_M;
+  spec.elements = 256;
+  spec.input_offset = 1000;
+  std::vector<float> out(256);
+  ws::Error err;
+  EXPECT_EQ(ws::dequantize(spec, iq1m.data(), iq1m.size(), out.data(), out.size() * 4, &err),
+            ws::Status::InvalidBlockData);
+  EXPECT_EQ(err.offset, 1048u);
+  spec.validate = false;
+  EXPECT_EQ(ws::dequantize(spec, iq1m.data(), iq1m.size(), out.data(), out.size() * 4, &err), ws::Status::Ok);
+
+  // Q8_K: d = NaN (f32 0x7FC00000) at byte 0.
+  std::vector<uint8_t> q8k(292, 0);
+  q8k[2] = 0xC0;
+  q8k[3] = 0x7F;
+  ws::DequantSpec k;
+  k.format = ws::QuantFormat::Q8_K;
+  k.elements = 256;
+  EXPECT_EQ(ws::dequantize(k, q8k.data(), q8k.size(), out.data(), out.size() * 4, &err),
+            ws::Status::InvalidBlockData);
+  EXPECT_EQ(err.offset, 0u);
+}
+
+}  // namespace

@@ -115,7 +115,7 @@ Status Dequantizer::init(const DequantSpec& spec) {
 
 Status Dequantizer::run(const uint8_t* src, size_t n_blocks, uint8_t* dst) {
   const kernels::FormatEntry& e = kernels::format_entry(spec_.format);
-  if (spec_.validate && (e.n_fp16_fields || e.e8m0_field >= 0)) {
+  if (spec_.validate && (e.n_fp16_fields || e.e8m0_field >= 0 || e.check_block)) {
     for (size_t b = 0; b < n_blocks; ++b) {
       const uint8_t* blk = src + b * block_bytes_;
       uint64_t at = spec_.input_offset + (blocks_done_ + b) * block_bytes_;
@@ -125,6 +125,10 @@ Status Dequantizer::run(const uint8_t* src, size_t n_blocks, uint8_t* dst) {
         if (!fp16_is_finite(h)) return fail(Status::InvalidBlockData, at + e.fp16_fields[f]);
       }
       if (e.e8m0_field >= 0 && blk[e.e8m0_field] == 0xFF) return fail(Status::InvalidBlockData, at + e.e8m0_field);
+      if (e.check_block) {
+        int32_t bad = e.check_block(blk);
+        if (bad >= 0) return fail(Status::InvalidBlockData, at + uint32_t(bad));
+      }
     }
   }
   kernels::BlockKernel k = reinterpret_cast<kernels::BlockKernel>(kernel_);

@@ -2,14 +2,28 @@
 #include <string.h>
 
 #include "kernel_api.h"
+#include "reference/ggml_blocks.h"
 
 namespace ws {
 namespace kernels {
 
 namespace {
 
+// IQ1_M keeps its fp16 super-scale in the top nibbles of its four scale words.
+int32_t check_iq1_m(const uint8_t* block) {
+  uint16_t h = ggml::iq1m_super_scale(block);
+  return (h & 0x7C00) == 0x7C00 ? int32_t(ggml::kIq1mScalesOffset) : -1;
+}
+
+// Q8_K's d is an f32.
+int32_t check_q8_k(const uint8_t* block) {
+  return (ggml::le32(block) & 0x7F800000u) == 0x7F800000u ? 0 : -1;
+}
+
 #define E(name, elems, bytes, companion, f0, f1, nf, e8) \
-  {{#name, elems, bytes, companion}, ref::name, simd::name, {f0, f1}, nf, e8}
+  {{#name, elems, bytes, companion}, ref::name, simd::name, {f0, f1}, nf, e8, nullptr}
+#define EC(name, elems, bytes, check) \
+  {{#name, elems, bytes, false}, ref::name, simd::name, {0, 0}, 0, -1, check}
 
 // block_elems / block_bytes from ggml-common.h (FORMATS.md §5-6); fp16 scale field offsets as
 // ggml's row validation checks them; companion formats take their geometry from the spec.
@@ -30,7 +44,7 @@ const FormatEntry kTable[] = {
     E(Q4_K, 256, 144, false, 0, 2, 2, -1),
     E(Q5_K, 256, 176, false, 0, 2, 2, -1),
     E(Q6_K, 256, 210, false, 208, 0, 1, -1),
-    E(Q8_K, 256, 292, false, 0, 0, 0, -1),
+    EC(Q8_K, 256, 292, check_q8_k),
     E(IQ4_NL, 32, 18, false, 0, 0, 1, -1),
     E(IQ4_XS, 256, 136, false, 0, 0, 1, -1),
     E(TQ1_0, 256, 54, false, 52, 0, 1, -1),
@@ -40,7 +54,7 @@ const FormatEntry kTable[] = {
     E(Q1_0, 128, 18, false, 0, 0, 1, -1),
     E(Q2_0, 64, 18, false, 0, 0, 1, -1),
     E(IQ1_S, 256, 50, false, 0, 0, 1, -1),
-    E(IQ1_M, 256, 56, false, 0, 0, 0, -1),
+    EC(IQ1_M, 256, 56, check_iq1_m),
     E(IQ2_XXS, 256, 66, false, 0, 0, 1, -1),
     E(IQ2_XS, 256, 74, false, 0, 0, 1, -1),
     E(IQ2_S, 256, 82, false, 0, 0, 1, -1),
@@ -54,6 +68,7 @@ const FormatEntry kTable[] = {
     E(F8Q8, 32, 33, false, 0, 0, 0, -1),
 };
 #undef E
+#undef EC
 
 static_assert(sizeof(kTable) / sizeof(kTable[0]) == kQuantFormatCount, "one table row per format");
 

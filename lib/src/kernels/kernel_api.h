@@ -41,6 +41,9 @@ struct FormatEntry {
   uint8_t fp16_fields[2];
   uint8_t n_fp16_fields;
   int8_t e8m0_field;
+  // Scales the offsets above cannot describe (IQ1_M's nibble-spread fp16, Q8_K's f32 d):
+  // returns the byte offset within the block of an invalid scale, or -1. Null: none.
+  int32_t (*check_block)(const uint8_t* block);
 };
 
 const FormatEntry& format_entry(QuantFormat f);
