@@ -1,0 +1,194 @@
+// weightstream JS benchmark: throughput of the wasm module streaming and dequantizing, against the
+// naive way (arrayBuffer() the whole file, parse the header in JS, slice tensors), in one run.
+//
+//   node --expose-gc bench/js/bench.mjs [--mib N] [--json]
+//
+// Inputs are synthetic and built here: a safetensors model of BF16 tensors (raw streaming), a
+// GGUF of Q4_0 tensors (→ f32) and an MLX model of 4-bit affine weights with BF16 scales and
+// biases, group 64 (→ f16). Each is streamed as a ReadableStream of 1 MiB chunks that reuse one
+// buffer, so the source costs nothing and the numbers are the module's. Reported per case: MB/s
+// of input (best of 3 runs), peak memory (RSS and ArrayBuffers above the baseline, sampled at
+// every chunk), and for the raw case the same load done naively.
+import { gzipSync } from 'node:zlib';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const dist = join(here, '..', '..', 'wasm', 'dist');
+const ws = await import(join(dist, 'weightstream.mjs'));
+const args = process.argv.slice(2);
+const MiB = 1 << 20;
+const SIZE = Number(args[args.indexOf('--mib') + 1] || 512) * MiB;
+const asJson = args.includes('--json');
+const gc = globalThis.gc ?? (() => {});
+
+// ---- inputs -------------------------------------------------------------------------------------
+
+const le64 = (v) => { const b = new Uint8Array(8); new DataView(b.buffer).setBigUint64(0, BigInt(v), true); return b; };
+const u32 = (v) => { const b = new Uint8Array(4); new DataView(b.buffer).setUint32(0, v, true); return b; };
+const cat = (...p) => { const o = new Uint8Array(p.reduce((s, x) => s + x.length, 0)); let a = 0; for (const x of p) { o.set(x, a); a += x.length; } return o; };
+
+function safetensorsHeader(entries, metadata) {
+  const h = metadata ? { __metadata__: metadata } : {};
+  let off = 0;
+  for (const [name, dtype, shape, bytes] of entries) { h[name] = { dtype, shape, data_offsets: [off, off + bytes] }; off += bytes; }
+  let json = JSON.stringify(h);
+  while ((json.length + 8) % 8) json += ' ';
+  const j = new TextEncoder().encode(json);
+  return { head: cat(le64(j.length), j), dataSize: off };
+}
+
+// A stream of `head` then `dataSize` bytes cut from `pattern` (the same buffer every time).
+function streamOf(head, dataSize, pattern, onChunk) {
+  let sent = -1;
+  return new ReadableStream({
+    pull(c) {
+      if (sent < 0) { c.enqueue(head); sent = 0; return; }
+      if (sent >= dataSize) { c.close(); return; }
+      const n = Math.min(pattern.length, dataSize - sent);
+      c.enqueue(n === pattern.length ? pattern : pattern.subarray(0, n));
+      sent += n;
+      onChunk?.();
+    },
+  });
+}
+
+// Raw: BF16 tensors of 16 MiB (a 7B model's layers are 32-128 MiB; smaller ones here give more
+// tensor boundaries per byte, the harder case).
+function rawModel() {
+  const entries = [];
+  for (let i = 0; i < SIZE / (16 * MiB); i++) entries.push([`layers.${i}.weight`, 'BF16', [4096, 2048], 16 * MiB]);
+  const pattern = new Uint8Array(MiB).map((_, i) => (i * 2654435761) >>> 24);
+  return { ...safetensorsHeader(entries), pattern };
+}
+
+// Q4_0: blocks of {f16 d, 16 bytes of nibbles}; d = 1/64 in every block (finite, so validation passes).
+function q4Model() {
+  const blockBytes = 18, blockElems = 32;
+  const tensorBytes = 18 * MiB;  // 1 Mi blocks
+  const n = Math.max(1, Math.round(SIZE / tensorBytes));
+  const enc = new TextEncoder();
+  const parts = [enc.encode('GGUF'), u32(3), le64(n), le64(0)];
+  for (let i = 0; i < n; i++) {
+    const name = enc.encode(`blk.${i}.ffn.weight`);
+    parts.push(le64(name.length), name, u32(2), le64(4096), le64(tensorBytes / blockBytes * blockElems / 4096), u32(2), le64(i * tensorBytes));
+  }
+  let head = cat(...parts);
+  head = cat(head, new Uint8Array((32 - (head.length % 32)) % 32));
+  const pattern = new Uint8Array(blockBytes * 58254);  // ~1 MiB of whole blocks
+  for (let b = 0; b < 58254; b++) {
+    pattern[b * 18] = 0x00; pattern[b * 18 + 1] = 0x24;  // f16 1/64
+    for (let k = 2; k < 18; k++) pattern[b * 18 + k] = (b * 31 + k * 7) & 0xFF;
+  }
+  return { head, dataSize: n * tensorBytes, pattern, elements: n * tensorBytes / blockBytes * blockElems };
+}
+
+// MLX affine 4-bit, group 64: per layer `w.scales`, `w.biases` (BF16, [rows, K/64]) then
+// `w.weight` (U32, [rows, K/8]); rows × K = 4096 × 4096.
+function mlxModel() {
+  const rows = 4096, k = 4096;
+  const wBytes = rows * k / 2, sBytes = rows * (k / 64) * 2;
+  const layers = Math.max(1, Math.round(SIZE / (wBytes + 2 * sBytes)));
+  const entries = [];
+  for (let i = 0; i < layers; i++) {
+    entries.push([`l${i}.scales`, 'BF16', [rows, k / 64], sBytes], [`l${i}.biases`, 'BF16', [rows, k / 64], sBytes], [`l${i}.weight`, 'U32', [rows, k / 8], wBytes]);
+  }
+  const { head, dataSize } = safetensorsHeader(entries, { format: 'mlx' });
+  // Every piece of the data is a valid BF16 scale or bias as well as packed weights: 0x3C00 = 0.0078125.
+  const pattern = new Uint8Array(MiB).map((_, i) => (i & 1 ? 0x3C : (i >> 1) & 0x7F));
+  return { head, dataSize, pattern, elements: layers * rows * k };
+}
+
+// ---- measurement --------------------------------------------------------------------------------
+
+class Peak {
+  constructor() { gc(); const m = process.memoryUsage(); this.base = m; this.rss = 0; this.ab = 0; }
+  sample() {
+    const m = process.memoryUsage();
+    this.rss = Math.max(this.rss, m.rss - this.base.rss);
+    this.ab = Math.max(this.ab, m.arrayBuffers - this.base.arrayBuffers);
+  }
+}
+
+async function streamed(model, options) {
+  const peak = new Peak();
+  const t0 = performance.now();
+  let out = 0, tensors = 0;
+  const stream = streamOf(model.head, model.dataSize, model.pattern, () => peak.sample());
+  for await (const ev of ws.createReader(options).read(stream)) {
+    if (ev.type === 'tensorData') out += ev.data.length;
+    else if (ev.type === 'tensorEnd') tensors++;
+  }
+  const s = (performance.now() - t0) / 1000;
+  peak.sample();
+  return { seconds: s, inMBs: (model.head.length + model.dataSize) / 1e6 / s, outMBs: out / 1e6 / s, out, tensors, peak };
+}
+
+// The naive load: the whole response in one ArrayBuffer, the header parsed in JS, each tensor a
+// copy (what a loader that hands tensors on must do, as the file buffer is too big to keep).
+async function naive(model) {
+  const peak = new Peak();
+  const t0 = performance.now();
+  const stream = streamOf(model.head, model.dataSize, model.pattern, () => peak.sample());
+  const buf = await new Response(stream).arrayBuffer();
+  peak.sample();
+  const dv = new DataView(buf);
+  const n = Number(dv.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 8, n)));
+  let tensors = 0;
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const slice = buf.slice(8 + n + t.data_offsets[0], 8 + n + t.data_offsets[1]);
+    tensors += slice.byteLength > 0 ? 1 : 0;
+    peak.sample();
+  }
+  const s = (performance.now() - t0) / 1000;
+  return { seconds: s, inMBs: buf.byteLength / 1e6 / s, tensors, peak };
+}
+
+async function best(fn, runs = 3) {
+  let b = null;
+  for (let i = 0; i < runs; i++) {
+    const r = await fn();
+    if (!b || r.seconds < b.seconds) b = { ...r, peak: b && b.peak.rss > r.peak.rss ? b.peak : r.peak };
+  }
+  return b;
+}
+
+// ---- run ----------------------------------------------------------------------------------------
+
+const wasm = await ws.init();
+const results = {};
+const raw = rawModel();
+results.raw = await best(() => streamed(raw, { dtype: 'raw' }));
+results.naive = await best(() => naive(raw), 2);
+const q4 = q4Model();
+results.q4 = await best(() => streamed(q4, { dtype: 'f32' }));
+const mlx = mlxModel();
+results.mlx = await best(() => streamed(mlx, { dtype: 'f16', quantization: { group_size: 64, bits: 4 } }));
+
+const files = readdirSync(dist).filter((f) => f.endsWith('.mjs') || f.endsWith('.wasm'));
+const size = { wasm: 0, wasmGz: 0, js: 0, jsGz: 0, jsBundleGz: 0 };
+const jsAll = [];
+for (const f of files) {
+  const b = readFileSync(join(dist, f));
+  if (f.endsWith('.wasm')) { size.wasm += b.length; size.wasmGz += gzipSync(b, { level: 9 }).length; } else { size.js += b.length; size.jsGz += gzipSync(b, { level: 9 }).length; jsAll.push(b); }
+}
+size.jsBundleGz = gzipSync(Buffer.concat(jsAll), { level: 9 }).length;
+
+if (asJson) {
+  console.log(JSON.stringify({ sizeMiB: SIZE / MiB, results, size, memory: wasm.memory.buffer.byteLength }, (k, v) => (v instanceof Peak ? { rss: v.rss, arrayBuffers: v.ab } : v)));
+} else {
+  const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+  const row = (name, r, out) => `| ${name} | ${mb(raw.head.length + (r === results.q4 ? q4.dataSize : r === results.mlx ? mlx.dataSize : raw.dataSize))} | ${r.inMBs.toFixed(0)} MB/s | ${out ?? '-'} | ${mb(r.peak.rss)} | ${mb(r.peak.ab)} |`;
+  console.log(`node ${process.version}, ${SIZE / MiB} MiB inputs, best of 3; wasm memory ${wasm.memory.buffer.byteLength / MiB} MiB\n`);
+  console.log('| case | input | input rate | output rate | peak RSS above baseline | peak ArrayBuffers |');
+  console.log('|---|---|---|---|---|---|');
+  console.log(row('stream raw (createReader)', results.raw));
+  console.log(row('naive: arrayBuffer() + JSON.parse + slice', results.naive));
+  console.log(row('stream Q4_0 → f32', results.q4, `${results.q4.outMBs.toFixed(0)} MB/s`));
+  console.log(row('stream MLX int4 → f16', results.mlx, `${results.mlx.outMBs.toFixed(0)} MB/s`));
+  console.log(`\nnaive / streaming: time ${(results.naive.seconds / results.raw.seconds).toFixed(2)}×, peak RSS ${(results.naive.peak.rss / Math.max(1, results.raw.peak.rss)).toFixed(0)}×, peak ArrayBuffers ${(results.naive.peak.ab / Math.max(1, results.raw.peak.ab)).toFixed(0)}×`);
+  console.log(`module: weightstream.wasm ${(size.wasm / 1024).toFixed(1)} KiB (${(size.wasmGz / 1024).toFixed(1)} KiB gzip); ${files.length - 1} ES modules ${(size.js / 1024).toFixed(1)} KiB (${(size.jsGz / 1024).toFixed(1)} KiB gzip one by one, ${(size.jsBundleGz / 1024).toFixed(1)} KiB as one gzip); total ${((size.wasmGz + size.jsGz) / 1024).toFixed(1)} KiB gzip (target ≤ 150)`);
+}
