@@ -31,5 +31,5 @@ export async function* modelEvents(wasm, source, options, progress) {
   // The total is known once the source is open (Content-Length, file size), if at all.
   const open = src.open.bind(src);
   src.open = async (signal) => { await open(signal); progress?.setTotal(src.size); src.open = async () => {}; };
-  yield* fileEvents(wasm, src, options, progress);
+  yield* fileEvents(wasm, src, options, progress, { onPlanned: (n) => progress?.setTotal(n) });
 }

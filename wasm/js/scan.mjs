@@ -188,6 +188,8 @@ export async function* scanFile(wasm, source, o = {}) {
           if (o.ranges !== false && source.seekable && source.range && selected.some((v) => !v)) {
             const ranges = planRanges(header, selected, o.rangeGap ?? (source.url ? 1 << 20 : 64 << 10));
             if (ranges) {
+              // What will have been read in all: what was read so far, and the planned ranges.
+              o.onPlanned?.(ctx.fed + ranges.reduce((n, r) => n + r.end - r.start, 0));
               await chunks.return?.();
               chunks = null;
               yield* readRanges(wasm, source, session, header, ranges, o, ctx);
