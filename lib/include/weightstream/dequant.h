@@ -127,7 +127,7 @@ class Dequantizer {
   uint64_t blocks_done_ = 0;
   uint64_t elements_done_ = 0;
   uint64_t consumed_ = 0;
-  const void* kernel_ = nullptr;
+  void (*kernel_)() = nullptr;  // the chosen kernel, as a generic function pointer
   uint32_t carry_size_ = 0;
   alignas(16) uint8_t carry_[512];  // one partial block (the largest block is Q8_K's 292 bytes)
 };

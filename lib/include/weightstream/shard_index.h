@@ -69,8 +69,6 @@ class ShardIndex {
   Limits limits_;
   Error error_;
   uint64_t pos_ = 0;
-  const uint8_t* chunk_ = nullptr;
-  uint64_t chunk_pos_ = 0;
 
   // Parse state.
   uint8_t ctx_ = 0;

@@ -81,7 +81,7 @@ Status Dequantizer::init(const DequantSpec& spec) {
       break;
   }
   if (!k) return fail(Status::UnsupportedFormat, spec.input_offset);
-  kernel_ = reinterpret_cast<const void*>(k);
+  kernel_ = reinterpret_cast<void (*)()>(k);  // cast back to BlockKernel before the call
 
   // Companion scales are whole arrays: check them once, up front.
   if (spec.validate && e.info.companion) {

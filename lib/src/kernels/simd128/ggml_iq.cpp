@@ -39,7 +39,7 @@ inline v128_t apply_sign(v128_t g, v128_t m) { return wasm_i8x16_sub(wasm_v128_x
 // 16 grid magnitudes g with sign mask m -> y = db·g, negated where m is set (see above).
 inline void store_signed_grid(float* y, v128_t g, v128_t m, float db) {
   if (db == db) {
-    store_i8x16_times(y, apply_sign(g, m), wasm_f32x4_splat(db));
+    store_i8x16_scaled(y, apply_sign(g, m), scale24(wasm_f32x4_splat(db)));  // db >= 2^-27: exact
     return;
   }
   alignas(16) uint8_t gb[16], mb[16];
@@ -54,11 +54,10 @@ inline float half_step_scale(float d, uint32_t s, float factor) { return d * (0.
 // 16 grid values (signed bytes g) -> y = dl * (float(g) + delta): IQ1's shifted grid. delta_lo for
 // the first 8 values, delta_hi for the next 8.
 inline void store_iq1(float* y, v128_t g, v128_t dl, v128_t delta_lo, v128_t delta_hi) {
-  const v128_t lo = wasm_i16x8_extend_low_i8x16(g), hi = wasm_i16x8_extend_high_i8x16(g);
-  wasm_v128_store(y + 0, wasm_f32x4_mul(dl, wasm_f32x4_add(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo)), delta_lo)));
-  wasm_v128_store(y + 4, wasm_f32x4_mul(dl, wasm_f32x4_add(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo)), delta_lo)));
-  wasm_v128_store(y + 8, wasm_f32x4_mul(dl, wasm_f32x4_add(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi)), delta_hi)));
-  wasm_v128_store(y + 12, wasm_f32x4_mul(dl, wasm_f32x4_add(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi)), delta_hi)));
+  wasm_v128_store(y + 0, wasm_f32x4_mul(dl, wasm_f32x4_add(wasm_f32x4_convert_i32x4(i8_lanes<0>(g)), delta_lo)));
+  wasm_v128_store(y + 4, wasm_f32x4_mul(dl, wasm_f32x4_add(wasm_f32x4_convert_i32x4(i8_lanes<1>(g)), delta_lo)));
+  wasm_v128_store(y + 8, wasm_f32x4_mul(dl, wasm_f32x4_add(wasm_f32x4_convert_i32x4(i8_lanes<2>(g)), delta_hi)));
+  wasm_v128_store(y + 12, wasm_f32x4_mul(dl, wasm_f32x4_add(wasm_f32x4_convert_i32x4(i8_lanes<3>(g)), delta_hi)));
 }
 
 inline v128_t points2(uint64_t a, uint64_t b) { return wasm_i64x2_make(int64_t(a), int64_t(b)); }

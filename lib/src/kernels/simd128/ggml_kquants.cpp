@@ -17,11 +17,10 @@ namespace {
 
 // 16 bytes -> 4 vectors of their values as f32 (signed), for the scale arrays.
 inline void i8x16_to_f32(v128_t q, v128_t out[4]) {
-  const v128_t lo = wasm_i16x8_extend_low_i8x16(q), hi = wasm_i16x8_extend_high_i8x16(q);
-  out[0] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo));
-  out[1] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo));
-  out[2] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi));
-  out[3] = wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi));
+  out[0] = wasm_f32x4_convert_i32x4(i8_lanes<0>(q));
+  out[1] = wasm_f32x4_convert_i32x4(i8_lanes<1>(q));
+  out[2] = wasm_f32x4_convert_i32x4(i8_lanes<2>(q));
+  out[3] = wasm_f32x4_convert_i32x4(i8_lanes<3>(q));
 }
 
 // dst[k] = d * float(q[k]) for 16 signed bytes q (the reference's `d * float(sc)`).

@@ -78,12 +78,10 @@ inline v128_t e8m0_half_x4(v128_t e) {
   return wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(e, wasm_i32x4_splat(2)));
 }
 
-// NVFP4 sub-block scale (ue4m3_half_to_f32), one byte per u32 lane: bit 7 ignored, exponent and
-// mantissa shifted into an f32 are the E4M3 value * 2^-120 (subnormals too), times 2^119 is the
-// value * 0.5 exactly; 0x7F (not 0xFF) gives 0.
+// NVFP4 sub-block scale (ue4m3_half_to_f32), one byte per u32 lane: bit 7 ignored, the E4M3
+// value times 0.5; 0x7F (not 0xFF) gives 0.
 inline v128_t ue4m3_half_x4(v128_t x) {
-  const v128_t em = wasm_v128_and(x, splat_u32(0x7F));
-  const v128_t v = wasm_f32x4_mul(wasm_i32x4_shl(em, 20), wasm_f32x4_splat(6.646139978924579e+35f));  // 2^119
+  const v128_t v = e4m3_magnitude<1>(wasm_v128_and(x, splat_u32(0x7F)));
   return wasm_v128_andnot(v, wasm_i32x4_eq(x, splat_u32(0x7F)));
 }
 
@@ -188,7 +186,7 @@ static void NVFP4_body(const uint8_t* src, size_t n, float* dst, const KernelCon
     const uint8_t* blk = src + b * 36;
     float* y = dst + b * 64;
     // The four sub-block scales, one per lane.
-    const v128_t s = wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(blk)));
+    const v128_t s = u8_lanes<0>(wasm_v128_load32_zero(blk));
     const v128_t ds = scale24(ue4m3_half_x4(s));  // the smallest nonzero scale is 2^-10: exact
     const v128_t q01 = wasm_v128_load(blk + 4), q23 = wasm_v128_load(blk + 20);
     // Sub-block s is bytes 8s..8s+7: low nibbles are its first 8 values, high nibbles the next 8.

@@ -18,8 +18,16 @@ inline v128_t trit_minus_one(v128_t q) {
   return wasm_i8x16_sub(wasm_i8x16_sub(wasm_i8x16_splat(-1), ge86), ge171);
 }
 
-// q * 3 mod 256, byte-wise (wasm SIMD has no byte multiply).
-inline v128_t times3(v128_t q) { return wasm_i8x16_add(wasm_i8x16_add(q, q), q); }
+// Each byte times p (3^k), mod 256. wasm SIMD has no byte multiply: the even and odd bytes are
+// multiplied in u16 lanes, where the bits a byte's product spills upward fall away. (Written as
+// q + q + q, LLVM would fold the adds into a byte multiply and its wasm backend would scalarize
+// it.)
+inline v128_t bytes_times(v128_t q, int16_t p) {
+  const v128_t pv = wasm_i16x8_splat(p);
+  const v128_t even = wasm_v128_and(wasm_i16x8_mul(q, pv), wasm_i16x8_splat(0x00FF));
+  const v128_t odd = wasm_i16x8_mul(wasm_v128_and(q, wasm_i16x8_splat(int16_t(0xFF00))), pv);
+  return wasm_v128_or(even, odd);
+}
 
 }  // namespace
 
@@ -27,40 +35,36 @@ namespace simd {
 
 static void TQ1_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   for (size_t b = 0; b < n; ++b, src += 54, dst += 256) {
-    const v128_t d = wasm_f32x4_splat(f16_at(src + 52));
+    const v128_t d = scale24(wasm_f32x4_splat(f16_at(src + 52)));  // fp16 d: exact
+    static const int16_t kPow3[5] = {1, 3, 9, 27, 81};
     // Bytes 0..31: trit k of byte m is value 32k + m.
-    v128_t q0 = wasm_v128_load(src), q1 = wasm_v128_load(src + 16);
+    const v128_t q0 = wasm_v128_load(src), q1 = wasm_v128_load(src + 16);
     for (int k = 0; k < 5; ++k) {
-      store_i8x16_times(dst + 32 * k, trit_minus_one(q0), d);
-      store_i8x16_times(dst + 32 * k + 16, trit_minus_one(q1), d);
-      q0 = times3(q0);
-      q1 = times3(q1);
+      store_i8x16_scaled(dst + 32 * k, trit_minus_one(bytes_times(q0, kPow3[k])), d);
+      store_i8x16_scaled(dst + 32 * k + 16, trit_minus_one(bytes_times(q1, kPow3[k])), d);
     }
     // Bytes 32..47: value 160 + 16k + m.
-    v128_t q2 = wasm_v128_load(src + 32);
-    for (int k = 0; k < 5; ++k) {
-      store_i8x16_times(dst + 160 + 16 * k, trit_minus_one(q2), d);
-      q2 = times3(q2);
-    }
+    const v128_t q2 = wasm_v128_load(src + 32);
+    for (int k = 0; k < 5; ++k) store_i8x16_scaled(dst + 160 + 16 * k, trit_minus_one(bytes_times(q2, kPow3[k])), d);
     // qh (bytes 48..51), four trits each: value 240 + 4k + j is trit k of byte j. Lane k of
     // the vector holds the four bytes times 3^k.
     const v128_t v = wasm_i32x4_splat(int32_t(load_u32(src + 48)));
-    const v128_t p1 = times3(v), p2 = times3(p1), p3 = times3(p2);
+    const v128_t p1 = bytes_times(v, 3), p2 = bytes_times(v, 9), p3 = bytes_times(v, 27);
     const v128_t r = wasm_i32x4_shuffle(wasm_i32x4_shuffle(v, p1, 0, 5, 0, 5), wasm_i32x4_shuffle(p2, p3, 2, 7, 2, 7), 0, 1, 4, 5);
-    store_i8x16_times(dst + 240, trit_minus_one(r), d);
+    store_i8x16_scaled(dst + 240, trit_minus_one(r), d);
   }
 }
 
 static void TQ2_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   const v128_t three = splat_u8(3), one = splat_u8(1);
   for (size_t b = 0; b < n; ++b, src += 66, dst += 256) {
-    const v128_t d = wasm_f32x4_splat(f16_at(src + 64));
+    const v128_t d = scale24(wasm_f32x4_splat(f16_at(src + 64)));  // fp16 d: exact
     for (int h = 0; h < 2; ++h) {
       const v128_t q0 = wasm_v128_load(src + 32 * h), q1 = wasm_v128_load(src + 32 * h + 16);
       for (int l = 0; l < 4; ++l) {
         float* y = dst + 128 * h + 32 * l;
-        store_i8x16_times(y, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, 2 * l), three), one), d);
-        store_i8x16_times(y + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, 2 * l), three), one), d);
+        store_i8x16_scaled(y, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, 2 * l), three), one), d);
+        store_i8x16_scaled(y + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, 2 * l), three), one), d);
       }
     }
   }
@@ -68,14 +72,25 @@ static void TQ2_0_body(const uint8_t* src, size_t n, float* dst, const KernelCon
 
 static void I2_S_body(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   const v128_t three = splat_u8(3), one = splat_u8(1);
-  const v128_t s = wasm_f32x4_splat(ctx.spec->global_scale);
+  // The tensor's f32 scale: the scaled conversion where 2^-24 times it is exact (always, for
+  // real scales), else the shift-and-convert one.
+  const float scale = ctx.spec->global_scale;
+  const bool scaled = scale24_exact(scale);
+  const v128_t s = scaled ? scale24(wasm_f32x4_splat(scale)) : wasm_f32x4_splat(scale);
   for (size_t b = 0; b < n; ++b, src += 32, dst += 128) {
     const v128_t q0 = wasm_v128_load(src), q1 = wasm_v128_load(src + 16);
     // Values 32k..32k+31 sit at shift 6 - 2k of the group's 32 bytes.
     for (int k = 0; k < 4; ++k) {
       const int shift = 6 - 2 * k;
-      store_i8x16_times(dst + 32 * k, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, shift), three), one), s);
-      store_i8x16_times(dst + 32 * k + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, shift), three), one), s);
+      const v128_t v0 = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, shift), three), one);
+      const v128_t v1 = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, shift), three), one);
+      if (scaled) {
+        store_i8x16_scaled(dst + 32 * k, v0, s);
+        store_i8x16_scaled(dst + 32 * k + 16, v1, s);
+      } else {
+        store_i8x16_times(dst + 32 * k, v0, s);
+        store_i8x16_times(dst + 32 * k + 16, v1, s);
+      }
     }
   }
 }

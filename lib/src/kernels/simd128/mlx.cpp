@@ -14,35 +14,51 @@ namespace {
 
 // ---- affine: unpacking `bits`-wide codes from the LSB-first bitstream ----
 //
-// Every code of a 16-element unit (2*bits bytes) lies inside a 16-bit window starting at byte
-// (bits*i)/8 of the unit, at bit offset (bits*i)%8 (offset + bits <= 15). A byte shuffle puts
+// 4 and 8 bits are whole nibbles and bytes (AffineGroup's specializations below). The other
+// widths: every code of a 16-element unit (2*bits bytes) lies inside a 16-bit window starting at
+// byte (bits*i)/8 of the unit, at bit offset (bits*i)%8 (offset + bits <= 15). A byte shuffle puts
 // each element's window in its own u16 lane; multiplying lane i by 2^(16-bits-offset_i) moves its
 // code to the top of the lane (bits above fall off) and a shift right by 16-bits leaves the code.
-// One shuffle, one multiply and one shift per 8 codes, for any width.
+// One shuffle, one multiply and one shift per 8 codes.
 template <int B>
 struct Unpack {
   static constexpr int kOff(int i) { return (B * i) % 8; }
   static constexpr int kByte(int i) { return (B * i) / 8; }
-  static constexpr int kMul(int i) { return 1 << (16 - B - kOff(i)); }
-  // The 8 codes of elements 8h..8h+7 of the unit starting at byte u of v.
+  static constexpr int16_t kMul(int i) { return int16_t(1 << (16 - B - kOff(i))); }
+  // The multipliers, read through a volatile once per call. Seen as constants, LLVM turns the
+  // multiply by per-lane powers of two into a per-lane shift, which wasm SIMD lacks and its
+  // backend scalarizes (eight scalar shifts per vector, a quarter of the speed).
+  static v128_t multipliers() {
+    static volatile int16_t table[8] = {kMul(0), kMul(1), kMul(2), kMul(3), kMul(4), kMul(5), kMul(6), kMul(7)};
+    return wasm_i16x8_make(table[0], table[1], table[2], table[3], table[4], table[5], table[6], table[7]);
+  }
+  // The 8 codes of elements 8h..8h+7 of the unit starting at byte u of v; m = multipliers().
   template <int u, int h>
-  static v128_t codes(v128_t v) {
+  static v128_t codes(v128_t v, v128_t m) {
     constexpr int o = u + B * h;
     const v128_t w = wasm_i8x16_shuffle(v, v, o + kByte(0), o + kByte(0) + 1, o + kByte(1), o + kByte(1) + 1, o + kByte(2),
                                         o + kByte(2) + 1, o + kByte(3), o + kByte(3) + 1, o + kByte(4), o + kByte(4) + 1,
                                         o + kByte(5), o + kByte(5) + 1, o + kByte(6), o + kByte(6) + 1, o + kByte(7),
                                         o + kByte(7) + 1);
-    const v128_t m = wasm_i16x8_make(kMul(0), kMul(1), kMul(2), kMul(3), kMul(4), kMul(5), kMul(6), kMul(7));
     return wasm_u16x8_shr(wasm_i16x8_mul(w, m), 16 - B);
   }
 };
 
-// 8 codes (u16 lanes) -> dst[0..8) = s * q + b.
+// 4 codes (u32 lanes) -> y[0..4) = s * q + b: the reference's (s * float(q)) + bias.
+inline void store_affine4(float* y, v128_t q, v128_t s, v128_t b) {
+  wasm_v128_store(y, wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(q)), b));
+}
+// 8 codes (u16 lanes) -> y[0..8).
 inline void store_affine8(float* y, v128_t q, v128_t s, v128_t b) {
-  const v128_t f0 = wasm_f32x4_convert_i32x4(wasm_u32x4_extend_low_u16x8(q));
-  const v128_t f1 = wasm_f32x4_convert_i32x4(wasm_u32x4_extend_high_u16x8(q));
-  wasm_v128_store(y, wasm_f32x4_add(wasm_f32x4_mul(s, f0), b));
-  wasm_v128_store(y + 4, wasm_f32x4_add(wasm_f32x4_mul(s, f1), b));
+  store_affine4(y, u16_lanes<0>(q), s, b);
+  store_affine4(y + 4, u16_lanes<1>(q), s, b);
+}
+// 16 codes (u8 lanes) -> y[0..16).
+inline void store_affine16(float* y, v128_t q, v128_t s, v128_t b) {
+  store_affine4(y, u8_lanes<0>(q), s, b);
+  store_affine4(y + 4, u8_lanes<1>(q), s, b);
+  store_affine4(y + 8, u8_lanes<2>(q), s, b);
+  store_affine4(y + 12, u8_lanes<3>(q), s, b);
 }
 
 // One group of G elements at p. Units of 16 codes are 2*B bytes; one 16-byte load serves
@@ -59,28 +75,63 @@ struct AffineGroup {
   static constexpr size_t reach() { return kHalfLoad ? 8 : size_t(kUnits - kPerLoad) * kUnitBytes + 16; }
   static constexpr size_t kBytes = size_t(G) * B / 8;
 
+  struct Ctx {
+    v128_t m;  // Unpack<B>::multipliers()
+  };
+  static Ctx prepare() { return {Unpack<B>::multipliers()}; }
+
   template <int u0>
-  static void units_from(v128_t v, float* y, v128_t s, v128_t b) {
+  static void units_from(v128_t v, float* y, v128_t s, v128_t b, const Ctx& c) {
     using U = Unpack<B>;
-    store_affine8(y + 0, U::template codes<u0, 0>(v), s, b);
-    store_affine8(y + 8, U::template codes<u0, 1>(v), s, b);
+    store_affine8(y + 0, U::template codes<u0, 0>(v, c.m), s, b);
+    store_affine8(y + 8, U::template codes<u0, 1>(v, c.m), s, b);
   }
 
-  static void run(const uint8_t* p, float* y, v128_t s, v128_t b) {
+  static void run(const uint8_t* p, float* y, v128_t s, v128_t b, const Ctx& c) {
     if (kHalfLoad) {
       const v128_t v = wasm_v128_load64_zero(p);
-      units_from<0>(v, y, s, b);
-      units_from<(kHalfLoad ? kUnitBytes : 0)>(v, y + 16, s, b);
+      units_from<0>(v, y, s, b, c);
+      units_from<(kHalfLoad ? kUnitBytes : 0)>(v, y + 16, s, b, c);
       return;
     }
     for (int u = 0; u < kUnits; u += kPerLoad) {
       const v128_t v = wasm_v128_load(p + u * kUnitBytes);
       float* yu = y + 16 * u;
-      units_from<0>(v, yu, s, b);
-      if (kPerLoad > 1) units_from<(kPerLoad > 1 ? kUnitBytes : 0)>(v, yu + 16, s, b);
-      if (kPerLoad > 2) units_from<(kPerLoad > 2 ? 2 * kUnitBytes : 0)>(v, yu + 32, s, b);
-      if (kPerLoad > 3) units_from<(kPerLoad > 3 ? 3 * kUnitBytes : 0)>(v, yu + 48, s, b);
+      units_from<0>(v, yu, s, b, c);
+      if (kPerLoad > 1) units_from<(kPerLoad > 1 ? kUnitBytes : 0)>(v, yu + 16, s, b, c);
+      if (kPerLoad > 2) units_from<(kPerLoad > 2 ? 2 * kUnitBytes : 0)>(v, yu + 32, s, b, c);
+      if (kPerLoad > 3) units_from<(kPerLoad > 3 ? 3 * kUnitBytes : 0)>(v, yu + 48, s, b, c);
     }
+  }
+};
+
+// 4 bits: a byte holds codes 2j (low nibble) and 2j+1 (high); interleaving the nibble vectors
+// byte-wise puts 16 codes in element order.
+template <int G>
+struct AffineGroup<4, G> {
+  static constexpr size_t kBytes = G / 2;
+  static constexpr size_t reach() { return kBytes; }
+  struct Ctx {};
+  static Ctx prepare() { return {}; }
+  static void run(const uint8_t* p, float* y, v128_t s, v128_t b, const Ctx&) {
+    for (size_t k = 0; k < kBytes; k += 16, y += 32) {
+      const v128_t v = wasm_v128_load(p + k);
+      const v128_t lo = wasm_v128_and(v, splat_u8(0x0F)), hi = wasm_u8x16_shr(v, 4);
+      store_affine16(y, wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), s, b);
+      store_affine16(y + 16, wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), s, b);
+    }
+  }
+};
+
+// 8 bits: one byte per code.
+template <int G>
+struct AffineGroup<8, G> {
+  static constexpr size_t kBytes = G;
+  static constexpr size_t reach() { return kBytes; }
+  struct Ctx {};
+  static Ctx prepare() { return {}; }
+  static void run(const uint8_t* p, float* y, v128_t s, v128_t b, const Ctx&) {
+    for (size_t k = 0; k < kBytes; k += 16) store_affine16(y + k, wasm_v128_load(p + k), s, b);
   }
 };
 
@@ -99,6 +150,7 @@ template <int B, int G>
 void affine(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   using A = AffineGroup<B, G>;
   const DequantSpec& spec = *ctx.spec;
+  const typename A::Ctx c = A::prepare();
   for (size_t b = 0; b < n; ++b) {
     const uint64_t g = ctx.first_block + b;
     const v128_t s = wasm_f32x4_splat(companion(spec.scales, g, spec.scale_dtype));
@@ -106,11 +158,11 @@ void affine(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) 
     const uint8_t* p = src + b * A::kBytes;
     if (A::reach() > A::kBytes && b + 1 == n) {
       // The last group's loads would read past the caller's input: decode it from a copy.
-      alignas(16) uint8_t pad[A::reach()] = {};
+      alignas(16) uint8_t pad[A::reach() > A::kBytes ? A::reach() : 1] = {};
       memcpy(pad, p, A::kBytes);
-      A::run(pad, dst + b * G, s, bias);
+      A::run(pad, dst + b * G, s, bias, c);
     } else {
-      A::run(p, dst + b * G, s, bias);
+      A::run(p, dst + b * G, s, bias, c);
     }
   }
 }
@@ -169,17 +221,12 @@ inline v128_t e8m0_x4(v128_t s) {
   return wasm_v128_bitselect(splat_u32(0x00400000u), wasm_i32x4_shl(s, 23), wasm_i32x4_eq(s, wasm_i32x4_splat(0)));
 }
 
-// MLX's E4M3 (e4m3_to_f32), one byte per u32 lane: no NaN (0x7F is 480); exponent and mantissa
-// shifted into an f32 are the value * 2^-120 exactly, subnormals included.
+// MLX's E4M3 (e4m3_to_f32), one byte per u32 lane: no NaN (0x7F is 480).
 inline v128_t e4m3_x4(v128_t x) {
-  const v128_t mag = wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(x, splat_u32(0x7F)), 20),
-                                    wasm_f32x4_splat(1.329227995784916e+36f));  // 2^120
-  return wasm_v128_or(mag, wasm_i32x4_shl(wasm_v128_and(x, splat_u32(0x80)), 24));
+  return wasm_v128_or(e4m3_magnitude(wasm_v128_and(x, splat_u32(0x7F))), wasm_i32x4_shl(wasm_v128_and(x, splat_u32(0x80)), 24));
 }
 
-inline v128_t load4_u8_as_u32(const uint8_t* p) {
-  return wasm_u32x4_extend_low_u16x8(wasm_u16x8_extend_low_u8x16(wasm_v128_load32_zero(p)));
-}
+inline v128_t load4_u8_as_u32(const uint8_t* p) { return u8_lanes<0>(wasm_v128_load32_zero(p)); }
 
 }  // namespace
 
@@ -219,12 +266,11 @@ static void MlxMxfp8_body(const uint8_t* src, size_t n, float* dst, const Kernel
   auto group = [&](size_t b, v128_t s) {
     for (int h = 0; h < 2; ++h) {
       const v128_t q = wasm_v128_load(src + b * 32 + 16 * h);
-      const v128_t lo = wasm_u16x8_extend_low_u8x16(q), hi = wasm_u16x8_extend_high_u8x16(q);
       float* y = dst + b * 32 + 16 * h;
-      wasm_v128_store(y + 0, wasm_f32x4_mul(e4m3_x4(wasm_u32x4_extend_low_u16x8(lo)), s));
-      wasm_v128_store(y + 4, wasm_f32x4_mul(e4m3_x4(wasm_u32x4_extend_high_u16x8(lo)), s));
-      wasm_v128_store(y + 8, wasm_f32x4_mul(e4m3_x4(wasm_u32x4_extend_low_u16x8(hi)), s));
-      wasm_v128_store(y + 12, wasm_f32x4_mul(e4m3_x4(wasm_u32x4_extend_high_u16x8(hi)), s));
+      wasm_v128_store(y + 0, wasm_f32x4_mul(e4m3_x4(u8_lanes<0>(q)), s));
+      wasm_v128_store(y + 4, wasm_f32x4_mul(e4m3_x4(u8_lanes<1>(q)), s));
+      wasm_v128_store(y + 8, wasm_f32x4_mul(e4m3_x4(u8_lanes<2>(q)), s));
+      wasm_v128_store(y + 12, wasm_f32x4_mul(e4m3_x4(u8_lanes<3>(q)), s));
     }
   };
   size_t b = 0;
@@ -276,9 +322,10 @@ static void F8Q8_body(const uint8_t* src, size_t n, float* dst, const KernelCont
       for (int k = 0; k < 32; k += 4) wasm_v128_store(y + k, nan);
       continue;
     }
-    const v128_t d = wasm_f32x4_splat(e4m3fn_to_f32(blk[0]) / 448.0f);
-    store_i8x16_times(y, wasm_v128_load(blk + 1), d);
-    store_i8x16_times(y + 16, wasm_v128_load(blk + 17), d);
+    // d >= 2^-9 / 448 (or 0): d * 2^-24 is exact, so the scaled conversion applies.
+    const v128_t d24 = scale24(wasm_f32x4_splat(e4m3fn_to_f32(blk[0]) / 448.0f));
+    store_i8x16_scaled(y, wasm_v128_load(blk + 1), d24);
+    store_i8x16_scaled(y + 16, wasm_v128_load(blk + 17), d24);
   }
 }
 

@@ -37,20 +37,68 @@ inline uint32_t load_u32(const uint8_t* p) {
   return v;
 }
 
-// Four IEEE halves (one per u32 lane, upper bits zero) -> f32, as fp16_to_f32. Normals and
-// subnormals: shifting exponent and mantissa into an f32 gives value * 2^-112 exactly (a half
-// subnormal becomes an f32 subnormal), and multiplying by 2^112 is exact. wasm SIMD and SSE
-// without DAZ keep f32 subnormals, so nothing is flushed. Inf/NaN take an exponent of 0xFF; NaNs
-// are quieted (bit 22 set) with their payload and sign, as the scalar conversion does.
+// ---- Widening ----
+//
+// Bytes and u16s are widened into i32 lanes with one byte shuffle each (zero bytes from indices
+// >= 16: one pshufb on x86). Two reasons not to use the extend intrinsics: sign or zero
+// extension to i32 takes two shuffles per output vector (8->16->32 bits), and LLVM folds an
+// extend followed by an int->float conversion into a conversion from the narrow type, which its
+// wasm backend (LLVM 14, Emscripten 3.1.6) then scalarizes lane by lane. A swizzle is opaque to
+// that folding. Natively GCC folds SIMDe's index fix-up for constant indices away.
+
+// Lane i = byte 4k+i of q, zero-extended.
+template <int k>
+inline v128_t u8_lanes(v128_t q) {
+  return wasm_i8x16_swizzle(q, wasm_i8x16_const(4 * k, -1, -1, -1, 4 * k + 1, -1, -1, -1, 4 * k + 2, -1, -1, -1, 4 * k + 3,
+                                                -1, -1, -1));
+}
+// Lane i = byte 4k+i of q, times 2^24 (in the top byte, zeros below).
+template <int k>
+inline v128_t top_byte_lanes(v128_t q) {
+  return wasm_i8x16_swizzle(q, wasm_i8x16_const(-1, -1, -1, 4 * k, -1, -1, -1, 4 * k + 1, -1, -1, -1, 4 * k + 2, -1, -1,
+                                                -1, 4 * k + 3));
+}
+// Lane i = byte 4k+i of q, sign-extended.
+template <int k>
+inline v128_t i8_lanes(v128_t q) {
+  return wasm_i32x4_shr(top_byte_lanes<k>(q), 24);
+}
+// Lane i = u16 lane 4h+i of w, zero-extended.
+template <int h>
+inline v128_t u16_lanes(v128_t w) {
+  return wasm_i8x16_swizzle(w, wasm_i8x16_const(8 * h, 8 * h + 1, -1, -1, 8 * h + 2, 8 * h + 3, -1, -1, 8 * h + 4, 8 * h + 5,
+                                                -1, -1, 8 * h + 6, 8 * h + 7, -1, -1));
+}
+
+// ---- Small floats ----
+//
+// Exact conversions that never multiply a subnormal: x86 (and V8 on it) takes a microcode assist
+// of ~150 cycles for a subnormal operand, so "shift the bits into an f32 and rescale" is out
+// whenever the source has subnormals. Normal values are assembled by integer addition of the
+// exponent bias; subnormal ones are man * 2^-k from an exact int->float conversion (normal
+// operands, normal result).
+
+// Four IEEE halves (one per u32 lane, upper bits zero) -> f32, as fp16_to_f32: NaNs are quieted
+// (bit 22) with payload and sign.
 inline v128_t f16x4_to_f32x4(v128_t h) {
   const v128_t em = wasm_v128_and(h, splat_u32(0x7FFF));
   const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, splat_u32(0x8000)), 16);
-  const v128_t mag = wasm_f32x4_mul(wasm_i32x4_shl(em, 13), wasm_f32x4_splat(5.192296858534828e+33f));  // 2^112
-  const v128_t special = wasm_i32x4_gt(em, splat_u32(0x7BFF));   // exponent 31: inf or NaN
-  const v128_t nan = wasm_i32x4_gt(em, splat_u32(0x7C00));
-  const v128_t inf_nan = wasm_v128_or(wasm_v128_or(splat_u32(0x7F800000u), wasm_i32x4_shl(wasm_v128_and(h, splat_u32(0x3FF)), 13)),
-                                      wasm_v128_and(nan, splat_u32(0x400000u)));
-  return wasm_v128_or(sign, wasm_v128_bitselect(inf_nan, mag, special));
+  // Exponent 1..30: rebias 15 -> 127. Exponent 31 (inf/NaN) gets the same again, reaching 255.
+  v128_t normal = wasm_i32x4_add(wasm_i32x4_shl(em, 13), splat_u32(112u << 23));
+  normal = wasm_i32x4_add(normal, wasm_v128_and(wasm_i32x4_gt(em, splat_u32(0x7BFF)), splat_u32(112u << 23)));
+  normal = wasm_v128_or(normal, wasm_v128_and(wasm_i32x4_gt(em, splat_u32(0x7C00)), splat_u32(0x400000u)));  // quiet
+  // Exponent 0: man * 2^-24 (man = em here; 0 gives +0).
+  const v128_t sub = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(em), wasm_f32x4_splat(5.9604644775390625e-08f));
+  return wasm_v128_or(sign, wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(em, splat_u32(0x400))));
+}
+
+// E4M3 magnitude (bias 7, subnormals, exponent 15 a number: MLX's e4m3_to_f32 without the sign)
+// of em = x & 0x7F in u32 lanes, times 2^-extra (0 or 1: NVFP4's UE4M3 halves its scale).
+template <int extra = 0>
+inline v128_t e4m3_magnitude(v128_t em) {
+  const v128_t normal = wasm_i32x4_add(wasm_i32x4_shl(em, 20), splat_u32(uint32_t(120 - extra) << 23));
+  const v128_t sub = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(em), wasm_f32x4_splat(extra ? 9.765625e-04f : 1.953125e-03f));
+  return wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(em, splat_u32(8)));
 }
 
 // Four halves at byte stride `stride` (the d fields of four consecutive blocks) -> f32.
@@ -68,44 +116,24 @@ inline v128_t lane_splat(v128_t v) {
   return wasm_i32x4_shuffle(v, v, lane, lane, lane, lane);
 }
 
-// 16 signed bytes -> 16 f32 (exact), each multiplied by d, stored at dst[0..16).
+// 16 signed bytes -> 16 f32 (exact), each multiplied by d, stored at dst[0..16): for any d.
+// Where d is known to be large enough, store_i8x16_scaled below saves the shift.
 inline void store_i8x16_times(float* dst, v128_t q, v128_t d) {
-  const v128_t lo = wasm_i16x8_extend_low_i8x16(q), hi = wasm_i16x8_extend_high_i8x16(q);
-  wasm_v128_store(dst + 0, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo)), d));
-  wasm_v128_store(dst + 4, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo)), d));
-  wasm_v128_store(dst + 8, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi)), d));
-  wasm_v128_store(dst + 12, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi)), d));
-}
-
-// 16 signed bytes -> 16 f32 of (q * d + m): two roundings, multiply then add, like the scalar
-// `x*d + m` compiled without contraction.
-inline void store_i8x16_times_plus(float* dst, v128_t q, v128_t d, v128_t m) {
-  const v128_t lo = wasm_i16x8_extend_low_i8x16(q), hi = wasm_i16x8_extend_high_i8x16(q);
-  wasm_v128_store(dst + 0, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo)), d), m));
-  wasm_v128_store(dst + 4, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo)), d), m));
-  wasm_v128_store(dst + 8, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi)), d), m));
-  wasm_v128_store(dst + 12, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi)), d), m));
-}
-
-// 16 signed bytes -> 16 f32 of (q * d - m), the K-quant form `d1 * q - m1`.
-inline void store_i8x16_times_minus(float* dst, v128_t q, v128_t d, v128_t m) {
-  const v128_t lo = wasm_i16x8_extend_low_i8x16(q), hi = wasm_i16x8_extend_high_i8x16(q);
-  wasm_v128_store(dst + 0, wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo))), m));
-  wasm_v128_store(dst + 4, wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo))), m));
-  wasm_v128_store(dst + 8, wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi))), m));
-  wasm_v128_store(dst + 12, wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi))), m));
+  wasm_v128_store(dst + 0, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i8_lanes<0>(q)), d));
+  wasm_v128_store(dst + 4, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i8_lanes<1>(q)), d));
+  wasm_v128_store(dst + 8, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i8_lanes<2>(q)), d));
+  wasm_v128_store(dst + 12, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(i8_lanes<3>(q)), d));
 }
 
 // ---- Scaled conversions: the integer in the top byte ----
 //
-// Widening bytes to i32 lanes by sign extension costs two shuffles per output vector (i8->i16,
-// i16->i32), and shuffles are the scarce port on x86 (and under V8). One byte shuffle can instead
-// put byte 4k+i of a vector into the top byte of lane i with zeros below: the lane is q * 2^24,
-// exactly convertible to f32, sign included. Multiplying it by d24 = d * 2^-24 gives the exact
+// Sign extension needs a shift after the byte shuffle (i8_lanes). The shuffle alone puts byte
+// 4k+i of a vector into the top byte of lane i with zeros below: the lane is q * 2^24, exactly
+// convertible to f32, sign included. Multiplying it by d24 = d * 2^-24 gives the exact
 // real q*d rounded once: the same bits as the reference's float(q) * d, provided d24 is exactly
 // d * 2^-24. That holds whenever |d| >= 2^-102, or d is 0, inf or NaN (d24 is then a normal
 // f32, a zero or the same special). Every scale built from an fp16 field qualifies (the smallest
-// nonzero fp16 is 2^-24); kernels with other scales check and fall back to the widening path.
+// nonzero fp16 is 2^-24); kernels with other scales check and fall back to store_i8x16_times.
 constexpr float kTwoPowMinus24 = 5.9604644775390625e-08f;
 
 inline v128_t scale24(v128_t d) { return wasm_f32x4_mul(d, wasm_f32x4_splat(kTwoPowMinus24)); }
@@ -114,12 +142,6 @@ inline bool scale24_exact(float d) {
   return !(a < 1.9721522630525295e-31f) || d == 0;  // 2^-102; NaN passes (d24 stays NaN)
 }
 
-// Lanes i = byte 4k+i of q, times 2^24 (indices >= 16 select zero: one pshufb on x86).
-template <int k>
-inline v128_t top_byte_lanes(v128_t q) {
-  return wasm_i8x16_swizzle(q, wasm_i8x16_const(-1, -1, -1, 4 * k, -1, -1, -1, 4 * k + 1, -1, -1, -1, 4 * k + 2, -1, -1,
-                                                -1, 4 * k + 3));
-}
 template <int k>
 inline v128_t top_byte_f32(v128_t q) {
   return wasm_f32x4_convert_i32x4(top_byte_lanes<k>(q));
