@@ -130,6 +130,12 @@ Inputs make_inputs(const Case& c, size_t n_blocks, bool valid, uint64_t seed) {
         if (!f16_finite(h)) blk[e.fp16_fields[f] + 1] &= 0xFB;  // exponent 31 -> 30
       }
       if (e.e8m0_field >= 0 && blk[e.e8m0_field] == 0xFF) blk[e.e8m0_field] = 0xFE;
+      // Scales checked by a per-format function: Q8_K's f32 d (exponent's top bit in byte 3)
+      // and IQ1_M's nibble-spread fp16 (exponent's top bit = bit 6 of byte 55).
+      if (e.check_block && e.check_block(blk) >= 0) {
+        if (c.format == QuantFormat::Q8_K) blk[3] &= 0xBF;
+        if (c.format == QuantFormat::IQ1_M) blk[55] &= 0xBF;
+      }
     }
   }
   if (e.info.companion) {
