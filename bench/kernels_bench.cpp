@@ -289,6 +289,7 @@ void decode_once(const Tensor& t, ws::OutType out, void* dst, size_t dst_bytes) 
 }
 
 struct Result {
+  bool mismatch = false;  // the two kernels disagreed on this row's inputs (see check_row)
   double ref = 0, simd = 0, deq32 = 0, deq16 = 0, memset = 0;
   bool has_big = false;
   double big_ref = 0, big_simd = 0, big_memset = 0;
@@ -300,6 +301,52 @@ std::string cell(double v, bool miss) {
   return buf;
 }
 
+// Bit patterns equal, or both NaN (arithmetic NaN signs are the platform's business, and
+// under wasm not even deterministic).
+bool same_values(const float* a, const float* b, size_t n, size_t* first) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t x, y;
+    memcpy(&x, a + i, 4);
+    memcpy(&y, b + i, 4);
+    if (x == y || (((x & 0x7FFFFFFFu) > 0x7F800000u) && ((y & 0x7FFFFFFFu) > 0x7F800000u))) continue;
+    *first = i;
+    return false;
+  }
+  return true;
+}
+
+// Before timing a row: both kernels on the row's benchmark input and on all-random bytes (inf
+// and NaN scales included) must agree. The test suite checks this natively; this is the same
+// check for the build being measured, which under wasm is the only one the wasm code gets.
+bool check_row(const Row& row, const Tensor& t) {
+  const ws::kernels::FormatEntry& e = ws::kernels::format_entry(row.format);
+  Tensor raw = t;
+  Rng r{77};
+  for (uint8_t& b : raw.data) b = uint8_t(r.next());
+  for (uint8_t& b : raw.scales) b = uint8_t(r.next());
+  for (uint8_t& b : raw.biases) b = uint8_t(r.next());
+  raw.spec.scales = raw.scales.empty() ? nullptr : raw.scales.data();
+  raw.spec.biases = raw.biases.empty() ? nullptr : raw.biases.data();
+  bool ok = true;
+  const Tensor* inputs[] = {&t, &raw};
+  for (const Tensor* x : inputs) {
+    AlignedBuf<float> a(x->spec.elements), b(x->spec.elements);
+    ws::kernels::KernelContext ctx{&x->spec, 0};
+    e.reference(x->data.data(), x->blocks, a.data(), ctx);
+    e.simd128(x->data.data(), x->blocks, b.data(), ctx);
+    size_t i = 0;
+    if (!same_values(a.data(), b.data(), x->spec.elements, &i)) {
+      uint32_t va, vb;
+      memcpy(&va, a.data() + i, 4);
+      memcpy(&vb, b.data() + i, 4);
+      fprintf(stderr, "%s: %s input: reference and SIMD128 differ at element %zu (0x%08x vs 0x%08x)\n",
+              row.name.c_str(), x == &t ? "benchmark" : "random", i, va, vb);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 void run_row(const Row& row, const Options& o, Result* res) {
   const ws::kernels::FormatEntry& e = ws::kernels::format_entry(row.format);
   if (!e.reference || !e.simd128) {
@@ -308,6 +355,7 @@ void run_row(const Row& row, const Options& o, Result* res) {
   }
   {
     Tensor t = make_tensor(row, o.chunk, 1234);
+    res->mismatch = !check_row(row, t);
     const size_t out_bytes = size_t(t.spec.elements) * 4;
     AlignedBuf<float> out(t.spec.elements + 16);
     AlignedBuf<uint16_t> out16(t.spec.elements + 16);
@@ -408,14 +456,16 @@ int main(int argc, char** argv) {
          "ref", "simd", "memset", "simd/mem");
   printf("%s\n", std::string(18 + 3 + 8 * 3 + 2 + 9 * 2 + 3 + 8 * 4 + 3 + 2, '-').c_str());
   fflush(stdout);
-  int misses = 0;
+  int misses = 0, mismatches = 0;
   for (const Row& row : all_rows()) {
     if (!selected(o, row)) continue;
     Result r;
     run_row(row, o, &r);
     const double ratio = r.simd / r.ref;
     const bool miss_chunk = row.target && ratio < kChunkTarget;
-    printf("%-18s | %8.2f %8.2f %8s %9.2f %9.2f |", (row.name + (row.target ? " (T)" : "")).c_str(), r.ref, r.simd,
+    mismatches += r.mismatch;
+    printf("%-18s | %8.2f %8.2f %8s %9.2f %9.2f |",
+           (row.name + (row.target ? " (T)" : "") + (r.mismatch ? " !=" : "")).c_str(), r.ref, r.simd,
            cell(ratio, miss_chunk).c_str(), r.deq32, r.deq16);
     misses += miss_chunk;
     if (r.has_big) {
@@ -429,5 +479,10 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   printf("\n%d missed target%s ((T) rows)\n", misses, misses == 1 ? "" : "s");
+  if (mismatches) {
+    printf("%d row%s where reference and SIMD128 disagree (marked !=, details on stderr)\n", mismatches,
+           mismatches == 1 ? "" : "s");
+    return 1;
+  }
   return 0;
 }
