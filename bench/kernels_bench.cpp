@@ -27,6 +27,8 @@
 #include "host_info.h"
 #include "kernel_api.h"
 #include "measure.h"
+#include "fp_convert.h"
+#include "simd128/f16_out.h"
 #include "weightstream/dequant.h"
 
 namespace wsbench {
@@ -411,6 +413,25 @@ int profile(const Options& o) {
   return 2;
 }
 
+// The f16 output step alone: the Dequantizer's per-value f32_to_fp16 against the SIMD128 row
+// conversion (simd128/f16_out.h, same bits), on 64K random in-cache floats. GB/s of f32 input.
+void f16_out_row(const Options& o) {
+  const size_t n = 65536;
+  AlignedBuf<float> in(n);
+  AlignedBuf<uint16_t> out(n);
+  Rng r{5};
+  for (size_t i = 0; i < n; ++i) in.data()[i] = scale_f32(r) * float(int(r.next() % 2001) - 1000);
+  std::vector<std::function<void()>> fns = {
+      [&] {
+        for (size_t i = 0; i < n; ++i) out.data()[i] = ws::kernels::f32_to_fp16(in.data()[i]);
+      },
+      [&] { ws::kernels::simd128::f32_to_f16_row(in.data(), n, out.data()); },
+  };
+  std::vector<Timing> tm = measure(fns, o.chunk_measure);
+  printf("f32->f16 of 64K values (the deq f16-out step): per value %.2f GB/s, simd128::f32_to_f16_row %.2f GB/s\n",
+         gbps(n * 4, tm[0].best_s), gbps(n * 4, tm[1].best_s));
+}
+
 int usage() {
   fprintf(stderr,
           "usage: ws-bench-kernels [--filter SUBSTR]... [--no-big] [--big-targets-only] [--min-time S]\n"
@@ -479,6 +500,7 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   printf("\n%d missed target%s ((T) rows)\n", misses, misses == 1 ? "" : "s");
+  f16_out_row(o);
   if (mismatches) {
     printf("%d row%s where reference and SIMD128 disagree (marked !=, details on stderr)\n", mismatches,
            mismatches == 1 ? "" : "s");

@@ -1,0 +1,70 @@
+// f32 -> f16, eight values at a time, with f32_to_fp16's exact rounding (see f16_out.h).
+//
+// Per lane, on the magnitude a = |x| as bits:
+//   a >= 0x38800000 (normal half range): the half is (a - (112 << 23)) >> 13 rounded to nearest
+//     even: add 0xFFF plus the lowest kept bit, then shift. Values from 65520 up carry into
+//     exponent 31 and come out as inf; from 65536 (0x47800000) up the sum would run past it, so
+//     they are forced to inf.
+//   a < 0x38800000 (half subnormal or zero): adding 0.5f in floating point rounds a onto the
+//     2^-24 grid of half subnormals with the FPU's own round-to-nearest-even; the result's low
+//     bits are the half. Below 2^-25 everything rounds to 0, so those lanes add 0 instead: an f32
+//     subnormal operand would cost a microcode assist.
+//   NaN: 0x7E00 | the top 10 payload bits.
+// The sign is put back on at the end.
+#include "f16_out.h"
+
+#include "simd_util.h"
+
+namespace ws {
+namespace kernels {
+namespace simd128 {
+
+namespace {
+
+// Four f32 -> four halves in the low 16 bits of u32 lanes, sign included. kSpecial: lanes may
+// hold values from 65536 up (inf, NaN); without it they must not (the caller checks).
+template <bool kSpecial>
+inline v128_t f32x4_to_f16x4(v128_t x) {
+  const v128_t sign = wasm_u32x4_shr(wasm_v128_and(x, splat_u32(0x80000000u)), 16);
+  const v128_t a = wasm_v128_and(x, splat_u32(0x7FFFFFFFu));
+  // Normal range.
+  const v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), splat_u32(1));
+  v128_t normal = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(a, splat_u32(0xC8000FFFu)), odd), 13);  // - (112 << 23) + 0xFFF
+  if (kSpecial) normal = wasm_v128_bitselect(splat_u32(0x7C00), normal, wasm_i32x4_gt(a, splat_u32(0x477FFFFFu)));
+  // Subnormal range (and zero).
+  const v128_t sub_in = wasm_v128_andnot(a, wasm_i32x4_lt(a, splat_u32(0x33000000u)));
+  const v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(sub_in, wasm_f32x4_splat(0.5f)), splat_u32(0x3F000000u));
+  v128_t h = wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(a, splat_u32(0x38800000u)));
+  if (kSpecial) {  // NaN
+    const v128_t nan = wasm_v128_or(splat_u32(0x7E00), wasm_v128_and(wasm_u32x4_shr(a, 13), splat_u32(0x3FF)));
+    h = wasm_v128_bitselect(nan, h, wasm_i32x4_gt(a, splat_u32(0x7F800000u)));
+  }
+  return wasm_v128_or(h, sign);
+}
+
+}  // namespace
+
+void f32_to_f16_row(const float* in, size_t n, uint16_t* out) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t x0 = wasm_v128_load(in + i), x1 = wasm_v128_load(in + i + 4);
+    // Inf, NaN and values that overflow to inf take the full conversion; dequantized weights
+    // almost never do.
+    const v128_t big = wasm_i32x4_max(wasm_v128_and(x0, splat_u32(0x7FFFFFFFu)), wasm_v128_and(x1, splat_u32(0x7FFFFFFFu)));
+    v128_t lo, hi;
+    if (wasm_v128_any_true(wasm_i32x4_gt(big, splat_u32(0x477FFFFFu)))) {
+      lo = f32x4_to_f16x4<true>(x0);
+      hi = f32x4_to_f16x4<true>(x1);
+    } else {
+      lo = f32x4_to_f16x4<false>(x0);
+      hi = f32x4_to_f16x4<false>(x1);
+    }
+    // Lanes hold 0..0xFFFF: take the low half of each (a shuffle, not a saturating narrow).
+    wasm_v128_store(out + i, wasm_i8x16_shuffle(lo, hi, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29));
+  }
+  for (; i < n; ++i) out[i] = f32_to_fp16(in[i]);
+}
+
+}  // namespace simd128
+}  // namespace kernels
+}  // namespace ws
