@@ -39,30 +39,68 @@ StrView GgufHeaderParser::architecture() const {
   return s;
 }
 
-GgufHeaderParser::Step GgufHeaderParser::fail(Status s, uint64_t offset) {
+// Errors are reported in file order. ggml checks each key and tensor name against the earlier
+// ones as it reads them; this reader checks duplicates once a section is complete, so before
+// reporting any later error it looks for a duplicate among what was read so far: that one came
+// first in the file and wins. Returns false when a duplicate took the error's place.
+bool GgufHeaderParser::record_error(Status s, uint64_t offset) {
+  if (s != Status::GgufDuplicateKey && s != Status::DuplicateTensorName && earlier_duplicate()) return false;
   error_ = Error();
   error_.code = s;
   error_.offset = offset;
+  return true;
+}
+
+GgufHeaderParser::Step GgufHeaderParser::fail(Status s, uint64_t offset) {
+  record_error(s, offset);
   return kError;
 }
 
 // `expected` of ~0 means there is no single required value (e.g. "a power of two").
 GgufHeaderParser::Step GgufHeaderParser::fail_value(Status s, uint64_t offset, uint64_t found, uint64_t expected) {
-  fail(s, offset);
-  error_.set_found(found);
-  if (expected != ~0ull) error_.set_expected(expected);
+  if (record_error(s, offset)) {
+    error_.set_found(found);
+    if (expected != ~0ull) error_.set_expected(expected);
+  }
   return kError;
 }
 
 // Errors inside a tensor info name the tensor (its name is in the arena once read).
-GgufHeaderParser::Step GgufHeaderParser::fail_tensor(Status s, uint64_t offset) {
-  fail(s, offset);
+GgufHeaderParser::Step GgufHeaderParser::fail_tensor(Status s, uint64_t offset, uint64_t found,
+                                                     uint64_t expected) {
+  if (!record_error(s, offset)) return kError;
+  if (found != ~0ull) error_.set_found(found);
+  if (expected != ~0ull) error_.set_expected(expected);
   if (!arena_->counting() && state_ > kTiName) {
     const uint8_t* p = arena_->base() + name_mark_;
     error_.tensor_name = reinterpret_cast<const char*>(p + 4);
     error_.tensor_name_size = load_u32(p);
   }
   return kError;
+}
+
+bool GgufHeaderParser::earlier_duplicate() {
+  if (arena_->counting()) return false;
+  if (state_ >= kKeyLen && state_ <= kKvEnd) {
+    // Keys complete so far: those of earlier KVs, and the current one once its bytes are read.
+    uint32_t n = uint32_t(kv_index_) + (state_ > kKey ? 1 : 0);
+    uint64_t dup_pos;
+    if (find_key_duplicate(n, &dup_pos)) {
+      error_ = Error();
+      error_.code = Status::GgufDuplicateKey;
+      error_.offset = dup_pos;
+      return true;
+    }
+    return false;
+  }
+  if (state_ >= kTiNameLen && state_ <= kTiOffset) {
+    uint32_t dup;
+    if (find_name_duplicate(uint32_t(ti_index_), state_ > kTiName, &dup)) {
+      report_name_duplicate(dup);
+      return true;
+    }
+  }
+  return false;
 }
 
 bool GgufHeaderParser::gather(const uint8_t* in, size_t size, size_t* used, uint64_t pos, uint32_t n) {
@@ -115,13 +153,17 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
       case kCounts:
         if (!gather(in, size, used, pos, 8)) return kNeedInput;
         if (int64_t(field_) < 0) return fail(Status::GgufNegativeCount, field_pos_);
-        if (field_ > limits_.max_tensors) {
-          fail(Status::TooManyTensors, field_pos_);
-          error_.set_found(field_);
-          error_.set_expected(limits_.max_tensors);
-          return kError;
-        }
+        if (field_ > limits_.max_tensors) return fail_value(Status::TooManyTensors, field_pos_, field_, limits_.max_tensors);
         n_tensors_ = field_;
+        {
+          // With a known input size, the tensor infos alone must fit after the 8-byte KV count
+          // (an input too short for the KV count itself is a truncation, found where it ends).
+          uint64_t ti_bytes;
+          if (fits_remaining(8, pos + *used) &&
+              (__builtin_mul_overflow(n_tensors_, kMinTensorInfoBytes, &ti_bytes) ||
+               !fits_remaining(ti_bytes, pos + *used + 8)))
+            return fail(Status::GgufCountTooLarge, field_pos_);
+        }
         state_ = kKvCount;
         continue;
 
@@ -135,7 +177,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         if (n_kv_ > 0xFFFFFFFFu || __builtin_mul_overflow(n_kv_, kMinKvBytes, &kv_bytes) ||
             __builtin_mul_overflow(n_tensors_, kMinTensorInfoBytes, &ti_bytes) ||
             __builtin_add_overflow(kv_bytes, ti_bytes, &total) || !fits_remaining(total, pos + *used))
-          return fail(Status::GgufCountTooLarge, field_pos_ - 8);
+          return fail(Status::GgufCountTooLarge, field_pos_);
         keys_begin_ = arena_->low();
         state_ = n_kv_ ? kKeyLen : kKeysDone;
         continue;
@@ -148,7 +190,6 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         if (key_len_ == 0) return fail(Status::GgufEmptyKey, field_pos_);
         if (key_len_ > kMaxString || !fits_remaining(key_len_, pos + *used))
           return fail_value(Status::GgufStringTooLong, field_pos_, key_len_, kMaxString);
-        if (key_len_ > limits_.max_name_bytes) return fail(Status::NameTooLong, field_pos_);
         key_mark_ = arena_->low();
         uint8_t* hdr = arena_->grow_low(12);  // [u32 length][u64 position]
         if (hdr) {
@@ -357,6 +398,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         ti_pos_ = field_pos_;
         name_len_ = field_;
         if (name_len_ >= 64) return fail_value(Status::GgufTensorNameTooLong, field_pos_, name_len_, 63);
+        if (!fits_remaining(name_len_, pos + *used)) return fail_value(Status::GgufStringTooLong, field_pos_, name_len_, ~0ull);
         name_mark_ = arena_->low();
         if (uint8_t* hdr = arena_->grow_low(4)) store_u32(hdr, uint32_t(name_len_));
         name_done_ = 0;
@@ -381,20 +423,32 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
       case kTiNDims:
         if (!gather(in, size, used, pos, 4)) return kNeedInput;
         n_dims_ = uint32_t(field_);
-        if (n_dims_ > 4) {
-          fail_tensor(Status::GgufTooManyDims, field_pos_);
-          error_.set_found(n_dims_);
-          error_.set_expected(4);
-          return kError;
-        }
+        if (n_dims_ > 4) return fail_tensor(Status::GgufTooManyDims, field_pos_, n_dims_, 4);
         dim_index_ = 0;
+        running_elems_ = 1;
         state_ = n_dims_ ? kTiDims : kTiType;
         continue;
 
       case kTiDims:
         if (!gather(in, size, used, pos, 8)) return kNeedInput;
         if (int64_t(field_) < 0) return fail_tensor(Status::GgufNegativeDim, field_pos_);
-        dims_[dim_index_++] = int64_t(field_);
+        dims_[dim_index_] = int64_t(field_);
+        // ggml's element-count check, in its order: each running product ne0*...*ne(j) must stay
+        // below INT64_MAX (missing dimensions are 1). Order-dependent, like ggml: [2^40, 2^40, 0]
+        // is rejected at its second dimension although it holds no elements.
+        {
+          uint64_t ne = field_;
+          if (dim_index_ == 0) {
+            running_elems_ = ne;
+          } else if (ne != 0 && uint64_t(INT64_MAX) / ne <= running_elems_) {
+            return fail_tensor(Status::ShapeOverflow, field_pos_);
+          } else {
+            running_elems_ *= ne;
+          }
+          ++dim_index_;
+          if (dim_index_ == n_dims_ && n_dims_ < 4 && running_elems_ >= uint64_t(INT64_MAX))
+            return fail_tensor(Status::ShapeOverflow, field_pos_);  // against an implicit 1
+        }
         if (dim_index_ == n_dims_) state_ = kTiType;
         continue;
 
@@ -403,44 +457,27 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         ti_type_pos_ = field_pos_;
         int32_t id = int32_t(uint32_t(field_));
         GgmlTypeInfo info = ggml_type_info(id < 0 ? 0xFFFFFFFFu : uint32_t(id), dialect_);
-        if (info.kind == GgmlTypeKind::Unknown || info.kind == GgmlTypeKind::Retired) {
-          fail_tensor(info.kind == GgmlTypeKind::Unknown ? Status::GgufInvalidType : Status::GgufRetiredType,
-                      field_pos_);
-          error_.set_found(uint32_t(field_));
-          return kError;
-        }
+        if (info.kind == GgmlTypeKind::Unknown || info.kind == GgmlTypeKind::Retired)
+          return fail_tensor(info.kind == GgmlTypeKind::Unknown ? Status::GgufInvalidType : Status::GgufRetiredType,
+                             field_pos_, uint32_t(field_));
         ggml_type_ = uint32_t(id);
-        // Element count must fit in int64 (ggml's limit); any zero dimension means none.
-        uint64_t elements = 1;
-        bool zero = false, overflow = false;
-        for (uint32_t i = 0; i < n_dims_; ++i) {
-          if (dims_[i] == 0) zero = true;
-          else if (!overflow && (__builtin_mul_overflow(elements, uint64_t(dims_[i]), &elements) ||
-                                 elements > uint64_t(INT64_MAX)))
-            overflow = true;
-        }
-        if (zero) elements = 0;
-        else if (overflow) return fail_tensor(Status::ShapeOverflow, ti_pos_);
+        uint64_t elements = running_elems_;  // checked against INT64_MAX dimension by dimension
         uint64_t ne0 = n_dims_ ? uint64_t(dims_[0]) : 1;
-        if (info.kind == GgmlTypeKind::Blocks && ne0 % info.block_elems != 0) {
-          fail_tensor(Status::GgufBlockMisaligned, field_pos_);
-          error_.set_found(ne0);
-          error_.set_expected(info.block_elems);
-          return kError;
-        }
-        if (!ggml_tensor_bytes(info, elements, &nbytes_)) return fail_tensor(Status::ShapeOverflow, ti_pos_);
+        if (info.kind == GgmlTypeKind::Blocks && ne0 % info.block_elems != 0)
+          return fail_tensor(Status::GgufBlockMisaligned, field_pos_, ne0, info.block_elems);
+        // Byte size, and where this tensor and the next start, are known once the type is: an
+        // overflow of any of them (the published CVE shapes) is reported here.
+        if (!ggml_tensor_bytes(info, elements, &nbytes_) || __builtin_add_overflow(expected_offset_, nbytes_, &ti_end_) ||
+            !align_up(ti_end_, alignment_, &ti_next_))
+          return fail_tensor(Status::ShapeOverflow, field_pos_);
         state_ = kTiOffset;
         continue;
       }
 
       case kTiOffset: {
         if (!gather(in, size, used, pos, 8)) return kNeedInput;
-        if (field_ != expected_offset_) {
-          fail_tensor(Status::GgufInvalidTensorOffset, field_pos_);
-          error_.set_found(field_);
-          error_.set_expected(expected_offset_);
-          return kError;
-        }
+        if (field_ != expected_offset_)
+          return fail_tensor(Status::GgufInvalidTensorOffset, field_pos_, field_, expected_offset_);
         Step s = finish_tensor_info(pos + *used);
         if (s == kError) return s;
         continue;
@@ -455,37 +492,87 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
   }
 }
 
-GgufHeaderParser::Step GgufHeaderParser::finish_keys(uint64_t pos) {
-  // Duplicate keys: one hash pass over the keys kept in the arena, as scratch above them.
-  if (!arena_->counting() && n_kv_ > 0) {
-    size_t mark = arena_->low(), need_mark = arena_->need_low();
-    uint32_t n = uint32_t(n_kv_);
-    size_t pad = (4 - (need_mark & 3)) & 3;  // need_mark == mark unless counting
-    size_t bytes = pad + size_t(n) * 4 + duplicate_table_bytes(n);
-    uint8_t* scratch = arena_->grow_low(bytes);
-    if (scratch) {
-      uint32_t* offs = reinterpret_cast<uint32_t*>(scratch + pad);
-      const uint8_t* base = arena_->base();
-      size_t off = keys_begin_;
-      for (uint32_t i = 0; i < n; ++i) {
-        offs[i] = uint32_t(off);
-        off += 12 + load_u32(base + off);
-      }
-      auto key = [&](uint32_t i) {
-        StrView s;
-        s.data = reinterpret_cast<const char*>(base + offs[i] + 12);
-        s.size = load_u32(base + offs[i]);
-        return s;
-      };
-      uint32_t dup = find_duplicate(n, key, offs + n, reinterpret_cast<uintptr_t>(base));
-      uint64_t dup_pos = dup == kNoDuplicate ? 0 : load_u64(base + offs[dup] + 4);
-      arena_->rewind_low(mark, need_mark);
-      if (dup != kNoDuplicate) return fail(Status::GgufDuplicateKey, dup_pos);
-    } else {
-      arena_->rewind_low(mark, need_mark);
-      arena_->note_scratch(bytes);
-    }
+// Duplicate among the first n keys kept in the arena ([u32 length][u64 position][bytes] each),
+// with a hash table as scratch above them; true and the later one's position when found.
+bool GgufHeaderParser::find_key_duplicate(uint32_t n, uint64_t* dup_pos) {
+  if (n < 2 || arena_->counting()) return false;
+  size_t mark = arena_->low(), need_mark = arena_->need_low();
+  size_t pad = (4 - (need_mark & 3)) & 3;
+  size_t bytes = pad + size_t(n) * 4 + duplicate_table_bytes(n);
+  uint8_t* scratch = arena_->grow_low(bytes);
+  if (!scratch) {
+    arena_->rewind_low(mark, need_mark);
+    arena_->note_scratch(bytes);
+    return false;  // counting now: the arena's shortfall is reported instead
   }
+  uint32_t* offs = reinterpret_cast<uint32_t*>(scratch + pad);
+  const uint8_t* base = arena_->base();
+  size_t off = keys_begin_;
+  for (uint32_t i = 0; i < n; ++i) {
+    offs[i] = uint32_t(off);
+    off += 12 + load_u32(base + off);
+  }
+  auto key = [&](uint32_t i) {
+    StrView k;
+    k.data = reinterpret_cast<const char*>(base + offs[i] + 12);
+    k.size = load_u32(base + offs[i]);
+    return k;
+  };
+  uint32_t dup = find_duplicate(n, key, offs + n, reinterpret_cast<uintptr_t>(base));
+  if (dup != kNoDuplicate) *dup_pos = load_u64(base + offs[dup] + 4);
+  arena_->rewind_low(mark, need_mark);
+  return dup != kNoDuplicate;
+}
+
+// Duplicate among the first n tensor names (records, pushed downwards) and, with `current`, the
+// name being read; *dup is the later one's index (n for the current tensor).
+bool GgufHeaderParser::find_name_duplicate(uint32_t n, bool current, uint32_t* dup) {
+  uint32_t total = n + (current ? 1 : 0);
+  if (total < 2 || arena_->counting()) return false;
+  size_t mark = arena_->low(), need_mark = arena_->need_low();
+  size_t pad = (4 - (need_mark & 3)) & 3;
+  size_t bytes = pad + duplicate_table_bytes(total);
+  uint8_t* scratch = arena_->grow_low(bytes);
+  if (!scratch) {
+    arena_->rewind_low(mark, need_mark);
+    arena_->note_scratch(bytes);
+    return false;
+  }
+  const uint8_t* base = arena_->base();
+  const TensorRecord* top = reinterpret_cast<const TensorRecord*>(arena_->high_begin());
+  auto name_of = [&](uint32_t i) {
+    const uint8_t* p = base + (i < n ? top[n - 1 - i].blob : uint32_t(name_mark_));
+    StrView v;
+    v.data = reinterpret_cast<const char*>(p + 4);
+    v.size = load_u32(p);
+    return v;
+  };
+  uint32_t d = find_duplicate(total, name_of, reinterpret_cast<uint32_t*>(scratch + pad),
+                              reinterpret_cast<uintptr_t>(base));
+  arena_->rewind_low(mark, need_mark);
+  if (d == kNoDuplicate) return false;
+  *dup = d;
+  return true;
+}
+
+// The later of two equal names, as an error: at its tensor info, naming it.
+void GgufHeaderParser::report_name_duplicate(uint32_t dup) {
+  uint32_t n = uint32_t(ti_index_);
+  const TensorRecord* top = reinterpret_cast<const TensorRecord*>(arena_->high_begin());
+  uint32_t blob = dup < n ? top[n - 1 - dup].blob : uint32_t(name_mark_);
+  uint64_t at = dup < n ? ti_section_ + top[n - 1 - dup].header_pos : ti_pos_;
+  error_ = Error();
+  error_.code = Status::DuplicateTensorName;
+  error_.offset = at;
+  error_.tensor = dup;
+  const uint8_t* p = arena_->base() + blob;
+  error_.tensor_name = reinterpret_cast<const char*>(p + 4);
+  error_.tensor_name_size = load_u32(p);
+}
+
+GgufHeaderParser::Step GgufHeaderParser::finish_keys(uint64_t pos) {
+  uint64_t dup_pos;
+  if (find_key_duplicate(uint32_t(n_kv_), &dup_pos)) return fail(Status::GgufDuplicateKey, dup_pos);
   // Keys are not needed any more (events carried them): release them.
   if (!arena_->counting()) arena_->rewind_low(keys_begin_, keys_begin_);
   if (arch_len_ >= 6 && memcmp(arch_, "bitnet", 6) == 0) dialect_ = GgmlDialect::BitNet;
@@ -503,18 +590,15 @@ GgufHeaderParser::Step GgufHeaderParser::finish_tensor_info(uint64_t) {
     out = put_varint(out, n_dims_);
     for (uint32_t i = 0; i < n_dims_; ++i) out = put_varint(out, uint64_t(dims_[i]));
   }
-  uint64_t end, next;
-  if (__builtin_add_overflow(expected_offset_, nbytes_, &end) || !align_up(end, alignment_, &next))
-    return fail_tensor(Status::ShapeOverflow, ti_pos_);
   if (TensorRecord* rec = static_cast<TensorRecord*>(arena_->grow_high(sizeof(TensorRecord)))) {
     rec->begin = expected_offset_;
-    rec->end = end;
+    rec->end = ti_end_;
     rec->blob = uint32_t(name_mark_);
     uint64_t rel = ti_pos_ - ti_section_;
     rec->header_pos = rel > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(rel);
   }
-  data_size_ = end;
-  expected_offset_ = next;
+  data_size_ = ti_end_;
+  expected_offset_ = ti_next_;
   ++ti_index_;
   state_ = ti_index_ == n_tensors_ ? kInfosDone : kTiNameLen;
   return kNeedInput;
@@ -522,35 +606,19 @@ GgufHeaderParser::Step GgufHeaderParser::finish_tensor_info(uint64_t) {
 
 GgufHeaderParser::Step GgufHeaderParser::finish_infos(uint64_t pos, TensorTable* table) {
   uint32_t n = uint32_t(n_tensors_);
-  size_t mark = arena_->low(), need_mark = arena_->need_low();
-  size_t pad = (4 - (need_mark & 3)) & 3;  // need_mark == mark unless counting
-  size_t bytes = pad + duplicate_table_bytes(n);
-  uint8_t* scratch = arena_->counting() ? nullptr : arena_->grow_low(bytes);
-  if (!scratch) {
-    arena_->rewind_low(mark, need_mark);
-    arena_->note_scratch(bytes);
+  if (arena_->counting()) {
+    arena_->note_scratch(duplicate_table_bytes(n) + 4);
     return fail(Status::ArenaExhausted, pos);
   }
+  uint32_t dup;
+  if (find_name_duplicate(n, false, &dup)) {
+    report_name_duplicate(dup);
+    return kError;
+  }
+  if (arena_->counting()) return fail(Status::ArenaExhausted, pos);  // the check's scratch did not fit
   const uint8_t* base = arena_->base();
   TensorRecord* recs = reinterpret_cast<TensorRecord*>(arena_->high_begin());
   std::reverse(recs, recs + n);  // pushed downwards; declaration order is file order in GGUF
-  auto name_of = [&](uint32_t i) {
-    const uint8_t* p = base + recs[i].blob;
-    StrView s;
-    s.data = reinterpret_cast<const char*>(p + 4);
-    s.size = load_u32(p);
-    return s;
-  };
-  uint32_t dup = find_duplicate(n, name_of, reinterpret_cast<uint32_t*>(scratch + pad),
-                                reinterpret_cast<uintptr_t>(base));
-  arena_->rewind_low(mark, need_mark);
-  if (dup != kNoDuplicate) {
-    fail(Status::DuplicateTensorName, ti_section_ + recs[dup].header_pos);
-    error_.tensor = dup;
-    error_.tensor_name = name_of(dup).data;
-    error_.tensor_name_size = name_of(dup).size;
-    return kError;
-  }
   table->set(base, recs, n, ti_section_);
   // Data starts at the next multiple of the alignment, when there is any tensor at all.
   if (n == 0) data_start_ = pos;

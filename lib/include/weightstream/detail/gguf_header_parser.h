@@ -54,8 +54,13 @@ class GgufHeaderParser {
     kTiNameLen, kTiName, kTiNDims, kTiDims, kTiType, kTiOffset, kInfosDone, kStateDone,
   };
 
+  bool record_error(Status s, uint64_t offset);
+  bool earlier_duplicate();
+  bool find_key_duplicate(uint32_t n, uint64_t* dup_pos);
+  bool find_name_duplicate(uint32_t n, bool current, uint32_t* dup);
+  void report_name_duplicate(uint32_t dup);
   Step fail(Status s, uint64_t offset);
-  Step fail_tensor(Status s, uint64_t offset);
+  Step fail_tensor(Status s, uint64_t offset, uint64_t found = ~0ull, uint64_t expected = ~0ull);
   Step fail_value(Status s, uint64_t offset, uint64_t found, uint64_t expected);
   // Gathers an n-byte little-endian field; true when complete (value in field_).
   bool gather(const uint8_t* in, size_t size, size_t* used, uint64_t pos, uint32_t n);
@@ -115,6 +120,8 @@ class GgufHeaderParser {
   uint32_t ggml_type_ = 0;
   uint64_t ti_type_pos_ = 0;
   uint64_t nbytes_ = 0;
+  uint64_t running_elems_ = 1;       // ne0 * ... * ne(j), checked as each dimension arrives
+  uint64_t ti_end_ = 0, ti_next_ = 0;  // this tensor's end and the next one's start
   uint64_t expected_offset_ = 0;
 
   uint64_t data_start_ = 0;

@@ -21,8 +21,13 @@ using ggml::le32;
 
 namespace {
 
-// ggml multiplies by ±1.0f rather than negating: the same value, including the sign of a zero.
-inline float with_sign(float v, uint32_t sign_bits, int k) { return v * ((sign_bits >> k) & 1 ? -1.0f : 1.0f); }
+// ggml writes `v * (±1.0f)`. For every number that equals flipping the sign bit (zeros
+// included); for a NaN (an inf/NaN scale) the sign a multiplication gives is up to the compiler —
+// optimized builds, ggml's among them, emit a negation. Flipping the bit explicitly gives that
+// result at every optimization level and on every target.
+inline float with_sign(float v, uint32_t sign_bits, int k) {
+  return bits_to_f32(f32_to_bits(v) ^ (((sign_bits >> k) & 1u) << 31));
+}
 
 // IQ2_XXS / IQ2_XS / IQ2_S / IQ3_XXS sub-block scale from a 4-bit field s: d·(s + 1/2)·factor.
 inline float half_step_scale(float d, uint32_t s, float factor) { return d * (0.5f + float(s)) * factor; }

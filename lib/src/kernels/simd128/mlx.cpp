@@ -156,14 +156,16 @@ void affine(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) 
     const v128_t s = wasm_f32x4_splat(companion(spec.scales, g, spec.scale_dtype));
     const v128_t bias = wasm_f32x4_splat(companion(spec.biases, g, spec.scale_dtype));
     const uint8_t* p = src + b * A::kBytes;
-    if (A::reach() > A::kBytes && b + 1 == n) {
-      // The last group's loads would read past the caller's input: decode it from a copy.
-      alignas(16) uint8_t pad[A::reach() > A::kBytes ? A::reach() : 1] = {};
-      memcpy(pad, p, A::kBytes);
-      A::run(pad, dst + b * G, s, bias, c);
-    } else {
-      A::run(p, dst + b * G, s, bias, c);
+    if constexpr (A::reach() > A::kBytes) {
+      if (b + 1 == n) {
+        // The last group's loads would read past the caller's input: decode it from a copy.
+        alignas(16) uint8_t pad[A::reach()] = {};
+        memcpy(pad, p, A::kBytes);
+        A::run(pad, dst + b * G, s, bias, c);
+        continue;
+      }
     }
+    A::run(p, dst + b * G, s, bias, c);
   }
 }
 
