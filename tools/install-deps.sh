@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages weightstream needs, only those missing. Idempotent; needs root
-# (or sudo) only when something is missing.
+# (or sudo) only when something is missing. Each part of the project lists its packages in
+# tools/deps/*.txt (one per line).
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-# Build and test toolchain; SIMDe runs the SIMD128 kernels natively; simdjson is the benchmark's baseline.
-# emscripten (3.1.6) builds wasm/, the JavaScript bindings.
-packages=(cmake ninja-build g++ clang libclang-rt-14-dev googletest libgtest-dev libbenchmark-dev libsimdjson-dev libsimde-dev emscripten)
+packages=()
+for list in tools/deps/*.txt; do
+  while read -r line; do
+    line="${line%%#*}"
+    line="${line//[[:space:]]/}"
+    [ -n "$line" ] && packages+=("$line")
+  done < "$list"
+done
 
 missing=()
 for p in "${packages[@]}"; do
