@@ -1,0 +1,635 @@
+// The weightstream web page: open a model (file, drop, URL), validate and inspect it, stream it
+// into WebGPU with progress and cancel, then read tensors back from the GPU and check them.
+// Plain ES module on the package in wasm/dist (served at /dist/ by serve.mjs).
+import { validate, inspect, loadToWebGPU, init, WeightstreamError } from './dist/weightstream.mjs';
+
+const $ = (id) => document.getElementById(id);
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+const fmtInt = (n) => (n == null ? '–' : Number(n).toLocaleString('en-US'));
+function fmtBytes(n) {
+  if (n == null) return '–';
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  let v = Number(n);
+  while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 2 : 1)} ${u[i]}`;
+}
+const fmtSecs = (ms) => `${(ms / 1000).toFixed(1)} s`;
+const AUTO_VALIDATE_LIMIT = 256 * 1048576;  // larger sources are validated byte by byte while loading
+
+// ---------------- state ----------------
+const state = {
+  source: null, sourceName: '', header: null, verdict: null,
+  gpu: null,            // {adapter, device} or {error}
+  model: null, loading: null, lastLoad: null,
+  peaks: { jsHeap: 0, wasm: 0 },
+  sort: { key: null, dir: 1 },
+  generation: 0,
+};
+let wasm = null;
+
+// ---------------- Adler-32 ----------------
+function adlerUpdate(s, u8, start, end) {
+  let a = s.a;
+  let b = s.b;
+  let i = start;
+  while (i < end) {
+    const n = Math.min(end, i + 5552);
+    for (; i < n; i++) { a += u8[i]; b += a; }
+    a %= 65521;
+    b %= 65521;
+  }
+  s.a = a;
+  s.b = b;
+}
+const adlerValue = (s) => ((s.b << 16) | s.a) >>> 0;
+const hex8 = (v) => v.toString(16).padStart(8, '0');
+function adlerOf(u8) { const s = { a: 1, b: 0 }; adlerUpdate(s, u8, 0, u8.length); return adlerValue(s); }
+
+// ---------------- the GPU device, with a tracker ----------------
+// loadToWebGPU gets a thin wrapper of the real device: it counts the buffers created and destroyed
+// and keeps, per buffer, the Adler-32 of the bytes written into it (the streamed bytes), which the
+// per-tensor check compares with the bytes read back from the GPU.
+class Tracker {
+  constructor(device) {
+    this.device = device;
+    this.live = new Set();
+    this.info = new Map();
+    this.hash = true;
+    this.created = 0;
+    this.destroyed = 0;
+  }
+  wrap() {
+    const dev = this.device;
+    const t = this;
+    return {
+      limits: dev.limits,
+      features: dev.features,
+      queue: {
+        writeBuffer(buffer, offset, data, dataOffset = 0, size) {
+          const info = t.info.get(buffer);
+          if (info && t.hash) {
+            const u8 = data instanceof Uint8Array ? data : new Uint8Array(data.buffer ?? data, data.byteOffset ?? 0, data.byteLength);
+            const n = size ?? u8.length - dataOffset;
+            if (offset !== info.next) info.inOrder = false;
+            adlerUpdate(info.adler, u8, dataOffset, dataOffset + n);
+            info.next = offset + n;
+          }
+          dev.queue.writeBuffer(buffer, offset, data, dataOffset, size);
+        },
+        submit: (b) => dev.queue.submit(b),
+        onSubmittedWorkDone: () => dev.queue.onSubmittedWorkDone(),
+      },
+      createBuffer(desc) {
+        const b = dev.createBuffer(desc);
+        t.created++;
+        t.live.add(b);
+        t.info.set(b, { label: desc.label, size: desc.size, adler: { a: 1, b: 0 }, next: 0, inOrder: true, hashed: t.hash });
+        const destroy = b.destroy.bind(b);
+        b.destroy = () => { if (t.live.delete(b)) t.destroyed++; t.info.delete(b); destroy(); };
+        return b;
+      },
+      pushErrorScope: (f) => dev.pushErrorScope(f),
+      popErrorScope: () => dev.popErrorScope(),
+    };
+  }
+}
+
+async function setupGpu() {
+  if (!navigator.gpu) return { error: 'WebGPU is not available in this browser (navigator.gpu is missing).' };
+  try {
+    const adapter = await navigator.gpu.requestAdapter();
+    if (!adapter) return { error: 'No WebGPU adapter.' };
+    const device = await adapter.requestDevice({
+      requiredLimits: { maxBufferSize: adapter.limits.maxBufferSize, maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize },
+    });
+    const info = adapter.info ?? {};
+    const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'adapter';
+    return { adapter, device, name, tracker: new Tracker(device) };
+  } catch (e) {
+    return { error: `WebGPU device request failed: ${e.message}` };
+  }
+}
+
+// ---------------- memory peaks ----------------
+function sampleMemory() {
+  const js = performance.memory?.usedJSHeapSize ?? 0;
+  const w = wasm?.memory?.buffer?.byteLength ?? 0;
+  if (js > state.peaks.jsHeap) state.peaks.jsHeap = js;
+  if (w > state.peaks.wasm) state.peaks.wasm = w;
+  $('st-heap').textContent = performance.memory ? fmtBytes(state.peaks.jsHeap) : 'n/a';
+  $('st-wasm').textContent = fmtBytes(state.peaks.wasm);
+}
+
+// ---------------- opening ----------------
+function describeSource(src) {
+  if (typeof src === 'string') return src;
+  if (src && typeof src.name === 'string') return `${src.name} (${fmtBytes(src.size)})`;
+  return 'model';
+}
+
+async function open(source) {
+  const gen = ++state.generation;
+  cancelLoad();
+  dropModel();
+  state.source = source;
+  state.sourceName = describeSource(source);
+  state.header = null;
+  state.verdict = null;
+  $('source-name').textContent = state.sourceName;
+  $('verdict').hidden = false;
+  $('details').hidden = true;
+  $('gpu').hidden = true;
+  $('check').hidden = true;
+  setVerdict('checking', 'Reading the header…');
+  hideError();
+  $('summary').textContent = '';
+  let header;
+  try {
+    header = await inspect(source);
+  } catch (e) {
+    if (gen !== state.generation) return;
+    if (e instanceof WeightstreamError) { showError(e); setVerdict('invalid', `Invalid ${guessFormat(source)}: ${e.code}`); state.verdict = e.toJSON(); return; }
+    setVerdict('invalid', `Could not read: ${e.message}`);
+    state.verdict = { code: 'Error', message: e.message };
+    return;
+  }
+  if (gen !== state.generation) return;
+  state.header = header;
+  showHeader(header);
+  $('gpu').hidden = false;
+  resetLoadUi();
+  const size = header.sharded ? header.totalSize : header.size ?? (source instanceof Blob ? source.size : null);
+  if (size != null && size > AUTO_VALIDATE_LIMIT) {
+    setVerdict('header-valid', `Header valid: ${fmtInt(header.tensors.length)} tensors. The data (${fmtBytes(size)}) is validated byte by byte while it loads to the GPU.`);
+    state.verdict = { valid: null, header: true };
+    return;
+  }
+  setVerdict('checking', `Header valid: ${fmtInt(header.tensors.length)} tensors; validating every byte…`);
+  const v = await validate(source);
+  if (gen !== state.generation) return;
+  state.verdict = v;
+  if (v.valid) setVerdict('valid', `Valid ${v.format}${header.sharded ? ` (${header.shards.length} shards)` : ''}: every byte read, ${fmtInt(v.tensors)} tensors.`);
+  else { showError(v.error); setVerdict('invalid', `Invalid ${v.format ?? guessFormat(source)}: ${v.error.code}`); }
+}
+
+function guessFormat(src) {
+  const n = typeof src === 'string' ? src : src?.name ?? '';
+  return /\.gguf/i.test(n) ? 'GGUF' : 'safetensors';
+}
+
+function setVerdict(kind, text) {
+  $('verdict').dataset.state = kind;
+  $('verdict-line').textContent = (kind === 'valid' ? '✔ ' : kind === 'invalid' ? '✘ ' : '') + text;
+}
+function hideError() { $('error').hidden = true; }
+
+// The sentence: the error's description (WeightstreamError) or its message without the
+// "Code at byte N in tensor "x": " prefix (validate() results).
+function showError(e) {
+  $('error').hidden = false;
+  $('error-code').textContent = e.code;
+  $('error-offset').textContent = e.offset == null ? '—' : `${fmtInt(e.offset)} (0x${Number(e.offset).toString(16)})`;
+  $('error-tensor').textContent = e.tensor == null ? '—' : `"${e.tensor}"${e.shard ? ` in ${e.shard}` : ''}`;
+  let sentence = e.description;
+  let hint = e.hint;
+  if (!sentence) {
+    const m = String(e.message ?? '');
+    const i = m.indexOf(': ');
+    sentence = i >= 0 ? m.slice(i + 2) : m;
+    hint = '';
+  }
+  sentence = sentence ? sentence[0].toUpperCase() + sentence.slice(1) : '';
+  $('error-sentence').textContent = sentence;
+  $('error-hint').textContent = hint || '—';
+}
+
+// ---------------- header views ----------------
+function showHeader(h) {
+  $('details').hidden = false;
+  const rows = h.tensors.map((t) => ({
+    name: t.name, dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset, shard: t.shard ?? '',
+    elements: t.shape.reduce((a, b) => a * b, 1),
+  }));
+  state.rows = rows;
+  $('tensors').querySelector('th[data-key=shard]').hidden = !h.sharded;
+  renderTable();
+  renderMetadata(h);
+  drawDtypeChart(rows);
+  const total = rows.reduce((a, r) => a + r.byteLength, 0);
+  const parts = [`${h.sharded ? 'sharded safetensors' : h.format}`, `${fmtInt(rows.length)} tensors`, `${fmtBytes(total)} of tensor data`];
+  if (h.size != null) parts.push(`file ${fmtBytes(h.size)}`);
+  if (h.gguf) parts.push(`GGUF v${h.gguf.version}`, `alignment ${h.gguf.alignment}`, `${h.gguf.kvCount} KVs`, h.gguf.architecture ? `architecture ${h.gguf.architecture}` : null, h.gguf.dialect !== 'upstream' ? h.gguf.dialect : null);
+  if (h.headerSize != null) parts.push(`header ${fmtInt(h.headerSize)} B`);
+  if (h.sharded) parts.push(`${h.shards.length} shards`);
+  $('summary').textContent = parts.filter(Boolean).join(' · ');
+}
+
+function filterRows(rows) {
+  const q = $('filter').value.trim();
+  if (!q) return rows;
+  let test;
+  const m = /^\/(.*)\/([a-z]*)$/.exec(q);
+  if (m) {
+    try { const re = new RegExp(m[1], m[2]); test = (r) => re.test(r.name) || re.test(r.dtype); } catch { return rows; }
+  } else {
+    const lq = q.toLowerCase();
+    test = (r) => r.name.toLowerCase().includes(lq) || r.dtype.toLowerCase() === lq;
+  }
+  return rows.filter(test);
+}
+
+const MAX_ROWS = 5000;
+function renderTable() {
+  const { key, dir } = state.sort;
+  let rows = filterRows(state.rows ?? []);
+  if (key) {
+    const val = key === 'shape' ? (r) => r.elements : (r) => r[key];
+    rows = [...rows].sort((a, b) => {
+      const x = val(a);
+      const y = val(b);
+      return (typeof x === 'string' ? x.localeCompare(y) : x - y) * dir;
+    });
+  }
+  const sharded = !!state.header?.sharded;
+  const html = rows.slice(0, MAX_ROWS).map((r) => `<tr><td>${esc(r.name)}</td><td>${esc(r.dtype)}</td><td>[${r.shape.join(', ')}]</td>`
+    + `<td class="num">${fmtInt(r.byteLength)}</td><td class="num">${fmtInt(r.offset)}</td>${sharded ? `<td>${esc(r.shard)}</td>` : ''}</tr>`).join('');
+  $('tensors').querySelector('tbody').innerHTML = html;
+  const n = state.rows?.length ?? 0;
+  $('tensor-count').textContent = rows.length === n ? `(${fmtInt(n)})` : `(${fmtInt(rows.length)} of ${fmtInt(n)} shown)`;
+  for (const th of $('tensors').querySelectorAll('th')) {
+    if (th.dataset.key === key) th.dataset.sort = dir > 0 ? 'asc' : 'desc';
+    else delete th.dataset.sort;
+  }
+}
+
+function fmtValue(v) {
+  if (typeof v === 'string') return JSON.stringify(v.length > 200 ? `${v.slice(0, 200)}…` : v);
+  return String(v);
+}
+
+function renderMetadata(h) {
+  const rows = [];
+  if (h.gguf) {
+    for (const kv of h.gguf.kv) {
+      let type = kv.type;
+      let value;
+      if (kv.type === 'ARRAY') {
+        type = `ARRAY<${kv.elementType}>[${fmtInt(kv.count)}]`;
+        if (kv.values) value = `[${kv.values.map(fmtValue).join(', ')}]`;
+        else value = `[${kv.head.map(fmtValue).join(', ')}, … ${fmtInt(kv.count - kv.head.length - 1)} more …, ${fmtValue(kv.last)}]`
+          + (kv.stringBytes != null ? ` (${fmtBytes(kv.stringBytes)} of strings)` : '');
+      } else {
+        value = fmtValue(kv.value);
+        if (kv.valueBytes != null) value += ` (${fmtBytes(kv.valueBytes)})`;
+      }
+      rows.push([kv.key, type, value]);
+    }
+  } else if (h.metadata) {
+    for (const [k, v] of Object.entries(h.metadata)) rows.push([k, typeof v === 'string' ? 'string' : typeof v, typeof v === 'string' ? fmtValue(v) : JSON.stringify(v)]);
+  }
+  $('metadata').querySelector('tbody').innerHTML = rows.length
+    ? rows.map(([k, t, v]) => `<tr><td>${esc(k)}</td><td>${esc(t)}</td><td class="value">${esc(v)}</td></tr>`).join('')
+    : '<tr><td colspan="3" class="muted">no metadata</td></tr>';
+  $('meta-count').textContent = `(${rows.length})`;
+}
+
+const PALETTE = ['#2f6fde', '#e07b39', '#3aa76d', '#c04f8f', '#8a63d2', '#c9a227', '#3fa7b5', '#d14d4d', '#6b7b8c', '#9bbb3b'];
+function setupCanvas(canvas, h) {
+  const ratio = window.devicePixelRatio || 1;
+  canvas.style.height = `${h}px`;
+  const w = canvas.clientWidth || 600;
+  canvas.width = w * ratio;
+  canvas.height = h * ratio;
+  const g = canvas.getContext('2d');
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.clearRect(0, 0, w, h);
+  g.font = '12px ui-monospace, "DejaVu Sans Mono", monospace';
+  return { g, w, h };
+}
+
+function drawDtypeChart(rows) {
+  const by = new Map();
+  for (const r of rows) {
+    const e = by.get(r.dtype) ?? { bytes: 0, n: 0 };
+    e.bytes += r.byteLength;
+    e.n++;
+    by.set(r.dtype, e);
+  }
+  const items = [...by.entries()].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 14);
+  const canvas = $('dtype-chart');
+  const { g, w } = setupCanvas(canvas, Math.max(60, 22 * items.length + 16));
+  const total = rows.reduce((a, r) => a + r.byteLength, 0) || 1;
+  const max = Math.max(1, ...items.map(([, e]) => e.bytes));
+  const left = 90;
+  const right = 210;
+  items.forEach(([dt, e], i) => {
+    const y = 8 + i * 22;
+    g.fillStyle = '#1d2330';
+    g.textBaseline = 'middle';
+    g.fillText(dt, 4, y + 8);
+    const bw = Math.max(1, ((w - left - right) * e.bytes) / max);
+    g.fillStyle = PALETTE[i % PALETTE.length];
+    g.fillRect(left, y, bw, 16);
+    g.fillStyle = '#6b7280';
+    g.fillText(`${fmtBytes(e.bytes)} · ${((100 * e.bytes) / total).toFixed(1)}% · ${e.n} tensor${e.n > 1 ? 's' : ''}`, left + bw + 6, y + 8);
+  });
+  canvas.dataset.items = JSON.stringify(items.map(([dt, e]) => [dt, e.bytes, e.n]));
+}
+
+// ---------------- loading to the GPU ----------------
+function resetLoadUi() {
+  $('bar').style.width = '0';
+  for (const id of ['st-bytes', 'st-tensors', 'st-rate', 'st-elapsed', 'st-heap', 'st-wasm']) $(id).textContent = '–';
+  $('load-status').dataset.state = 'idle';
+  $('load-status').textContent = '';
+  $('load').disabled = !state.gpu?.device;
+  $('cancel').disabled = true;
+  if (state.gpu?.error) $('adapter').textContent = state.gpu.error;
+  updateBuffers();
+}
+
+function updateBuffers() { $('st-buffers').textContent = String(state.gpu?.tracker?.live.size ?? 0); }
+
+function dropModel() {
+  if (state.model) { state.model.destroy(); state.model = null; }
+  updateBuffers();
+}
+
+function cancelLoad() { state.loading?.controller.abort(new DOMException('cancelled by the user', 'AbortError')); }
+
+async function load(opts = {}) {
+  if (!state.gpu?.device || state.loading || !state.source) return null;
+  dropModel();
+  $('check').hidden = true;
+  const dtype = opts.dtype ?? $('dtype').value;
+  const tracker = state.gpu.tracker;
+  tracker.hash = opts.hash ?? $('hash').checked;
+  const controller = new AbortController();
+  const t0 = performance.now();
+  const total = state.header.sharded ? state.header.totalSize : state.header.size;
+  const nTensors = state.header.tensors.length;
+  state.loading = { controller, t0 };
+  state.peaks = { jsHeap: 0, wasm: 0 };
+  $('load').disabled = true;
+  $('cancel').disabled = false;
+  $('load-status').dataset.state = 'loading';
+  $('load-status').textContent = `Streaming into WebGPU as ${dtype}…`;
+  let last = { bytes: 0, tensors: 0, rate: 0, totalBytes: total };
+  const show = () => {
+    const el = performance.now() - t0;
+    const tb = last.totalBytes ?? total;
+    $('bar').style.width = tb ? `${Math.min(100, (100 * last.bytes) / tb)}%` : '0';
+    $('st-bytes').textContent = `${fmtBytes(last.bytes)}${tb ? ` / ${fmtBytes(tb)}` : ''}`;
+    $('st-tensors').textContent = `${fmtInt(last.tensors)} / ${fmtInt(nTensors)}`;
+    $('st-rate').textContent = `${(last.bytes / 1e6 / Math.max(el / 1000, 1e-3)).toFixed(1)} MB/s`;
+    $('st-elapsed').textContent = fmtSecs(el);
+    sampleMemory();
+    updateBuffers();
+  };
+  const timer = setInterval(show, 100);
+  const result = { dtype, ok: false };
+  try {
+    const model = await loadToWebGPU(tracker.wrap(), state.source, {
+      dtype, split: true, signal: controller.signal, progressInterval: 50,
+      onProgress: (p) => { last = p; if (opts.onProgress) opts.onProgress(p); },
+    });
+    state.model = model;
+    last = { ...last, bytes: model.bytes, tensors: Object.keys(model.tensors).length };
+    show();
+    const el = performance.now() - t0;
+    const gpuBytes = Object.values(model.tensors).reduce((a, t) => a + t.byteLength, 0);
+    $('load-status').dataset.state = 'done';
+    $('load-status').textContent = `✔ Loaded ${fmtInt(Object.keys(model.tensors).length)} tensors (${fmtBytes(gpuBytes)} on the GPU as ${dtype}) in ${fmtSecs(el)}; every byte validated on the way.`;
+    if (state.verdict?.header) setVerdict('valid', `Valid ${state.header.format}: every byte read while loading, ${fmtInt(nTensors)} tensors.`);
+    Object.assign(result, { ok: true, tensors: Object.keys(model.tensors).length, bytes: model.bytes, gpuBytes, ms: el });
+    fillCheck(model);
+  } catch (e) {
+    show();
+    if (e?.code === 'Aborted' || e?.name === 'AbortError') {
+      $('load-status').dataset.state = 'cancelled';
+      $('load-status').textContent = `Cancelled after ${fmtBytes(last.bytes)}; ${tracker.live.size === 0 ? 'every GPU buffer was destroyed' : `${tracker.live.size} GPU buffers still alive`}.`;
+      Object.assign(result, { cancelled: true, bytes: last.bytes });
+    } else {
+      $('load-status').dataset.state = 'error';
+      $('load-status').textContent = `✘ ${e.code ?? 'Error'}: ${e.message}`;
+      if (e instanceof WeightstreamError) { showError(e); setVerdict('invalid', `Invalid: ${e.code}`); }
+      Object.assign(result, { error: e.code ?? e.message });
+    }
+  } finally {
+    clearInterval(timer);
+    state.loading = null;
+    $('load').disabled = false;
+    $('cancel').disabled = true;
+    updateBuffers();
+    Object.assign(result, { liveBuffers: tracker.live.size, created: tracker.created, destroyed: tracker.destroyed, peaks: { ...state.peaks } });
+    state.lastLoad = result;
+  }
+  return result;
+}
+
+// ---------------- per-tensor check ----------------
+function fillCheck(model) {
+  const names = Object.keys(model.tensors);
+  $('check-tensor').innerHTML = names.map((n) => {
+    const t = model.tensors[n];
+    return `<option value="${esc(n)}">${esc(n)} — ${esc(t.dtype)} [${t.shape.join(', ')}] ${fmtBytes(t.byteLength)}</option>`;
+  }).join('');
+  $('check').hidden = false;
+  $('check-result').textContent = '';
+  $('check-result').dataset.match = '';
+  $('hist-caption').textContent = '';
+  const c = $('hist');
+  c.getContext('2d').clearRect(0, 0, c.width, c.height);
+  if (names.length) check(names[0]);
+}
+
+async function readBuffer(device, buf) {
+  const size = buf.size;
+  const staging = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  try {
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(buf, 0, staging, 0, size);
+    device.queue.submit([enc.finish()]);
+    await staging.mapAsync(GPUMapMode.READ);
+    const out = new Uint8Array(staging.getMappedRange().slice(0));
+    staging.unmap();
+    return out;
+  } finally {
+    staging.destroy();
+  }
+}
+
+async function sha256(u8) {
+  const d = new Uint8Array(await crypto.subtle.digest('SHA-256', u8));
+  return [...d].map((x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+async function check(name) {
+  const t = state.model?.tensors[name];
+  if (!t) return null;
+  $('check-tensor').value = name;
+  const device = state.gpu.device;
+  const tracker = state.gpu.tracker;
+  const bufs = t.buffers ?? [t.buffer];
+  const bytes = new Uint8Array(t.byteLength);
+  const pieces = [];
+  let at = 0;
+  for (const b of bufs) {
+    const got = await readBuffer(device, b);
+    const info = tracker.info.get(b);
+    pieces.push({ size: got.length, gpu: adlerOf(got), streamed: info?.hashed ? adlerValue(info.adler) : null, inOrder: info?.inOrder ?? null });
+    const n = Math.min(got.length, t.byteLength - at);
+    bytes.set(got.subarray(0, n), at);
+    at += n;
+  }
+  const hashed = pieces.every((p) => p.streamed != null);
+  const match = hashed && pieces.every((p) => p.gpu === p.streamed && p.inOrder);
+  const res = {
+    name, dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, buffers: bufs.length, pieces,
+    match: hashed ? match : null, sha256: await sha256(bytes),
+  };
+  const gpuA = pieces.map((p) => hex8(p.gpu)).join(' ');
+  const strA = hashed ? pieces.map((p) => hex8(p.streamed)).join(' ') : 'not recorded (checksum while streaming was off)';
+  const el = $('check-result');
+  el.dataset.match = hashed ? String(match) : '';
+  el.textContent = `${name}: ${t.dtype} [${t.shape.join(', ')}], ${fmtInt(t.byteLength)} bytes in ${bufs.length} buffer${bufs.length > 1 ? 's' : ''}\n`
+    + `Adler-32 read back from the GPU  ${gpuA}\nAdler-32 of the streamed bytes   ${strA}\n`
+    + (hashed ? (match ? '✔ identical: the GPU holds exactly the bytes that were streamed' : '✘ MISMATCH') : '')
+    + `\nSHA-256 of the tensor's bytes on the GPU: ${res.sha256}`;
+  res.histogram = drawHistogram(t, bytes);
+  state.lastCheck = res;
+  return res;
+}
+
+function halfToFloat(h) {
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const f = h & 0x3ff;
+  if (e === 0) return s * f * 2 ** -24;
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * (1 + f / 1024) * 2 ** (e - 15);
+}
+
+function valuesOf(dtype, bytes) {
+  const n = bytes.length;
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, n);
+  switch (dtype) {
+    case 'f32': case 'F32': return { values: new Float32Array(bytes.buffer, bytes.byteOffset, n >> 2), what: 'values' };
+    case 'f16': case 'F16': { const v = new Float32Array(n >> 1); for (let i = 0; i < v.length; i++) v[i] = halfToFloat(dv.getUint16(2 * i, true)); return { values: v, what: 'values' }; }
+    case 'BF16': { const v = new Float32Array(n >> 1); const u = new Uint32Array(v.buffer); for (let i = 0; i < v.length; i++) u[i] = dv.getUint16(2 * i, true) << 16; return { values: v, what: 'values' }; }
+    default: return { values: bytes, what: `stored bytes (${dtype} is not decoded; load as f32 to see its values)` };
+  }
+}
+
+function drawHistogram(t, bytes) {
+  const { values, what } = valuesOf(t.dtype, bytes);
+  const canvas = $('hist');
+  const { g, w, h } = setupCanvas(canvas, 200);
+  let min = Infinity;
+  let max = -Infinity;
+  let sum = 0;
+  let sq = 0;
+  let bad = 0;
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i];
+    if (!Number.isFinite(x)) { bad++; continue; }
+    if (x < min) min = x;
+    if (x > max) max = x;
+    sum += x;
+    sq += x * x;
+  }
+  const n = values.length - bad;
+  const bins = new Array(64).fill(0);
+  if (n > 0) {
+    const span = max - min || 1;
+    for (let i = 0; i < values.length; i++) {
+      const x = values[i];
+      if (!Number.isFinite(x)) continue;
+      bins[Math.min(63, Math.floor(((x - min) / span) * 64))]++;
+    }
+  }
+  const top = Math.max(1, ...bins);
+  const plotH = h - 24;
+  const bw = (w - 20) / 64;
+  g.fillStyle = '#2f6fde';
+  bins.forEach((c, i) => { const bh = (plotH - 8) * (c / top); g.fillRect(10 + i * bw, plotH - bh, Math.max(1, bw - 1), bh); });
+  g.fillStyle = '#6b7280';
+  g.strokeStyle = '#c7ccd4';
+  g.beginPath(); g.moveTo(10, plotH + 0.5); g.lineTo(w - 10, plotH + 0.5); g.stroke();
+  g.textBaseline = 'top';
+  if (n > 0) {
+    g.fillText(min.toPrecision(4), 10, plotH + 5);
+    const r = max.toPrecision(4);
+    g.fillText(r, w - 10 - g.measureText(r).width, plotH + 5);
+  }
+  const mean = n ? sum / n : NaN;
+  const std = n ? Math.sqrt(Math.max(0, sq / n - mean * mean)) : NaN;
+  const stats = { count: values.length, min: n ? min : null, max: n ? max : null, mean: n ? mean : null, std: n ? std : null, nonFinite: bad, what, bins };
+  $('hist-caption').textContent = `Histogram of ${fmtInt(values.length)} ${what}: min ${stats.min?.toPrecision(4)} · max ${stats.max?.toPrecision(4)} · mean ${mean.toPrecision(4)} · std ${std.toPrecision(4)}${bad ? ` · ${bad} NaN/Inf` : ''}`;
+  return stats;
+}
+
+// ---------------- samples, events ----------------
+async function loadSamples() {
+  let list;
+  try {
+    const r = await fetch('api/samples');
+    list = r.ok ? await r.json() : null;
+  } catch { list = null; }
+  list ??= [{ label: 'tiny-llama.safetensors', url: 'samples/tiny-llama.safetensors' }];
+  $('samples').innerHTML = '<span class="muted">samples:</span>' + list.map((s) => `<button type="button" data-url="${esc(s.url)}">${esc(s.label)}</button>`).join('');
+}
+
+function bind() {
+  $('file').addEventListener('change', () => { const f = $('file').files[0]; if (f) open(f); });
+  $('url-form').addEventListener('submit', (e) => { e.preventDefault(); const u = $('url').value.trim(); if (u) open(u); });
+  $('samples').addEventListener('click', (e) => {
+    const u = e.target?.dataset?.url;
+    if (u) { $('url').value = u; open(u); }
+  });
+  $('filter').addEventListener('input', renderTable);
+  $('tensors').querySelector('thead').addEventListener('click', (e) => {
+    const key = e.target?.dataset?.key;
+    if (!key) return;
+    state.sort = { key, dir: state.sort.key === key ? -state.sort.dir : 1 };
+    renderTable();
+  });
+  $('load').addEventListener('click', () => load());
+  $('cancel').addEventListener('click', cancelLoad);
+  $('check-run').addEventListener('click', () => check($('check-tensor').value));
+  let depth = 0;
+  window.addEventListener('dragenter', (e) => { e.preventDefault(); depth++; $('drop').hidden = false; });
+  window.addEventListener('dragleave', () => { if (--depth <= 0) { depth = 0; $('drop').hidden = true; } });
+  window.addEventListener('dragover', (e) => e.preventDefault());
+  window.addEventListener('drop', (e) => {
+    e.preventDefault();
+    depth = 0;
+    $('drop').hidden = true;
+    const f = e.dataTransfer?.files?.[0];
+    if (f) open(f);
+  });
+}
+
+// Hooks for the Playwright tests (and the console).
+window.wsPage = {
+  state,
+  open: (src) => open(src),
+  load: (opts) => load(opts),
+  cancel: () => cancelLoad(),
+  check: (name) => check(name),
+  liveBuffers: () => state.gpu?.tracker?.live.size ?? 0,
+  wasmMemory: () => wasm?.memory?.buffer?.byteLength ?? 0,
+};
+
+async function main() {
+  bind();
+  wasm = await init();
+  const [gpu] = await Promise.all([setupGpu(), loadSamples()]);
+  state.gpu = gpu;
+  $('adapter').textContent = gpu.error ?? `WebGPU: ${gpu.name}, maxBufferSize ${fmtBytes(gpu.device.limits.maxBufferSize)}`;
+  const u = new URLSearchParams(location.search).get('url');
+  document.body.dataset.ready = 'true';
+  if (u) { $('url').value = u; await open(u); }
+}
+window.wsPage.ready = main();
