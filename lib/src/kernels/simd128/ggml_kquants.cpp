@@ -52,7 +52,6 @@ inline v128_t k4_scales_mins(const uint8_t* p) {
 namespace simd {
 
 static void Q2_K_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
-  const v128_t three = splat_u8(3);
   for (size_t b = 0; b < n; ++b, src += 84, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src + 80)), dmin = wasm_f32x4_splat(f16_at(src + 82));
     alignas(16) float dl[16], ml[16];
@@ -64,9 +63,9 @@ static void Q2_K_body(const uint8_t* src, size_t n, float* dst, const KernelCont
       for (int j = 0; j < 4; ++j) {
         const int is = 8 * h + 2 * j;
         float* y = dst + 128 * h + 32 * j;
-        store_i8x16_scaled_minus(y, wasm_v128_and(wasm_u8x16_shr(q0, 2 * j), three), wasm_f32x4_splat(dl[is]),
+        store_i8x16_scaled_minus(y, byte_shr_and(q0, 2 * j, 3), wasm_f32x4_splat(dl[is]),
                                  wasm_f32x4_splat(ml[is]));
-        store_i8x16_scaled_minus(y + 16, wasm_v128_and(wasm_u8x16_shr(q1, 2 * j), three), wasm_f32x4_splat(dl[is + 1]),
+        store_i8x16_scaled_minus(y + 16, byte_shr_and(q1, 2 * j, 3), wasm_f32x4_splat(dl[is + 1]),
                                  wasm_f32x4_splat(ml[is + 1]));
       }
     }
@@ -74,7 +73,7 @@ static void Q2_K_body(const uint8_t* src, size_t n, float* dst, const KernelCont
 }
 
 static void Q3_K_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
-  const v128_t three = splat_u8(3), four = splat_u8(4), zero = wasm_i32x4_splat(0);
+  const v128_t four = splat_u8(4), zero = wasm_i32x4_splat(0);
   for (size_t b = 0; b < n; ++b, src += 110, dst += 256) {
     const v128_t d = wasm_f32x4_splat(f16_at(src + 108));
     // Sixteen 6-bit scales (+32): low nibbles from bytes 0..7 (scales 8..15 the high nibbles),
@@ -94,8 +93,8 @@ static void Q3_K_body(const uint8_t* src, size_t n, float* dst, const KernelCont
         // q in -4..3: the low two bits minus 4 where the hmask bit is clear.
         const v128_t m0 = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hm0, bit), zero), four);
         const v128_t m1 = wasm_v128_and(wasm_i8x16_eq(wasm_v128_and(hm1, bit), zero), four);
-        const v128_t v0 = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, 2 * j), three), m0);
-        const v128_t v1 = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, 2 * j), three), m1);
+        const v128_t v0 = wasm_i8x16_sub(byte_shr_and(q0, 2 * j, 3), m0);
+        const v128_t v1 = wasm_i8x16_sub(byte_shr_and(q1, 2 * j, 3), m1);
         const int is = 8 * h + 2 * j;
         float* y = dst + 128 * h + 32 * j;
         store_i8x16_scaled(y, v0, wasm_f32x4_splat(dl[is]));
@@ -163,10 +162,10 @@ static void Q6_K_body(const uint8_t* src, size_t n, float* dst, const KernelCont
       for (int l0 = 0; l0 < 32; l0 += 16) {
         const int is = l0 / 16;
         const v128_t a = wasm_v128_load(ql + l0), c = wasm_v128_load(ql + 32 + l0), h = wasm_v128_load(qh + l0);
-        const v128_t v1 = wasm_v128_or(lo_nibbles(a), wasm_v128_and(wasm_i8x16_shl(h, 4), x30));
-        const v128_t v2 = wasm_v128_or(lo_nibbles(c), wasm_v128_and(wasm_i8x16_shl(h, 2), x30));
+        const v128_t v1 = wasm_v128_or(lo_nibbles(a), byte_shl_and(h, 4, 0x30));
+        const v128_t v2 = wasm_v128_or(lo_nibbles(c), byte_shl_and(h, 2, 0x30));
         const v128_t v3 = wasm_v128_or(hi_nibbles(a), wasm_v128_and(h, x30));
-        const v128_t v4 = wasm_v128_or(hi_nibbles(c), wasm_v128_and(wasm_u8x16_shr(h, 2), x30));
+        const v128_t v4 = wasm_v128_or(hi_nibbles(c), byte_shr_and(h, 2, 0x30));
         float* y = dst + 128 * half + l0;
         store_i8x16_scaled(y, wasm_i8x16_sub(v1, x20), wasm_f32x4_splat(sc[is]));
         store_i8x16_scaled(y + 32, wasm_i8x16_sub(v2, x20), wasm_f32x4_splat(sc[is + 2]));

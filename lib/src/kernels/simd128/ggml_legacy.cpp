@@ -220,8 +220,8 @@ static void Q2_0_body(const uint8_t* src, size_t n, float* dst, const KernelCont
     float* y = dst + b * 64;
     // Element 4i+k is bits 2k..2k+1 of byte i: split into four code planes, then interleave
     // them byte-wise back into element order, minus 1.
-    const v128_t c0 = wasm_v128_and(q, three), c1 = wasm_v128_and(wasm_u8x16_shr(q, 2), three);
-    const v128_t c2 = wasm_v128_and(wasm_u8x16_shr(q, 4), three), c3 = wasm_u8x16_shr(q, 6);
+    const v128_t c0 = wasm_v128_and(q, three), c1 = byte_shr_and(q, 2, 3);
+    const v128_t c2 = byte_shr_and(q, 4, 3), c3 = byte_shr_and(q, 6, 3);
     const v128_t c01l = wasm_i8x16_shuffle(c0, c1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     const v128_t c01h = wasm_i8x16_shuffle(c0, c1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
     const v128_t c23l = wasm_i8x16_shuffle(c2, c3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);

@@ -56,22 +56,22 @@ static void TQ1_0_body(const uint8_t* src, size_t n, float* dst, const KernelCon
 }
 
 static void TQ2_0_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
-  const v128_t three = splat_u8(3), one = splat_u8(1);
+  const v128_t one = splat_u8(1);
   for (size_t b = 0; b < n; ++b, src += 66, dst += 256) {
     const v128_t d = scale24(wasm_f32x4_splat(f16_at(src + 64)));  // fp16 d: exact
     for (int h = 0; h < 2; ++h) {
       const v128_t q0 = wasm_v128_load(src + 32 * h), q1 = wasm_v128_load(src + 32 * h + 16);
       for (int l = 0; l < 4; ++l) {
         float* y = dst + 128 * h + 32 * l;
-        store_i8x16_scaled(y, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, 2 * l), three), one), d);
-        store_i8x16_scaled(y + 16, wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, 2 * l), three), one), d);
+        store_i8x16_scaled(y, wasm_i8x16_sub(byte_shr_and(q0, 2 * l, 3), one), d);
+        store_i8x16_scaled(y + 16, wasm_i8x16_sub(byte_shr_and(q1, 2 * l, 3), one), d);
       }
     }
   }
 }
 
 static void I2_S_body(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
-  const v128_t three = splat_u8(3), one = splat_u8(1);
+  const v128_t one = splat_u8(1);
   // The tensor's f32 scale: the scaled conversion where 2^-24 times it is exact (always, for
   // real scales), else the shift-and-convert one.
   const float scale = ctx.spec->global_scale;
@@ -82,8 +82,8 @@ static void I2_S_body(const uint8_t* src, size_t n, float* dst, const KernelCont
     // Values 32k..32k+31 sit at shift 6 - 2k of the group's 32 bytes.
     for (int k = 0; k < 4; ++k) {
       const int shift = 6 - 2 * k;
-      const v128_t v0 = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q0, shift), three), one);
-      const v128_t v1 = wasm_i8x16_sub(wasm_v128_and(wasm_u8x16_shr(q1, shift), three), one);
+      const v128_t v0 = wasm_i8x16_sub(byte_shr_and(q0, shift, 3), one);
+      const v128_t v1 = wasm_i8x16_sub(byte_shr_and(q1, shift, 3), one);
       if (scaled) {
         store_i8x16_scaled(dst + 32 * k, v0, s);
         store_i8x16_scaled(dst + 32 * k + 16, v1, s);

@@ -116,7 +116,7 @@ struct AffineGroup<4, G> {
   static void run(const uint8_t* p, float* y, v128_t s, v128_t b, const Ctx&) {
     for (size_t k = 0; k < kBytes; k += 16, y += 32) {
       const v128_t v = wasm_v128_load(p + k);
-      const v128_t lo = wasm_v128_and(v, splat_u8(0x0F)), hi = wasm_u8x16_shr(v, 4);
+      const v128_t lo = lo_nibbles(v), hi = hi_nibbles(v);
       store_affine16(y, wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), s, b);
       store_affine16(y + 16, wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), s, b);
     }
@@ -209,11 +209,11 @@ inline void store_e2m1_x16(float* y, v128_t nib, v128_t s, v128_t t = v128_t()) 
 
 // Nibbles of 8 bytes in element order (low nibble first): element 2j = low nibble of byte j.
 inline v128_t nibbles_interleaved_lo(v128_t q) {
-  const v128_t l = wasm_v128_and(q, splat_u8(0x0F)), h = wasm_u8x16_shr(q, 4);
+  const v128_t l = lo_nibbles(q), h = hi_nibbles(q);
   return wasm_i8x16_shuffle(l, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 }
 inline v128_t nibbles_interleaved_hi(v128_t q) {
-  const v128_t l = wasm_v128_and(q, splat_u8(0x0F)), h = wasm_u8x16_shr(q, 4);
+  const v128_t l = lo_nibbles(q), h = hi_nibbles(q);
   return wasm_i8x16_shuffle(l, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
 }
 

@@ -171,7 +171,14 @@ inline void store_i8x16_scaled_minus(float* y, v128_t q, v128_t d24, v128_t m) {
 
 // Low and high nibbles of 16 bytes.
 inline v128_t lo_nibbles(v128_t q) { return wasm_v128_and(q, splat_u8(0x0F)); }
-inline v128_t hi_nibbles(v128_t q) { return wasm_u8x16_shr(q, 4); }
+inline v128_t hi_nibbles(v128_t q) { return wasm_v128_and(wasm_u16x8_shr(q, 4), splat_u8(0x0F)); }
+
+// (q >> s) & mask and (q << s) & mask in every byte, through a 16-bit shift. wasm has no byte
+// shift (V8 emulates i8x16.shr_u with a 16-bit shift and a mask it rebuilds every time); the
+// mask is wanted anyway, and it also drops the bits that cross from the neighbouring byte
+// (mask must fit in 8 - s bits, resp. above bit s).
+inline v128_t byte_shr_and(v128_t q, int s, uint8_t mask) { return wasm_v128_and(wasm_u16x8_shr(q, s), splat_u8(mask)); }
+inline v128_t byte_shl_and(v128_t q, int s, uint8_t mask) { return wasm_v128_and(wasm_i16x8_shl(q, s), splat_u8(mask)); }
 
 // ---- Running a kernel ----
 
