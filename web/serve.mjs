@@ -155,7 +155,13 @@ async function sendSynthetic(req, res, url) {
   let sent = 0;
   for (const chunk of syntheticChunks(model, r.start, r.end + 1, 262144)) {
     if (closed) return;
-    if (!res.write(chunk)) await new Promise((f) => { res.once('drain', f); res.once('close', f); });
+    if (!res.write(chunk)) {
+      await new Promise((f) => {
+        const done = () => { res.off('drain', done); res.off('close', done); f(); };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    }
     sent += chunk.length;
     if (rate > 0) {
       const due = t0 + (sent / rate) * 1000;
