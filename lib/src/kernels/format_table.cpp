@@ -20,10 +20,17 @@ int32_t check_q8_k(const uint8_t* block) {
   return (ggml::le32(block) & 0x7F800000u) == 0x7F800000u ? 0 : -1;
 }
 
+// WS_KERNELS_REFERENCE_ONLY (CMake WS_KERNELS_SIMD128=OFF, the microcontroller build): no SIMD128
+// entries; the Dequantizer then runs the reference kernel for KernelImpl::Auto.
+#if defined(WS_KERNELS_REFERENCE_ONLY)
+#define WS_SIMD_KERNEL(name) nullptr
+#else
+#define WS_SIMD_KERNEL(name) simd::name
+#endif
 #define E(name, elems, bytes, companion, f0, f1, nf, e8) \
-  {{#name, elems, bytes, companion}, ref::name, simd::name, {f0, f1}, nf, e8, nullptr}
+  {{#name, elems, bytes, companion}, ref::name, WS_SIMD_KERNEL(name), {f0, f1}, nf, e8, nullptr}
 #define EC(name, elems, bytes, check) \
-  {{#name, elems, bytes, false}, ref::name, simd::name, {0, 0}, 0, -1, check}
+  {{#name, elems, bytes, false}, ref::name, WS_SIMD_KERNEL(name), {0, 0}, 0, -1, check}
 
 // block_elems / block_bytes from ggml-common.h (FORMATS.md §5-6); fp16 scale field offsets as
 // ggml's row validation checks them; companion formats take their geometry from the spec.
@@ -69,6 +76,7 @@ const FormatEntry kTable[] = {
 };
 #undef E
 #undef EC
+#undef WS_SIMD_KERNEL
 
 static_assert(sizeof(kTable) / sizeof(kTable[0]) == kQuantFormatCount, "one table row per format");
 

@@ -1,0 +1,32 @@
+// The firmware's work, shared by the Cortex-M image and the host checker: stream a model out of
+// "flash" in 256-byte reads, validate it with ws::Reader, checksum every tensor's raw bytes and
+// dequantize one tensor into a static buffer. Both builds print the same "ck ..." lines; the test
+// compares them.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace mcu {
+
+// Output sink: semihosting on the MCU, stdout on the host.
+void put(const char* s);
+
+struct Model {
+  const char* label;
+  const uint8_t* flash;  // the image, as a "flash chip" seen through flash_read()
+  size_t size;
+  const char* dequant_tensor;  // name of the tensor to dequantize (nullptr: none)
+};
+
+constexpr size_t kReadPiece = 256;  // bytes per flash read
+
+// Runs one model through the reader with `arena`; returns 0 on success. `dequant` selects the
+// dequantization path compiled in (the size configurations): 0 none, 1 Dequantizer (all kernels
+// through the format table), 2 the Q4_0 reference kernel called directly.
+int run_model(const Model& m, void* arena, size_t arena_size);
+
+// The arena the reader needs for `m`, from its own report (a run with an empty arena).
+size_t arena_needed(const Model& m);
+
+}  // namespace mcu

@@ -1,0 +1,47 @@
+// Firmware: both sample models from flash through the reader (and the dequantizer, in the
+// configurations that have it), checksums and measurements over semihosting.
+#include "../app.h"
+#include "../models.h"
+#include "models_data.h"  // generated: the model arrays and WS_MCU_ARENA_BYTES
+#include "startup.h"
+
+namespace mcu {
+void put(const char* s) { semihost_write0(s); }
+}  // namespace mcu
+
+namespace {
+// Sized at build time by the library's own report (ws-mcu-host sizes it: Reader::arena_needed()).
+alignas(8) uint8_t g_arena[WS_MCU_ARENA_BYTES];
+
+char* dec(char* o, uint32_t v) {
+  char t[12];
+  int n = 0;
+  do { t[n++] = char('0' + v % 10); v /= 10; } while (v);
+  while (n) *o++ = t[--n];
+  return o;
+}
+}  // namespace
+
+extern "C" int main() {
+  static const mcu::Model models[] = {
+      {"gguf", mcu::kModelGguf, sizeof mcu::kModelGguf, mcu::kGgufDequant},
+      {"safetensors", mcu::kModelSafetensors, sizeof mcu::kModelSafetensors, mcu::kSafetensorsDequant},
+  };
+  int rc = 0;
+  for (const mcu::Model& m : models) rc |= mcu::run_model(m, g_arena, sizeof g_arena);
+
+  uint32_t hw = stack_high_water();
+  char line[96];
+  char* o = line;
+  for (const char* s = "mcu arena="; *s;) *o++ = *s++;
+  o = dec(o, uint32_t(sizeof g_arena));
+  for (const char* s = " stack_high_water="; *s;) *o++ = *s++;
+  o = dec(o, hw);
+  for (const char* s = " stack_budget=2048"; *s;) *o++ = *s++;
+  for (const char* s = hw <= 2048 ? " ok\n" : " OVER\n"; *s;) *o++ = *s++;
+  *o = 0;
+  semihost_write0(line);
+  if (hw > 2048) rc = 1;
+  semihost_write0(rc == 0 ? "mcu PASS\n" : "mcu FAIL\n");
+  return rc;
+}

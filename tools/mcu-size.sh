@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Size report of the Cortex-M4F firmware configurations (tests/mcu):
+#   bash tools/mcu-size.sh            configure + build the mcu preset, then report
+#   bash tools/mcu-size.sh --no-build BUILD_DIR   report on an existing build (the mcu-size target)
+# Per configuration: the library's share of the image (from the linker map: code = .text.*,
+# constants = .rodata.*, input sections from libweightstream.a that --gc-sections kept), and the
+# whole image (startup, app, newlib memcpy/strlen/... included) as arm-none-eabi-size prints it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--no-build" ]; then
+  build="$2"
+else
+  build=build/mcu
+  cmake --preset mcu >/dev/null
+  cmake --build --preset mcu >/dev/null
+fi
+lib_share() {  # MAP -> "code rodata" of libweightstream.a's kept input sections
+  awk '
+    function hex(s,   i, c, v) { v = 0; s = tolower(substr(s, 3)); for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }; return v }
+    /^ \.(text|rodata)/ {
+      sec = $1
+      if (NF >= 4 && $2 ~ /^0x/) { size = $3; file = $4 } else { getline; if ($1 !~ /^0x/) next; size = $2; file = $3 }
+      if (file ~ /libweightstream\.a/) { if (sec ~ /^\.text/) code += hex(size); else ro += hex(size) }
+    }
+    /^\/DISCARD\/|^OUTPUT\(/ { exit }
+    END { printf "%d %d\n", code, ro }' "$1"
+}
+printf '%-34s %10s %10s %10s %10s %8s\n' configuration "lib code" "lib const" "image text" "image bss" "stack*"
+for cfg in "ws-mcu-fw-parser:parser only (safetensors + GGUF)" "ws-mcu-fw-q4:parser + Q4_0 kernel" "ws-mcu-fw:parser + Dequantizer (all kernels)"; do
+  fw="${cfg%%:*}"; label="${cfg#*:}"
+  elf="$build/mcu/$fw.elf"
+  read -r code ro < <(lib_share "$elf.map")
+  read -r text data bss _ < <(arm-none-eabi-size "$elf" | tail -1)
+  stack=$(timeout 60 qemu-system-arm -M mps2-an386 -nographic -monitor none -serial none \
+    -semihosting-config enable=on,target=native -kernel "$elf" </dev/null 2>/dev/null | sed -n 's/.*stack_high_water=\([0-9]*\).*/\1/p')
+  printf '%-34s %10d %10d %10d %10d %8s\n' "$label" "$code" "$ro" "$((text + data))" "$bss" "${stack:-?}"
+done
+echo "(bytes; stack* = high-water mark measured under qemu-system-arm -M mps2-an386, painted stack)"
