@@ -13,3 +13,4 @@ echo "\$ weightstream inspect samples/tiny-llama.safetensors"
 echo
 echo "\$ weightstream validate samples/tiny-llama.safetensors samples/sharded/model.safetensors.index.json"
 "$cli" validate samples/tiny-llama.safetensors samples/sharded/model.safetensors.index.json
+echo; echo "The web page (open, inspect and stream a model into WebGPU): bash tools/web.sh, then open http://127.0.0.1:8080/"

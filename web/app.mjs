@@ -322,7 +322,8 @@ function drawDtypeChart(rows) {
   const total = rows.reduce((a, r) => a + r.byteLength, 0) || 1;
   const max = Math.max(1, ...items.map(([, e]) => e.bytes));
   const left = 90;
-  const right = 210;
+  const label = (e) => `${fmtBytes(e.bytes)} · ${((100 * e.bytes) / total).toFixed(1)}% · ${e.n} tensor${e.n > 1 ? 's' : ''}`;
+  const right = 12 + Math.max(0, ...items.map(([, e]) => g.measureText(label(e)).width));
   items.forEach(([dt, e], i) => {
     const y = 8 + i * 22;
     g.fillStyle = '#1d2330';
@@ -332,7 +333,7 @@ function drawDtypeChart(rows) {
     g.fillStyle = PALETTE[i % PALETTE.length];
     g.fillRect(left, y, bw, 16);
     g.fillStyle = '#6b7280';
-    g.fillText(`${fmtBytes(e.bytes)} · ${((100 * e.bytes) / total).toFixed(1)}% · ${e.n} tensor${e.n > 1 ? 's' : ''}`, left + bw + 6, y + 8);
+    g.fillText(label(e), left + bw + 6, y + 8);
   });
   canvas.dataset.items = JSON.stringify(items.map(([dt, e]) => [dt, e.bytes, e.n]));
 }

@@ -160,6 +160,17 @@ test('safetensors to GPU, raw and f32: read-back equals the file bytes and the d
   await shot('2-safetensors-loaded-checked');
 });
 
+test('sharded safetensors by URL (index.json): every shard, shard column, loaded to GPU', async () => {
+  const index = JSON.parse(readFileSync(join(repo, 'samples', 'sharded', 'model.safetensors.index.json'), 'utf8'));
+  assert.equal(await openUrl('samples/sharded/model.safetensors.index.json'), 'valid');
+  const rows = await tableRows();
+  assert.equal(rows.length, Object.keys(index.weight_map).length);
+  for (const r of rows) assert.equal(r[5], index.weight_map[r[0]], r[0]);
+  const last = await loadGpu('f32');
+  assert.equal(last.tensors, rows.length);
+  assert.equal((await check(rows[0][0])).match, true);
+});
+
 test('GGUF by URL: table, KVs, raw bytes = expected.json SHA-256, Q8_0 dequantized on the GPU', async () => {
   const cases = JSON.parse(readFileSync(join(repo, 'tests', 'corpus', 'gguf', 'expected.json'), 'utf8')).cases;
   const c = cases.find((x) => x.file === 'ok_version_2.gguf');
