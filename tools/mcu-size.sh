@@ -32,7 +32,7 @@ for cfg in "ws-mcu-fw-parser:parser only (safetensors + GGUF)" "ws-mcu-fw-q4:par
   read -r code ro < <(lib_share "$elf.map")
   read -r text data bss _ < <(arm-none-eabi-size "$elf" | tail -1)
   stack=$(timeout 60 qemu-system-arm -M mps2-an386 -nographic -monitor none -serial none \
-    -semihosting-config enable=on,target=native -kernel "$elf" </dev/null 2>/dev/null | sed -n 's/.*stack_high_water=\([0-9]*\).*/\1/p')
+    -semihosting-config enable=on,target=native -kernel "$elf" </dev/null 2>&1 | sed -n 's/.*stack_high_water=\([0-9]*\).*/\1/p')
   printf '%-34s %10d %10d %10d %10d %8s\n' "$label" "$code" "$ro" "$((text + data))" "$bss" "${stack:-?}"
 done
 echo "(bytes; stack* = high-water mark measured under qemu-system-arm -M mps2-an386, painted stack)"
