@@ -17,14 +17,6 @@ struct U8x16Wide {
 };
 inline U8x16Wide widen_u8x16(v128_t b) { return {{u8_lanes<0>(b), u8_lanes<1>(b), u8_lanes<2>(b), u8_lanes<3>(b)}}; }
 
-// E4M3 with 0x7F/0xFF as NaN (e4m3fn_to_f32), one byte per u32 lane.
-inline v128_t e4m3fn_x4(v128_t x) {
-  const v128_t em = wasm_v128_and(x, splat_u32(0x7F));
-  const v128_t sign = wasm_i32x4_shl(wasm_v128_and(x, splat_u32(0x80)), 24);
-  const v128_t nan = wasm_i32x4_eq(em, splat_u32(0x7F));
-  return wasm_v128_or(sign, wasm_v128_bitselect(splat_u32(0x7FC00000u), e4m3_magnitude(em), nan));
-}
-
 // E8M0 as a tensor dtype (e8m0fnu_to_f32): 2^(s-127); 0 -> 2^-127 (subnormal), 0xFF -> NaN.
 inline v128_t e8m0fnu_x4(v128_t s) {
   v128_t r = wasm_i32x4_shl(s, 23);
@@ -89,8 +81,9 @@ static void BF16_body(const uint8_t* src, size_t n, float* dst, const KernelCont
 static void F8_E4M3_body(const uint8_t* src, size_t n, float* dst, const KernelContext&) {
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    U8x16Wide w = widen_u8x16(wasm_v128_load(src + i));
-    for (int k = 0; k < 4; ++k) wasm_v128_store(dst + i + 4 * k, e4m3fn_x4(w.v[k]));
+    v128_t f[4];
+    e4m3x16_f32<true>(wasm_v128_load(src + i), f);
+    for (int k = 0; k < 4; ++k) wasm_v128_store(dst + i + 4 * k, f[k]);
   }
   for (; i < n; ++i) dst[i] = e4m3fn_to_f32(src[i]);
 }

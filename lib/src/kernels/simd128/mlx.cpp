@@ -267,12 +267,10 @@ static void MlxMxfp8_body(const uint8_t* src, size_t n, float* dst, const Kernel
   const uint8_t* scales = ctx.spec->scales + ctx.first_block;
   auto group = [&](size_t b, v128_t s) {
     for (int h = 0; h < 2; ++h) {
-      const v128_t q = wasm_v128_load(src + b * 32 + 16 * h);
+      v128_t f[4];
+      e4m3x16_f32<false>(wasm_v128_load(src + b * 32 + 16 * h), f);
       float* y = dst + b * 32 + 16 * h;
-      wasm_v128_store(y + 0, wasm_f32x4_mul(e4m3_x4(u8_lanes<0>(q)), s));
-      wasm_v128_store(y + 4, wasm_f32x4_mul(e4m3_x4(u8_lanes<1>(q)), s));
-      wasm_v128_store(y + 8, wasm_f32x4_mul(e4m3_x4(u8_lanes<2>(q)), s));
-      wasm_v128_store(y + 12, wasm_f32x4_mul(e4m3_x4(u8_lanes<3>(q)), s));
+      for (int k = 0; k < 4; ++k) wasm_v128_store(y + 4 * k, wasm_f32x4_mul(f[k], s));
     }
   };
   size_t b = 0;

@@ -37,6 +37,17 @@ inline uint32_t load_u32(const uint8_t* p) {
   return v;
 }
 
+// Low and high nibbles of 16 bytes.
+inline v128_t lo_nibbles(v128_t q) { return wasm_v128_and(q, splat_u8(0x0F)); }
+inline v128_t hi_nibbles(v128_t q) { return wasm_v128_and(wasm_u16x8_shr(q, 4), splat_u8(0x0F)); }
+
+// (q >> s) & mask and (q << s) & mask in every byte, through a 16-bit shift. wasm has no byte
+// shift (V8 emulates i8x16.shr_u with a 16-bit shift and a mask it rebuilds every time); the
+// mask is wanted anyway, and it also drops the bits that cross from the neighbouring byte
+// (mask must fit in 8 - s bits, resp. above bit s).
+inline v128_t byte_shr_and(v128_t q, int s, uint8_t mask) { return wasm_v128_and(wasm_u16x8_shr(q, s), splat_u8(mask)); }
+inline v128_t byte_shl_and(v128_t q, int s, uint8_t mask) { return wasm_v128_and(wasm_i16x8_shl(q, s), splat_u8(mask)); }
+
 // ---- Widening ----
 //
 // Bytes and u16s are widened into i32 lanes with one byte shuffle each (zero bytes from indices
@@ -99,6 +110,37 @@ inline v128_t e4m3_magnitude(v128_t em) {
   const v128_t normal = wasm_i32x4_add(wasm_i32x4_shl(em, 20), splat_u32(uint32_t(120 - extra) << 23));
   const v128_t sub = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(em), wasm_f32x4_splat(extra ? 9.765625e-04f : 1.953125e-03f));
   return wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(em, splat_u32(8)));
+}
+
+// 16 E4M3 bytes -> 16 f32, whose low 16 bits are all zero (3 mantissa bits): the high halves
+// are built byte-wise, H = bits 24..31 and L = bits 16..23 of each value, then interleaved.
+// Normal numbers: hi16 = (em << 4) + (120 << 7), i.e. H = (em >> 4) + 0x3C, L = (em << 4) & 0xF0.
+// Subnormals man * 2^-9 (and 0) from two 8-entry tables indexed by em. kFn: 0x7F/0xFF are NaN
+// (E4M3FN: 0x7FC00000 with the sign), else the number 480 (MLX). Branch-free: fp8 weights have
+// subnormals often enough that a fast path with a fallback would mispredict.
+template <bool kFn>
+inline void e4m3x16_f32(v128_t x, v128_t out[4]) {
+  const v128_t em = wasm_v128_and(x, splat_u8(0x7F));
+  const v128_t hn = wasm_i8x16_add(byte_shr_and(em, 4, 0x07), splat_u8(0x3C));
+  const v128_t ln = byte_shl_and(em, 4, 0xF0);
+  const v128_t hs = wasm_i8x16_swizzle(wasm_i8x16_const(0, 0x3B, 0x3B, 0x3B, 0x3C, 0x3C, 0x3C, 0x3C, 0, 0, 0, 0, 0, 0, 0, 0), em);
+  const v128_t ls =
+      wasm_i8x16_swizzle(wasm_i8x16_const(0, 0, -0x80, -0x40, 0, 0x20, 0x40, 0x60, 0, 0, 0, 0, 0, 0, 0, 0), em);
+  const v128_t sub = wasm_i8x16_lt(em, splat_u8(8));  // em <= 0x7F: a signed compare will do
+  v128_t h = wasm_v128_bitselect(hs, hn, sub), l = wasm_v128_bitselect(ls, ln, sub);
+  if (kFn) {
+    const v128_t nan = wasm_i8x16_eq(em, splat_u8(0x7F));
+    h = wasm_v128_bitselect(splat_u8(0x7F), h, nan);
+    l = wasm_v128_bitselect(splat_u8(0xC0), l, nan);
+  }
+  h = wasm_v128_or(h, wasm_v128_and(x, splat_u8(0x80)));
+  const v128_t w0 = wasm_i8x16_shuffle(l, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const v128_t w1 = wasm_i8x16_shuffle(l, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  const v128_t z = wasm_i32x4_splat(0);
+  out[0] = wasm_i16x8_shuffle(z, w0, 0, 8, 1, 9, 2, 10, 3, 11);
+  out[1] = wasm_i16x8_shuffle(z, w0, 4, 12, 5, 13, 6, 14, 7, 15);
+  out[2] = wasm_i16x8_shuffle(z, w1, 0, 8, 1, 9, 2, 10, 3, 11);
+  out[3] = wasm_i16x8_shuffle(z, w1, 4, 12, 5, 13, 6, 14, 7, 15);
 }
 
 // Four halves at byte stride `stride` (the d fields of four consecutive blocks) -> f32.
@@ -169,16 +211,6 @@ inline void store_i8x16_scaled_minus(float* y, v128_t q, v128_t d24, v128_t m) {
   wasm_v128_store(y + 12, wasm_f32x4_sub(wasm_f32x4_mul(d24, top_byte_f32<3>(q)), m));
 }
 
-// Low and high nibbles of 16 bytes.
-inline v128_t lo_nibbles(v128_t q) { return wasm_v128_and(q, splat_u8(0x0F)); }
-inline v128_t hi_nibbles(v128_t q) { return wasm_v128_and(wasm_u16x8_shr(q, 4), splat_u8(0x0F)); }
-
-// (q >> s) & mask and (q << s) & mask in every byte, through a 16-bit shift. wasm has no byte
-// shift (V8 emulates i8x16.shr_u with a 16-bit shift and a mask it rebuilds every time); the
-// mask is wanted anyway, and it also drops the bits that cross from the neighbouring byte
-// (mask must fit in 8 - s bits, resp. above bit s).
-inline v128_t byte_shr_and(v128_t q, int s, uint8_t mask) { return wasm_v128_and(wasm_u16x8_shr(q, s), splat_u8(mask)); }
-inline v128_t byte_shl_and(v128_t q, int s, uint8_t mask) { return wasm_v128_and(wasm_i16x8_shl(q, s), splat_u8(mask)); }
 
 // ---- Running a kernel ----
 
