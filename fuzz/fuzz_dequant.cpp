@@ -1,0 +1,229 @@
+// libFuzzer target: every dequantization decoder, differentially. The fuzzer chooses the format,
+// its parameters (output type, validation, bits, group, scale dtype, global scale), the element
+// count, two chunkings and the bytes. The tensor is decoded with KernelImpl::Reference and with
+// KernelImpl::Simd128 (each with its own chunking of input and output room): init and decode
+// status, error offset and every output bit must be identical (NaN compared by "is NaN" and sign;
+// for Q4_1, Q5_1 and MLX affine, whose values add two products that may both be NaN, IEEE leaves
+// that sign open, so any NaN matches — the same rule as tests/kernels/simd_differential_test.cpp).
+//
+// Input: [0] format, [1] flags, [2] bits, [3] group, [4..5] blocks, [6..9] chunk seed A,
+// [10..13] chunk seed B, [14..17] global scale (f32 bits), then the data bytes, the scales and
+// the biases (zero-filled where the input runs out).
+#include <math.h>
+
+#include "common.h"
+
+namespace {
+
+struct Decoded {
+  ws::Status init = ws::Status::Ok;
+  ws::Status status = ws::Status::Ok;
+  uint64_t error_offset = 0;
+  std::vector<uint8_t> out;
+};
+
+Decoded decode(ws::DequantSpec spec, ws::KernelImpl impl, const uint8_t* in, size_t in_size, uint64_t seed) {
+  Decoded r;
+  spec.impl = impl;
+  ws::Dequantizer d;
+  r.init = d.init(spec);
+  if (r.init != ws::Status::Ok) {
+    WS_CHECK(d.error().code == r.init);
+    return r;
+  }
+  WS_CHECK(d.impl() == impl, int(d.impl()), int(impl));
+  WS_CHECK(d.input_bytes() == in_size, d.input_bytes(), in_size);
+  const size_t elem = spec.out == ws::OutType::F16 ? 2 : 4;
+  const size_t block_out = d.block_output_bytes();
+  WS_CHECK(block_out > 0 && block_out % elem == 0, block_out);
+  wsfuzz::Chunker ch(seed);
+  wsfuzz::Rng rng{seed ^ 0x5555};
+  size_t used = 0;
+  size_t stalls = 0;
+  while (!d.done()) {
+    size_t piece = ch.next(in_size - used);
+    size_t cap = block_out * size_t(1 + rng.below(8)) + size_t(rng.below(4)) * elem;
+    // Exactly-sized copies: ASan sees any read past the piece or write past the room.
+    uint8_t* p = static_cast<uint8_t*>(malloc(piece ? piece : 1));
+    if (piece) memcpy(p, in + used, piece);
+    uint8_t* o = static_cast<uint8_t*>(malloc(cap));
+    size_t in_used = 0, out_written = 0;
+    ws::Status s = d.decode(p, piece, &in_used, o, cap, &out_written);
+    WS_CHECK(in_used <= piece, in_used, piece);
+    WS_CHECK(out_written <= cap && out_written % elem == 0, out_written, cap);
+    r.out.insert(r.out.end(), o, o + out_written);
+    free(p);
+    free(o);
+    used += in_used;
+    if (s != ws::Status::Ok) {
+      WS_CHECK(d.error().code == s);
+      WS_CHECK(s == ws::Status::InvalidBlockData, int(s));
+      r.status = s;
+      r.error_offset = d.error().offset;
+      break;
+    }
+    if (in_used == 0 && out_written == 0) {
+      // No progress is allowed only for an empty piece (the chunker's odd empty one), and not
+      // forever: the input is all there once used == in_size.
+      WS_CHECK(piece == 0, piece, used);
+      WS_CHECK(++stalls < 64, stalls, used);
+    } else {
+      stalls = 0;
+    }
+  }
+  if (r.status == ws::Status::Ok) {
+    WS_CHECK(used == in_size, used, in_size);
+    WS_CHECK(r.out.size() == spec.elements * elem, r.out.size(), spec.elements * elem);
+    WS_CHECK(d.elements_done() == spec.elements);
+  }
+  return r;
+}
+
+bool nan_sign_strict(ws::QuantFormat f) {
+  return f != ws::QuantFormat::Q4_1 && f != ws::QuantFormat::Q5_1 && f != ws::QuantFormat::MlxAffine;
+}
+
+void compare(const Decoded& a, const Decoded& b, ws::OutType out, bool strict) {
+  size_t n = a.out.size() < b.out.size() ? a.out.size() : b.out.size();
+  if (out == ws::OutType::F32) {
+    for (size_t i = 0; i + 4 <= n; i += 4) {
+      uint32_t x, y;
+      memcpy(&x, &a.out[i], 4);
+      memcpy(&y, &b.out[i], 4);
+      if (x == y) continue;
+      bool xn = (x & 0x7FFFFFFFu) > 0x7F800000u, yn = (y & 0x7FFFFFFFu) > 0x7F800000u;
+      if (xn && yn && (!strict || (x >> 31) == (y >> 31))) continue;
+      fprintf(stderr, "f32 element %zu: reference 0x%08x simd128 0x%08x\n", i / 4, x, y);
+      abort();
+    }
+  } else {
+    for (size_t i = 0; i + 2 <= n; i += 2) {
+      uint16_t x, y;
+      memcpy(&x, &a.out[i], 2);
+      memcpy(&y, &b.out[i], 2);
+      if (x == y) continue;
+      bool xn = (x & 0x7FFF) > 0x7C00, yn = (y & 0x7FFF) > 0x7C00;
+      if (xn && yn && (!strict || (x >> 15) == (y >> 15))) continue;
+      fprintf(stderr, "f16 element %zu: reference 0x%04x simd128 0x%04x\n", i / 2, x, y);
+      abort();
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 18) return 0;
+  ws::DequantSpec spec;
+  spec.format = static_cast<ws::QuantFormat>(data[0] % ws::kQuantFormatCount);
+  const uint8_t flags = data[1];
+  spec.out = (flags & 1) ? ws::OutType::F16 : ws::OutType::F32;
+  spec.validate = (flags & 2) != 0;
+  const uint32_t global = (flags >> 2) & 3;  // 0 none, 1 MLX, 2 Ollama, 3 none
+  const ws::DType scale_dtypes[4] = {ws::DType::BF16, ws::DType::F16, ws::DType::F32, ws::DType::U8};
+  spec.scale_dtype = scale_dtypes[(flags >> 4) & 3];
+  const bool odd_elements = (flags & 0x40) != 0;  // an element count that is not whole blocks
+  const uint32_t bits_choice[8] = {2, 3, 4, 5, 6, 8, 1, 7};
+  spec.bits = bits_choice[data[2] & 7];
+  const uint32_t group_choice[8] = {32, 64, 128, 0, 16, 32, 64, 48};
+  spec.group = group_choice[data[3] & 7];
+  uint32_t blocks = (uint32_t(data[4]) | uint32_t(data[5]) << 8) % 64;
+  uint32_t seed_a, seed_b, gbits;
+  memcpy(&seed_a, data + 6, 4);
+  memcpy(&seed_b, data + 10, 4);
+  memcpy(&gbits, data + 14, 4);
+  data += 18;
+  size -= 18;
+
+  const ws::QuantFormatInfo info = ws::quant_format_info(spec.format);
+  uint32_t block_elems = info.block_elems;
+  if (spec.format == ws::QuantFormat::MlxAffine && spec.group) block_elems = spec.group;
+  if (block_elems == 0) block_elems = 1;
+  spec.elements = uint64_t(blocks) * block_elems + (odd_elements ? 1 + (seed_a % 7) : 0);
+  if (global == 1 || global == 2 || spec.format == ws::QuantFormat::I2_S) {
+    spec.has_global_scale = (global != 3) || spec.format == ws::QuantFormat::I2_S;
+    spec.global_scale_is_ollama = global == 2;
+    memcpy(&spec.global_scale, &gbits, 4);
+  }
+
+  // Companions: one scale (and bias) per group, exactly as many bytes as the spec implies.
+  std::vector<uint8_t> scales, biases;
+  if (info.companion) {
+    size_t sb = 1;
+    if (spec.format == ws::QuantFormat::MlxAffine)
+      sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
+    const size_t groups = size_t(spec.elements / block_elems);
+    scales.assign(groups * sb ? groups * sb : 1, 0);  // never empty: data() must be non-null
+    if (spec.format == ws::QuantFormat::MlxAffine) biases.assign(scales.size(), 0);
+  }
+
+  // Data size: what the reference decoder says the tensor takes (init decides validity alone).
+  ws::Dequantizer probe;
+  ws::DequantSpec probe_spec = spec;
+  probe_spec.scales = scales.empty() ? nullptr : scales.data();
+  probe_spec.biases = biases.empty() ? nullptr : biases.data();
+  probe_spec.validate = false;
+  probe_spec.impl = ws::KernelImpl::Reference;
+  size_t in_size = 0;
+  if (probe.init(probe_spec) == ws::Status::Ok) in_size = size_t(probe.input_bytes());
+  if (in_size > (1u << 20)) return 0;
+  // Bytes: data, scales, biases from the input, zeros after it runs out.
+  std::vector<uint8_t> in(in_size, 0);
+  size_t take = 0;
+  auto fill = [&](std::vector<uint8_t>& v) {
+    size_t n = v.size() < size - take ? v.size() : size - take;
+    if (n) memcpy(v.data(), data + take, n);
+    take += n;
+  };
+  fill(in);
+  fill(scales);
+  fill(biases);
+  // Companions in exactly-sized heap copies (ASan catches reads past them).
+  uint8_t* sc = nullptr;
+  uint8_t* bi = nullptr;
+  if (!scales.empty()) {
+    sc = static_cast<uint8_t*>(malloc(scales.size()));
+    memcpy(sc, scales.data(), scales.size());
+  }
+  if (!biases.empty()) {
+    bi = static_cast<uint8_t*>(malloc(biases.size()));
+    memcpy(bi, biases.data(), biases.size());
+  }
+  spec.scales = sc;
+  spec.biases = bi;
+
+  Decoded ref = decode(spec, ws::KernelImpl::Reference, in.data(), in.size(), seed_a | uint64_t(seed_b) << 32);
+  Decoded simd = decode(spec, ws::KernelImpl::Simd128, in.data(), in.size(), seed_b | uint64_t(seed_a) << 32);
+  WS_CHECK(ref.init == simd.init, int(ref.init), int(simd.init));
+  WS_CHECK(ref.status == simd.status, int(ref.status), int(simd.status));
+  WS_CHECK(ref.error_offset == simd.error_offset, ref.error_offset, simd.error_offset);
+  if (ref.status == ws::Status::Ok) WS_CHECK(ref.out.size() == simd.out.size(), ref.out.size(), simd.out.size());
+  compare(ref, simd, spec.out, nan_sign_strict(spec.format));
+  if (ref.status != ws::Status::Ok)
+    WS_CHECK(ref.error_offset <= in.size() + scales.size(), ref.error_offset, in.size());
+
+  // The one-shot API agrees with the streamed reference.
+  // Open finding dequant-zero-elements: dequantize() of a 0-element tensor (0 bytes in, 0 out)
+  // fails with OutputTooSmall where the streamed decoder is done at once.
+  const bool skip_one_shot = spec.elements == 0 && wsfuzz::open_finding_allowed("dequant-zero-elements");
+  if (ref.init == ws::Status::Ok && spec.elements <= (1u << 18) && !skip_one_shot) {
+    const size_t elem = spec.out == ws::OutType::F16 ? 2 : 4;
+    std::vector<uint8_t> whole(size_t(spec.elements) * elem);
+    ws::Error err;
+    ws::DequantSpec s1 = spec;
+    s1.impl = ws::KernelImpl::Reference;
+    ws::Status st = ws::dequantize(s1, in.data(), in.size(), whole.data(), whole.size(), &err);
+    if (st != ref.status)
+      fprintf(stderr, "one-shot dequantize: %s, streamed: %s (%llu elements)\n", ws::status_name(st),
+              ws::status_name(ref.status), (unsigned long long)spec.elements);
+    WS_CHECK(st == ref.status, int(st), int(ref.status));
+    if (st == ws::Status::Ok) {
+      Decoded w;
+      w.out = whole;
+      compare(ref, w, spec.out, nan_sign_strict(spec.format));
+    }
+  }
+  free(sc);
+  free(bi);
+  return 0;
+}
