@@ -172,6 +172,7 @@ Status Dequantizer::decode(const uint8_t* in, size_t in_size, size_t* in_used, v
   *out_written = 0;
   if (error_.code != Status::Ok) return error_.code;
   if (!kernel_) return fail(Status::UsageError, 0);
+  if (done()) return Status::Ok;  // nothing left (a zero-element tensor): no output room needed
   const size_t block_out = block_output_bytes();
   if (out_cap < block_out) return fail(Status::OutputTooSmall, spec_.input_offset + consumed_);
   uint8_t* dst = static_cast<uint8_t*>(out);
