@@ -495,10 +495,14 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
 // Duplicate among the first n keys kept in the arena ([u32 length][u64 position][bytes] each),
 // with a hash table as scratch above them; true and the later one's position when found.
 bool GgufHeaderParser::find_key_duplicate(uint32_t n, uint64_t* dup_pos) {
-  if (n < 2 || arena_->counting()) return false;
+  if (n < 2) return false;
   size_t mark = arena_->low(), need_mark = arena_->need_low();
   size_t pad = (4 - (need_mark & 3)) & 3;
   size_t bytes = pad + size_t(n) * 4 + duplicate_table_bytes(n);
+  if (arena_->counting()) {  // sizing pass: the check's scratch counts toward arena_needed()
+    arena_->note_scratch(bytes);
+    return false;
+  }
   uint8_t* scratch = arena_->grow_low(bytes);
   if (!scratch) {
     arena_->rewind_low(mark, need_mark);
@@ -528,10 +532,14 @@ bool GgufHeaderParser::find_key_duplicate(uint32_t n, uint64_t* dup_pos) {
 // name being read; *dup is the later one's index (n for the current tensor).
 bool GgufHeaderParser::find_name_duplicate(uint32_t n, bool current, uint32_t* dup) {
   uint32_t total = n + (current ? 1 : 0);
-  if (total < 2 || arena_->counting()) return false;
+  if (total < 2) return false;
   size_t mark = arena_->low(), need_mark = arena_->need_low();
   size_t pad = (4 - (need_mark & 3)) & 3;
   size_t bytes = pad + duplicate_table_bytes(total);
+  if (arena_->counting()) {
+    arena_->note_scratch(bytes);
+    return false;
+  }
   uint8_t* scratch = arena_->grow_low(bytes);
   if (!scratch) {
     arena_->rewind_low(mark, need_mark);
