@@ -121,6 +121,33 @@ constexpr HintEntry kHints[] = {
      "Two shards hold the same tensor: remove the stale shard, or re-save the model."},
     {"IndexTotalSizeMismatch",
      "The index and the shards come from different saves: regenerate the index."},
+    // Model conventions (FORMATS.md §2-§4).
+    {"ConfigNotObject", "config.json must be a JSON object: is this the model's config.json?"},
+    {"ConfigInvalidQuantization",
+     "The quantization section must hold positive integers (group_size, bits) and per-layer "
+     "objects or false: fix config.json or re-convert with mlx-lm."},
+    {"ConfigUnknownMode", "MLX knows the modes affine, mxfp4, mxfp8 and nvfp4: fix config.json."},
+    {"ManifestNotObject", "Is this really an Ollama manifest (models/manifests/...)?"},
+    {"ManifestMissingLayers", "Is this really an Ollama manifest (models/manifests/...)?"},
+    {"ManifestInvalidLayer", "The manifest is corrupt: pull the model again (ollama pull)."},
+    {"ManifestInvalidDigest", "The manifest is corrupt: pull the model again (ollama pull)."},
+    {"ConventionMissingCompanion",
+     "The quantized weight cannot be decoded without its scales/biases: a shard or blob is "
+     "missing, or the converter is buggy."},
+    {"ConventionOrphanCompanion",
+     "Scales without their packed weight: a shard or blob is missing, or the converter is buggy."},
+    {"ConventionCompanionShape",
+     "The scales/biases do not fit the packed weight: the file is corrupt or the quantization "
+     "config belongs to another model."},
+    {"ConventionUnknownParams",
+     "Give the model's config.json (quantization group_size and bits), or metadata stating them."},
+    {"ConventionUnknownQuantType", "The blob is newer than this reader: update weightstream."},
+    {"ConventionGroupNotDividing",
+     "The group size must divide the row: the config belongs to another model, or the file is "
+     "corrupt."},
+    {"ConventionBitsNotAllowed",
+     "MLX cannot produce this bits/group combination: check the quantization config."},
+    {"ConventionTooManyWeights", "Give the logical model more storage for weights."},
     // GGUF: ggml's own checks (FORMATS.md §5).
     {"GgufInvalidVersion", "No GGUF writer produces version 0: the file is corrupt."},
     {"GgufByteSwapped",

@@ -71,6 +71,22 @@ namespace ws {
   X(ShardTensorMissing, "index lists a tensor that its shard does not hold")                      \
   X(ShardTensorDuplicate, "a tensor appears in more than one shard")                               \
   X(IndexTotalSizeMismatch, "index total_size differs from the sum of the tensors' byte sizes")    \
+  /* model conventions: MLX config.json, Ollama manifests, logical weights */                    \
+  X(ConfigNotObject, "config.json is not a JSON object")                                           \
+  X(ConfigInvalidQuantization, "a quantization entry is not an object, false, or a positive integer where one is needed") \
+  X(ConfigUnknownMode, "quantization mode is not affine, mxfp4, mxfp8 or nvfp4")                   \
+  X(ManifestNotObject, "Ollama manifest is not a JSON object")                                     \
+  X(ManifestMissingLayers, "Ollama manifest has no \"layers\" array")                              \
+  X(ManifestInvalidLayer, "a manifest layer is not an object of mediaType, digest, size and name") \
+  X(ManifestInvalidDigest, "a manifest digest is not sha256: followed by 64 lowercase hex digits") \
+  X(ConventionMissingCompanion, "a packed weight lacks a companion tensor (scales, biases)")        \
+  X(ConventionOrphanCompanion, "a companion tensor has no packed weight beside it")                \
+  X(ConventionCompanionShape, "a companion tensor's dtype or shape does not fit its packed weight") \
+  X(ConventionUnknownParams, "quantization parameters are neither stated nor derivable from shapes") \
+  X(ConventionUnknownQuantType, "Ollama quant_type is not int4, int8, nvfp4, mxfp4, mxfp8 or an alias") \
+  X(ConventionGroupNotDividing, "the group size does not divide the weight's rows")               \
+  X(ConventionBitsNotAllowed, "bits or group size not allowed for the quantization mode")          \
+  X(ConventionTooManyWeights, "more logical weights than the caller's storage holds")              \
   /* GGUF */                                                                                       \
   X(GgufInvalidVersion, "GGUF version 0 is not a version")                                         \
   X(GgufByteSwapped, "GGUF version looks byte-swapped: a big-endian file")                         \

@@ -1,0 +1,80 @@
+// weightstream — the quantization section of an MLX model's config.json, streamed.
+//
+//   {"quantization": {"group_size": 64, "bits": 4, "mode": "affine",
+//                     "model.layers.3.mlp.down_proj": {"group_size": 64, "bits": 6},
+//                     "lm_head": false}, ...}
+//
+// `quantization_config` is read the same way (mlx-lm writes it as a copy; the first of the two
+// wins, the second is skipped). Every other key of the document is skipped unread, whatever its
+// size. Per-layer overrides are keyed by module path (without ".weight") and kept in the caller's
+// arena; `false` means "not quantized". Mode defaults to affine, as in mlx-lm.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weightstream/detail/arena.h"
+#include "weightstream/detail/json_lexer.h"
+#include "weightstream/detail/json_skipper.h"
+#include "weightstream/limits.h"
+#include "weightstream/quant_params.h"
+#include "weightstream/status.h"
+#include "weightstream/tensor_table.h"
+
+namespace ws {
+
+class MlxQuantConfig {
+ public:
+  MlxQuantConfig(void* arena, size_t arena_size, const Limits& limits = Limits());
+  // config.json in pieces of any size; Ok or the first error (error() says where).
+  Status feed(const void* data, size_t size);
+  Status finish();
+  const Error& error() const { return error_; }
+  size_t arena_needed() const { return arena_.peak_needed(); }
+
+  // Valid after finish() returned Ok.
+  bool has_quantization() const { return has_quant_; }
+  QuantParams defaults() const { return defaults_; }  // mode Affine unless "mode" said otherwise
+  uint32_t override_count() const { return override_count_; }
+  StrView override_path(uint32_t i) const;
+  QuantParams override_params(uint32_t i) const;
+  // Params of the module at `path` (no ".weight"): its override, else the defaults. False when
+  // the config has no quantization section at all.
+  bool lookup(const char* path, size_t n, QuantParams* out) const;
+
+ private:
+  struct Override {
+    uint32_t path;  // arena offset of [u32 len][bytes]
+    uint8_t mode;
+    uint8_t pad[3];
+    uint32_t bits;
+    uint32_t group;
+    uint32_t reserved;
+  };
+  Status fail(Status s, uint64_t offset);
+  Status handle(detail::JsonLexer::Token t);
+  Status param_value(detail::JsonLexer::Token t, QuantParams* target);
+
+  detail::Arena arena_;
+  detail::JsonLexer lexer_;
+  detail::JsonSkipper skipper_;
+  Limits limits_;
+  Error error_;
+  uint8_t ctx_ = 0, skip_return_ = 0, key_kind_ = 0;
+  char small_[24] = {};
+  uint32_t small_size_ = 0;
+  bool small_overflow_ = false;
+  uint32_t str_off_ = 0;
+  size_t need_mark_ = 0;
+  uint64_t str_size_ = 0;
+  uint64_t str_pos_ = 0;
+  bool has_quant_ = false;
+  bool finished_ = false;
+  QuantParams defaults_;
+  QuantParams cur_;  // override being read
+  uint32_t cur_path_ = 0;
+  uint32_t override_count_ = 0;
+  const Override* overrides_ = nullptr;
+};
+
+}  // namespace ws

@@ -1,0 +1,237 @@
+// config.json's quantization section (mlx-lm): defaults and per-layer overrides, streamed.
+#include "weightstream/mlx_config.h"
+
+#include <algorithm>
+
+#include "json_strings.h"
+
+namespace ws {
+
+namespace {
+
+using detail::JsonLexer;
+using conv_detail::small_is;
+
+enum Ctx : uint8_t {
+  kRootStart, kRootKey, kRootValue, kQuantKey, kQuantValue, kOverKey, kOverValue, kSkip, kDone,
+};
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode };
+
+constexpr uint8_t kUnset = 0xFF;  // override field not stated: the defaults apply
+
+}  // namespace
+
+MlxQuantConfig::MlxQuantConfig(void* arena, size_t arena_size, const Limits& limits)
+    : limits_(limits) {
+  arena_.init(arena, arena_size);
+  lexer_.reset(limits.max_nesting);
+}
+
+Status MlxQuantConfig::fail(Status s, uint64_t offset) {
+  if (error_.code == Status::Ok) {
+    error_.code = s;
+    error_.offset = offset;
+  }
+  return error_.code;
+}
+
+Status MlxQuantConfig::feed(const void* data, size_t size) {
+  if (error_.code != Status::Ok) return error_.code;
+  if (finished_) return fail(Status::UsageError, lexer_.consumed());
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  const uint8_t* end = p + size;
+  for (;;) {
+    JsonLexer::Token t = lexer_.next(&p, end);
+    if (t == JsonLexer::kNeedMore) return Status::Ok;
+    if (t == JsonLexer::kError) return fail(lexer_.status(), lexer_.error_pos());
+    Status s = handle(t);
+    if (s != Status::Ok) return s;
+  }
+}
+
+// A value inside the quantization section or an override: group_size / bits / mode. Returns Ok
+// with ctx unchanged when the value is not complete yet (a string arriving in pieces).
+Status MlxQuantConfig::param_value(JsonLexer::Token t, QuantParams* target) {
+  if (key_kind_ == kGroup || key_kind_ == kBits) {
+    if (t != JsonLexer::kNumber || !lexer_.number_is_u64() || lexer_.number_value() == 0 ||
+        lexer_.number_value() > 0xFFFFu)
+      return fail(Status::ConfigInvalidQuantization, lexer_.token_pos());
+    (key_kind_ == kGroup ? target->group : target->bits) = uint32_t(lexer_.number_value());
+    return Status::Ok;
+  }
+  // mode
+  if (t != JsonLexer::kStringPiece) return fail(Status::ConfigUnknownMode, lexer_.token_pos());
+  if (lexer_.piece_first()) str_pos_ = lexer_.token_pos();
+  if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+  QuantMode m;
+  if (small_overflow_ || !quant_mode_from_name(small_, small_size_, &m))
+    return fail(Status::ConfigUnknownMode, str_pos_);
+  target->mode = m;
+  return Status::Ok;
+}
+
+Status MlxQuantConfig::handle(JsonLexer::Token t) {
+  using L = JsonLexer;
+  auto start_skip = [&](uint8_t back) {
+    skipper_.start();
+    skip_return_ = back;
+    ctx_ = kSkip;
+    if (skipper_.feed(t, lexer_)) ctx_ = back;  // a scalar is skipped whole
+  };
+  auto key_kind = [&]() {
+    if (small_is(small_, small_size_, small_overflow_, "group_size")) return kGroup;
+    if (small_is(small_, small_size_, small_overflow_, "bits")) return kBits;
+    if (small_is(small_, small_size_, small_overflow_, "mode")) return kMode;
+    return kOther;
+  };
+  switch (ctx_) {
+    case kRootStart:
+      if (t != L::kObjectBegin) return fail(Status::ConfigNotObject, lexer_.token_pos());
+      ctx_ = kRootKey;
+      return Status::Ok;
+    case kRootKey:
+      if (t == L::kObjectEnd) {
+        ctx_ = kDone;
+        return Status::Ok;
+      }
+      if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+      key_kind_ = (!has_quant_ && (small_is(small_, small_size_, small_overflow_, "quantization") ||
+                                   small_is(small_, small_size_, small_overflow_, "quantization_config")))
+                      ? kQuant
+                      : kOther;
+      ctx_ = kRootValue;
+      return Status::Ok;
+    case kRootValue:
+      if (key_kind_ != kQuant) {
+        start_skip(kRootKey);
+        return Status::Ok;
+      }
+      if (t != L::kObjectBegin) return fail(Status::ConfigInvalidQuantization, lexer_.token_pos());
+      has_quant_ = true;
+      defaults_.mode = QuantMode::Affine;  // mlx-lm's default when "mode" is absent
+      ctx_ = kQuantKey;
+      return Status::Ok;
+    case kQuantKey:
+      if (t == L::kObjectEnd) {
+        ctx_ = kRootKey;
+        return Status::Ok;
+      }
+      // Any key may be a module path of any length: store it; drop it again if it is a field.
+      if (lexer_.piece_first()) {
+        need_mark_ = arena_.need_low();
+        str_pos_ = lexer_.token_pos();
+      }
+      conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_);
+      if (!conv_detail::store_piece(lexer_, &arena_, &str_off_, &str_size_)) return Status::Ok;
+      if (str_size_ > limits_.max_name_bytes) return fail(Status::NameTooLong, str_pos_);
+      key_kind_ = key_kind();
+      if (key_kind_ != kOther) arena_.rewind_low(str_off_, need_mark_);
+      cur_path_ = str_off_;
+      ctx_ = kQuantValue;
+      return Status::Ok;
+    case kQuantValue: {
+      if (key_kind_ != kOther) {
+        Status s = param_value(t, &defaults_);
+        if (s != Status::Ok) return s;
+        if (t != L::kStringPiece || lexer_.piece_last()) ctx_ = kQuantKey;
+        return Status::Ok;
+      }
+      if (t == L::kObjectBegin || t == L::kFalse || t == L::kTrue) {
+        // An override: `false` = not quantized; `true` or an object = quantized, with the
+        // defaults for whatever the object does not state.
+        cur_.mode = t == L::kFalse ? QuantMode::None : QuantMode(kUnset);
+        cur_.bits = 0;
+        cur_.group = 0;
+        if (t == L::kObjectBegin) {
+          ctx_ = kOverKey;
+          return Status::Ok;
+        }
+        ctx_ = kOverValue;
+        key_kind_ = kOther;
+        return handle(L::kObjectEnd);  // records the override
+      }
+      arena_.rewind_low(str_off_, need_mark_);  // an unknown scalar or array: not a module path
+      start_skip(kQuantKey);
+      return Status::Ok;
+    }
+    case kOverKey:
+      if (t == L::kObjectEnd) {
+        Override* o = static_cast<Override*>(arena_.grow_high(sizeof(Override)));
+        if (o) {
+          *o = Override{};
+          o->path = cur_path_;
+          o->mode = uint8_t(cur_.mode);
+          o->bits = cur_.bits;
+          o->group = cur_.group;
+        }
+        ++override_count_;
+        ctx_ = kQuantKey;
+        return Status::Ok;
+      }
+      if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+      key_kind_ = key_kind();
+      ctx_ = kOverValue;
+      return Status::Ok;
+    case kOverValue: {
+      if (t == L::kObjectEnd) {  // from a bare true/false
+        ctx_ = kOverKey;
+        return handle(L::kObjectEnd);
+      }
+      if (key_kind_ == kOther) {
+        start_skip(kOverKey);
+        return Status::Ok;
+      }
+      Status s = param_value(t, &cur_);
+      if (s != Status::Ok) return s;
+      if (t != L::kStringPiece || lexer_.piece_last()) ctx_ = kOverKey;
+      return Status::Ok;
+    }
+    case kSkip:
+      if (skipper_.feed(t, lexer_)) ctx_ = skip_return_;
+      return Status::Ok;
+    default:
+      return Status::Ok;
+  }
+}
+
+Status MlxQuantConfig::finish() {
+  if (error_.code != Status::Ok) return error_.code;
+  if (finished_) return fail(Status::UsageError, lexer_.consumed());
+  finished_ = true;
+  if (!lexer_.complete()) return fail(Status::JsonUnexpectedEnd, lexer_.consumed());
+  if (arena_.counting()) return fail(Status::ArenaExhausted, lexer_.consumed());
+  Override* o = reinterpret_cast<Override*>(arena_.high_begin());
+  std::reverse(o, o + override_count_);  // pushed downwards: restore document order
+  overrides_ = o;
+  return Status::Ok;
+}
+
+StrView MlxQuantConfig::override_path(uint32_t i) const {
+  return i < override_count_ ? conv_detail::arena_str(arena_, overrides_[i].path) : StrView();
+}
+
+QuantParams MlxQuantConfig::override_params(uint32_t i) const {
+  QuantParams p;
+  if (i >= override_count_) return p;
+  const Override& o = overrides_[i];
+  if (o.mode == uint8_t(QuantMode::None)) return p;  // `false`
+  p.mode = o.mode == kUnset ? defaults_.mode : QuantMode(o.mode);
+  p.bits = o.bits ? o.bits : defaults_.bits;
+  p.group = o.group ? o.group : defaults_.group;
+  return p;
+}
+
+bool MlxQuantConfig::lookup(const char* path, size_t n, QuantParams* out) const {
+  if (!has_quant_) return false;
+  // Linear: configs carry a handful of overrides (mixed-precision recipes: a few per layer).
+  for (uint32_t i = 0; i < override_count_; ++i) {
+    if (override_path(i).equals(path, n)) {
+      *out = override_params(i);
+      return true;
+    }
+  }
+  *out = defaults_;
+  return true;
+}
+
+}  // namespace ws
