@@ -5,7 +5,8 @@
 //   chunk  64 KiB of stored bytes (rounded down to whole blocks): one streaming piece, the output
 //          stays in cache. Kernels called directly; the "deq" columns go through
 //          ws::Dequantizer::decode (validation on for GGML blocks; companion formats validate
-//          once per tensor at init, left out here) with f32 and with f16 output.
+//          once per tensor at init, left out here) with f32 and with f16 output. memset of the same
+//          output size beside it: the store bandwidth the kernels share.
 //   big    64 MiB of stored bytes: memory-bound. Both kernels, and memset of the same output size
 //          in the same run; simd/memset is the fraction of store bandwidth the kernel reaches.
 // A `*` marks a missed target on the six benchmark formats (Q4_0, Q8_0, Q4_K, Q6_K, MLX affine
@@ -292,7 +293,7 @@ void decode_once(const Tensor& t, ws::OutType out, void* dst, size_t dst_bytes) 
 
 struct Result {
   bool mismatch = false;  // the two kernels disagreed on this row's inputs (see check_row)
-  double ref = 0, simd = 0, deq32 = 0, deq16 = 0, memset = 0;
+  double ref = 0, simd = 0, deq32 = 0, deq16 = 0, memset = 0;  // memset: same output size, in cache
   bool has_big = false;
   double big_ref = 0, big_simd = 0, big_memset = 0;
 };
@@ -367,12 +368,14 @@ void run_row(const Row& row, const Options& o, Result* res) {
         [&] { e.simd128(t.data.data(), t.blocks, out.data(), ctx); },
         [&] { decode_once(t, ws::OutType::F32, out.data(), out_bytes); },
         [&] { decode_once(t, ws::OutType::F16, out16.data(), out_bytes / 2); },
+        [&] { memset(out.data(), 0x3C, out_bytes); },
     };
     std::vector<Timing> tm = measure(fns, o.chunk_measure);
     res->ref = gbps(out_bytes, tm[0].best_s);
     res->simd = gbps(out_bytes, tm[1].best_s);
     res->deq32 = gbps(out_bytes, tm[2].best_s);
     res->deq16 = gbps(out_bytes, tm[3].best_s);
+    res->memset = gbps(out_bytes, tm[4].best_s);
   }
   if (o.big && (!o.big_targets_only || row.target)) {
     Tensor t = make_tensor(row, o.big_bytes, 99);
@@ -473,10 +476,11 @@ int main(int argc, char** argv) {
   printf("GB/s = 10^9 bytes of f32 output per second (f16-out columns: elements x 4). chunk = %zu B of input,\n"
          "big = %zu B of input. Targets (six formats, `*` = missed): chunk simd/ref >= %.1f, big simd/memset >= %.2f\n\n",
          o.chunk, o.big_bytes, kChunkTarget, kBigTarget);
-  printf("%-18s | %8s %8s %8s %9s %9s | %8s %8s %8s %8s\n", "", "chunk", "", "", "deq", "deq", "big", "", "", "");
-  printf("%-18s | %8s %8s %8s %9s %9s | %8s %8s %8s %8s\n", "format", "ref", "simd", "simd/ref", "f32-out", "f16-out",
-         "ref", "simd", "memset", "simd/mem");
-  printf("%s\n", std::string(18 + 3 + 8 * 3 + 2 + 9 * 2 + 3 + 8 * 4 + 3 + 2, '-').c_str());
+  printf("%-20s| %7s %7s %8s %7s %8s %7s %7s | %7s %7s %7s %8s\n", "", "chunk", "", "", "", "", "deq", "deq", "big", "",
+         "", "");
+  printf("%-20s| %7s %7s %8s %7s %8s %7s %7s | %7s %7s %7s %8s\n", "format", "ref", "simd", "simd/ref", "memset",
+         "simd/mem", "f32-out", "f16-out", "ref", "simd", "memset", "simd/mem");
+  printf("%s\n", std::string(20 + 1 + 8 * 7 + 2 + 3 + 8 * 4 + 1, '-').c_str());
   fflush(stdout);
   int misses = 0, mismatches = 0;
   for (const Row& row : all_rows()) {
@@ -486,17 +490,17 @@ int main(int argc, char** argv) {
     const double ratio = r.simd / r.ref;
     const bool miss_chunk = row.target && ratio < kChunkTarget;
     mismatches += r.mismatch;
-    printf("%-18s | %8.2f %8.2f %8s %9.2f %9.2f |",
+    printf("%-20s| %7.2f %7.2f %8s %7.2f %8.2f %7.2f %7.2f |",
            (row.name + (row.target ? " (T)" : "") + (r.mismatch ? " !=" : "")).c_str(), r.ref, r.simd,
-           cell(ratio, miss_chunk).c_str(), r.deq32, r.deq16);
+           cell(ratio, miss_chunk).c_str(), r.memset, r.simd / r.memset, r.deq32, r.deq16);
     misses += miss_chunk;
     if (r.has_big) {
       const double mr = r.big_simd / r.big_memset;
       const bool miss_big = row.target && mr < kBigTarget;
       misses += miss_big;
-      printf(" %8.2f %8.2f %8.2f %8s\n", r.big_ref, r.big_simd, r.big_memset, cell(mr, miss_big).c_str());
+      printf(" %7.2f %7.2f %7.2f %8s\n", r.big_ref, r.big_simd, r.big_memset, cell(mr, miss_big).c_str());
     } else {
-      printf(" %8s %8s %8s %8s\n", "-", "-", "-", "-");
+      printf(" %7s %7s %7s %8s\n", "-", "-", "-", "-");
     }
     fflush(stdout);
   }
