@@ -190,6 +190,12 @@ constexpr HintEntry kHints[] = {
      "ggml rejects rows with such a scale: the file is corrupt or was written by a buggy "
      "quantizer."},
     {"OutputTooSmall", "This is a bug in weightstream: please report it with the file."},
+    {"ModelConfigNotObject",
+     "A config.json holds one JSON object of model settings: check that this is the model's "
+     "config.json."},
+    {"ModelConfigInvalidFact",
+     "A setting such as num_hidden_layers must be a plain non-negative number (model_type a "
+     "string, text_config an object): fix the value at this offset."},
 };
 
 const HintEntry* find_entry(Status s) {

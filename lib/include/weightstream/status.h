@@ -113,7 +113,10 @@ namespace ws {
   X(UnsupportedFormat, "no decoder for this tensor format")                                        \
   X(InvalidQuantParams, "quantization parameters are inconsistent with the tensor")               \
   X(InvalidBlockData, "a block's scale is invalid (inf/NaN fp16, or E8M0 0xFF)")                  \
-  X(OutputTooSmall, "the output buffer cannot hold one block of values")
+  X(OutputTooSmall, "the output buffer cannot hold one block of values")                         \
+  /* model facts (config.json) */                                                                  \
+  X(ModelConfigNotObject, "config.json is not a JSON object")                                      \
+  X(ModelConfigInvalidFact, "a config.json model fact has the wrong type (e.g. a string or fraction for a count)")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,
