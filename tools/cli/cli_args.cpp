@@ -106,6 +106,10 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
       out->json = true;
       continue;
     }
+    if (arg == "--canonical") {
+      out->canonical = true;
+      continue;
+    }
     if (arg == "--no-progress") {
       out->scan.progress = false;
       continue;
@@ -226,6 +230,7 @@ std::string usage_text() {
          "  --arena-size N       first arena size for the header (default 1M; retried once with\n"
          "                       the exact size needed when it is too small)\n"
          "  --no-progress        no progress bar (shown on a terminal for files over 64 MiB)\n"
+         "  --canonical          inspect: add each tensor's canonical name (layers.N.attention.q...)\n"
          "\n"
          "dequant options:\n"
          "  --to f32|f16         output type (default f32); values are little-endian, row-major\n"

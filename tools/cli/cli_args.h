@@ -23,6 +23,7 @@ struct CliOptions {
   Command command = Command::Help;
   std::vector<std::string> files;
   bool json = false;
+  bool canonical = false;  // inspect --canonical
   ScanOptions scan;
   DequantArgs dequant;
 };

@@ -6,6 +6,7 @@
 #include "gguf_render.h"
 #include "json_writer.h"
 #include "metadata_render.h"
+#include "model_facts_render.h"
 #include "problem_text.h"
 #include "scan_sharded.h"
 #include "text_format.h"
@@ -55,6 +56,7 @@ std::string inspect_json(const FileReport& r) {
     w.end_array();
     w.key("data_offsets").begin_array().number(t.begin).number(t.end).end_array();
     w.key("bytes").number(t.end - t.begin);
+    if (r.canonical) w.key("canonical").string(canonical_text(t.name, r.model_facts));
     w.end_object();
   }
   w.end_array();
@@ -68,6 +70,11 @@ std::string inspect_json(const FileReport& r) {
     w.end_object();
   } else {
     w.null();
+  }
+  // Only when there are facts, so a file without them keeps exactly its documented keys.
+  if (r.model_facts) {
+    w.key("model_facts");
+    write_model_facts_json(&w, *r.model_facts);
   }
   // GGUF only, so the safetensors object keeps exactly its documented keys.
   if (r.gguf) {
@@ -107,12 +114,18 @@ std::string tensor_table_text(const FileReport& r) {
                     std::to_string(t.end - t.begin),
                     "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")",
                     std::to_string(r.data_start + t.begin), name_text(t.name)});
+    if (r.canonical) rows.back().push_back(name_text(canonical_text(t.name, r.model_facts)));
   }
   // GGUF lists dimensions the ggml way round; say so rather than reorder what the file holds.
   const bool gguf = r.format == ws::Format::Gguf;
-  return table_text({"#", gguf ? "type" : "dtype", gguf ? "ne (ggml order)" : "shape", "bytes",
-                     "data offsets", "file offset", "name"},
-                    rows, {true, false, false, true, false, true, false});
+  std::vector<std::string> heads = {"#", gguf ? "type" : "dtype", gguf ? "ne (ggml order)" : "shape",
+                                    "bytes", "data offsets", "file offset", "name"};
+  std::vector<bool> right = {true, false, false, true, false, true, false};
+  if (r.canonical) {
+    heads.push_back("canonical");
+    right.push_back(false);
+  }
+  return table_text(heads, rows, right);
 }
 
 // GGUF: the header facts, the key-values (typed, so a table of their own), then the tensors.
@@ -136,6 +149,7 @@ std::string gguf_text(const FileReport& r) {
     if (!r.metadata.empty()) out += "\n" + gguf_kv_table_text(r.metadata);
     if (!r.tensors.empty()) out += "\n" + tensor_table_text(r);
   }
+  if (r.model_facts) out += "\n" + model_facts_text(*r.model_facts);
   out += "\n" + field("verdict", verdict_text(r.valid, r.problem));
   return out;
 }
@@ -173,6 +187,7 @@ std::string inspect_text(const FileReport& r) {
         out += "  " + display_text(m.key) + " = " + metadata_value_text(m.value) + "\n";
     }
   }
+  if (r.model_facts) out += "\n" + model_facts_text(*r.model_facts);
   out += "\n" + field("verdict", verdict_text(r.valid, r.problem));
   return out;
 }
@@ -255,7 +270,10 @@ int run_inspect(const CliOptions& options) {
     valid = r.valid;
     problem = r.problem;
   } else {
-    const FileReport r = scan_file(path, options.scan);
+    FileReport r = scan_file(path, options.scan);
+    r.canonical = options.canonical;
+    // A safetensors model's architecture lives in the config.json beside it.
+    if (r.format == ws::Format::Safetensors && r.header_ready) r.model_facts = config_facts_beside(path);
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "weightstream/model_facts.h"
 #include "weightstream/reader.h"
 
 namespace wscli {
@@ -80,6 +81,14 @@ struct TensorRow {
   uint64_t end = 0;
 };
 
+// Model architecture facts shown by inspect: from the GGUF metadata or from a config.json beside
+// a safetensors file.
+struct ModelFactsReport {
+  std::string source;  // "gguf" or the config.json's path
+  ws::ModelFacts facts;
+  std::optional<Problem> problem;  // a config.json that does not parse (the model stays valid)
+};
+
 // One safetensors file, validated by streaming it through ws::Reader.
 struct FileReport {
   std::string path;  // as given on the command line
@@ -94,6 +103,9 @@ struct FileReport {
   bool has_metadata = false;
   std::vector<MetadataRow> metadata;
   std::optional<GgufFacts> gguf;  // GGUF files, once the header validated
+  std::optional<ModelFactsReport> model_facts;  // GGUF: when general.architecture is given;
+                                                // safetensors: inspect adds a config.json's
+  bool canonical = false;  // inspect --canonical: show each tensor's canonical name
   size_t arena_size = 0;  // arena of the last attempt (after an ArenaExhausted retry, the bigger one)
   bool valid = false;
   std::optional<Problem> problem;  // set when !valid

@@ -158,6 +158,7 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
       if (rep->format != ws::Format::Safetensors) rep->header_size.reset();
     }
   } on_exit{reader, rep};
+  ws::GgufFactsCollector model_facts;  // architecture facts, as the key-values stream past
   for (;;) {
     const ws::Event e = reader.next();
     switch (e.type) {
@@ -199,6 +200,11 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
       }
       case ws::EventType::HeaderReady:
         infos.stop();
+        if (reader.format() == ws::Format::Gguf && model_facts.facts().has_architecture()) {
+          rep->model_facts = ModelFactsReport();
+          rep->model_facts->source = "gguf";
+          rep->model_facts->facts = model_facts.facts();
+        }
         snapshot_header(reader, &kvs, rep);
         if (on_header && !on_header(reader, rep)) return result;
         break;
@@ -206,11 +212,13 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
         // The last key-value ends where the tensor infos begin.
         if (uint64_t(e.kv) + 1 == reader.gguf_kv_count()) infos.start(reader.position());
         kvs.on_event(e);
+        model_facts.on_event(e);
         break;
       case ws::EventType::KvBegin:
       case ws::EventType::KvScalar:
       case ws::EventType::KvBytes:
         kvs.on_event(e);
+        model_facts.on_event(e);
         break;
       case ws::EventType::End:
         rep->valid = true;
