@@ -380,7 +380,15 @@ void run_row(const Row& row, const Options& o, Result* res) {
   if (o.big && (!o.big_targets_only || row.target)) {
     Tensor t = make_tensor(row, o.big_bytes, 99);
     const size_t out_bytes = size_t(t.spec.elements) * 4;
-    AlignedBuf<float> out(t.spec.elements);
+    // One output buffer for every row, grown to the largest: under wasm, a fresh 0.1-1.8 GB
+    // allocation per row grew the heap row after row and slowed every later row, memset too.
+    static std::vector<float> big_out;
+    if (big_out.size() < t.spec.elements + 16) big_out.resize(t.spec.elements + 16);
+    struct {
+      float* p;
+      float* data() { return p; }
+    } out{big_out.data()};
+    while (reinterpret_cast<uintptr_t>(out.p) % 64) ++out.p;
     memset(out.data(), 0, out_bytes);  // fault the pages in before timing
     ws::kernels::KernelContext ctx{&t.spec, 0};
     std::vector<std::function<void()>> fns = {
