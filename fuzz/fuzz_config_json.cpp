@@ -1,0 +1,10 @@
+// libFuzzer target: MLX config.json quantization reader (ws::MlxQuantConfig).
+#include "weightstream/mlx_config.h"
+#define DOC ws::MlxQuantConfig
+#define CHECK_DOC(doc)                                                             \
+  for (uint32_t i = 0; i < doc.override_count(); ++i) {                            \
+    ws::StrView p = doc.override_path(i);                                          \
+    ws::QuantParams q;                                                             \
+    WS_CHECK(doc.lookup(p.data, p.size, &q), i);                                   \
+  }
+#include "json_doc_target.inc"
