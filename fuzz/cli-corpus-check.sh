@@ -36,8 +36,9 @@ for fmt, size_key in (("safetensors", None), ("gguf", "_with_size")):
         offset = c["offset" + (size_key or "")] if size_key else c["offset"]
         print(f"tests/corpus/{fmt}/{c['file']}\t{status}\t{offset}")
 for c in json.load(open("tests/corpus/fuzz/expected.json"))["cases"]:
-    if c["target"] in ("fuzz_gguf", "fuzz_safetensors"):
-        print(f"tests/corpus/fuzz/{c['file']}\t{c['status']}\t{c['offset']}")
+    # Open findings (not yet fixed in lib/) are listed by fuzz/run.sh, not checked here.
+    if c["target"] in ("fuzz_gguf", "fuzz_safetensors") and not c.get("open"):
+        print(f"tests/corpus/fuzz/{c['file']}\t{c.get('status_with_size', c['status'])}\t{c.get('offset_with_size', c['offset'])}")
 EOF
 n=$(wc -l <"$out/expected.tsv")
 echo "=== cli-corpus-check: $n corpus files ($cli)"

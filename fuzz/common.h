@@ -35,6 +35,20 @@ inline bool open_finding_allowed(const char* name) {
   return list && strstr(list, name) != nullptr;
 }
 
+// Open finding safetensors-fast-path-control-char: the safetensors entry fast path (an entry
+// whole in one piece) accepts raw control characters in a dtype string ("U8\0" is read as U8),
+// where the token-by-token path says JsonControlCharacter: the verdict depends on the chunking
+// (tests/corpus/fuzz/safetensors_fast_path_nul_in_dtype.safetensors). Tolerated: two safetensors
+// runs that differ while the header holds a raw control byte.
+inline bool tolerated_chunking_difference(const uint8_t* data, size_t size) {
+  if (!open_finding_allowed("safetensors-fast-path-control-char") || size < 8) return false;
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | data[i];
+  for (uint64_t i = 8; i < size && i < 8 + n; ++i)
+    if (data[i] < 0x20 && data[i] != ' ' && data[i] != '\t' && data[i] != '\n' && data[i] != '\r') return true;
+  return false;
+}
+
 // splitmix64: the piece-size sequence depends only on the seed.
 struct Rng {
   uint64_t s;

@@ -31,7 +31,7 @@ out=${WS_FUZZ_OUT:-build/fuzz-run}
 jobs=${WS_FUZZ_JOBS:-1}
 max_len=${WS_FUZZ_MAX_LEN:-65536}
 # Open findings tolerated until lib/ is fixed (fuzz/README.md, "Findings"); empty when none.
-export WS_FUZZ_ALLOW_OPEN=${WS_FUZZ_ALLOW_OPEN-gguf-small-arena-verdict,conventions-arena-needed}
+export WS_FUZZ_ALLOW_OPEN=${WS_FUZZ_ALLOW_OPEN-gguf-small-arena-verdict,conventions-arena-needed,safetensors-small-arena-verdict,safetensors-fast-path-control-char}
 
 echo "=== fuzz: build ($build)"
 CC=clang CXX=clang++ cmake -S fuzz -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -129,16 +129,17 @@ echo "=== fuzz: regressions (tests/corpus/fuzz)"
 regress_failed=0
 while IFS=$'\t' read -r file target open; do
   [ -x "$build/$target" ] || continue
-  if ! "$build/$target" "tests/corpus/fuzz/$file" >"$out/regress.log" 2>&1; then
-    echo "regression FAILS: $file ($target)" >&2
-    grep -E 'INVARIANT|ERROR|one-shot|arena' "$out/regress.log" | head -5 >&2 || true
-    regress_failed=1
-  elif [ -n "$open" ]; then
+  if [ -n "$open" ]; then
+    # Open: not yet fixed in lib/; the targets tolerate it. Say whether it still reproduces.
     if WS_FUZZ_ALLOW_OPEN= "$build/$target" "tests/corpus/fuzz/$file" >/dev/null 2>&1; then
-      echo "regression $file: open finding '$open' is FIXED in lib/: drop it from WS_FUZZ_ALLOW_OPEN in fuzz/run.sh"
+      echo "regression $file: open finding '$open' no longer reproduces: fixed? drop it from WS_FUZZ_ALLOW_OPEN"
     else
       echo "regression $file: open finding '$open' still open (tolerated)"
     fi
+  elif ! "$build/$target" "tests/corpus/fuzz/$file" >"$out/regress.log" 2>&1; then
+    echo "regression FAILS: $file ($target)" >&2
+    grep -E 'INVARIANT|ERROR|one-shot|arena' "$out/regress.log" | head -5 >&2 || true
+    regress_failed=1
   else
     echo "regression $file: ok"
   fi
