@@ -67,3 +67,66 @@ TEST(FuzzRegressions, ZeroElementTensorDecodesToNothing) {
 }
 
 }  // namespace
+
+#include "weightstream/mlx_config.h"
+
+namespace {
+
+// fuzz_chunk_split: a raw NUL after "U8" in a dtype string passed the entry fast path (its 8-byte
+// key compare read "U8\0" as "U8") when the entry lay whole in the piece.
+TEST(FuzzRegressions, FastPathRejectsControlCharactersInDtype) {
+  std::vector<uint8_t> in = load("safetensors_fast_path_nul_in_dtype.safetensors");
+  ASSERT_FALSE(in.empty());
+  size_t needed = 0;
+  ws::Error e = run(in, 1 << 16, &needed);
+  EXPECT_EQ(e.code, ws::Status::JsonControlCharacter);
+  EXPECT_EQ(e.offset, 25u);
+}
+
+// With too small an arena a duplicate could not be seen; the reader reported a later error
+// instead of ArenaExhausted. Now: ArenaExhausted, and the suggested size finds the duplicate.
+void expect_arena_then(const char* file, size_t max_small, ws::Status want, uint64_t want_offset) {
+  std::vector<uint8_t> in = load(file);
+  ASSERT_FALSE(in.empty()) << file;
+  for (size_t small = 0; small <= max_small; small += 8) {
+    size_t needed = 0;
+    ws::Error e = run(in, small, &needed);
+    if (e.code == want) {
+      EXPECT_EQ(e.offset, want_offset) << file << " arena " << small;
+      continue;
+    }
+    ASSERT_EQ(e.code, ws::Status::ArenaExhausted) << file << " arena " << small << ": " << ws::status_name(e.code);
+    size_t again = 0;
+    ws::Error retry = run(in, needed, &again);
+    EXPECT_EQ(retry.code, want) << file << " arena " << small << " said " << needed;
+    EXPECT_EQ(retry.offset, want_offset) << file;
+  }
+}
+
+TEST(FuzzRegressions, SmallArenaNeverHidesADuplicate) {
+  expect_arena_then("gguf_small_arena_hides_duplicate_name.gguf", 119, ws::Status::DuplicateTensorName, 151);
+  expect_arena_then("safetensors_small_arena_hides_duplicate_metadata_key.safetensors", 200,
+                    ws::Status::DuplicateMetadataKey, 99);
+}
+
+// fuzz_config_json: after a rewind in counting mode arena_needed() fell back to 0.
+TEST(FuzzRegressions, ConfigArenaNeededCountsThePeak) {
+  std::vector<uint8_t> in = load("config_arena_needed_zero.json");
+  ASSERT_FALSE(in.empty());
+  for (size_t small : {size_t(0), size_t(16), size_t(32)}) {
+    std::vector<uint64_t> a(small / 8 + 1);
+    ws::MlxQuantConfig cfg(a.data(), small);
+    cfg.feed(in.data(), in.size());
+    ws::Status s = cfg.finish();
+    if (s == ws::Status::Ok) continue;
+    ASSERT_EQ(s, ws::Status::ArenaExhausted);
+    size_t needed = cfg.arena_needed();
+    ASSERT_GE(needed, 8u);
+    std::vector<uint64_t> b(needed / 8 + 1);
+    ws::MlxQuantConfig retry(b.data(), needed);
+    retry.feed(in.data(), in.size());
+    EXPECT_EQ(retry.finish(), ws::Status::Ok) << "arena " << small << " said " << needed;
+  }
+}
+
+}  // namespace

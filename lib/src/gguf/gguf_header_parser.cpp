@@ -45,6 +45,10 @@ StrView GgufHeaderParser::architecture() const {
 // first in the file and wins. Returns false when a duplicate took the error's place.
 bool GgufHeaderParser::record_error(Status s, uint64_t offset) {
   if (s != Status::GgufDuplicateKey && s != Status::DuplicateTensorName && earlier_duplicate()) return false;
+  // Out of arena, the names read so far were not all kept: a duplicate among them (an earlier
+  // error) cannot be ruled out. Say so, with the size that suffices, rather than a later error.
+  if (arena_->counting() && s != Status::ArenaExhausted && state_ >= kKeyLen && state_ < kInfosDone)
+    s = Status::ArenaExhausted;
   error_ = Error();
   error_.code = s;
   error_.offset = offset;
@@ -80,7 +84,7 @@ GgufHeaderParser::Step GgufHeaderParser::fail_tensor(Status s, uint64_t offset, 
 }
 
 bool GgufHeaderParser::earlier_duplicate() {
-  if (arena_->counting()) return false;
+  // Out of arena, the finders only count the scratch they would need (for arena_needed()).
   if (state_ >= kKeyLen && state_ <= kKvEnd) {
     // Keys complete so far: those of earlier KVs, and the current one once its bytes are read.
     uint32_t n = uint32_t(kv_index_) + (state_ > kKey ? 1 : 0);

@@ -176,7 +176,13 @@ Event Reader::gguf_header_step(int step) {
       if (error_.code == Status::ArenaExhausted) arena_needed_ = arena_.peak_needed();
       return fail(error_.code, error_.offset);
     case detail::GgufHeaderParser::kNeedInput:
-      if (finished_) return fail(Status::TruncatedHeader, pos_);
+      if (finished_) {
+        // Through the parser: a duplicate read before the end is the earlier error.
+        gguf_.truncated(pos_);
+        error_ = gguf_.error();
+        if (error_.code == Status::ArenaExhausted) arena_needed_ = arena_.peak_needed();
+        return fail(error_.code, error_.offset);
+      }
       return need_input();
     default:
       break;
@@ -204,6 +210,7 @@ Event Reader::step_header() {
     Status s = st_.feed(in_ + in_used_, take);
     if (s != Status::Ok) {
       error_ = st_.error();
+      if (s == Status::ArenaExhausted) arena_needed_ = arena_.peak_needed();
       return fail(s, error_.offset);
     }
     in_used_ += take;

@@ -156,7 +156,9 @@ size_t SafetensorsHeaderParser::fast_entry(const uint8_t* begin, const uint8_t* 
     if (field == kFieldDtype) {
       if (!c.eat('"')) return 0;
       const uint8_t* s = c.p;
-      while (c.p < end && c.p - s <= 12 && *c.p != '"' && *c.p != '\\') ++c.p;
+      // Plain printable ASCII only: a control character, a non-ASCII byte or an escape goes to the
+      // general path (the 8-byte key compare below would otherwise read "U8\0" as "U8").
+      while (c.p < end && c.p - s <= 12 && *c.p != '"' && *c.p != '\\' && *c.p >= 0x20 && *c.p < 0x80) ++c.p;
       if (c.p == end || *c.p != '"') return 0;
       DType d;
       if (!fast_dtype(s, size_t(c.p - s), end, &d)) return 0;

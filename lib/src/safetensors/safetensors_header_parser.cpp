@@ -32,6 +32,8 @@ void SafetensorsHeaderParser::reset(Arena* arena, const Limits& limits, uint64_t
 }
 
 Status SafetensorsHeaderParser::fail_at(Status s, uint64_t offset, uint32_t blob) {
+  // A duplicate-key check skipped for lack of arena may hide an earlier error than this one.
+  if (skipped_check_ && s != Status::ArenaExhausted) s = Status::ArenaExhausted;
   error_.code = s;
   error_.offset = offset;
   error_.tensor = kNoTensor;
@@ -367,6 +369,7 @@ Status SafetensorsHeaderParser::end_metadata() {
   ctx_ = kRootKey;
   size_t meta_bytes = arena_->need_low() - meta_need_begin_;
   if (arena_->counting()) {
+    skipped_check_ = true;
     arena_->note_scratch(duplicate_table_bytes(meta_count_) + 4 + meta_count_ * sizeof(uint32_t));
     if (!limits_.keep_metadata) arena_->rewind_low(meta_begin_, meta_need_begin_);
     return Status::Ok;
@@ -379,6 +382,7 @@ Status SafetensorsHeaderParser::end_metadata() {
   if (!scratch) {
     arena_->rewind_low(mark, need_mark);
     arena_->note_scratch(scratch_bytes);
+    skipped_check_ = true;
     return Status::Ok;  // counting now; finish() reports ArenaExhausted with the full need
   }
   uint32_t* offs = reinterpret_cast<uint32_t*>(scratch + pad);

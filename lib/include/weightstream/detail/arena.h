@@ -36,6 +36,7 @@ class Arena {
   // Bottom end: `n` more bytes, or nullptr when the arena is exhausted (then counting starts).
   uint8_t* grow_low(size_t n) {
     need_low_ += n;
+    note_need();
     if (counting_ || n > size_ - low_ - high_) {
       counting_ = true;
       return nullptr;
@@ -56,6 +57,7 @@ class Arena {
   // Top end: an 8-byte aligned block of `n` (a multiple of 8) bytes, or nullptr.
   void* grow_high(size_t n) {
     need_high_ += n;
+    note_need();
     if (counting_ || n > size_ - low_ - high_) {
       counting_ = true;
       return nullptr;
@@ -81,6 +83,10 @@ class Arena {
   }
 
  private:
+  // The peak need, not the current one: bytes released by a rewind were still needed at the time.
+  void note_need() {
+    if (need_low_ + need_high_ > peak_need_) peak_need_ = need_low_ + need_high_;
+  }
   void note_peak() {
     if (low_ + high_ > peak_) peak_ = low_ + high_;
   }

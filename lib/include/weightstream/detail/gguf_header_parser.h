@@ -35,6 +35,8 @@ class GgufHeaderParser {
   Step step(const uint8_t* in, size_t size, size_t* used, uint64_t pos, Event* ev, TensorTable* table);
 
   const Error& error() const { return error_; }
+  // The input ended inside the header: TruncatedHeader at `pos`, unless an earlier error wins.
+  void truncated(uint64_t pos) { fail(Status::TruncatedHeader, pos); }
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
   uint64_t kv_count() const { return n_kv_; }

@@ -92,6 +92,7 @@ class SafetensorsHeaderParser {
 
   uint32_t tensor_count_ = 0;
   uint64_t data_size_ = 0;
+  bool skipped_check_ = false;  // a duplicate check could not run (arena exhausted)
 };
 
 }  // namespace detail
