@@ -117,7 +117,7 @@ struct Writer {
   size_t cap;
   size_t len = 0;
   void put(const char* s, size_t n) {
-    if (len + n <= cap) memcpy(out + len, s, n);
+    if (n != 0 && len + n <= cap) memcpy(out + len, s, n);  // out may be null when cap is 0
     len += n;
   }
   void put(const char* z) { put(z, strlen(z)); }
