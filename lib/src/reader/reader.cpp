@@ -229,7 +229,13 @@ Event Reader::step_header() {
 
 Event Reader::header_ready() {
   if (input_size_ != ~0ull) {
-    uint64_t expected = data_start_ + data_size_;
+    // The input must reach the end of the last tensor that has bytes; empty tensors need none
+    // (not even the padding before them), exactly as when the size is not declared.
+    uint64_t expected = pos_;
+    for (uint32_t i = 0; i < table_.count(); ++i) {
+      TensorInfo t = table_.get(i);
+      if (t.end > t.begin && data_start_ + t.end > expected) expected = data_start_ + t.end;
+    }
     if (input_size_ < expected) {
       // Name the tensor the input ends in.
       uint32_t t = 0;
