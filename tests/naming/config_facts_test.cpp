@@ -180,8 +180,8 @@ struct Bad {
 
 TEST(ConfigFactsErrors, ExactStatusAndOffset) {
   const Bad kBad[] = {
-      {"[1,2]", ws::Status::ModelConfigNotObject, 0},
-      {"  \"llama\"", ws::Status::ModelConfigNotObject, 2},
+      {"[1,2]", ws::Status::ConfigNotObject, 0},
+      {"  \"llama\"", ws::Status::ConfigNotObject, 2},
       {"{\"num_hidden_layers\": \"32\"}", ws::Status::ModelConfigInvalidFact, 22},
       {"{\"hidden_size\":4096.5}", ws::Status::ModelConfigInvalidFact, 15},
       {"{\"num_attention_heads\": -8}", ws::Status::ModelConfigInvalidFact, 24},

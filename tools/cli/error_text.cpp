@@ -122,7 +122,9 @@ constexpr HintEntry kHints[] = {
     {"IndexTotalSizeMismatch",
      "The index and the shards come from different saves: regenerate the index."},
     // Model conventions (FORMATS.md §2-§4).
-    {"ConfigNotObject", "config.json must be a JSON object: is this the model's config.json?"},
+    {"ConfigNotObject",
+     "A config.json holds one JSON object of model settings: check that this is the model's "
+     "config.json."},
     {"ConfigInvalidQuantization",
      "The quantization section must hold positive integers (group_size, bits) and per-layer "
      "objects or false: fix config.json or re-convert with mlx-lm."},
@@ -190,9 +192,6 @@ constexpr HintEntry kHints[] = {
      "ggml rejects rows with such a scale: the file is corrupt or was written by a buggy "
      "quantizer."},
     {"OutputTooSmall", "This is a bug in weightstream: please report it with the file."},
-    {"ModelConfigNotObject",
-     "A config.json holds one JSON object of model settings: check that this is the model's "
-     "config.json."},
     {"ModelConfigInvalidFact",
      "A setting such as num_hidden_layers must be a plain non-negative number (model_type a "
      "string, text_config an object): fix the value at this offset."},

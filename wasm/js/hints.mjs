@@ -94,7 +94,7 @@ export const HINTS = Object.freeze({
   InvalidQuantParams: "The quantization parameters (bits, group size, scales) do not fit the tensor: check the model's quantization config.",
   InvalidBlockData: 'ggml rejects rows with such a scale: the file is corrupt or was written by a buggy quantizer.',
   OutputTooSmall: 'This is a bug in weightstream: please report it with the file.',
-  ConfigNotObject: "config.json must be a JSON object: is this the model's config.json?",
+  ConfigNotObject: "A config.json holds one JSON object of model settings: check that this is the model's config.json.",
   ConfigInvalidQuantization: "The quantization section must hold positive integers (group_size, bits) and per-layer objects or false: fix config.json or re-convert with mlx-lm.",
   ConfigUnknownMode: "MLX knows the modes affine, mxfp4, mxfp8 and nvfp4: fix config.json.",
   ManifestNotObject: "Is this really an Ollama manifest (models/manifests/...)?",
@@ -109,7 +109,6 @@ export const HINTS = Object.freeze({
   ConventionGroupNotDividing: "The group size must divide the row: the config belongs to another model, or the file is corrupt.",
   ConventionBitsNotAllowed: "MLX cannot produce this bits/group combination: check the quantization config.",
   ConventionTooManyWeights: "Give the logical model more storage for weights.",
-  ModelConfigNotObject: "A config.json holds one JSON object of model settings: check that this is the model's config.json.",
   ModelConfigInvalidFact: "A setting such as num_hidden_layers must be a plain non-negative number (model_type a string, text_config an object): fix the value at this offset.",
 });
 

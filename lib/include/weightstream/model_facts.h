@@ -112,7 +112,7 @@ class GgufFactsCollector {
 };
 
 // Streams a config.json. feed() and finish() return the first error, sticky, with its absolute
-// byte offset in error(): JSON errors as the lexer reports them, ModelConfigNotObject at the
+// byte offset in error(): JSON errors as the lexer reports them, ConfigNotObject at the
 // root value, ModelConfigInvalidFact at a fact's value that has the wrong type (a string for a
 // count, a fraction or negative number for an integer fact, a non-string model_type, a
 // text_config that is neither object nor null), JsonUnexpectedEnd at the end of a short input.

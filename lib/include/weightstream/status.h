@@ -72,7 +72,7 @@ namespace ws {
   X(ShardTensorDuplicate, "a tensor appears in more than one shard")                               \
   X(IndexTotalSizeMismatch, "index total_size differs from the sum of the tensors' byte sizes")    \
   /* model conventions: MLX config.json, Ollama manifests, logical weights */                    \
-  X(ConfigNotObject, "config.json is not a JSON object")                                           \
+  X(ConfigNotObject, "config.json is not a JSON object (MLX quantization or model facts)")                                           \
   X(ConfigInvalidQuantization, "a quantization entry is not an object, false, or a positive integer where one is needed") \
   X(ConfigUnknownMode, "quantization mode is not affine, mxfp4, mxfp8 or nvfp4")                   \
   X(ManifestNotObject, "Ollama manifest is not a JSON object")                                     \
@@ -115,7 +115,6 @@ namespace ws {
   X(InvalidBlockData, "a block's scale is invalid (inf/NaN fp16, or E8M0 0xFF)")                  \
   X(OutputTooSmall, "the output buffer cannot hold one block of values")                         \
   /* model facts (config.json) */                                                                  \
-  X(ModelConfigNotObject, "config.json is not a JSON object")                                      \
   X(ModelConfigInvalidFact, "a config.json model fact has the wrong type (e.g. a string or fraction for a count)")
 
 enum class Status : uint16_t {

@@ -158,7 +158,7 @@ Status ConfigFactsParser::feed(const void* data, size_t size) {
 Status ConfigFactsParser::handle(JsonLexer::Token t) {
   switch (ctx_) {
     case kStart:
-      if (t != JsonLexer::kObjectBegin) return fail(Status::ModelConfigNotObject, lexer_.token_pos());
+      if (t != JsonLexer::kObjectBegin) return fail(Status::ConfigNotObject, lexer_.token_pos());
       ctx_ = kKey;
       return Status::Ok;
     case kKey: {
