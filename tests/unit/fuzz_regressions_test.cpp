@@ -2,6 +2,7 @@
 // bug, fixed; these keep them fixed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -126,6 +127,45 @@ TEST(FuzzRegressions, ConfigArenaNeededCountsThePeak) {
     ws::MlxQuantConfig retry(b.data(), needed);
     retry.feed(in.data(), in.size());
     EXPECT_EQ(retry.finish(), ws::Status::Ok) << "arena " << small << " said " << needed;
+  }
+}
+
+// fuzz_gguf: with the input size declared, a GGUF whose only tensors are empty and which ends
+// before the data section's padding was TruncatedData; undeclared it was (rightly) valid. Empty
+// tensors need no bytes, not even the padding before them, whatever the caller declares.
+TEST(FuzzRegressions, DeclaredSizeAcceptsEmptyTensorsWithoutPadding) {
+  std::vector<uint8_t> in = load("gguf_empty_tensors_no_padding_declared_size.gguf");
+  ASSERT_EQ(in.size(), 57u);
+  for (bool declared : {false, true}) {
+    for (size_t piece : {size_t(1), size_t(7), in.size()}) {
+      std::vector<uint64_t> arena(1024);
+      ws::Reader r(arena.data(), arena.size() * 8);
+      if (declared) r.set_input_size(in.size());
+      size_t at = 0;
+      int tensors = 0;
+      ws::Event e;
+      for (;;) {
+        e = r.next();
+        if (e.type == ws::EventType::NeedInput) {
+          if (at < in.size()) {
+            size_t n = std::min(piece, in.size() - at);
+            r.feed(in.data() + at, n);
+            at += n;
+          } else {
+            r.finish();
+          }
+        } else if (e.type == ws::EventType::TensorEnd) {
+          ++tensors;
+        } else if (e.type == ws::EventType::End || e.type == ws::EventType::Error) {
+          break;
+        }
+      }
+      EXPECT_EQ(e.type, ws::EventType::End) << "declared " << declared << " piece " << piece;
+      EXPECT_EQ(r.error().code, ws::Status::Ok);
+      EXPECT_EQ(tensors, 1);
+      EXPECT_EQ(r.tensor_count(), 1u);
+      EXPECT_EQ(r.tensor(0).end, 0u);
+    }
   }
 }
 
