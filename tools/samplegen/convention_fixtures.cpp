@@ -1,11 +1,13 @@
 // ws-make-samples — convention fixtures (see convention_fixtures.h).
 #include "convention_fixtures.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <algorithm>
 
 #include "half_float.h"
+#include "index_writer.h"
 #include "safetensors_writer.h"
 
 namespace samplegen {
@@ -175,16 +177,139 @@ OllamaFixture ollama_fixture() {
   return f;
 }
 
+MlxFixture mlx_bits_fixture() {
+  MlxFixture f;
+  const std::string L = "model.layers.1.";
+  // Defaults: affine 4 bits, group 64. K is the logical row length: words = K * bits / 32.
+  f.tensors = {
+      packed(L + "mlp.gate_proj.weight", {2, 16}, 21),             // 4-bit g64, K = 128
+      floats(L + "mlp.gate_proj.scales", "BF16", {2, 2}, false),
+      floats(L + "mlp.gate_proj.biases", "BF16", {2, 2}, true),
+      packed(L + "mlp.down_proj.weight", {3, 9}, 22),              // 3-bit g32, K = 96
+      floats(L + "mlp.down_proj.scales", "F32", {3, 3}, false),
+      floats(L + "mlp.down_proj.biases", "F32", {3, 3}, true),
+      packed(L + "self_attn.k_proj.weight", {2, 10}, 23),          // 5-bit g32, K = 64
+      floats(L + "self_attn.k_proj.scales", "BF16", {2, 2}, false),
+      floats(L + "self_attn.k_proj.biases", "BF16", {2, 2}, true),
+      packed(L + "self_attn.v_proj.weight", {2, 12}, 24),          // 6-bit g64, K = 64
+      floats(L + "self_attn.v_proj.scales", "F32", {2, 1}, false),
+      floats(L + "self_attn.v_proj.biases", "F32", {2, 1}, true),
+      packed(L + "self_attn.o_proj.weight", {2, 8}, 25),           // 2-bit g128, K = 128
+      floats(L + "self_attn.o_proj.scales", "BF16", {2, 1}, false),
+      floats(L + "self_attn.o_proj.biases", "BF16", {2, 1}, true),
+      floats("lm_head.weight", "F16", {4, 8}, false),              // override false: plain
+  };
+  std::sort(f.tensors.begin(), f.tensors.end(),
+            [](const RawTensor& a, const RawTensor& b) { return a.name < b.name; });
+  // Reverse key order: each linear's biases, then scales, then its packed weight.
+  for (size_t i = f.tensors.size(); i-- > 0;) f.data_order.push_back(i);
+  f.config_json =
+      "{\n  \"model_type\": \"llama\",\n  \"quantization\": {\n"
+      "    \"group_size\": 64,\n    \"bits\": 4,\n"
+      "    \"model.layers.1.mlp.down_proj\": {\"group_size\": 32, \"bits\": 3},\n"
+      "    \"model.layers.1.self_attn.k_proj\": {\"group_size\": 32, \"bits\": 5},\n"
+      "    \"model.layers.1.self_attn.v_proj\": {\"group_size\": 64, \"bits\": 6},\n"
+      "    \"model.layers.1.self_attn.o_proj\": {\"group_size\": 128, \"bits\": 2},\n"
+      "    \"lm_head\": false\n  }\n}\n";
+  return f;
+}
+
+OllamaFixture ollama_experts_fixture() {
+  OllamaFixture f;
+  const std::string P = "model.layers.0.mlp.experts.";
+  f.tensors = {
+      packed(P + "down_proj.weight", {2, 2, 16}, 31),           // int8 g64: K = 64
+      floats(P + "down_proj.weight.bias", "BF16", {2, 2, 1}, true),
+      floats(P + "down_proj.weight.scale", "BF16", {2, 2, 1}, false),
+      packed(P + "up_proj.weight", {2, 2, 8}, 32),              // mxfp4: K = 64
+      u8_scales(P + "up_proj.weight.scale", {2, 2, 2}, false),
+  };
+  f.metadata = {{P + "down_proj.weight.quant_type", "int8"}, {P + "down_proj.weight.group_size", "64"},
+                {P + "up_proj.weight.quant_type", "mxfp4"}, {P + "up_proj.weight.group_size", "32"}};
+  return f;
+}
+
+std::string shard_file_name(size_t shard, size_t count) {
+  char b[64];
+  snprintf(b, sizeof b, "model-%05zu-of-%05zu.safetensors", shard + 1, count);
+  return b;
+}
+
+ShardedFixture sharded_fixture() {
+  ShardedFixture f;
+  const std::string L = "model.layers.0.";
+  f.shards.resize(3);
+  f.shards[0].tensors = {
+      floats("model.embed_tokens.weight", "BF16", {16, 8}, false),
+      packed(L + "self_attn.q_proj.weight", {4, 4}, 41),  // 4-bit g32, K = 32; companions in shard 2
+  };
+  f.shards[1].tensors = {
+      floats(L + "self_attn.q_proj.scales", "BF16", {4, 1}, false),
+      floats(L + "self_attn.q_proj.biases", "BF16", {4, 1}, true),
+      packed(L + "mlp.up_proj.weight", {4, 8}, 42),       // 4-bit g32, K = 64
+      floats(L + "mlp.up_proj.scales", "BF16", {4, 2}, false),
+      floats(L + "mlp.up_proj.biases", "BF16", {4, 2}, true),
+  };
+  f.shards[2].tensors = {
+      floats("model.norm.weight", "F32", {8}, false),
+      floats("lm_head.weight", "F16", {16, 8}, false),
+  };
+  for (size_t s = 0; s < f.shards.size(); ++s) {
+    MlxFixture& sh = f.shards[s];
+    std::sort(sh.tensors.begin(), sh.tensors.end(),
+              [](const RawTensor& a, const RawTensor& b) { return a.name < b.name; });
+    for (size_t i = 0; i < sh.tensors.size(); ++i) {
+      sh.data_order.push_back(i);
+      f.weight_map[sh.tensors[i].name] = shard_file_name(s, f.shards.size());
+      f.total_size += sh.tensors[i].data.size();
+    }
+  }
+  f.config_json = "{\n  \"model_type\": \"llama\",\n  \"num_hidden_layers\": 1,\n"
+                  "  \"quantization\": {\"group_size\": 32, \"bits\": 4}\n}\n";
+  return f;
+}
+
+namespace {
+std::vector<uint8_t> bytes_of(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
+std::vector<size_t> key_order(size_t n) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < n; ++i) order.push_back(i);
+  return order;
+}
+// Made-up digests (weightstream never hashes blobs): a 64-hex string per blob.
+const char kBlobA[] = "4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
+const char kBlobB[] = "9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
+}  // namespace
+
 std::vector<SampleFile> build_convention_fixtures() {
   std::vector<SampleFile> out;
   MlxFixture m = mlx_fixture();
   out.push_back({"mlx/model.safetensors", serialize_raw(m.tensors, m.data_order, {{"format", "mlx"}}, false)});
-  out.push_back({"mlx/config.json", std::vector<uint8_t>(m.config_json.begin(), m.config_json.end())});
-  OllamaFixture o = ollama_fixture();
-  std::vector<size_t> order;
-  for (size_t i = 0; i < o.tensors.size(); ++i) order.push_back(i);
-  out.push_back({"ollama/blob.safetensors", serialize_raw(o.tensors, order, o.metadata, true)});
-  out.push_back({"ollama/manifest.json", std::vector<uint8_t>(o.manifest_json.begin(), o.manifest_json.end())});
+  out.push_back({"mlx/config.json", bytes_of(m.config_json)});
+  MlxFixture mb = mlx_bits_fixture();
+  out.push_back({"mlx-bits/model.safetensors", serialize_raw(mb.tensors, mb.data_order, {{"format", "mlx"}}, false)});
+  out.push_back({"mlx-bits/config.json", bytes_of(mb.config_json)});
+  OllamaFixture o = ollama_fixture(), e = ollama_experts_fixture();
+  const std::vector<uint8_t> blob_a = serialize_raw(o.tensors, key_order(o.tensors.size()), o.metadata, true);
+  const std::vector<uint8_t> blob_b = serialize_raw(e.tensors, key_order(e.tensors.size()), e.metadata, true);
+  out.push_back({std::string("ollama/blobs/sha256-") + kBlobA, blob_a});
+  out.push_back({std::string("ollama/blobs/sha256-") + kBlobB, blob_b});
+  auto layer = [](const char* hex, size_t size, const std::string& name) {
+    return "{\"mediaType\":\"application/vnd.ollama.image.tensor\",\"digest\":\"sha256:" + std::string(hex) +
+           "\",\"size\":" + std::to_string(size) + ",\"name\":\"" + name + "\"}";
+  };
+  const std::string manifest =
+      "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.docker.distribution.manifest.v2+json\","
+      "\"config\":{\"mediaType\":\"application/vnd.docker.container.image.v1+json\",\"digest\":\"sha256:" +
+      std::string(64, '0') + "\",\"size\":2},\"layers\":[" + layer(kBlobA, blob_a.size(), "a.weight") + "," +
+      layer(kBlobB, blob_b.size(), "model.layers.0.mlp.experts") + "]}\n";
+  out.push_back({"ollama/manifest.json", bytes_of(manifest)});
+  ShardedFixture sf = sharded_fixture();
+  for (size_t s = 0; s < sf.shards.size(); ++s)
+    out.push_back({"sharded-mlx/" + shard_file_name(s, sf.shards.size()),
+                   serialize_raw(sf.shards[s].tensors, sf.shards[s].data_order, {{"format", "mlx"}}, false)});
+  out.push_back({"sharded-mlx/model.safetensors.index.json", bytes_of(shard_index_json(sf.total_size, sf.weight_map))});
+  out.push_back({"sharded-mlx/config.json", bytes_of(sf.config_json)});
   return out;
 }
 

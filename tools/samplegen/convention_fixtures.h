@@ -41,7 +41,29 @@ struct OllamaFixture {
 };
 OllamaFixture ollama_fixture();
 
-// mlx/model.safetensors, mlx/config.json, ollama/blob.safetensors, ollama/manifest.json.
+// An MLX model with one linear per bit width the other fixture lacks (2, 5, 6 bits, plus 3 and 4
+// at other group sizes), F32 and BF16 scales, a `false` override for lm_head, and data in the
+// reverse of key order (companions before their packed weight); unpadded header.
+MlxFixture mlx_bits_fixture();
+
+// An Ollama expert-group blob: every tensor starts with the manifest layer's name
+// "model.layers.0.mlp.experts" (int8 down_proj, mxfp4 up_proj, per-tensor metadata only).
+OllamaFixture ollama_experts_fixture();
+
+// A 3-shard MLX model in the Hugging Face layout (model-0000N-of-00003.safetensors and
+// model.safetensors.index.json, plus config.json): q_proj's packed weight is in shard 1 and its
+// scales/biases in shard 2, so one logical weight spans two files.
+struct ShardedFixture {
+  std::vector<MlxFixture> shards;  // config_json unused; data in key order
+  std::map<std::string, std::string> weight_map;
+  uint64_t total_size = 0;
+  std::string config_json;
+};
+ShardedFixture sharded_fixture();
+std::string shard_file_name(size_t shard, size_t count);  // "model-00001-of-00003.safetensors"
+
+// Every convention fixture, as `ws-make-samples --conventions OUTDIR` writes it (committed in
+// tests/data/conventions/): mlx/, mlx-bits/, ollama/ (manifest.json + blobs/), sharded-mlx/.
 std::vector<SampleFile> build_convention_fixtures();
 
 }  // namespace samplegen

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "convention_fixtures.h"
 #include "sample_set.h"
 
 namespace {
@@ -43,15 +44,21 @@ bool write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2 || argv[1][0] == '-') {
+  // --conventions: the convention fixtures (tests/data/conventions) instead of samples/.
+  const bool conventions = argc == 3 && strcmp(argv[1], "--conventions") == 0;
+  if (!conventions && (argc != 2 || argv[1][0] == '-')) {
     fprintf(stderr,
             "usage: ws-make-samples OUTDIR\n"
-            "Writes deterministic sample models (tiny-llama.safetensors, sharded/...) to OUTDIR.\n");
+            "       ws-make-samples --conventions OUTDIR\n"
+            "Writes deterministic sample models (tiny-llama.safetensors, sharded/...) to OUTDIR, or\n"
+            "with --conventions the MLX / Ollama / sharded-MLX fixtures of tests/data/conventions.\n");
     return argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) ? 0 : 2;
   }
-  std::string out = argv[1];
+  std::string out = argv[conventions ? 2 : 1];
   while (out.size() > 1 && out.back() == '/') out.pop_back();
-  for (const samplegen::SampleFile& f : samplegen::build_sample_set()) {
+  const std::vector<samplegen::SampleFile> files =
+      conventions ? samplegen::build_convention_fixtures() : samplegen::build_sample_set();
+  for (const samplegen::SampleFile& f : files) {
     const std::string path = out + "/" + f.path;
     if (!make_dirs(path.substr(0, path.find_last_of('/')))) return 1;
     if (!write_file(path, f.bytes)) return 1;
