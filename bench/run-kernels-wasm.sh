@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds ws-bench-kernels for WebAssembly (Emscripten, SIMD128) in build/wasm-bench and runs it
 # under node: the same benchmark source and library sources as the native run, compiled with
-#   em++ -O3 -msimd128 -fno-exceptions -fno-rtti   (lib/ also -ffp-contract=off, as natively)
+#   em++ -O3 -msimd128 -fno-exceptions -fno-rtti   (lib/ also -ffp-contract=off, as natively;
+#   lib/src/kernels/reference/ also -fno-vectorize -fno-slp-vectorize, as lib/CMakeLists.txt)
 # Arguments go to the benchmark (e.g. --no-big, --filter Q4_K, --big-targets-only).
 #
 # Needs Emscripten (Debian: apt-get install -y emscripten; run with 3.1.6), node and ninja.
@@ -32,6 +33,7 @@ ninja_file="$build/build.ninja"
   echo "cxxflags = -O3 -msimd128 -fno-exceptions -fno-rtti -std=c++17 -Wall -Wextra"
   echo "libflags = -I$root/lib/include -I$root/lib/src/kernels -ffp-contract=off"
   echo "benchflags = -I$root/lib/include -I$root/lib/src/kernels"
+  echo "novecflags = -fno-vectorize -fno-slp-vectorize"
   # 4 GB of wasm memory: the 64 MiB inputs of the 1-bit formats decode to 1.8 GiB.
   echo "ldflags = -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sEXIT_RUNTIME=1"
   echo "rule cxx"
@@ -46,7 +48,11 @@ ninja_file="$build/build.ninja"
   for src in $(cd "$root" && find lib/src -name '*.cpp' | sort); do
     obj="obj/${src%.cpp}.o"
     echo "build $obj: cxx $root/$src"
-    echo "  flags = \$libflags"
+    case "$src" in
+      # As lib/CMakeLists.txt: the scalar reference kernels without LLVM's auto-vectorizer.
+      lib/src/kernels/reference/*) echo "  flags = \$libflags \$novecflags" ;;
+      *) echo "  flags = \$libflags" ;;
+    esac
     objs="$objs $obj"
   done
   for src in bench/kernels_bench.cpp bench/measure.cpp bench/host_info.cpp; do
