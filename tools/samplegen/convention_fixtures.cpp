@@ -201,8 +201,15 @@ MlxFixture mlx_bits_fixture() {
   };
   std::sort(f.tensors.begin(), f.tensors.end(),
             [](const RawTensor& a, const RawTensor& b) { return a.name < b.name; });
-  // Reverse key order: each linear's biases, then scales, then its packed weight.
-  for (size_t i = f.tensors.size(); i-- > 0;) f.data_order.push_back(i);
+  // The linears in reverse key order, each one's pieces in key order: biases, scales, then the
+  // packed weight (companions first, the opposite of mlx_fixture()).
+  auto module = [&](size_t i) { return f.tensors[i].name.substr(0, f.tensors[i].name.rfind('.')); };
+  for (size_t end = f.tensors.size(); end > 0;) {
+    size_t begin = end - 1;
+    while (begin > 0 && module(begin - 1) == module(end - 1)) --begin;
+    for (size_t i = begin; i < end; ++i) f.data_order.push_back(i);
+    end = begin;
+  }
   f.config_json =
       "{\n  \"model_type\": \"llama\",\n  \"quantization\": {\n"
       "    \"group_size\": 64,\n    \"bits\": 4,\n"
