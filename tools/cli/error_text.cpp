@@ -150,6 +150,41 @@ constexpr HintEntry kHints[] = {
     {"ConventionBitsNotAllowed",
      "MLX cannot produce this bits/group combination: check the quantization config."},
     {"ConventionTooManyWeights", "Give the logical model more storage for weights."},
+    // UQFF (FORMATS.md §4).
+    {"UqffPreV1",
+     "A UQFF file from before version 1.0 (opaque numbered blobs): re-create it with a current "
+     "mistral.rs (--write-uqff)."},
+    {"UqffMissingVersion",
+     "Give the UQFF shards in order, the first shard (the one holding uqff.version.*) first; "
+     "otherwise the file is not UQFF."},
+    {"UqffVersionNotScalar",
+     "The UQFF version tensors must be U32 scalars: the file is corrupt or was not written by "
+     "mistral.rs."},
+    {"UqffMajorVersion",
+     "This reader reads UQFF 1.x: re-create the file with a mistral.rs that writes UQFF 1."},
+    {"UqffMinorVersionTooNew",
+     "The UQFF file is newer than this reader (1.2): update weightstream."},
+    {"UqffDuplicateKey",
+     "Two files of the UQFF directory hold the same tensor: a shard from another model or an "
+     "old residual.safetensors is mixed in."},
+    {"UqffFormatNotScalar", "A layer's .weight.format must be a U8 scalar: the file is corrupt."},
+    {"UqffUnknownFormatTag",
+     "The UQFF file uses a quantization type newer than this reader (tags 0-6): update "
+     "weightstream."},
+    {"UqffFormatTagMismatch",
+     "The layer's format tag and its companion tensors disagree: the file is corrupt."},
+    {"UqffUnexpectedCompanion",
+     "The layer has a tensor its format does not have (see the name): the file is corrupt or "
+     "mixes two writers."},
+    {"UqffMissingCompanion",
+     "The layer lacks a tensor its format needs (see the detail): a shard is missing or the "
+     "file is corrupt."},
+    {"UqffUnsupportedType",
+     "Hqq and Fp8 UQFF layers are not decoded: re-create the UQFF with a GGUF, AFQ, F8Q8 or "
+     "MXFP4 type."},
+    {"UqffScalarNotFed",
+     "Feed every UQFF scalar tensor's bytes (TensorBytes events) to the model before "
+     "resolving: a usage error."},
     // GGUF: ggml's own checks (FORMATS.md §5).
     {"GgufInvalidVersion", "No GGUF writer produces version 0: the file is corrupt."},
     {"GgufByteSwapped",

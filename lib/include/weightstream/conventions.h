@@ -16,6 +16,23 @@
 // per blob. Every other tensor (a linear's `.bias`, norms, embeddings) is a plain weight. Tables
 // may come from several shards or blobs: companions are looked up across all of them, so a model
 // split anywhere is one logical model. Nothing allocates: weights live in the caller's storage.
+//
+// UQFF (§4; mistral.rs): add the shards in order (the first shard, which holds the version
+// tensors, first) and then residual.safetensors. A layer `<key>` is recognised by its
+// `<key>.weight.format` tensor; its set of `<key>.weight*` tensors must be exactly one type's set
+// (see uqff.h), which the header alone decides. The format tag, GGML type id, bits, group size,
+// shape vector and block count live in tensor DATA, so UQFF is resolved in two steps:
+//   m.build_uqff();                  // header only: versions present, sets, dtypes; load plans
+//   ... stream the files; for every TensorBytes event e of table t:  m.feed_uqff(t, e.tensor,
+//       e.offset, e.data, e.size);   // keeps the few scalar bytes it wants, ignores the rest
+//   m.resolve_uqff();                // checks version and tags, fills params, shapes, formats
+// Sequential streams get the scalars when they pass (a layer's packed weight usually precedes its
+// tag: the load plan counts that weight as scratch); seekable sources read them first: they are
+// pieces of the weight's plan (roles Format..NumBlocks), scheduled before the packed piece.
+//
+// Name lookups (companions, duplicates, find()) go through an open-addressing hash table in
+// caller memory (set_index_slots) or, for small models, in the model object itself; a model too
+// large for both falls back to linear scans with the same results.
 #pragma once
 
 #include <stddef.h>
@@ -30,7 +47,7 @@
 
 namespace ws {
 
-enum class Convention : uint8_t { Plain, Mlx, Ollama };
+enum class Convention : uint8_t { Plain, Mlx, Ollama, Uqff };
 const char* convention_name(Convention c);
 
 // A tensor of one of the model's tables.
@@ -40,8 +57,12 @@ struct TensorRef {
   bool present() const { return table != kNoTensor; }
 };
 
-enum class PieceRole : uint8_t { Packed, Scales, Biases, GlobalScale };
-constexpr uint32_t kPieceRoles = 4;
+// Format..NumBlocks: UQFF's scalar companions (`.weight.format`, `.weight.dtype` = GGML type id,
+// `.weight.shape`, `.weight.bits`, `.weight.group_size`, `.weight.num_blocks`); tiny tensors whose
+// values the layer needs before its packed bytes can be decoded.
+enum class PieceRole : uint8_t { Packed, Scales, Biases, GlobalScale, Format, GgmlType, Shape, Bits, GroupSize, NumBlocks };
+constexpr uint32_t kPieceRoles = 10;
+constexpr uint32_t kFirstScalarRole = 4;  // PieceRole::Format
 const char* piece_role_name(PieceRole r);
 
 constexpr uint32_t kMaxLogicalRank = 4;
@@ -58,6 +79,11 @@ struct LogicalWeight {
   uint64_t shape[kMaxLogicalRank] = {};  // logical (unpacked) shape
   uint64_t elements = 0;
   bool global_scale_is_ollama = false;
+  // UQFF: the type its companion set names (uqff.h UqffType), and the scalar companions' bytes as
+  // feed_uqff() collects them (fixed slots per role; sizes validated against the header).
+  uint8_t uqff_type = 0;
+  uint8_t uqff_scalar[32] = {};
+  uint8_t uqff_got[kPieceRoles - kFirstScalarRole] = {};
 
   const TensorRef& ref(PieceRole r) const { return piece[uint32_t(r)]; }
   // A ready spec; the caller sets scales/biases (and global_scale from the F32 scalar's bytes,
@@ -71,6 +97,15 @@ class LogicalModel {
   static constexpr uint32_t kMaxTables = 64;
 
   LogicalModel(LogicalWeight* storage, uint32_t capacity);
+  LogicalModel(const LogicalModel&) = delete;  // the hash may point into the object itself
+  LogicalModel& operator=(const LogicalModel&) = delete;
+  // Optional, before any build: `n` caller slots (any count; a power of two is used) for the name
+  // hash of a large model. Two slots per tensor of all tables keeps lookups O(1); see
+  // index_slots_for(). Without it the model's own kInlineSlots serve models of up to
+  // kInlineSlots / 4 tensors.
+  void set_index_slots(uint32_t* slots, uint32_t n);
+  static constexpr uint32_t kInlineSlots = 1024;
+  static uint32_t index_slots_for(uint64_t tensors);
   // Adds one validated table (a shard or a blob); it must outlive the model. `data_start` is the
   // absolute offset of its data section (Reader::data_start()), used by load plans.
   Status add_table(const TensorTable* table, uint64_t data_start);
@@ -80,8 +115,22 @@ class LogicalModel {
   Status build_ollama();
   // Every tensor a plain weight (a sharded HF model).
   Status build_plain();
+  // UQFF, header step (see the top of this file); then feed_uqff() for the scalars' bytes and
+  // resolve_uqff(). `offset` is the absolute file offset of data[0] (Event::offset).
+  Status build_uqff();
+  Status feed_uqff(uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data, size_t size);
+  Status resolve_uqff();
+  // True when feed_uqff() wants this tensor's bytes (a version tensor or a layer's scalar).
+  bool uqff_wants(uint32_t table, uint32_t tensor) const;
+  // The version tensors (major, minor, patch) in table 0, after build_uqff().
+  TensorRef uqff_version_ref(uint32_t i) const { return version_ref_[i < 3 ? i : 0]; }
+  // After resolve_uqff(): the version the file states.
+  uint32_t uqff_version(uint32_t i) const;
 
   const Error& error() const { return error_; }
+  // UQFF companion-set errors: the suffix that is missing or unexpected (".weight.scales");
+  // UqffUnsupportedType: "hqq" or "fp8". Empty otherwise.
+  const char* error_detail() const { return detail_ ? detail_ : ""; }
   uint32_t weight_count() const { return count_; }
   const LogicalWeight& weight(uint32_t i) const { return weights_[i]; }
   uint32_t find(const char* name, size_t n) const;  // kNoTensor when absent
@@ -96,7 +145,17 @@ class LogicalModel {
 
  private:
   Status fail(Status s, TensorRef at, const StrView& name);
+  Status fail_data(Status s, TensorRef at, const StrView& name);  // offset = the tensor's data
   TensorRef find_tensor(const char* name, size_t n) const;
+  // Tensor named a + b. `table` = kNoTensor: any table (first or, with `last`, last added);
+  // otherwise only that table.
+  TensorRef find_concat(const char* a, size_t an, const char* b, uint32_t table = kNoTensor,
+                        bool last = false) const;
+  Status build_index(bool reject_duplicates);
+  void index_weight(uint32_t w);
+  Status uqff_layer(TensorRef format_ref, size_t key_len);
+  Status uqff_resolve_layer(LogicalWeight* w);
+  bool uqff_scalar_slot(uint32_t table, uint32_t tensor, uint8_t** dst, uint8_t** got, uint64_t* begin);
   Status add_weight(const LogicalWeight& w);
   Status finish_quantized(LogicalWeight* w);
   Status plain_weight(TensorRef r, LogicalWeight* w) const;
@@ -108,6 +167,17 @@ class LogicalModel {
   uint64_t data_start_[kMaxTables] = {};
   uint32_t table_count_ = 0;
   Error error_;
+  const char* detail_ = nullptr;
+  // Name hash: [0, half) tensors ((table << 26 | index) + 1), [half, 2 half) weights (index + 1);
+  // 0 = empty. indexed_ is false when the model does not fit (linear scans then).
+  uint32_t* slots_ = inline_slots_;
+  uint32_t slot_count_ = kInlineSlots;
+  uint32_t half_ = 0;
+  bool indexed_ = false;
+  TensorRef version_ref_[3];
+  uint8_t version_bytes_[12] = {};
+  uint8_t version_got_[3] = {};
+  uint32_t inline_slots_[kInlineSlots] = {};
 };
 
 }  // namespace ws

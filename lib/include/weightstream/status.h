@@ -87,6 +87,20 @@ namespace ws {
   X(ConventionGroupNotDividing, "the group size does not divide the weight's rows")               \
   X(ConventionBitsNotAllowed, "bits or group size not allowed for the quantization mode")          \
   X(ConventionTooManyWeights, "more logical weights than the caller's storage holds")              \
+  /* UQFF (mistral.rs): version tensors, layer format tags and their companion sets */           \
+  X(UqffPreV1, "all tensor names are numeric: a pre-1.0 UQFF file of opaque blobs (unsupported)") \
+  X(UqffMissingVersion, "the first UQFF shard lacks a uqff.version.major/minor/patch tensor")    \
+  X(UqffVersionNotScalar, "a UQFF version tensor is not a U32 scalar")                             \
+  X(UqffMajorVersion, "UQFF major version is not 1")                                               \
+  X(UqffMinorVersionTooNew, "UQFF minor version is newer than this reader supports (1.2)")        \
+  X(UqffDuplicateKey, "a tensor name appears in more than one UQFF shard or residual file")       \
+  X(UqffFormatNotScalar, "a UQFF layer's .weight.format is not a U8 scalar")                       \
+  X(UqffUnknownFormatTag, "a UQFF .weight.format tag is not 0..6")                                  \
+  X(UqffFormatTagMismatch, "a UQFF format tag names another type than the layer's companion set") \
+  X(UqffUnexpectedCompanion, "a UQFF layer has a weight* tensor its format does not have")         \
+  X(UqffMissingCompanion, "a UQFF layer lacks a weight* tensor its format needs")                 \
+  X(UqffUnsupportedType, "UQFF Hqq and Fp8 layers are not decoded by this reader")                \
+  X(UqffScalarNotFed, "a UQFF scalar tensor's bytes were not fed before resolving the layers")    \
   /* GGUF */                                                                                       \
   X(GgufInvalidVersion, "GGUF version 0 is not a version")                                         \
   X(GgufByteSwapped, "GGUF version looks byte-swapped: a big-endian file")                         \

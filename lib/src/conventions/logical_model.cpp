@@ -1,4 +1,5 @@
-// Logical weights: MLX and Ollama companion grouping over validated tensor tables.
+// Logical weights: MLX and Ollama companion grouping over validated tensor tables, and the name
+// hash every convention (UQFF too, uqff_layers.cpp) looks companions up in.
 #include "weightstream/conventions.h"
 
 #include <string.h>
@@ -44,6 +45,17 @@ bool find_meta_concat(const TensorTable& t, const char* a, size_t an, const char
   return false;
 }
 
+// FNV-1a over a name given in two parts (a + b), so companions are hashed without building
+// their names.
+uint32_t hash_concat(const char* a, size_t an, const char* b, size_t bn) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < an; ++i) h = (h ^ uint8_t(a[i])) * 16777619u;
+  for (size_t i = 0; i < bn; ++i) h = (h ^ uint8_t(b[i])) * 16777619u;
+  return h;
+}
+
+constexpr uint32_t kTableShift = 26;  // a tensor slot holds (table << 26 | index) + 1
+
 bool is_float_scale(DType d) { return d == DType::BF16 || d == DType::F16 || d == DType::F32; }
 
 QuantFormat format_of(QuantMode m) {
@@ -62,6 +74,7 @@ const char* convention_name(Convention c) {
     case Convention::Plain: return "plain";
     case Convention::Mlx: return "mlx";
     case Convention::Ollama: return "ollama";
+    case Convention::Uqff: return "uqff";
   }
   return "?";
 }
@@ -72,6 +85,12 @@ const char* piece_role_name(PieceRole r) {
     case PieceRole::Scales: return "scales";
     case PieceRole::Biases: return "biases";
     case PieceRole::GlobalScale: return "global_scale";
+    case PieceRole::Format: return "format";
+    case PieceRole::GgmlType: return "ggml_type";
+    case PieceRole::Shape: return "shape";
+    case PieceRole::Bits: return "bits";
+    case PieceRole::GroupSize: return "group_size";
+    case PieceRole::NumBlocks: return "num_blocks";
   }
   return "?";
 }
@@ -91,6 +110,99 @@ DequantSpec LogicalWeight::spec() const {
 
 LogicalModel::LogicalModel(LogicalWeight* storage, uint32_t capacity)
     : weights_(storage), capacity_(capacity) {}
+
+void LogicalModel::set_index_slots(uint32_t* slots, uint32_t n) {
+  if (slots == nullptr || n < kInlineSlots) return;  // the inline table is at least as large
+  slots_ = slots;
+  slot_count_ = n;
+}
+
+uint32_t LogicalModel::index_slots_for(uint64_t tensors) {
+  // Two halves (tensors, weights), each a power of two with at least twice as many slots as names.
+  uint64_t half = 1;
+  while (half < 2 * tensors) half <<= 1;
+  return half * 2 > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(half * 2);
+}
+
+// Fills the tensor half of the hash from every table. Called by each build: tables are complete
+// by then. Linear probing without deletion keeps equal names in insertion (table) order along a
+// probe chain, so "first" and "last" lookups give what the linear scans gave.
+Status LogicalModel::build_index(bool reject_duplicates) {
+  uint64_t total = 0;
+  for (uint32_t t = 0; t < table_count_; ++t) {
+    total += tables_[t]->count();
+    if (tables_[t]->count() >= (1u << kTableShift)) total = ~uint64_t(0) >> 2;
+  }
+  half_ = 1;
+  while (half_ <= slot_count_ / 2 && half_ < 2 * total) half_ <<= 1;
+  indexed_ = half_ >= 2 * total && half_ <= slot_count_ / 2;
+  if (!indexed_) {
+    // Linear fallback: only UQFF needs the duplicate check (other conventions take the first).
+    if (reject_duplicates) {
+      for (uint32_t t = 1; t < table_count_; ++t)
+        for (uint32_t i = 0; i < tables_[t]->count(); ++i) {
+          StrView n = tables_[t]->get(i).name;
+          for (uint32_t u = 0; u < t; ++u)
+            if (tables_[u]->find(n.data, n.size) != kNoTensor)
+              return fail(Status::UqffDuplicateKey, TensorRef{t, i}, n);
+        }
+    }
+    return Status::Ok;
+  }
+  for (uint32_t i = 0; i < 2 * half_; ++i) slots_[i] = 0;
+  const uint32_t mask = half_ - 1;
+  for (uint32_t t = 0; t < table_count_; ++t) {
+    for (uint32_t i = 0; i < tables_[t]->count(); ++i) {
+      StrView n = tables_[t]->get(i).name;
+      uint32_t at = hash_concat(n.data, n.size, "", 0) & mask;
+      while (slots_[at] != 0) {
+        const uint32_t v = slots_[at] - 1;
+        if (reject_duplicates && tables_[v >> kTableShift]->get(v & ((1u << kTableShift) - 1)).name.equals(n.data, n.size))
+          return fail(Status::UqffDuplicateKey, TensorRef{t, i}, n);
+        at = (at + 1) & mask;
+      }
+      slots_[at] = (t << kTableShift | i) + 1;
+    }
+  }
+  return Status::Ok;
+}
+
+void LogicalModel::index_weight(uint32_t w) {
+  if (!indexed_) return;
+  const uint32_t mask = half_ - 1;
+  const StrView& n = weights_[w].name;
+  uint32_t at = hash_concat(n.data, n.size, "", 0) & mask;
+  while (slots_[half_ + at] != 0) at = (at + 1) & mask;
+  slots_[half_ + at] = w + 1;
+}
+
+TensorRef LogicalModel::find_concat(const char* a, size_t an, const char* b, uint32_t table,
+                                    bool last) const {
+  const size_t bn = strlen(b);
+  TensorRef found;
+  if (!indexed_) {
+    for (uint32_t t = 0; t < table_count_; ++t) {
+      if (table != kNoTensor && t != table) continue;
+      const TensorTable& tab = *tables_[t];
+      for (uint32_t i = 0; i < tab.count(); ++i) {
+        if (!equals_concat(tab.get(i).name, a, an, b)) continue;
+        found = TensorRef{t, i};
+        if (!last) return found;
+      }
+    }
+    return found;
+  }
+  const uint32_t mask = half_ - 1;
+  for (uint32_t at = hash_concat(a, an, b, bn) & mask; slots_[at] != 0; at = (at + 1) & mask) {
+    const uint32_t v = slots_[at] - 1;
+    const TensorRef r{v >> kTableShift, v & ((1u << kTableShift) - 1)};
+    if (table != kNoTensor && r.table != table) continue;
+    if (!equals_concat(tables_[r.table]->get(r.index).name, a, an, b)) continue;
+    found = r;
+    if (!last) return found;
+  }
+  return found;
+}
 
 Status LogicalModel::add_table(const TensorTable* table, uint64_t data_start) {
   if (table_count_ >= kMaxTables) return fail(Status::UsageError, TensorRef(), StrView());
@@ -113,30 +225,28 @@ Status LogicalModel::fail(Status s, TensorRef at, const StrView& name) {
   return s;
 }
 
-// Linear over all tables: fine for the sizes tested here; a hashed lookup is left for large
-// models (see the report in tests/conventions).
 TensorRef LogicalModel::find_tensor(const char* name, size_t n) const {
-  TensorRef r;
-  for (uint32_t t = 0; t < table_count_; ++t) {
-    uint32_t i = tables_[t]->find(name, n);
-    if (i != kNoTensor) {
-      r.table = t;
-      r.index = i;
-      return r;
-    }
-  }
-  return r;
+  return find_concat(name, n, "");
 }
 
 uint32_t LogicalModel::find(const char* name, size_t n) const {
-  for (uint32_t i = 0; i < count_; ++i)
-    if (weights_[i].name.equals(name, n)) return i;
+  if (!indexed_) {
+    for (uint32_t i = 0; i < count_; ++i)
+      if (weights_[i].name.equals(name, n)) return i;
+    return kNoTensor;
+  }
+  const uint32_t mask = half_ - 1;
+  for (uint32_t at = hash_concat(name, n, "", 0) & mask; slots_[half_ + at] != 0; at = (at + 1) & mask) {
+    const uint32_t w = slots_[half_ + at] - 1;
+    if (weights_[w].name.equals(name, n)) return w;
+  }
   return kNoTensor;
 }
 
 Status LogicalModel::add_weight(const LogicalWeight& w) {
   if (count_ >= capacity_) return fail(Status::ConventionTooManyWeights, w.ref(PieceRole::Packed), w.name);
-  weights_[count_++] = w;
+  weights_[count_] = w;
+  index_weight(count_++);
   return Status::Ok;
 }
 
@@ -205,6 +315,7 @@ Status LogicalModel::finish_quantized(LogicalWeight* w) {
 }
 
 Status LogicalModel::build_plain() {
+  if (build_index(false) != Status::Ok) return error_.code;
   for (uint32_t t = 0; t < table_count_; ++t) {
     for (uint32_t i = 0; i < tables_[t]->count(); ++i) {
       LogicalWeight w;
@@ -241,6 +352,7 @@ static bool params_from_shapes(uint64_t w, uint64_t s, bool u8_scales, QuantPara
 }
 
 Status LogicalModel::build_mlx(const MlxQuantConfig* config) {
+  if (build_index(false) != Status::Ok) return error_.code;
   for (uint32_t t = 0; t < table_count_; ++t) {
     const TensorTable& tab = *tables_[t];
     for (uint32_t i = 0; i < tab.count(); ++i) {
@@ -249,32 +361,22 @@ Status LogicalModel::build_mlx(const MlxQuantConfig* config) {
       size_t base = 0;
       // Companions belong to their weight; one without it is an error naming it.
       if (ends_with(name, ".scales", &base)) {
-        char suffix[] = ".weight";
-        bool found = false;
-        for (uint32_t u = 0; u < table_count_ && !found; ++u)
-          for (uint32_t j = 0; j < tables_[u]->count() && !found; ++j)
-            found = equals_concat(tables_[u]->get(j).name, name.data, base, suffix);
-        if (!found) return fail(Status::ConventionOrphanCompanion, r, name);
+        if (!find_concat(name.data, base, ".weight").present())
+          return fail(Status::ConventionOrphanCompanion, r, name);
         continue;
       }
       if (ends_with(name, ".biases", &base)) {
-        bool found = false;
-        for (uint32_t u = 0; u < table_count_ && !found; ++u)
-          for (uint32_t j = 0; j < tables_[u]->count() && !found; ++j)
-            found = equals_concat(tables_[u]->get(j).name, name.data, base, ".scales");
-        if (!found) return fail(Status::ConventionOrphanCompanion, r, name);
+        if (!find_concat(name.data, base, ".scales").present())
+          return fail(Status::ConventionOrphanCompanion, r, name);
         continue;
       }
       LogicalWeight w;
       plain_weight(r, &w);
       TensorRef sr, br;
       if (ends_with(name, ".weight", &base)) {
-        for (uint32_t u = 0; u < table_count_; ++u)
-          for (uint32_t j = 0; j < tables_[u]->count(); ++j) {
-            StrView o = tables_[u]->get(j).name;
-            if (equals_concat(o, name.data, base, ".scales")) sr = TensorRef{u, j};
-            if (equals_concat(o, name.data, base, ".biases")) br = TensorRef{u, j};
-          }
+        // The last match across tables, as the former full scan kept it.
+        sr = find_concat(name.data, base, ".scales", kNoTensor, true);
+        br = find_concat(name.data, base, ".biases", kNoTensor, true);
       }
       QuantParams cfg;
       const bool has_cfg = config && config->lookup(name.data, base, &cfg);
@@ -332,6 +434,7 @@ static bool ollama_type(const StrView& s, QuantParams* p) {
 }
 
 Status LogicalModel::build_ollama() {
+  if (build_index(false) != Status::Ok) return error_.code;
   for (uint32_t t = 0; t < table_count_; ++t) {
     const TensorTable& tab = *tables_[t];
     for (uint32_t i = 0; i < tab.count(); ++i) {
@@ -342,22 +445,19 @@ Status LogicalModel::build_ollama() {
       // (otherwise it is a linear's plain bias).
       bool companion = false;
       if (ends_with(name, ".scale", &base) || ends_with(name, ".global_scale", &base)) {
-        if (tab.find(name.data, base) == kNoTensor) return fail(Status::ConventionOrphanCompanion, r, name);
+        if (!find_concat(name.data, base, "", t).present())
+          return fail(Status::ConventionOrphanCompanion, r, name);
         companion = true;
       } else if (ends_with(name, ".bias", &base)) {
-        for (uint32_t j = 0; j < tab.count() && !companion; ++j)
-          companion = equals_concat(tab.get(j).name, name.data, base, ".scale");
+        companion = find_concat(name.data, base, ".scale", t).present();
       }
       if (companion) continue;
       LogicalWeight w;
       plain_weight(r, &w);
-      TensorRef sr, br, gr;
-      for (uint32_t j = 0; j < tab.count(); ++j) {
-        StrView o = tab.get(j).name;
-        if (equals_concat(o, name.data, name.size, ".scale")) sr = TensorRef{t, j};
-        if (equals_concat(o, name.data, name.size, ".bias")) br = TensorRef{t, j};
-        if (equals_concat(o, name.data, name.size, ".global_scale")) gr = TensorRef{t, j};
-      }
+      // Names are unique within a table (the reader rejects duplicates): one match at most.
+      TensorRef sr = find_concat(name.data, name.size, ".scale", t);
+      TensorRef br = find_concat(name.data, name.size, ".bias", t);
+      TensorRef gr = find_concat(name.data, name.size, ".global_scale", t);
       if (!sr.present()) {
         if (add_weight(w) != Status::Ok) return error_.code;
         continue;
