@@ -73,9 +73,7 @@ const std::vector<CaseDef>& case_defs() {
   return defs;
 }
 
-bool selected(const Options& o, const char* name) {
-  return o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), name) != o.cases.end();
-}
+bool selected(const Options& o, const char* name) { return case_selected(o.cases, name); }
 
 // The synthetic header on disk for as long as the benchmark runs (ggml only reads from files).
 class TempFile {
@@ -291,10 +289,7 @@ uint64_t header_bytes(const Row& r) {
   return r.in.bytes.size();
 }
 
-void print_cell_mbps(bool ok, uint64_t bytes, double s, int width) {
-  if (ok) printf("%*.0f", width, mbps(bytes, s));
-  else printf("%*s", width, "n/a");
-}
+void print_cell_mbps(bool ok, uint64_t bytes, double s, int width) { print_cell(ok, mbps(bytes, s), width, 0, "n/a"); }
 
 void print_main_table(const std::vector<Row>& rows, bool have_ggml) {
   printf("GGUF headers read up to HeaderReady / gguf_init_from_file returning (no tensor data read)\n");
@@ -304,7 +299,7 @@ void print_main_table(const std::vector<Row>& rows, bool have_ggml) {
          "fread", "file", "", "peak B", "kept B");
   printf("%-16s %11s %4s %7s | %8s %8s %8s | %10s | %11s %11s\n", "", "", "", "", "", "MB/s",
          "MB/s", "", "", "");
-  printf("%s\n", std::string(107, '-').c_str());
+  print_rule(107);
   bool any_miss = false;
   for (const Row& r : rows) {
     uint64_t hb = header_bytes(r);
@@ -318,10 +313,9 @@ void print_main_table(const std::vector<Row>& rows, bool have_ggml) {
     printf(" | ");
     if (r.ok_ours && r.ok_ggml) {
       double ratio = r.t_ggml / r.t_fread;
-      // Judged at the printed precision, so that a row never reads "2.00*".
-      bool miss = std::round(ratio * 100) < kTargetRatio * 100;
+      bool miss = ratio_missed(ratio, kTargetRatio);
       any_miss |= miss;
-      printf("%9.2f%c", ratio, miss ? '*' : ' ');
+      printf("%10s", ratio_cell(ratio, miss).c_str());
     } else {
       printf("%10s", "n/a");
     }
@@ -344,7 +338,7 @@ void print_memory_table(const std::vector<Row>& rows, bool have_buffer) {
          "allocs", "fread", "allocs", "peak B");
   printf("%-16s | %8s %8s %8s | %8s %8s %8s | %8s %12s\n", "", "", "", "", "", "(fread)", "allocs",
          "(file)", "(file)");
-  printf("%s\n", std::string(107, '-').c_str());
+  print_rule(107);
   bool any_alloc = false;
   for (const Row& r : rows) {
     uint64_t hb = header_bytes(r);

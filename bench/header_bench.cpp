@@ -68,9 +68,7 @@ const std::vector<CaseDef>& case_defs() {
   return defs;
 }
 
-bool selected(const Options& o, const char* name) {
-  return o.cases.empty() || std::find(o.cases.begin(), o.cases.end(), name) != o.cases.end();
-}
+bool selected(const Options& o, const char* name) { return case_selected(o.cases, name); }
 
 std::string ws_failure(const WsResult& r) {
   return std::string("FAIL ") + ws::status_name(r.status) + " @" + std::to_string(r.error_offset);
@@ -126,7 +124,7 @@ void run_main_table(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
          "ours 64K", "ours whole", "simdjson", "64K/sj", "whole/sj", "arena B/t");
   printf("%-12s %13s %9s | %10s %10s | %10s | %7s %7s | %9s\n", "", "", "", "MB/s", "MB/s",
          "MB/s", "", "", "");
-  printf("%s\n", std::string(110, '-').c_str());
+  print_rule(110);
   bool any_miss = false;
   for (const CaseDef& c : case_defs()) {
     if (c.must_reject || !selected(o, c.name)) continue;
@@ -143,16 +141,18 @@ void run_main_table(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
     double per_tensor = h.tensors ? (static_cast<double>(r64.arena_peak) -
                                      static_cast<double>(h.name_bytes)) / h.tensors
                                   : 0;
-    bool miss64 = m64 / msj < kTargetRatio, missw = mw / msj < kTargetRatio;
+    bool miss64 = ratio_missed(m64 / msj, kTargetRatio), missw = ratio_missed(mw / msj, kTargetRatio);
     bool missa = per_tensor > kTargetArenaPerTensor;
     any_miss |= miss64 || missw || missa;
     printf("%-12s %13s %9s | ", h.name.c_str(), fmt_count(h.header_size).c_str(),
            fmt_count(h.tensors).c_str());
-    if (ok64) printf("%10.0f ", m64); else printf("%10s ", "FAIL");
-    if (okw) printf("%10.0f | ", mw); else printf("%10s | ", "FAIL");
-    if (oksj) printf("%10.0f | ", msj); else printf("%10s | ", "FAIL");
-    printf("%6.2f%c %6.2f%c | %8.1f%c\n", m64 / msj, miss64 ? '*' : ' ', mw / msj,
-           missw ? '*' : ' ', per_tensor, missa ? '*' : ' ');
+    print_cell(ok64, m64, 10, 0, "FAIL");
+    printf(" ");
+    print_cell(okw, mw, 10, 0, "FAIL");
+    printf(" | ");
+    print_cell(oksj, msj, 10, 0, "FAIL");
+    printf(" | %7s %7s | %8.1f%c\n", ratio_cell(m64 / msj, miss64).c_str(), ratio_cell(mw / msj, missw).c_str(),
+           per_tensor, missa ? '*' : ' ');
     if (!oksj) fprintf(stderr, "%s: simdjson: %s\n", h.name.c_str(), sjerr.c_str());
     fflush(stdout);
   }
@@ -166,7 +166,7 @@ void run_reject_table(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
     if (!c.must_reject || !selected(o, c.name)) continue;
     if (!header_printed) {
       printf("Headers that must be rejected (time from the first byte to the verdict)\n");
-      printf("%s\n", std::string(110, '-').c_str());
+      print_rule(110);
       header_printed = true;
     }
     SynthHeader h = c.make();
@@ -200,7 +200,7 @@ void run_sizing_table(const Options& o, WsRunner* runner) {
   printf("%-12s %13s | %10s %10s | %7s | %13s %13s\n", "case", "header B", "sizing 64K",
          "normal 64K", "ratio", "arena_needed", "arena_peak");
   printf("%-12s %13s | %10s %10s | %7s | %13s %13s\n", "", "", "MB/s", "MB/s", "", "B", "B");
-  printf("%s\n", std::string(92, '-').c_str());
+  print_rule(92);
   WsRunner small(kSizingArena, false);
   for (const CaseDef& c : case_defs()) {
     if (c.must_reject || !selected(o, c.name)) continue;
@@ -213,8 +213,10 @@ void run_sizing_table(const Options& o, WsRunner* runner) {
                                     o.measure);
     double ms = mbps(h.header_size, t[0].best_s), mn = mbps(h.header_size, t[1].best_s);
     printf("%-12s %13s | ", h.name.c_str(), fmt_count(h.header_size).c_str());
-    if (rs.status == ws::Status::ArenaExhausted) printf("%10.0f ", ms); else printf("%10s ", "FAIL");
-    if (okn) printf("%10.0f | ", mn); else printf("%10s | ", "FAIL");
+    print_cell(rs.status == ws::Status::ArenaExhausted, ms, 10, 0, "FAIL");
+    printf(" ");
+    print_cell(okn, mn, 10, 0, "FAIL");
+    printf(" | ");
     printf("%7.2f | %13s %13s\n", ms / mn, fmt_count(rs.arena_needed).c_str(),
            fmt_count(rn.arena_peak).c_str());
     if (rs.status != ws::Status::ArenaExhausted)
@@ -230,7 +232,7 @@ void run_linearity(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
          "ours 64K", "ours whole", "simdjson", "64K/sj", "ours 64K", "simdjson");
   printf("%-8s %13s %10s | %9s %9s %9s | %7s | %10s %10s\n", "", "", "", "ns/B", "ns/B", "ns/B",
          "", "vs 1 MB", "vs 1 MB");
-  printf("%s\n", std::string(100, '-').c_str());
+  print_rule(100);
   const uint64_t targets[] = {1000000, 10000000, 50000000, kWorstBytes};
   const char* labels[] = {"1 MB", "10 MB", "50 MB", "100 MB"};
   double base = 0, base_sj = 0;
@@ -251,8 +253,10 @@ void run_linearity(const Options& o, WsRunner* runner, SimdjsonRunner* sj) {
     }
     printf("%-8s %13s %10s | ", labels[i], fmt_count(h.header_size).c_str(),
            fmt_count(h.tensors).c_str());
-    if (ok64) printf("%9.3f ", ns64); else printf("%9s ", "FAIL");
-    if (okw) printf("%9.3f ", tw.best_s * 1e9 / n); else printf("%9s ", "FAIL");
+    print_cell(ok64, ns64, 9, 3, "FAIL");
+    printf(" ");
+    print_cell(okw, tw.best_s * 1e9 / n, 9, 3, "FAIL");
+    printf(" ");
     printf("%9.3f | %7.2f | %9.2fx %9.2fx\n", nssj, nssj / ns64, ns64 / base, nssj / base_sj);
     fflush(stdout);
   }
