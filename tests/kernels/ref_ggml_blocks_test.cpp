@@ -114,6 +114,28 @@ TEST_P(RefGgmlValidation, NonFiniteScaleIsRejectedAtItsByte) {
 
 INSTANTIATE_TEST_SUITE_P(Fields, RefGgmlValidation, ::testing::ValuesIn(kBadFields));
 
+// Every fp16 pattern as Q4_1's m (the second field) in the last of 8 blocks: rejected exactly when
+// its exponent is all ones, at its byte. The Dequantizer first ORs a bit per scale over the whole
+// run (no branch per block) and only then looks for the offender; this checks that pass against
+// the definition for all 65536 values, both signs, next to the 0x7BFF / 0x7C00 edge.
+TEST(RefGgmlValidation, EveryHalfPatternIsJudgedByItsExponent) {
+  std::vector<uint8_t> blocks = first_blocks("Q4_1", 8, 20);
+  const uint64_t at = kBase + 7 * 20 + 2;
+  int rejected = 0;
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    put16(&blocks[7 * 20 + 2], uint16_t(h));
+    uint64_t offset = 0;
+    const ws::Status s = decode_status(spec_for(ws::QuantFormat::Q4_1, 8, true), blocks, blocks.size(), &offset);
+    const bool inf_or_nan = (h & 0x7C00) == 0x7C00;
+    ASSERT_EQ(s, inf_or_nan ? ws::Status::InvalidBlockData : ws::Status::Ok) << std::hex << h;
+    if (inf_or_nan) {
+      ASSERT_EQ(offset, at) << std::hex << h;
+      ++rejected;
+    }
+  }
+  EXPECT_EQ(rejected, 2 * 1024);  // exponent 31: 1024 mantissas x 2 signs
+}
+
 TEST(RefGgmlValidation, Q4_0InfScaleDecodesWhenValidationIsOff) {
   // d = +inf: (q - 8)·inf is ±inf, and NaN where q = 8 (0·inf). Block 1 stays as ggml decodes it.
   std::vector<uint8_t> blocks = first_blocks("Q4_0", 2, 18);
