@@ -220,7 +220,7 @@ TEST(FixtureFiles, CommittedFixturesEqualTheGenerator) {
         << f.path << " differs from the generator: run ws-make-samples --conventions tests/data/conventions";
   }
   EXPECT_EQ(committed, generated);
-  EXPECT_EQ(committed.size(), 12u);
+  EXPECT_EQ(committed.size(), 16u);  // 12 + uqff/ (two shards, residual, config.json)
 }
 
 // An MLX directory: model.safetensors + config.json, every split of both.

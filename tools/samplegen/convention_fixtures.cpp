@@ -9,6 +9,7 @@
 #include "half_float.h"
 #include "index_writer.h"
 #include "safetensors_writer.h"
+#include "uqff_fixtures.h"
 
 namespace samplegen {
 
@@ -317,6 +318,7 @@ std::vector<SampleFile> build_convention_fixtures() {
                    serialize_raw(sf.shards[s].tensors, sf.shards[s].data_order, {{"format", "mlx"}}, false)});
   out.push_back({"sharded-mlx/model.safetensors.index.json", bytes_of(shard_index_json(sf.total_size, sf.weight_map))});
   out.push_back({"sharded-mlx/config.json", bytes_of(sf.config_json)});
+  for (SampleFile& f : build_uqff_fixtures()) out.push_back(std::move(f));  // uqff_fixtures.h
   return out;
 }
 
