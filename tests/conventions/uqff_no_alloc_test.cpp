@@ -1,0 +1,228 @@
+// UQFF without the heap: this binary replaces the global allocation functions with counting
+// wrappers (as tests/conformance/no_alloc_test.cpp does) and checks that not one call happens while
+// a UQFF directory goes through the library — every file's header, build_uqff(), streaming with
+// feed_uqff(), resolve_uqff(), the load plan and dequantizing every weight — for the good fixture and
+// every malformed variant, fed whole and 1 byte at a time. Buffers are made before counting starts.
+#include <errno.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "uqff_fixtures.h"
+#include "weightstream/conventions.h"
+#include "weightstream/dequant.h"
+#include "weightstream/load_plan.h"
+#include "weightstream/reader.h"
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define WS_COUNTING_ALLOCATOR 1
+#endif
+
+namespace {
+std::atomic<bool> g_armed{false};
+std::atomic<long> g_allocs{0};
+inline void note_alloc() {
+  if (g_armed.load(std::memory_order_relaxed)) g_allocs.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+#ifdef WS_COUNTING_ALLOCATOR
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void __libc_free(void*);
+void* __libc_memalign(size_t, size_t);
+
+void* malloc(size_t n) noexcept {
+  note_alloc();
+  return __libc_malloc(n);
+}
+void* calloc(size_t count, size_t n) noexcept {
+  note_alloc();
+  return __libc_calloc(count, n);
+}
+void* realloc(void* p, size_t n) noexcept {
+  note_alloc();
+  return __libc_realloc(p, n);
+}
+void free(void* p) noexcept { __libc_free(p); }
+void* aligned_alloc(size_t alignment, size_t n) noexcept {
+  note_alloc();
+  return __libc_memalign(alignment, n);
+}
+void* memalign(size_t alignment, size_t n) noexcept {
+  note_alloc();
+  return __libc_memalign(alignment, n);
+}
+int posix_memalign(void** out, size_t alignment, size_t n) noexcept {
+  note_alloc();
+  void* p = __libc_memalign(alignment, n);
+  if (!p) return ENOMEM;
+  *out = p;
+  return 0;
+}
+}  // extern "C"
+
+void* operator new(size_t n) {
+  void* p = malloc(n ? n : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t n) { return operator new(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return malloc(n ? n : 1); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return malloc(n ? n : 1); }
+void* operator new(size_t n, std::align_val_t a) {
+  void* p = aligned_alloc(size_t(a), (n + size_t(a) - 1) / size_t(a) * size_t(a));
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
+void operator delete(void* p) noexcept { free(p); }
+void operator delete[](void* p) noexcept { free(p); }
+void operator delete(void* p, size_t) noexcept { free(p); }
+void operator delete[](void* p, size_t) noexcept { free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { free(p); }
+#endif  // WS_COUNTING_ALLOCATOR
+
+namespace {
+
+constexpr uint32_t kFiles = 3;
+constexpr size_t kArena = 1 << 16;
+constexpr size_t kKeep = 4096;  // bytes kept per tensor (the fixtures' tensors are smaller)
+constexpr uint32_t kTensors = 64;
+
+// Everything one run touches, allocated before counting starts.
+struct Work {
+  std::vector<uint8_t> arena[kFiles];
+  std::vector<uint8_t> kept[kFiles];  // [tensor][kKeep]
+  uint64_t kept_size[kFiles][kTensors] = {};
+  std::vector<ws::LogicalWeight> storage = std::vector<ws::LogicalWeight>(64);
+  std::vector<float> out = std::vector<float>(1 << 14);
+  Work() {
+    for (uint32_t f = 0; f < kFiles; ++f) {
+      arena[f].resize(kArena);
+      kept[f].resize(kKeep * kTensors);
+    }
+  }
+};
+
+struct Result {
+  ws::Status status = ws::Status::Ok;
+  uint32_t decoded = 0;
+};
+
+// Reads the directory (pieces of `step` bytes; 0 = whole) and decodes every weight. No allocation.
+Result run(const std::vector<std::vector<uint8_t>>& files, size_t step, Work* w) {
+  Result res;
+  alignas(ws::Reader) static unsigned char reader_mem[kFiles][sizeof(ws::Reader)];
+  ws::Reader* r[kFiles];
+  size_t at[kFiles] = {};
+  ws::LogicalModel m(w->storage.data(), uint32_t(w->storage.size()));
+  // Feeds the next piece; returns the next event that is not NeedInput.
+  auto next = [&](uint32_t f) {
+    for (;;) {
+      ws::Event e = r[f]->next();
+      if (e.type != ws::EventType::NeedInput) return e;
+      if (at[f] < files[f].size()) {
+        const size_t n = step == 0 || files[f].size() - at[f] < step ? files[f].size() - at[f] : step;
+        r[f]->feed(files[f].data() + at[f], n);
+        at[f] += n;
+      } else {
+        r[f]->finish();
+      }
+    }
+  };
+  for (uint32_t f = 0; f < files.size(); ++f) {
+    r[f] = new (reader_mem[f]) ws::Reader(w->arena[f].data(), kArena);  // placement: no heap
+    ws::Event e;
+    do e = next(f);
+    while (e.type != ws::EventType::HeaderReady && e.type != ws::EventType::Error);
+    if (e.type == ws::EventType::Error) return {r[f]->error().code, 0};
+    if (r[f]->tensor_count() > kTensors) return {ws::Status::UsageError, 0};
+    m.add_table(&r[f]->tensors(), r[f]->data_start());
+  }
+  if (m.build_uqff() != ws::Status::Ok) return {m.error().code, 0};
+  for (uint32_t f = 0; f < files.size(); ++f) {
+    for (;;) {
+      ws::Event e = next(f);
+      if (e.type == ws::EventType::End) break;
+      if (e.type == ws::EventType::Error) return {r[f]->error().code, 0};
+      if (e.type != ws::EventType::TensorBytes) continue;
+      if (m.feed_uqff(f, e.tensor, e.offset, e.data, e.size) != ws::Status::Ok) return {m.error().code, 0};
+      uint64_t& k = w->kept_size[f][e.tensor];
+      if (k + e.size > kKeep) return {ws::Status::UsageError, 0};
+      memcpy(&w->kept[f][e.tensor * kKeep + k], e.data, e.size);
+      k += e.size;
+    }
+  }
+  if (m.resolve_uqff() != ws::Status::Ok) return {m.error().code, 0};
+  ws::plan_model(m, 64);
+  for (uint32_t i = 0; i < m.weight_count(); ++i) {
+    const ws::LogicalWeight& lw = m.weight(i);
+    if (!lw.decodable) continue;
+    ws::DequantSpec s = lw.spec();
+    auto bytes = [&](ws::PieceRole role) {
+      const ws::TensorRef& t = lw.ref(role);
+      return &w->kept[t.table][t.index * kKeep];
+    };
+    if (lw.ref(ws::PieceRole::Scales).present()) s.scales = bytes(ws::PieceRole::Scales);
+    if (lw.ref(ws::PieceRole::Biases).present()) s.biases = bytes(ws::PieceRole::Biases);
+    const ws::TensorRef p = lw.ref(ws::PieceRole::Packed);
+    ws::Error err;
+    if (ws::dequantize(s, bytes(ws::PieceRole::Packed), w->kept_size[p.table][p.index], w->out.data(),
+                       w->out.size() * 4, &err) != ws::Status::Ok)
+      return {err.code, res.decoded};
+    ++res.decoded;
+  }
+  for (uint32_t f = 0; f < files.size(); ++f) r[f]->~Reader();
+  return res;
+}
+
+TEST(UqffNoAllocation, DirectoryAndVariantsNeverAllocate) {
+#ifndef WS_COUNTING_ALLOCATOR
+  GTEST_SKIP() << "sanitizer build: the allocator cannot be replaced";
+#endif
+  struct Input {
+    std::string name, status;
+    std::vector<std::vector<uint8_t>> files;
+  };
+  std::vector<Input> inputs;
+  {
+    Input good{"good", "Ok", {}};
+    for (const samplegen::UqffFile& f : samplegen::uqff_fixture().files) good.files.push_back(samplegen::uqff_file_bytes(f));
+    inputs.push_back(good);
+  }
+  for (const samplegen::UqffVariant& v : samplegen::uqff_malformed_variants()) {
+    Input in{v.name, v.status, {}};
+    for (const samplegen::UqffFile& f : v.fixture.files) in.files.push_back(samplegen::uqff_file_bytes(f));
+    inputs.push_back(in);
+  }
+  for (const Input& in : inputs) {
+    for (size_t step : {size_t(0), size_t(1)}) {
+      std::unique_ptr<Work> w(new Work);
+      g_allocs = 0;
+      g_armed = true;
+      const Result r = run(in.files, step, w.get());
+      g_armed = false;
+      EXPECT_EQ(g_allocs.load(), 0) << in.name << " step " << step;
+      EXPECT_STREQ(ws::status_name(r.status), in.status.c_str()) << in.name;
+      if (in.name == "good") {
+        EXPECT_EQ(r.decoded, 12u);
+      }
+    }
+  }
+}
+
+}  // namespace
