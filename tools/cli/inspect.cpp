@@ -5,6 +5,7 @@
 
 #include "gguf_render.h"
 #include "json_writer.h"
+#include "logical_render.h"
 #include "metadata_render.h"
 #include "model_facts_render.h"
 #include "problem_text.h"
@@ -75,6 +76,11 @@ std::string inspect_json(const FileReport& r) {
   if (r.model_facts) {
     w.key("model_facts");
     write_model_facts_json(&w, *r.model_facts);
+  }
+  // MLX / Ollama files only, so other files keep exactly their documented keys.
+  if (r.logical) {
+    w.key("logical");
+    write_logical_json(&w, *r.logical);
   }
   // GGUF only, so the safetensors object keeps exactly its documented keys.
   if (r.gguf) {
@@ -188,6 +194,7 @@ std::string inspect_text(const FileReport& r) {
     }
   }
   if (r.model_facts) out += "\n" + model_facts_text(*r.model_facts);
+  if (r.logical) out += "\n" + logical_text(*r.logical);
   out += "\n" + field("verdict", verdict_text(r.valid, r.problem));
   return out;
 }
@@ -221,6 +228,10 @@ std::string inspect_json(const ShardedReport& r) {
     w.end_object();
   }
   w.end_array();
+  if (r.logical) {
+    w.key("logical");
+    write_logical_json(&w, *r.logical);
+  }
   w.key("error");
   if (r.problem)
     write_problem_json(&w, *r.problem, true);
@@ -255,6 +266,7 @@ std::string inspect_text(const ShardedReport& r) {
     if (all_scanned && !r.shards.empty())
       out += "\n" + field("shards hold", bytes_text(sum) + " of tensor data");
   }
+  if (r.logical) out += "\n" + logical_text(*r.logical);
   out += "\n" + field("verdict", verdict_text(r.valid, r.problem));
   return out;
 }
@@ -265,7 +277,8 @@ int run_inspect(const CliOptions& options) {
   bool valid;
   std::optional<Problem> problem;
   if (is_index_path(path)) {
-    const ShardedReport r = scan_sharded(path, options.scan);
+    ShardedReport r = scan_sharded(path, options.scan);
+    if (r.valid) r.logical = logical_summary_of(path, options.scan);
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;
@@ -274,6 +287,9 @@ int run_inspect(const CliOptions& options) {
     r.canonical = options.canonical;
     // A safetensors model's architecture lives in the config.json beside it.
     if (r.format == ws::Format::Safetensors && r.header_ready) r.model_facts = config_facts_beside(path);
+    // Logical weights need the whole header; a file read from a pipe cannot be read again.
+    if (r.format == ws::Format::Safetensors && r.valid && path != "-")
+      r.logical = logical_summary_of(path, options.scan);
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;

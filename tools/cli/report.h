@@ -89,6 +89,29 @@ struct ModelFactsReport {
   std::optional<Problem> problem;  // a config.json that does not parse (the model stays valid)
 };
 
+// A model's logical weights (a packed tensor with its scales/biases seen as one weight; plain
+// tensors as themselves) and the load plan's scratch, as inspect shows them.
+struct LogicalRow {
+  std::string name;
+  std::string convention;  // "mlx", "ollama", "plain"
+  std::string mode;        // "affine", "mxfp4", ...; "none" for a plain weight
+  std::string stored;      // the packed (or plain) tensor's dtype
+  uint32_t bits = 0, group = 0;  // 0 for plain weights
+  std::vector<uint64_t> shape;   // logical (unpacked) shape
+  uint64_t bytes = 0;            // stored bytes of every piece
+  std::vector<std::string> companions;  // "scales", "biases", "global_scale" present
+  uint64_t sequential_scratch = 0, seekable_scratch = 0;
+  bool packed_before_companion = false;  // sequential mode must buffer the packed piece
+};
+struct LogicalSummary {
+  std::string convention;  // the model's: "mlx", "ollama" or "plain"
+  std::string config;      // the config.json whose quantization was used; empty if none
+  uint64_t chunk = 0;      // the read size the seekable plan assumes (--chunk-size)
+  std::vector<LogicalRow> weights;
+  uint64_t sequential_peak = 0, seekable_peak = 0;
+  std::optional<Problem> problem;  // a convention error (the file itself may be valid)
+};
+
 // One safetensors file, validated by streaming it through ws::Reader.
 struct FileReport {
   std::string path;  // as given on the command line
@@ -106,6 +129,7 @@ struct FileReport {
   std::optional<ModelFactsReport> model_facts;  // GGUF: when general.architecture is given;
                                                 // safetensors: inspect adds a config.json's
   bool canonical = false;  // inspect --canonical: show each tensor's canonical name
+  std::optional<LogicalSummary> logical;  // inspect: MLX / Ollama files
   size_t arena_size = 0;  // arena of the last attempt (after an ArenaExhausted retry, the bigger one)
   bool valid = false;
   std::optional<Problem> problem;  // set when !valid
@@ -127,6 +151,7 @@ struct ShardedReport {
   std::optional<uint64_t> total_size;  // metadata.total_size, when present
   std::vector<ShardRow> shards;
   uint64_t checked_bytes = 0;  // sum of the byte sizes of every checked tensor
+  std::optional<LogicalSummary> logical;  // inspect: the shards as one logical model
   bool valid = false;
   std::optional<Problem> problem;
 };

@@ -66,6 +66,8 @@ Problem index_problem(const ws::ShardIndex& index, ws::Status s, const std::stri
   return p;
 }
 
+}  // namespace
+
 // An index from the internet names files to open: only names inside the index's directory are
 // followed (no absolute paths, no ".." components), so a crafted index cannot make the validator
 // read /dev/zero or files elsewhere on the machine.
@@ -80,8 +82,6 @@ bool safe_shard_name(const std::string& name) {
   }
   return name.find('\0') == std::string::npos;
 }
-
-}  // namespace
 
 bool is_index_path(const std::string& path) {
   static const std::string kSuffix = ".index.json";

@@ -1,0 +1,403 @@
+// tests/cli — logical weights in the CLI, over the committed convention fixtures
+// (tests/data/conventions): `inspect` lists them with the load plan's scratch (text and --json),
+// `dequant --tensor <logical weight>` writes values equal to ones computed here from the unpacked
+// integers and scales (MLX, Ollama, a 3-shard model through its index), whatever --chunk-size;
+// errors name the problem, the offset, the weight (and shard) and the fix.
+#include <gtest/gtest.h>
+#include <math.h>
+#include <string.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mini_json.h"
+#include "process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using clitest::Json;
+using clitest::parse_json;
+using clitest::read_file;
+using clitest::RunResult;
+using clitest::TempDir;
+using clitest::write_file;
+
+const std::string kCli = WS_CLI;
+const std::string kDir = std::string(WS_SOURCE_DIR) + "/tests/data/conventions";
+const std::string kMlx = kDir + "/mlx/model.safetensors";
+const std::string kMlxBits = kDir + "/mlx-bits/model.safetensors";
+const std::string kBlobA = kDir + "/ollama/blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
+const std::string kBlobB = kDir + "/ollama/blobs/sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
+const std::string kIndex = kDir + "/sharded-mlx/model.safetensors.index.json";
+
+RunResult cli(std::vector<std::string> args) {
+  args.insert(args.begin(), kCli);
+  return clitest::run(args);
+}
+
+// --- The oracle: a safetensors header read with the tests' own JSON reader, and FORMATS.md §2/§3
+// written out element by element. ---
+struct Stored {
+  std::string dtype;
+  std::string bytes;
+};
+std::map<std::string, Stored> read_tensors(const std::string& path) {
+  const std::string f = read_file(path);
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(f[i])) << (8 * i);
+  const Json h = parse_json(f.substr(8, n));
+  std::map<std::string, Stored> out;
+  for (const auto& m : h.members) {
+    if (m.first == "__metadata__") continue;
+    const uint64_t b = m.second["data_offsets"][0].u64(), e = m.second["data_offsets"][1].u64();
+    out[m.first] = Stored{m.second["dtype"].str(), f.substr(8 + n + b, e - b)};
+  }
+  return out;
+}
+float from_bits(uint32_t b) {
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+float float_at(const Stored& s, uint64_t i) {
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.bytes.data());
+  if (s.dtype == "F32") return from_bits(uint32_t(p[4 * i] | p[4 * i + 1] << 8 | p[4 * i + 2] << 16 | uint32_t(p[4 * i + 3]) << 24));
+  const uint16_t h = uint16_t(p[2 * i] | p[2 * i + 1] << 8);
+  if (s.dtype == "BF16") return from_bits(uint32_t(h) << 16);
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const float v = e == 0 ? ldexpf(float(m), -24) : ldexpf(float(m | 1024), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+uint32_t unpack(const uint8_t* row, uint64_t i, uint32_t bits) {
+  uint32_t v = 0;
+  for (uint32_t b = 0; b < bits; ++b) {
+    const uint64_t bit = i * bits + b;
+    v |= uint32_t((row[bit / 8] >> (bit % 8)) & 1) << b;
+  }
+  return v;
+}
+float fp4(uint32_t n) {
+  static const float k[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  return (n & 8) ? -k[n & 7] : k[n & 7];
+}
+float e4m3(uint8_t x) {
+  const int e = (x >> 3) & 15, m = x & 7;
+  const float v = e == 0 ? ldexpf(float(m), -9) : ldexpf(float(8 + m), e - 10);
+  return (x & 0x80) ? -v : v;
+}
+
+struct Quant {
+  std::string mode;  // "affine", "mxfp4", "mxfp8", "nvfp4"
+  uint32_t bits, group;
+  std::string scale_suffix, bias_suffix, global_suffix;  // ".scales"/".biases" (MLX) or ".scale"/".bias"
+};
+
+// f32 values of a quantized weight, from the tensors of `files` (merged: shards).
+std::string expected_f32(const std::map<std::string, Stored>& t, const std::string& weight, const Quant& q) {
+  const std::string base = q.scale_suffix == ".scales" ? weight.substr(0, weight.size() - 7) : weight;
+  const Stored& pk = t.at(weight);
+  const Stored& sc = t.at(base + q.scale_suffix);
+  const uint64_t total = pk.bytes.size() * 8 / q.bits;  // elements
+  const uint64_t groups = sc.dtype == "U8" ? sc.bytes.size() : sc.bytes.size() / (sc.dtype == "F32" ? 4 : 2);
+  const uint64_t k_per_group = total / groups;
+  EXPECT_EQ(k_per_group, q.group);
+  std::string out;
+  // Rows are whole groups and whole words, so the stream is continuous across rows.
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(pk.bytes.data());
+  for (uint64_t i = 0; i < total; ++i) {
+    const uint64_t g = i / q.group;
+    const uint32_t v = unpack(p, i, q.bits);
+    float x = 0;
+    if (q.mode == "affine") {
+      x = float_at(sc, g) * float(v) + float_at(t.at(base + q.bias_suffix), g);
+    } else {
+      const uint8_t s = uint8_t(sc.bytes[g]);
+      if (q.mode == "mxfp4") x = fp4(v) * ldexpf(1.0f, int(s) - 127);
+      if (q.mode == "mxfp8") x = e4m3(uint8_t(v)) * ldexpf(1.0f, int(s) - 127);
+      if (q.mode == "nvfp4") {
+        x = fp4(v) * e4m3(s);
+        if (!q.global_suffix.empty()) x *= float_at(t.at(base + q.global_suffix), 0);
+      }
+    }
+    out.append(reinterpret_cast<const char*>(&x), 4);
+  }
+  return out;
+}
+
+::testing::AssertionResult same_bytes(const std::string& want, const std::string& got) {
+  if (want.size() != got.size()) return ::testing::AssertionFailure() << "sizes " << want.size() << " and " << got.size();
+  for (size_t i = 0; i < want.size(); i += 4)
+    if (memcmp(want.data() + i, got.data() + i, 4) != 0) {
+      float a, b;
+      memcpy(&a, want.data() + i, 4);
+      memcpy(&b, got.data() + i, 4);
+      return ::testing::AssertionFailure() << "value " << i / 4 << ": expected " << a << ", got " << b;
+    }
+  return ::testing::AssertionSuccess();
+}
+
+const Quant kAffineMlx{"affine", 4, 32, ".scales", ".biases", ""};
+
+// dequant of `weight` at several chunk sizes: exit 0, the text line, and the oracle's bytes.
+void check_dequant(const std::string& file, const std::map<std::string, Stored>& t, const std::string& weight,
+                   const Quant& q) {
+  const std::string want = expected_f32(t, weight, q);
+  ASSERT_FALSE(want.empty());
+  for (const char* chunk : {"65536", "1", "7"}) {
+    TempDir dir;
+    const RunResult r = cli({"dequant", file, "--tensor", weight, "--chunk-size", chunk, "-o", dir.file("w.bin")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(same_bytes(want, read_file(dir.file("w.bin")))) << weight << " chunk " << chunk;
+    EXPECT_NE(r.out.find(weight + ": "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" -> " + std::to_string(want.size() / 4) + " f32 values, "), std::string::npos) << r.out;
+  }
+}
+
+TEST(CliConventions, MlxDequantEveryQuantizedWeight) {
+  const auto t = read_tensors(kMlx);
+  const std::string L = "model.layers.0.";
+  check_dequant(kMlx, t, L + "mlp.down_proj.weight", kAffineMlx);
+  check_dequant(kMlx, t, L + "self_attn.q_proj.weight", {"affine", 3, 32, ".scales", ".biases", ""});
+  check_dequant(kMlx, t, L + "mlp.up_proj.weight", {"mxfp4", 4, 32, ".scales", "", ""});
+  check_dequant(kMlx, t, L + "mlp.experts.gate_proj.weight", kAffineMlx);
+}
+
+TEST(CliConventions, MlxBitsDequantTwoToSixBits) {
+  const auto t = read_tensors(kMlxBits);
+  const std::string L = "model.layers.1.";
+  check_dequant(kMlxBits, t, L + "mlp.gate_proj.weight", {"affine", 4, 64, ".scales", ".biases", ""});
+  check_dequant(kMlxBits, t, L + "mlp.down_proj.weight", {"affine", 3, 32, ".scales", ".biases", ""});
+  check_dequant(kMlxBits, t, L + "self_attn.k_proj.weight", {"affine", 5, 32, ".scales", ".biases", ""});
+  check_dequant(kMlxBits, t, L + "self_attn.v_proj.weight", {"affine", 6, 64, ".scales", ".biases", ""});
+  check_dequant(kMlxBits, t, L + "self_attn.o_proj.weight", {"affine", 2, 128, ".scales", ".biases", ""});
+}
+
+TEST(CliConventions, OllamaDequantMixedAndExpertBlobs) {
+  const auto a = read_tensors(kBlobA), b = read_tensors(kBlobB);
+  check_dequant(kBlobA, a, "a.weight", {"affine", 4, 32, ".scale", ".bias", ""});
+  check_dequant(kBlobA, a, "b.weight", {"mxfp8", 8, 32, ".scale", "", ""});
+  check_dequant(kBlobA, a, "c.weight", {"nvfp4", 4, 16, ".scale", "", ".global_scale"});
+  const std::string P = "model.layers.0.mlp.experts.";
+  check_dequant(kBlobB, b, P + "down_proj.weight", {"affine", 8, 64, ".scale", ".bias", ""});
+  check_dequant(kBlobB, b, P + "up_proj.weight", {"mxfp4", 4, 32, ".scale", "", ""});
+}
+
+TEST(CliConventions, ShardedDequantAWeightAcrossShards) {
+  std::map<std::string, Stored> t;
+  for (int s = 1; s <= 3; ++s) {
+    auto part = read_tensors(kDir + "/sharded-mlx/model-0000" + std::to_string(s) + "-of-00003.safetensors");
+    t.insert(part.begin(), part.end());
+  }
+  // q_proj's packed weight is in shard 1, its scales and biases in shard 2.
+  check_dequant(kIndex, t, "model.layers.0.self_attn.q_proj.weight", kAffineMlx);
+  check_dequant(kIndex, t, "model.layers.0.mlp.up_proj.weight", kAffineMlx);
+  // A plain tensor of shard 3, through the index.
+  TempDir dir;
+  const RunResult r = cli({"dequant", kIndex, "--tensor", "model.norm.weight", "-o", dir.file("n.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string want;
+  for (uint64_t i = 0; i < 8; ++i) {
+    const float v = float_at(t.at("model.norm.weight"), i);
+    want.append(reinterpret_cast<const char*>(&v), 4);
+  }
+  EXPECT_TRUE(same_bytes(want, read_file(dir.file("n.bin"))));
+  EXPECT_EQ(r.out, "model.norm.weight: F32 [8] -> 8 f32 values, 32 bytes in " + dir.file("n.bin") + "\n");
+}
+
+TEST(CliConventions, DequantF16IsTheExactHalfOfEveryValue) {
+  // down_proj's values are (k*q - 4*(i%3))/16 with k <= 5, q <= 15: exact in f16.
+  const auto t = read_tensors(kMlx);
+  const std::string w = "model.layers.0.mlp.down_proj.weight";
+  const std::string f32 = expected_f32(t, w, kAffineMlx);
+  std::string want;
+  for (size_t i = 0; i < f32.size(); i += 4) {
+    float v;
+    memcpy(&v, f32.data() + i, 4);
+    int e = 0;
+    const float m = frexpf(fabsf(v), &e);  // v = m * 2^e, m in [0.5, 1)
+    uint16_t h = v < 0 ? 0x8000 : 0;
+    if (v != 0) {
+      ASSERT_GE(e, -13);  // normal halves only in this fixture
+      h |= uint16_t((e + 14) << 10) | uint16_t(ldexpf(m, 11) - 1024.0f);
+      ASSERT_EQ(ldexpf(m, 11), floorf(ldexpf(m, 11))) << "not exact in f16: " << v;
+    }
+    want.append(reinterpret_cast<const char*>(&h), 2);
+  }
+  TempDir dir;
+  const RunResult r = cli({"dequant", kMlx, "--tensor", w, "--to", "f16", "-o", dir.file("h.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(dir.file("h.bin")), want);
+}
+
+TEST(CliConventions, DequantJsonDescribesTheWeightAndItsPieces) {
+  const RunResult r = cli({"dequant", kIndex, "--tensor", "model.layers.0.self_attn.q_proj.weight", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_json(r.out);
+  EXPECT_EQ(j["convention"].str(), "mlx");
+  const Json& t = j["tensors"][0];
+  EXPECT_EQ(t["format"].str(), "MlxAffine");
+  EXPECT_EQ(t["mode"].str(), "affine");
+  EXPECT_EQ(t["bits"].u64(), 4u);
+  EXPECT_EQ(t["group"].u64(), 32u);
+  EXPECT_EQ(t["shape"][0].u64(), 4u);
+  EXPECT_EQ(t["shape"][1].u64(), 32u);
+  EXPECT_EQ(t["elements"].u64(), 128u);
+  EXPECT_EQ(t["stored_bytes"].u64(), 80u);
+  EXPECT_EQ(t["output_bytes"].u64(), 512u);
+  EXPECT_EQ(t["shard"].str(), "model-00001-of-00003.safetensors");
+  EXPECT_FALSE(t["written"].boolean);
+  // The seekable schedule: companions (shard 2) first, then the packed piece (shard 1).
+  ASSERT_EQ(t["pieces"].items.size(), 3u);
+  EXPECT_EQ(t["pieces"][0]["shard"].str(), "model-00002-of-00003.safetensors");
+  EXPECT_EQ(t["pieces"][2]["role"].str(), "packed");
+  EXPECT_EQ(t["pieces"][2]["shard"].str(), "model-00001-of-00003.safetensors");
+  EXPECT_EQ(t["pieces"][2]["bytes"].u64(), 64u);
+  // The packed piece's offset is absolute in its shard: after the 8-byte prefix and the header.
+  const std::string shard1 = read_file(kDir + "/sharded-mlx/model-00001-of-00003.safetensors");
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(shard1[i])) << (8 * i);
+  const Json h = parse_json(shard1.substr(8, n));
+  EXPECT_EQ(t["pieces"][2]["offset"].u64(), 8 + n + h["model.layers.0.self_attn.q_proj.weight"]["data_offsets"][0].u64());
+  EXPECT_TRUE(j["error"].is_null());
+}
+
+TEST(CliConventions, InspectJsonListsLogicalWeightsAndPlan) {
+  const RunResult r = cli({"inspect", "--json", "--chunk-size", "16", kMlx});  // the plan ignores it
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_json(r.out);
+  const Json& l = j["logical"];
+  EXPECT_EQ(l["convention"].str(), "mlx");
+  EXPECT_EQ(l["config"].str(), kDir + "/mlx/config.json");
+  ASSERT_EQ(l["weights"].items.size(), 6u);
+  std::map<std::string, const Json*> by_name;
+  for (const Json& w : l["weights"].items) by_name[w["name"].str()] = &w;
+  const Json& q = *by_name.at("model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(q["mode"].str(), "affine");
+  EXPECT_EQ(q["bits"].u64(), 3u);
+  EXPECT_EQ(q["group"].u64(), 32u);
+  EXPECT_EQ(q["shape"][1].u64(), 64u);
+  EXPECT_EQ(q["bytes"].u64(), 48u + 8u + 8u);  // [2, 6] U32 + 2x2 F16 scales and biases
+  EXPECT_EQ(q["sequential_scratch"].u64(), 64u);  // the packed piece waits for its scales
+  EXPECT_EQ(q["seekable_scratch"].u64(), 64u);  // companions + one 1 MiB read (the whole 48)
+  EXPECT_TRUE(q["packed_before_companion"].boolean);
+  const Json& e = *by_name.at("model.layers.0.mlp.experts.gate_proj.weight");
+  EXPECT_EQ(e["shape"].items.size(), 3u);
+  EXPECT_EQ(e["shape"][2].u64(), 64u);
+  const Json& b = *by_name.at("model.layers.0.self_attn.q_proj.bias");
+  EXPECT_EQ(b["mode"].str(), "none");
+  EXPECT_TRUE(b["bits"].is_null());
+  // The same numbers tests/conventions measures with a real stream (396 bytes sequential).
+  EXPECT_EQ(l["plan"]["chunk"].u64(), 1048576u);
+  EXPECT_EQ(l["plan"]["sequential_peak"].u64(), 396u);
+  EXPECT_EQ(l["plan"]["seekable_peak"].u64(), 160u);  // down_proj: 16 + 16 companions + 128 packed
+  EXPECT_TRUE(l["error"].is_null());
+}
+
+TEST(CliConventions, InspectTextShowsTheLogicalTable) {
+  const RunResult r = cli({"inspect", kMlxBits});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("logical weights (mlx, quantization from " + kDir + "/mlx-bits/config.json)\n"),
+            std::string::npos)
+      << r.out;
+  // 5-bit k_proj: [2, 10] U32 = 80 bytes + 2x2 BF16 scales and biases; companions come first, so
+  // a sequential stream holds only them (16 bytes); seekable with 1 MiB reads holds all 96.
+  EXPECT_NE(r.out.find("  2  affine        5     32  [2, 64]           96           16            96  "
+                       "model.layers.1.self_attn.k_proj.weight\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  5  plain F16     -      -  [4, 8]            64            -             -  lm_head.weight\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("peak scratch (sequential stream): 72 bytes\n"), std::string::npos) << r.out;
+}
+
+TEST(CliConventions, InspectShardedModelAsOneLogicalModel) {
+  const RunResult r = cli({"inspect", "--json", kIndex});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_json(r.out);
+  const Json& l = j["logical"];
+  ASSERT_EQ(l["weights"].items.size(), 5u);
+  EXPECT_EQ(l["weights"][1]["name"].str(), "model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(l["weights"][1]["sequential_scratch"].u64(), 80u);
+  // q_proj's 64 packed bytes wait across the shard boundary while up_proj's 32 companion bytes
+  // arrive in shard 2.
+  EXPECT_EQ(l["plan"]["sequential_peak"].u64(), 96u);
+}
+
+TEST(CliConventions, PlainFilesHaveNoLogicalSection) {
+  const RunResult r = cli({"inspect", "--json", std::string(WS_SOURCE_DIR) + "/samples/tiny-llama.safetensors"});
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_FALSE(parse_json(r.out).has("logical"));
+}
+
+// --- Errors: code, offset, weight, shard and the fix. ---
+
+void copy_dir(const std::string& from, const std::string& to) {
+  fs::copy(from, to, fs::copy_options::recursive);
+}
+
+TEST(CliConventions, ConventionErrorNamesWeightOffsetAndFix) {
+  TempDir dir;
+  copy_dir(kDir + "/mlx-bits", dir.file("m"));
+  std::string config = read_file(dir.file("m/config.json"));
+  config.replace(config.find("\"bits\": 6"), 9, "\"bits\": 7");
+  write_file(dir.file("m/config.json"), config);
+  const std::string w = "model.layers.1.self_attn.v_proj.weight";
+  const std::string file = read_file(kMlxBits);
+  const uint64_t entry = file.find("\"" + w + "\"");
+  RunResult r = cli({"dequant", dir.file("m/model.safetensors"), "--tensor", w, "--json", "-o", dir.file("o.bin")});
+  EXPECT_EQ(r.exit_code, 1);
+  const Json j = parse_json(r.out);
+  EXPECT_EQ(j["error"]["code"].str(), "ConventionBitsNotAllowed");
+  EXPECT_EQ(j["error"]["offset"].u64(), entry);
+  EXPECT_EQ(j["error"]["tensor"].str(), w);
+  EXPECT_NE(j["error"]["message"].str().find("check the quantization config"), std::string::npos)
+      << j["error"]["message"].str();
+  EXPECT_FALSE(fs::exists(dir.file("o.bin")));
+  r = cli({"inspect", dir.file("m/model.safetensors")});
+  EXPECT_EQ(r.exit_code, 0);  // the file itself is valid safetensors
+  EXPECT_NE(r.out.find("ConventionBitsNotAllowed at byte " + std::to_string(entry)), std::string::npos) << r.out;
+}
+
+TEST(CliConventions, NotALogicalWeightSuggestsCloseNames) {
+  const RunResult r = cli({"dequant", kMlx, "--tensor", "model.layers.0.mlp.down_proj.weigh", "-o", "/dev/null"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "weightstream: " + kMlx +
+                       ": no logical weight named \"model.layers.0.mlp.down_proj.weigh\" among the 6 weights of the "
+                       "mlx model; close names: \"model.layers.0.mlp.down_proj.weight\", "
+                       "\"model.layers.0.mlp.up_proj.weight\", \"model.layers.0.self_attn.q_proj.weight\"\n");
+}
+
+TEST(CliConventions, ShardedMissingShardAndTensorInTheWrongShard) {
+  TempDir dir;
+  copy_dir(kDir + "/sharded-mlx", dir.file("s"));
+  fs::remove(dir.file("s/model-00002-of-00003.safetensors"));
+  RunResult r = cli({"dequant", dir.file("s/model.safetensors.index.json"), "--tensor",
+                     "model.layers.0.self_attn.q_proj.weight", "--json", "-o", dir.file("o.bin")});
+  EXPECT_EQ(r.exit_code, 2);
+  Json j = parse_json(r.out);
+  EXPECT_EQ(j["error"]["code"].str(), "IoError");
+  EXPECT_EQ(j["error"]["shard"].str(), "model-00002-of-00003.safetensors");
+
+  copy_dir(kDir + "/sharded-mlx", dir.file("w"));
+  std::string index = read_file(dir.file("w/model.safetensors.index.json"));
+  const std::string from = "\"model.norm.weight\": \"model-00003-of-00003.safetensors\"";
+  index.replace(index.find(from), from.size(), "\"model.norm.weight\": \"model-00002-of-00003.safetensors\"");
+  write_file(dir.file("w/model.safetensors.index.json"), index);
+  r = cli({"dequant", dir.file("w/model.safetensors.index.json"), "--tensor", "model.norm.weight", "--json", "-o",
+           dir.file("o.bin")});
+  EXPECT_EQ(r.exit_code, 1);
+  j = parse_json(r.out);
+  EXPECT_EQ(j["error"]["code"].str(), "ShardTensorWrongShard");
+  EXPECT_EQ(j["error"]["tensor"].str(), "model.norm.weight");
+  EXPECT_EQ(j["error"]["shard"].str(), "model-00003-of-00003.safetensors");
+  const std::string shard3 = read_file(kDir + "/sharded-mlx/model-00003-of-00003.safetensors");
+  EXPECT_EQ(j["error"]["offset"].u64(), shard3.find("\"model.norm.weight\""));
+  EXPECT_NE(j["error"]["message"].str().find("model-00002-of-00003.safetensors"), std::string::npos)
+      << j["error"]["message"].str();
+}
+
+}  // namespace

@@ -1,0 +1,379 @@
+// weightstream CLI — dequant of one logical weight (see logical_dequant.h).
+#include "logical_dequant.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "dequant.h"
+#include "error_text.h"
+#include "json_writer.h"
+#include "logical_load.h"
+#include "problem_text.h"
+#include "scan_sharded.h"
+#include "text_format.h"
+#include "weightstream/load_plan.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "dequant writes host-order floats");
+
+namespace wscli {
+namespace {
+
+constexpr size_t kOutputPiece = 1 << 20;  // bytes of values per write, as dequant.cpp
+
+struct PieceRow {
+  std::string role, tensor, shard;
+  uint64_t offset = 0, bytes = 0;
+};
+
+// What the --json and text reports say about the weight.
+struct Outcome {
+  std::string name, convention, mode, stored, format, shard;
+  uint32_t bits = 0, group = 0;
+  std::vector<uint64_t> shape;
+  uint64_t elements = 0, stored_bytes = 0, data_offset = 0, output_bytes = 0;
+  std::vector<PieceRow> pieces;
+  std::string output_file;
+  bool found = false, written = false;
+};
+
+Problem make_problem(const std::string& code, const std::string& message, const std::string& tensor) {
+  Problem p;
+  p.code = code;
+  p.tensor = tensor;
+  p.message = message;
+  return p;
+}
+
+// Reads [offset, offset + n) of a file whole (a companion: scales are a small fraction of a weight).
+bool read_range(const std::string& path, uint64_t offset, uint64_t n, std::vector<uint8_t>* out, std::string* why) {
+  out->assign(n, 0);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = strerror(errno);
+    return false;
+  }
+  uint64_t got = 0;
+  while (got < n) {
+    const ssize_t r = pread(fd, out->data() + got, size_t(n - got), off_t(offset + got));
+    if (r <= 0) {
+      *why = r < 0 ? strerror(errno) : "the file is shorter than its header says";
+      close(fd);
+      return false;
+    }
+    got += uint64_t(r);
+  }
+  close(fd);
+  return true;
+}
+
+float f32le(const uint8_t* p) {
+  float f;
+  memcpy(&f, p, 4);
+  return f;
+}
+
+class LogicalJob {
+ public:
+  explicit LogicalJob(const CliOptions& o) : opt_(o), path_(o.files[0]) {}
+  std::optional<int> run();
+
+ private:
+  int finish();
+  bool decode(const ws::LogicalWeight& w, uint32_t index);
+  void fail(Problem p, int code) {
+    problem_ = std::move(p);
+    exit_ = code;
+  }
+
+  const CliOptions& opt_;
+  const std::string path_;
+  LogicalView view_;
+  Outcome out_;
+  std::optional<Problem> problem_;
+  int exit_ = 0;
+};
+
+std::optional<int> LogicalJob::run() {
+  const DequantArgs& args = opt_.dequant;
+  if (args.all || path_ == "-") return std::nullopt;
+  const bool sharded = is_index_path(path_);
+  bool not_safetensors = false;
+  std::optional<Problem> p = load_logical(path_, opt_.scan, &view_, &not_safetensors);
+  if (not_safetensors) return std::nullopt;
+  if (p) {
+    // A single file's header errors are reported by the tensor path in its own words; index,
+    // shard and convention errors are this model's.
+    if (!sharded && !view_.model) return std::nullopt;
+    fail(*p, p->io ? 2 : 1);
+    return finish();
+  }
+  if (!sharded && view_.convention == ws::Convention::Plain) return std::nullopt;
+  const ws::LogicalModel& m = *view_.model;
+  const uint32_t index = m.find(args.tensor.data(), args.tensor.size());
+  if (index == ws::kNoTensor) {
+    // A stored tensor that is no logical weight (a companion): the tensor path decodes it as stored.
+    if (!sharded && view_.tables[0]->reader->tensors().find(args.tensor.data(), args.tensor.size()) != ws::kNoTensor)
+      return std::nullopt;
+    std::vector<std::string> names;
+    for (uint32_t i = 0; i < m.weight_count(); ++i) names.emplace_back(m.weight(i).name.data, m.weight(i).name.size);
+    const std::vector<std::string> close = close_names(args.tensor, names, 5);
+    std::string msg = "no logical weight named " + quoted(args.tensor) + " among the " +
+                      std::to_string(names.size()) + (names.size() == 1 ? " weight" : " weights") + " of the " +
+                      (sharded ? "sharded model" : std::string(ws::convention_name(view_.convention)) + " model");
+    if (!close.empty()) {
+      msg += "; close names: ";
+      for (size_t i = 0; i < close.size(); ++i) msg += (i ? ", " : "") + quoted(close[i]);
+    } else {
+      msg += " (weightstream inspect lists them)";
+    }
+    fail(make_problem("TensorNotFound", msg, args.tensor), 2);
+    return finish();
+  }
+  const ws::LogicalWeight& w = m.weight(index);
+  // A plain weight of a single file: the tensor path writes exactly the same values.
+  if (!sharded && w.params.mode == ws::QuantMode::None) return std::nullopt;
+  decode(w, index);
+  return finish();
+}
+
+bool LogicalJob::decode(const ws::LogicalWeight& w, uint32_t index) {
+  const ws::LogicalModel& m = *view_.model;
+  const DequantArgs& args = opt_.dequant;
+  const ws::TensorRef packed = w.ref(ws::PieceRole::Packed);
+  const LoadedTable& table = *view_.tables[packed.table];
+  out_.found = true;
+  out_.name.assign(w.name.data, w.name.size);
+  out_.convention = ws::convention_name(w.convention);
+  out_.mode = ws::quant_mode_name(w.params.mode);
+  out_.stored = ws::dtype_name(m.tensor(packed).dtype());
+  out_.format = w.decodable ? ws::quant_format_name(w.format) : "";
+  out_.bits = w.params.bits;
+  out_.group = w.params.group;
+  out_.shape.assign(w.shape, w.shape + w.rank);
+  out_.elements = w.elements;
+  out_.stored_bytes = stored_bytes(m, w);
+  out_.data_offset = m.piece_begin(packed);
+  out_.shard = table.shard;
+  out_.output_bytes = w.elements * (args.f16 ? 2 : 4);
+  out_.output_file = args.output;
+  // The seekable schedule: companions first, the packed piece last.
+  const ws::LoadPlan plan = ws::plan_weight(m, index, opt_.scan.chunk_size);
+  for (uint32_t i = 0; i < plan.schedule_count; ++i) {
+    const ws::TensorRef r = w.ref(plan.schedule[i].role);
+    PieceRow row;
+    row.role = ws::piece_role_name(plan.schedule[i].role);
+    row.tensor.assign(m.tensor(r).name.data, m.tensor(r).name.size);
+    row.shard = view_.tables[r.table]->shard;
+    row.offset = plan.schedule[i].begin;
+    row.bytes = plan.schedule[i].size();
+    out_.pieces.push_back(row);
+  }
+  if (!w.decodable) {
+    fail(make_problem("UnsupportedFormat",
+                      "weight " + quoted(out_.name) + " cannot be decoded: " + no_decoding_reason(out_.stored, false),
+                      out_.name),
+         2);
+    return false;
+  }
+  if (args.output.empty()) return true;  // --json without -o: a description only
+
+  ws::DequantSpec spec = w.spec();
+  spec.out = args.f16 ? ws::OutType::F16 : ws::OutType::F32;
+  spec.input_offset = m.piece_begin(packed);
+  std::vector<uint8_t> companion[ws::kPieceRoles];
+  for (uint32_t r = 1; r < ws::kPieceRoles; ++r) {
+    const ws::TensorRef ref = w.piece[r];
+    if (!ref.present()) continue;
+    std::string why;
+    const uint64_t at = m.piece_begin(ref);
+    if (!read_range(view_.tables[ref.table]->path, at, m.piece_end(ref) - at, &companion[r], &why)) {
+      fail(io_problem("cannot read the " + std::string(ws::piece_role_name(ws::PieceRole(r))) + " of " + out_.name,
+                      why, at),
+           2);
+      problem_->shard = view_.tables[ref.table]->shard;
+      return false;
+    }
+  }
+  if (w.piece[uint32_t(ws::PieceRole::Scales)].present()) {
+    spec.scales = companion[uint32_t(ws::PieceRole::Scales)].data();
+    spec.scales_offset = m.piece_begin(w.piece[uint32_t(ws::PieceRole::Scales)]);
+  }
+  if (w.piece[uint32_t(ws::PieceRole::Biases)].present()) spec.biases = companion[uint32_t(ws::PieceRole::Biases)].data();
+  if (w.piece[uint32_t(ws::PieceRole::GlobalScale)].present()) {
+    spec.has_global_scale = true;
+    spec.global_scale = f32le(companion[uint32_t(ws::PieceRole::GlobalScale)].data());
+  }
+  ws::Dequantizer d;
+  if (d.init(spec) != ws::Status::Ok) {
+    fail(problem_from(d.error(), ErrorFacts()), 1);
+    problem_->tensor = out_.name;
+    problem_->shard = table.shard;
+    return false;
+  }
+  FILE* out = args.output == "-" ? stdout : fopen(args.output.c_str(), "wb");
+  if (!out) {
+    fail(io_problem("cannot write " + args.output, strerror(errno), 0), 2);
+    return false;
+  }
+  // A weight cut short leaves no partial file behind.
+  auto abandon = [&]() {
+    if (out != stdout) {
+      fclose(out);
+      unlink(args.output.c_str());
+    }
+  };
+  const int fd = ::open(table.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    fail(io_problem("cannot open " + table.path, strerror(errno), 0), 2);
+    abandon();
+    return false;
+  }
+  std::vector<uint8_t> in(opt_.scan.chunk_size), values(kOutputPiece);
+  uint64_t at = m.piece_begin(packed);
+  const uint64_t end = m.piece_end(packed);
+  uint64_t written = 0;
+  bool ok = true;
+  while (ok && at < end) {
+    const size_t want = size_t(end - at < in.size() ? end - at : in.size());
+    const ssize_t n = pread(fd, in.data(), want, off_t(at));
+    if (n <= 0) {
+      fail(io_problem("cannot read " + out_.name, n < 0 ? strerror(errno) : "the file is shorter than its header says",
+                      at),
+           2);
+      ok = false;
+      break;
+    }
+    size_t used = 0;
+    while (ok && used < size_t(n)) {
+      size_t in_used = 0, out_bytes = 0;
+      if (d.decode(in.data() + used, size_t(n) - used, &in_used, values.data(), values.size(), &out_bytes) !=
+          ws::Status::Ok) {
+        fail(problem_from(d.error(), ErrorFacts()), 1);
+        problem_->tensor = out_.name;
+        problem_->shard = table.shard;
+        ok = false;
+      } else if (out_bytes && fwrite(values.data(), 1, out_bytes, out) != out_bytes) {
+        fail(io_problem("cannot write " + args.output, strerror(errno), 0), 2);
+        ok = false;
+      } else if (in_used == 0 && out_bytes == 0) {  // the decoder always progresses; never loop
+        ws::Error e;
+        e.code = ws::Status::UsageError;
+        fail(problem_from(e, ErrorFacts()), 2);
+        ok = false;
+      }
+      used += in_used;
+      written += out_bytes;
+    }
+    at += uint64_t(n);
+  }
+  close(fd);
+  if (ok && (!d.done() || written != out_.output_bytes)) {
+    ws::Error e;
+    e.code = ws::Status::UsageError;
+    fail(problem_from(e, ErrorFacts()), 2);
+    ok = false;
+  }
+  if (!ok) {
+    abandon();
+    return false;
+  }
+  if (out == stdout ? fflush(out) != 0 : fclose(out) != 0) {
+    fail(io_problem("cannot write " + args.output, strerror(errno), 0), 2);
+    if (out != stdout) unlink(args.output.c_str());
+    return false;
+  }
+  out_.written = true;
+  return true;
+}
+
+int LogicalJob::finish() {
+  const DequantArgs& args = opt_.dequant;
+  if (opt_.json) {
+    JsonWriter j;
+    j.begin_object();
+    j.key("file").string(path_);
+    j.key("format").string("safetensors");
+    j.key("convention").string(ws::convention_name(view_.convention));
+    j.key("to").string(args.f16 ? "f16" : "f32");
+    j.key("tensors").begin_array();
+    if (out_.found) {
+      j.begin_object();
+      j.key("name").string(out_.name);
+      j.key("stored").string(out_.stored);
+      j.key("ggml_type").null();
+      j.key("format");
+      if (out_.format.empty()) j.null(); else j.string(out_.format);
+      j.key("convention").string(out_.convention);
+      j.key("mode").string(out_.mode);
+      j.key("bits");
+      if (out_.bits) j.number(out_.bits); else j.null();
+      j.key("group");
+      if (out_.group) j.number(out_.group); else j.null();
+      j.key("shape").begin_array();
+      for (uint64_t d : out_.shape) j.number(d);
+      j.end_array();
+      j.key("elements").number(out_.elements);
+      j.key("stored_bytes").number(out_.stored_bytes);
+      j.key("data_offset").number(out_.data_offset);
+      j.key("shard");
+      if (out_.shard.empty()) j.null(); else j.string(out_.shard);
+      j.key("pieces").begin_array();
+      for (const PieceRow& p : out_.pieces) {
+        j.begin_object();
+        j.key("role").string(p.role);
+        j.key("tensor").string(p.tensor);
+        j.key("shard");
+        if (p.shard.empty()) j.null(); else j.string(p.shard);
+        j.key("offset").number(p.offset);
+        j.key("bytes").number(p.bytes);
+        j.end_object();
+      }
+      j.end_array();
+      j.key("output_bytes").number(out_.output_bytes);
+      j.key("output_file");
+      if (out_.output_file.empty()) j.null(); else j.string(out_.output_file);
+      j.key("written").boolean(out_.written);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("error");
+    if (problem_)
+      write_problem_json(&j, *problem_, true);
+    else
+      j.null();
+    j.end_object();
+    printf("%s\n", j.str().c_str());
+  } else if (out_.written) {
+    std::string q = out_.mode == "none" ? out_.stored
+                                        : out_.convention + " " + out_.mode + " " + std::to_string(out_.bits) +
+                                              "-bit g" + std::to_string(out_.group);
+    const std::string line = name_text(out_.name) + ": " + q + " " + shape_text(out_.shape) + " -> " +
+                             std::to_string(out_.elements) + " " + (args.f16 ? "f16" : "f32") + " values, " +
+                             bytes_text(out_.output_bytes) +
+                             (args.output == "-" ? " to standard output" : " in " + display_text(args.output));
+    fprintf(args.output == "-" ? stderr : stdout, "%s\n", line.c_str());
+  }
+  if (problem_ && !opt_.json) {
+    const std::string where = problem_->code == "TensorNotFound" || problem_->code == "UnsupportedFormat"
+                                  ? display_text(problem_->message)
+                                  : problem_line(*problem_) +
+                                        (problem_->shard.empty() ? "" : " (in " + display_text(problem_->shard) + ")");
+    fprintf(stderr, "weightstream: %s: %s\n", display_text(path_).c_str(), where.c_str());
+  }
+  fflush(stdout);
+  return problem_ ? exit_ : 0;
+}
+
+}  // namespace
+
+std::optional<int> run_logical_dequant(const CliOptions& options) {
+  LogicalJob job(options);
+  return job.run();
+}
+
+}  // namespace wscli

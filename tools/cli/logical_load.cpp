@@ -1,0 +1,291 @@
+// weightstream CLI — logical weights of a file or sharded model (see logical_load.h).
+#include "logical_load.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <algorithm>
+
+#include "error_text.h"
+#include "file_source.h"
+#include "scan_sharded.h"
+#include "text_format.h"
+#include "weightstream/dequant.h"
+
+namespace wscli {
+namespace {
+
+std::string str(ws::StrView v) { return std::string(v.data ? v.data : "", v.size); }
+
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+// Streams a file into `t->reader` until its header validated (the data is not read). One retry
+// with the arena the reader measured, as scan_file does.
+std::optional<Problem> read_header(const ScanOptions& options, LoadedTable* t, bool* not_safetensors) {
+  size_t arena_size = options.arena_size;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ChunkedFile file;
+    if (!file.open(t->path)) return io_problem("cannot open " + t->path, file.error(), 0);
+    t->arena.assign((arena_size + 7) / 8, 0);
+    t->reader.reset(new ws::Reader(t->arena.data(), t->arena.size() * 8));
+    if (file.size_known()) t->reader->set_input_size(file.size());
+    for (;;) {
+      const ws::Event e = t->reader->next();
+      if (e.type == ws::EventType::NeedInput) {
+        const uint8_t* data;
+        size_t size;
+        const ChunkedFile::Result r = file.next(options.chunk_size, &data, &size);
+        if (r == ChunkedFile::Result::Failed) return io_problem("cannot read " + t->path, file.error(), file.position());
+        if (r == ChunkedFile::Result::End)
+          t->reader->finish();
+        else
+          t->reader->feed(data, size);
+        continue;
+      }
+      if (t->reader->format() == ws::Format::Gguf) {
+        *not_safetensors = true;
+        return std::nullopt;
+      }
+      if (e.type == ws::EventType::HeaderReady) return std::nullopt;
+      if (e.type == ws::EventType::Error) {
+        const ws::Error& err = t->reader->error();
+        if (err.code == ws::Status::ArenaExhausted && attempt == 0 && t->reader->arena_needed() > arena_size) {
+          arena_size = (t->reader->arena_needed() + 7) & ~size_t(7);
+          break;
+        }
+        ErrorFacts facts;
+        facts.offset = err.offset;
+        if (file.size_known()) {
+          facts.input_size = file.size();
+          facts.input_size_exact = true;
+        }
+        facts.arena_size = t->arena.size() * 8;
+        facts.arena_needed = t->reader->arena_needed();
+        Problem p = problem_from(err, facts);
+        p.shard = t->shard;
+        return p;
+      }
+      if (e.type == ws::EventType::End) return std::nullopt;  // an empty model: no tensors
+    }
+  }
+  return std::nullopt;
+}
+
+bool has_ollama_metadata(const ws::TensorTable& t) {
+  uint32_t cursor = 0;
+  for (uint32_t i = 0; i < t.metadata_count(); ++i) {
+    const ws::MetadataEntry e = t.metadata_at(&cursor);
+    const char kKey[] = "quant_type";
+    const size_t n = sizeof kKey - 1;
+    if (e.key.size >= n && memcmp(e.key.data + e.key.size - n, kKey, n) == 0 &&
+        (e.key.size == n || e.key.data[e.key.size - n - 1] == '.'))
+      return true;
+  }
+  return false;
+}
+
+bool says_mlx(const ws::TensorTable& t) {
+  ws::StrView v;
+  return t.find_metadata("format", &v) && v.equals("mlx");
+}
+
+// config.json beside the model, when it has a quantization section. A config.json that does not
+// parse is reported only when the files say MLX (it is then the model's quantization source).
+std::optional<Problem> load_config(const std::string& model_path, bool mlx_files, LogicalView* v) {
+  const std::string path = directory_of(model_path) + "config.json";
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) return std::nullopt;
+  size_t arena = 1 << 16;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    rewind(f);
+    v->config_arena.assign(arena / 8, 0);
+    v->config.reset(new ws::MlxQuantConfig(v->config_arena.data(), arena));
+    ws::Status s = ws::Status::Ok;
+    char buf[65536];
+    size_t n;
+    while (s == ws::Status::Ok && (n = fread(buf, 1, sizeof buf, f)) > 0) s = v->config->feed(buf, n);
+    if (s == ws::Status::Ok) s = v->config->finish();
+    if (s == ws::Status::ArenaExhausted && attempt == 0) {
+      arena = (v->config->arena_needed() + 7) & ~size_t(7);
+      continue;
+    }
+    fclose(f);
+    if (s != ws::Status::Ok) {
+      std::optional<Problem> p;
+      if (mlx_files) {
+        ErrorFacts facts;
+        facts.code = s;
+        facts.offset = v->config->error().offset;
+        p = problem_from(v->config->error(), facts);
+        p->shard = path;  // the offset is in config.json
+      }
+      v->config.reset();
+      return p;
+    }
+    if (!v->config->has_quantization()) {
+      v->config.reset();
+      return std::nullopt;
+    }
+    v->config_path = path;
+    return std::nullopt;
+  }
+  fclose(f);
+  return std::nullopt;
+}
+
+std::optional<Problem> load_index(const std::string& path, const ScanOptions& options, LogicalView* v) {
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) return io_problem("cannot open " + path, strerror(errno), 0);
+  size_t arena = options.arena_size;
+  ws::Status s = ws::Status::Ok;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    rewind(f);
+    v->index_arena.assign((arena + 7) / 8, 0);
+    v->index.reset(new ws::ShardIndex(v->index_arena.data(), v->index_arena.size() * 8));
+    s = ws::Status::Ok;
+    char buf[65536];
+    size_t n;
+    while (s == ws::Status::Ok && (n = fread(buf, 1, sizeof buf, f)) > 0) s = v->index->feed(buf, n);
+    if (s == ws::Status::Ok) s = v->index->finish();
+    if (s == ws::Status::ArenaExhausted && attempt == 0) {
+      arena = (v->index->arena_needed() + 7) & ~size_t(7);
+      continue;
+    }
+    break;
+  }
+  fclose(f);
+  if (s != ws::Status::Ok) {
+    ErrorFacts facts;
+    facts.code = s;
+    facts.arena_needed = v->index->arena_needed();
+    return problem_from(v->index->error(), facts);
+  }
+  return std::nullopt;
+}
+
+// An index error that names a tensor: say which shard the index places it in.
+Problem shard_problem(const ws::ShardIndex& index, const std::string& shard) {
+  ErrorFacts facts;
+  facts.code = index.error().code;
+  const ws::Error& err = index.error();
+  if (err.tensor_name) {
+    const uint32_t entry = index.find_tensor(err.tensor_name, err.tensor_name_size);
+    if (entry != ws::kNoTensor) facts.index_shard = str(index.shard_name(index.tensor_shard(entry)));
+  }
+  if (index.has_total_size()) facts.index_total_size = index.total_size();
+  facts.tensors_total_size = index.checked_bytes();
+  Problem p = problem_from(err, facts);
+  p.shard = shard;
+  return p;
+}
+
+}  // namespace
+
+std::optional<Problem> load_logical(const std::string& path, const ScanOptions& options, LogicalView* v,
+                                    bool* not_safetensors) {
+  *not_safetensors = false;
+  if (path == "-") {
+    *not_safetensors = true;
+    return std::nullopt;
+  }
+  const bool sharded = is_index_path(path);
+  if (sharded) {
+    if (std::optional<Problem> p = load_index(path, options, v)) return p;
+    // Shards in file-name order (model-00001-of-... first): the order a sequential reader streams
+    // them in, which the load plan assumes for tables.
+    std::vector<std::string> names;
+    for (uint32_t i = 0; i < v->index->shard_count(); ++i) names.push_back(str(v->index->shard_name(i)));
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) {
+      std::unique_ptr<LoadedTable> t(new LoadedTable);
+      t->shard = name;
+      if (!safe_shard_name(t->shard)) {
+        Problem p;
+        p.code = "UnsafeShardPath";
+        p.message = "the index names a shard outside its own directory (" + quoted(t->shard) +
+                    "); weightstream only opens shards beside the index";
+        return p;
+      }
+      t->path = directory_of(path) + t->shard;
+      bool gguf = false;
+      if (std::optional<Problem> p = read_header(options, t.get(), &gguf)) {
+        if (p->io) p->shard = t->shard;
+        return p;
+      }
+      if (v->index->check_shard(t->shard.data(), t->shard.size(), t->reader->tensors()) != ws::Status::Ok)
+        return shard_problem(*v->index, t->shard);
+      v->tables.push_back(std::move(t));
+    }
+    if (v->index->finish_checks() != ws::Status::Ok) return shard_problem(*v->index, "");
+  } else {
+    std::unique_ptr<LoadedTable> t(new LoadedTable);
+    t->path = path;
+    if (std::optional<Problem> p = read_header(options, t.get(), not_safetensors)) return p;
+    if (*not_safetensors) return std::nullopt;
+    v->tables.push_back(std::move(t));
+  }
+
+  size_t tensors = 0;
+  bool ollama = false, mlx = false;
+  for (const auto& t : v->tables) {
+    const ws::TensorTable& tab = t->reader->tensors();
+    tensors += tab.count();
+    ollama = ollama || has_ollama_metadata(tab);
+    mlx = mlx || says_mlx(tab);
+  }
+  if (!ollama) {
+    if (std::optional<Problem> p = load_config(path, mlx, v)) return p;
+    mlx = mlx || v->config;
+  }
+  v->storage.assign(tensors ? tensors : 1, ws::LogicalWeight());
+  v->model.reset(new ws::LogicalModel(v->storage.data(), uint32_t(v->storage.size())));
+  for (const auto& t : v->tables) {
+    if (v->model->add_table(&t->reader->tensors(), t->reader->data_start()) != ws::Status::Ok) {
+      Problem p;
+      p.code = "UsageError";
+      p.message = "weightstream reads at most " + std::to_string(ws::LogicalModel::kMaxTables) +
+                  " shards as one logical model";
+      return p;
+    }
+  }
+  v->convention = ollama ? ws::Convention::Ollama : mlx ? ws::Convention::Mlx : ws::Convention::Plain;
+  ws::Status s = ollama ? v->model->build_ollama() : mlx ? v->model->build_mlx(v->config.get())
+                                                         : v->model->build_plain();
+  if (s != ws::Status::Ok) {
+    const ws::Error& err = v->model->error();
+    ErrorFacts facts;
+    facts.code = s;
+    facts.offset = err.offset;
+    Problem p = problem_from(err, facts);
+    // The offset is in the file of the tensor the error is at: find its table by name.
+    if (sharded && err.tensor_name) {
+      for (const auto& t : v->tables) {
+        const uint32_t i = t->reader->tensors().find(err.tensor_name, err.tensor_name_size);
+        if (i != ws::kNoTensor && t->reader->tensors().get(i).entry_offset == err.offset) p.shard = t->shard;
+      }
+    }
+    return p;
+  }
+  return std::nullopt;
+}
+
+std::string quant_text(const ws::LogicalModel& m, const ws::LogicalWeight& w) {
+  if (w.params.mode == ws::QuantMode::None)
+    return std::string("plain ") + ws::dtype_name(m.tensor(w.ref(ws::PieceRole::Packed)).dtype());
+  std::string s = ws::quant_mode_name(w.params.mode);
+  s += " " + std::to_string(w.params.bits) + "-bit g" + std::to_string(w.params.group);
+  return s;
+}
+
+uint64_t stored_bytes(const ws::LogicalModel& m, const ws::LogicalWeight& w) {
+  uint64_t n = 0;
+  for (uint32_t r = 0; r < ws::kPieceRoles; ++r)
+    if (w.piece[r].present()) n += m.piece_end(w.piece[r]) - m.piece_begin(w.piece[r]);
+  return n;
+}
+
+}  // namespace wscli

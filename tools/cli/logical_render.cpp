@@ -1,0 +1,129 @@
+// weightstream CLI — inspect's logical-weights section (see logical_render.h).
+#include "logical_render.h"
+
+#include "problem_text.h"
+#include "scan_sharded.h"
+#include "text_format.h"
+#include "weightstream/load_plan.h"
+
+namespace wscli {
+
+LogicalSummary summarize_logical(const LogicalView& view, uint64_t chunk) {
+  LogicalSummary s;
+  s.convention = ws::convention_name(view.convention);
+  s.config = view.config_path;
+  s.chunk = chunk;
+  const ws::LogicalModel& m = *view.model;
+  for (uint32_t i = 0; i < m.weight_count(); ++i) {
+    const ws::LogicalWeight& w = m.weight(i);
+    LogicalRow r;
+    r.name.assign(w.name.data, w.name.size);
+    r.convention = ws::convention_name(w.convention);
+    r.mode = ws::quant_mode_name(w.params.mode);
+    r.stored = ws::dtype_name(m.tensor(w.ref(ws::PieceRole::Packed)).dtype());
+    r.bits = w.params.bits;
+    r.group = w.params.group;
+    r.shape.assign(w.shape, w.shape + w.rank);
+    r.bytes = stored_bytes(m, w);
+    for (uint32_t p = 1; p < ws::kPieceRoles; ++p)
+      if (w.piece[p].present()) r.companions.push_back(ws::piece_role_name(ws::PieceRole(p)));
+    const ws::LoadPlan plan = ws::plan_weight(m, i, chunk);
+    r.sequential_scratch = plan.sequential_scratch;
+    // A plain weight streams through in either mode: no scratch beyond the read itself.
+    r.seekable_scratch = plan.piece_count > 1 ? plan.seekable_scratch : 0;
+    r.packed_before_companion = plan.packed_before_companion;
+    s.weights.push_back(r);
+  }
+  const ws::ModelPlan plan = ws::plan_model(m, chunk);
+  s.sequential_peak = plan.sequential_peak;
+  s.seekable_peak = plan.seekable_peak;
+  return s;
+}
+
+std::optional<LogicalSummary> logical_summary_of(const std::string& path, const ScanOptions& options) {
+  LogicalView view;
+  bool not_safetensors = false;
+  std::optional<Problem> p = load_logical(path, options, &view, &not_safetensors);
+  if (not_safetensors) return std::nullopt;
+  if (p) {
+    // Header and index problems are the scan's to report; only convention errors belong here.
+    if (!view.model) return std::nullopt;
+    LogicalSummary s;
+    s.convention = ws::convention_name(view.convention);
+    s.config = view.config_path;
+    s.chunk = kPlanRead;
+    s.problem = p;
+    return s;
+  }
+  // A model of plain tensors has nothing to add to the tensor table.
+  if (view.convention == ws::Convention::Plain) return std::nullopt;
+  return summarize_logical(view, kPlanRead);
+}
+
+std::string logical_text(const LogicalSummary& s) {
+  std::string out = "logical weights (" + s.convention +
+                    (s.config.empty() ? "" : ", quantization from " + display_text(s.config)) + ")\n";
+  if (s.problem) return out + "  " + problem_line(*s.problem) + "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < s.weights.size(); ++i) {
+    const LogicalRow& r = s.weights[i];
+    const bool q = r.mode != "none";
+    rows.push_back({std::to_string(i), q ? r.mode : "plain " + r.stored, q ? std::to_string(r.bits) : "-",
+                    q ? std::to_string(r.group) : "-", shape_text(r.shape), std::to_string(r.bytes),
+                    q ? std::to_string(r.sequential_scratch) : "-", q ? std::to_string(r.seekable_scratch) : "-",
+                    name_text(r.name)});
+  }
+  out += table_text({"#", "mode", "bits", "group", "logical shape", "bytes", "seq scratch", "seek scratch", "name"},
+                    rows, {true, false, true, true, false, true, true, true, false});
+  out += "\npeak scratch (sequential stream): " + bytes_text(s.sequential_peak) + "\n";
+  out += "peak scratch (seekable, " + std::to_string(s.chunk) + "-byte reads): " + bytes_text(s.seekable_peak) +
+         "\n";
+  return out;
+}
+
+void write_logical_json(JsonWriter* w, const LogicalSummary& s) {
+  w->begin_object();
+  w->key("convention").string(s.convention);
+  w->key("config");
+  if (s.config.empty())
+    w->null();
+  else
+    w->string(s.config);
+  w->key("weights").begin_array();
+  for (const LogicalRow& r : s.weights) {
+    w->begin_object();
+    w->key("name").string(r.name);
+    w->key("convention").string(r.convention);
+    w->key("mode").string(r.mode);
+    w->key("stored").string(r.stored);
+    w->key("bits");
+    if (r.bits) w->number(r.bits); else w->null();
+    w->key("group");
+    if (r.group) w->number(r.group); else w->null();
+    w->key("shape").begin_array();
+    for (uint64_t d : r.shape) w->number(d);
+    w->end_array();
+    w->key("bytes").number(r.bytes);
+    w->key("companions").begin_array();
+    for (const std::string& c : r.companions) w->string(c);
+    w->end_array();
+    w->key("sequential_scratch").number(r.sequential_scratch);
+    w->key("seekable_scratch").number(r.seekable_scratch);
+    w->key("packed_before_companion").boolean(r.packed_before_companion);
+    w->end_object();
+  }
+  w->end_array();
+  w->key("plan").begin_object();
+  w->key("chunk").number(s.chunk);
+  w->key("sequential_peak").number(s.sequential_peak);
+  w->key("seekable_peak").number(s.seekable_peak);
+  w->end_object();
+  w->key("error");
+  if (s.problem)
+    write_problem_json(w, *s.problem, true);
+  else
+    w->null();
+  w->end_object();
+}
+
+}  // namespace wscli
