@@ -39,7 +39,7 @@ cmake --build "$build" -j2
 
 all_targets=()
 for t in fuzz_safetensors fuzz_gguf fuzz_shard_index fuzz_dequant fuzz_chunk_split fuzz_config_json \
-         fuzz_ollama_manifest; do
+         fuzz_ollama_manifest fuzz_uqff; do
   [ -x "$build/$t" ] && all_targets+=("$t")
 done
 targets=("$@")
@@ -58,6 +58,7 @@ seeds_of() {
     fuzz_chunk_split) echo "$out/fuzz_chunk_split/seeds" ;;
     fuzz_config_json) echo "fuzz/corpus/fuzz_config_json tests/corpus/conventions tests/corpus/fuzz" ;;
     fuzz_ollama_manifest) echo "fuzz/corpus/fuzz_ollama_manifest tests/corpus/conventions" ;;
+    fuzz_uqff) echo "fuzz/corpus/fuzz_uqff" ;;
   esac
 }
 dict_of() {

@@ -6,6 +6,8 @@
 // linear fallback.
 #include <gtest/gtest.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <string>
@@ -410,6 +412,34 @@ TEST(Uqff, NameIndexModesAgree) {
   }
   EXPECT_EQ(names[0], names[1]);
   EXPECT_GE(ws::LogicalModel::index_slots_for(700), 2u * 1400u);
+}
+
+}  // namespace
+
+namespace {
+
+// Not a check: with WS_UQFF_SEED_DIR set, writes the fixture directory and every malformed
+// variant as fuzz_uqff inputs (`u8 chunk seed, u8 2 = three files, u32 LE length + file, u32 LE
+// length + file, last file`) — how fuzz/corpus/fuzz_uqff was made.
+TEST(Uqff, WriteFuzzSeedsWhenAsked) {
+  const char* dir = getenv("WS_UQFF_SEED_DIR");
+  if (!dir) GTEST_SKIP() << "set WS_UQFF_SEED_DIR to write the fuzz_uqff seeds";
+  auto write = [&](const std::string& name, const samplegen::UqffFixture& f, uint8_t seed) {
+    std::vector<uint8_t> out = {seed, 2};
+    for (size_t i = 0; i < f.files.size(); ++i) {
+      const std::vector<uint8_t> b = samplegen::uqff_file_bytes(f.files[i]);
+      if (i + 1 < f.files.size())
+        for (int k = 0; k < 4; ++k) out.push_back(uint8_t(b.size() >> (8 * k)));
+      out.insert(out.end(), b.begin(), b.end());
+    }
+    FILE* fp = fopen((std::string(dir) + "/" + name).c_str(), "wb");
+    ASSERT_NE(fp, nullptr) << name;
+    fwrite(out.data(), 1, out.size(), fp);
+    fclose(fp);
+  };
+  write("good", samplegen::uqff_fixture(), 1);
+  uint8_t seed = 2;
+  for (const samplegen::UqffVariant& v : samplegen::uqff_malformed_variants()) write(v.name, v.fixture, seed++);
 }
 
 }  // namespace
