@@ -130,7 +130,7 @@ class LogicalModel {
   const Error& error() const { return error_; }
   // UQFF companion-set errors: the suffix that is missing or unexpected (".weight.scales");
   // UqffUnsupportedType: "hqq" or "fp8". Empty otherwise.
-  const char* error_detail() const { return detail_ ? detail_ : ""; }
+  StrView error_detail() const { return detail_; }
   uint32_t weight_count() const { return count_; }
   const LogicalWeight& weight(uint32_t i) const { return weights_[i]; }
   uint32_t find(const char* name, size_t n) const;  // kNoTensor when absent
@@ -167,7 +167,7 @@ class LogicalModel {
   uint64_t data_start_[kMaxTables] = {};
   uint32_t table_count_ = 0;
   Error error_;
-  const char* detail_ = nullptr;
+  StrView detail_;
   // Name hash: [0, half) tensors ((table << 26 | index) + 1), [half, 2 half) weights (index + 1);
   // 0 = empty. indexed_ is false when the model does not fit (linear scans then).
   uint32_t* slots_ = inline_slots_;

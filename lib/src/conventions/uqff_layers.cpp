@@ -69,6 +69,13 @@ bool role_of(UqffSuffix s, PieceRole* r) {
   }
 }
 
+// The first error keeps its detail, as fail() keeps the first error.
+void set_detail(StrView* d, const char* s, size_t n) {
+  if (d->data != nullptr) return;
+  d->data = s;
+  d->size = n;
+}
+
 uint32_t popcount(uint32_t v) {
   uint32_t n = 0;
   for (; v; v &= v - 1) ++n;
@@ -153,19 +160,19 @@ Status LogicalModel::uqff_layer(TensorRef format_ref, size_t key_len) {
     const uint32_t extra = mask & ~set & ~uqff_optional_suffixes(UqffType(best)), missing = set & ~mask;
     for (uint32_t s = 0; s < kUqffSuffixCount; ++s) {
       if (extra & (1u << s)) {
-        detail_ = kSuffix[s];
+        set_detail(&detail_, kSuffix[s], strlen(kSuffix[s]));
         return fail(Status::UqffUnexpectedCompanion, refs[s], tensor(refs[s]).name);
       }
     }
     for (uint32_t s = 0; s < kUqffSuffixCount; ++s) {
       if (missing & (1u << s)) {
-        detail_ = kSuffix[s];
+        set_detail(&detail_, kSuffix[s], strlen(kSuffix[s]));
         return fail(Status::UqffMissingCompanion, lref, lname);
       }
     }
   }
   if (type == uint32_t(UqffType::Hqq) || type == uint32_t(UqffType::Fp8)) {
-    detail_ = uqff_type_name(UqffType(type));
+    set_detail(&detail_, uqff_type_name(UqffType(type)), strlen(uqff_type_name(UqffType(type))));
     return fail(Status::UqffUnsupportedType, lref, lname);
   }
   LogicalWeight w;
@@ -266,7 +273,7 @@ Status LogicalModel::build_uqff() {
       for (size_t p = 0; p + 8 <= name.size; ++p) {
         if (memcmp(name.data + p, ".weight.", 8) != 0) continue;
         if (find_concat(name.data, p, kSuffix[uint32_t(UqffSuffix::Format)]).present()) {
-          detail_ = name.data + p;
+          set_detail(&detail_, name.data + p, name.size - p);
           return fail(Status::UqffUnexpectedCompanion, r, name);
         }
       }
@@ -484,7 +491,7 @@ Status LogicalModel::uqff_resolve_layer(LogicalWeight* w) {
     }
     default: break;
   }
-  detail_ = uqff_type_name(UqffType(tag));
+  set_detail(&detail_, uqff_type_name(UqffType(tag)), strlen(uqff_type_name(UqffType(tag))));
   return fail(Status::UqffUnsupportedType, pr, w->name);
 }
 
