@@ -49,6 +49,18 @@ enum class QuantFormat : uint8_t {
 };
 constexpr uint32_t kQuantFormatCount = static_cast<uint32_t>(QuantFormat::Count_);
 
+// Output values. Every format is decoded to f32 first (the formulas of FORMATS.md, reference and
+// SIMD128 bit-identical); F16 output is that f32 rounded once to binary16, round to nearest even:
+//   - |x| that rounds to >= 65520 becomes +-inf (F16's largest finite is 65504);
+//   - below 2^-14 the result is an f16 subnormal, rounded (2^-25 and less becomes +-0; signed
+//     zeros keep their sign);
+//   - inf stays inf; NaN stays a quiet NaN with its sign and the top 10 bits of its payload.
+// inf and NaN in the output: with `validate` on (the default) blocks whose fp16 scales are inf
+// or NaN, or whose E8M0 scale is 0xFF, are rejected before decoding, so finite stored values give
+// finite f32 output. With validate off they are decoded as IEEE arithmetic has it (inf * q = inf,
+// inf * 0 = NaN); the sign of a NaN that arithmetic creates is the platform's (x86 and wasm
+// differ), the NaN-ness is not. Element-wise inputs (F16/BF16/F32/F8) convert exactly, inf and
+// NaN included; BF16 -> F16 rounds as above.
 enum class OutType : uint8_t { F32, F16 };
 enum class KernelImpl : uint8_t { Auto, Reference, Simd128 };
 
@@ -103,6 +115,11 @@ class Dequantizer {
   // Consumes stored bytes from `in` (any piece size) and writes whole values into `out`
   // (out_cap bytes, at least one block's output: 256 values for K-quants) in element order.
   // Decodes as many whole blocks as fit in both; a block split across pieces is carried.
+  // Alignment: `in` may have any alignment; `out` must be aligned to the output type (4 bytes
+  // for F32, 2 for F16), and 16 bytes is recommended (the SIMD128 kernels write 16-byte
+  // vectors: an unaligned `out` works but splits stores across cache lines). Natively on x86,
+  // a call writing >= 8 MiB of f32 to a 16-byte aligned `out` uses non-temporal stores (the
+  // output bypasses the cache; about twice the memory bandwidth), smaller ones regular stores.
   Status decode(const uint8_t* in, size_t in_size, size_t* in_used, void* out, size_t out_cap,
                 size_t* out_written);
 

@@ -91,16 +91,22 @@ inline v128_t u16_lanes(v128_t w) {
 
 // Four IEEE halves (one per u32 lane, upper bits zero) -> f32, as fp16_to_f32: NaNs are quieted
 // (bit 22) with payload and sign.
+// The lanes are classified with equality tests only: LLVM rewrites order compares of lanes it
+// knows are non-negative (em here) into unsigned ones, which SIMD128 has but x86 lacks; V8 then
+// emulates each with four instructions, where i32x4.eq is one pcmpeqd.
 inline v128_t f16x4_to_f32x4(v128_t h) {
   const v128_t em = wasm_v128_and(h, splat_u32(0x7FFF));
   const v128_t sign = wasm_i32x4_shl(wasm_v128_and(h, splat_u32(0x8000)), 16);
+  const v128_t exp = wasm_v128_and(h, splat_u32(0x7C00));
+  const v128_t top = wasm_i32x4_eq(exp, splat_u32(0x7C00));                          // inf or NaN
+  const v128_t nan = wasm_v128_andnot(top, wasm_i32x4_eq(em, splat_u32(0x7C00)));  // ... not inf
   // Exponent 1..30: rebias 15 -> 127. Exponent 31 (inf/NaN) gets the same again, reaching 255.
   v128_t normal = wasm_i32x4_add(wasm_i32x4_shl(em, 13), splat_u32(112u << 23));
-  normal = wasm_i32x4_add(normal, wasm_v128_and(wasm_i32x4_gt(em, splat_u32(0x7BFF)), splat_u32(112u << 23)));
-  normal = wasm_v128_or(normal, wasm_v128_and(wasm_i32x4_gt(em, splat_u32(0x7C00)), splat_u32(0x400000u)));  // quiet
+  normal = wasm_i32x4_add(normal, wasm_v128_and(top, splat_u32(112u << 23)));
+  normal = wasm_v128_or(normal, wasm_v128_and(nan, splat_u32(0x400000u)));  // quiet
   // Exponent 0: man * 2^-24 (man = em here; 0 gives +0).
   const v128_t sub = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(em), wasm_f32x4_splat(5.9604644775390625e-08f));
-  return wasm_v128_or(sign, wasm_v128_bitselect(sub, normal, wasm_i32x4_lt(em, splat_u32(0x400))));
+  return wasm_v128_or(sign, wasm_v128_bitselect(sub, normal, wasm_i32x4_eq(exp, wasm_i32x4_splat(0))));
 }
 
 // E4M3 magnitude (bias 7, subnormals, exponent 15 a number: MLX's e4m3_to_f32 without the sign)
