@@ -97,7 +97,9 @@ struct Quant {
 
 // f32 values of a quantized weight, from the tensors of `files` (merged: shards).
 std::string expected_f32(const std::map<std::string, Stored>& t, const std::string& weight, const Quant& q) {
-  const std::string base = q.scale_suffix == ".scales" ? weight.substr(0, weight.size() - 7) : weight;
+  // MLX: <p>.scales beside <p>.weight; Ollama and UQFF: <weight>.scale(s) after the full name.
+  const std::string base =
+      q.scale_suffix == ".scales" && !t.count(weight + ".scales") ? weight.substr(0, weight.size() - 7) : weight;
   const Stored& pk = t.at(weight);
   const Stored& sc = t.at(base + q.scale_suffix);
   const uint64_t total = pk.bytes.size() * 8 / q.bits;  // elements
@@ -205,6 +207,57 @@ TEST(CliConventions, ShardedDequantAWeightAcrossShards) {
   }
   EXPECT_TRUE(same_bytes(want, read_file(dir.file("n.bin"))));
   EXPECT_EQ(r.out, "model.norm.weight: F32 [8] -> 8 f32 values, 32 bytes in " + dir.file("n.bin") + "\n");
+}
+
+// UQFF (the other engineer's lib API, through the same CLI path): a file of the directory names
+// the model; a GGUF Q4_0 layer and an Afq (MLX affine) layer against oracles written here.
+TEST(CliConventions, UqffDequantThroughAnyFileOfTheDirectory) {
+  const std::string u0 = kDir + "/uqff/model-0.uqff", u1 = kDir + "/uqff/model-1.uqff";
+  const auto t0 = read_tensors(u0), t1 = read_tensors(u1);
+  // Q4_0: 18-byte blocks {f16 d; 16 bytes}, element j = (low nibble - 8) * d, j + 16 the high one.
+  const Stored& q = t0.at("model.layers.0.self_attn.q_proj.weight");
+  std::string want;
+  for (size_t b = 0; b + 18 <= q.bytes.size(); b += 18) {
+    const float d = float_at(Stored{"F16", q.bytes.substr(b, 2)}, 0);
+    float v[32];
+    for (int j = 0; j < 16; ++j) {
+      const uint8_t x = uint8_t(q.bytes[b + 2 + j]);
+      v[j] = float(int(x & 15) - 8) * d;
+      v[j + 16] = float(int(x >> 4) - 8) * d;
+    }
+    want.append(reinterpret_cast<const char*>(v), sizeof v);
+  }
+  ASSERT_EQ(want.size(), 256u * 4);
+  for (const std::string& file : {u0, u1}) {  // either file names the same model
+    TempDir dir;
+    const RunResult r = cli({"dequant", file, "--tensor", "model.layers.0.self_attn.q_proj.weight", "--chunk-size", "5",
+                             "-o", dir.file("q.bin")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(same_bytes(want, read_file(dir.file("q.bin"))));
+    EXPECT_EQ(r.out, "model.layers.0.self_attn.q_proj.weight: uqff Q4_0 [4, 64] -> 256 f32 values, 1024 bytes (1.0 kB) in " +
+                         dir.file("q.bin") + "\n");
+  }
+  check_dequant(u0, t1, "model.layers.0.mlp.gate_proj.weight", {"affine", 4, 32, ".scales", ".biases", ""});
+
+  // A layer with a companion its type does not have (".weight.bits" renamed, same length): the
+  // error names the tensor, its offset in the shard, the shard and the suffix.
+  TempDir dir;
+  fs::copy(kDir + "/uqff", dir.file("u"), fs::copy_options::recursive);
+  std::string f1 = read_file(dir.file("u/model-1.uqff"));
+  const std::string from = "\"model.layers.0.mlp.gate_proj.weight.bits\"";
+  const size_t at = f1.find(from);
+  f1.replace(at, from.size(), "\"model.layers.0.mlp.gate_proj.weight.bitz\"");
+  write_file(dir.file("u/model-1.uqff"), f1);
+  const RunResult r = cli({"dequant", dir.file("u/model-0.uqff"), "--tensor", "model.layers.0.mlp.gate_proj.weight",
+                           "--json", "-o", dir.file("g.bin")});
+  EXPECT_EQ(r.exit_code, 1);
+  const Json j = parse_json(r.out);
+  EXPECT_EQ(j["error"]["code"].str(), "UqffUnexpectedCompanion");
+  EXPECT_EQ(j["error"]["offset"].u64(), at);
+  EXPECT_EQ(j["error"]["tensor"].str(), "model.layers.0.mlp.gate_proj.weight.bitz");
+  EXPECT_EQ(j["error"]["shard"].str(), "model-1.uqff");
+  EXPECT_NE(j["error"]["message"].str().find("(.weight.bitz)"), std::string::npos) << j["error"]["message"].str();
+  EXPECT_FALSE(fs::exists(dir.file("g.bin")));
 }
 
 TEST(CliConventions, DequantF16IsTheExactHalfOfEveryValue) {
@@ -325,6 +378,26 @@ TEST(CliConventions, InspectShardedModelAsOneLogicalModel) {
   // q_proj's 64 packed bytes wait across the shard boundary while up_proj's 32 companion bytes
   // arrive in shard 2.
   EXPECT_EQ(l["plan"]["sequential_peak"].u64(), 96u);
+}
+
+TEST(CliConventions, InspectUqffDirectoryThroughOneOfItsFiles) {
+  const RunResult r = cli({"inspect", "--json", kDir + "/uqff/model-1.uqff"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_json(r.out);
+  const Json& l = j["logical"];
+  EXPECT_EQ(l["convention"].str(), "uqff");
+  ASSERT_EQ(l["weights"].items.size(), 12u);  // 8 layers of both shards + o_proj.bias + 3 residual tensors
+  std::map<std::string, const Json*> by_name;
+  for (const Json& w : l["weights"].items) by_name[w["name"].str()] = &w;
+  const Json& q = *by_name.at("model.layers.0.self_attn.q_proj.weight");
+  EXPECT_EQ(q["format"].str(), "Q4_0");
+  EXPECT_EQ(q["shape"][0].u64(), 4u);
+  EXPECT_EQ(q["shape"][1].u64(), 64u);
+  EXPECT_EQ(q["bytes"].u64(), 144u + 4u + 8u + 1u);  // 8 Q4_0 blocks + dtype, shape, format scalars
+  const Json& up = *by_name.at("model.layers.0.mlp.up_proj.weight");
+  EXPECT_EQ(up["mode"].str(), "affine");
+  EXPECT_EQ(up["bits"].u64(), 3u);
+  EXPECT_EQ((*by_name.at("lm_head.weight"))["convention"].str(), "plain");
 }
 
 TEST(CliConventions, PlainFilesHaveNoLogicalSection) {

@@ -101,7 +101,8 @@ class LogicalJob {
 std::optional<int> LogicalJob::run() {
   const DequantArgs& args = opt_.dequant;
   if (args.all || path_ == "-") return std::nullopt;
-  const bool sharded = is_index_path(path_);
+  // Models of several files: a sharded model's index, or one file of a UQFF directory.
+  const bool sharded = is_index_path(path_) || (path_.size() > 5 && path_.compare(path_.size() - 5, 5, ".uqff") == 0);
   bool not_safetensors = false;
   std::optional<Problem> p = load_logical(path_, opt_.scan, &view_, &not_safetensors);
   if (not_safetensors) return std::nullopt;
@@ -136,7 +137,7 @@ std::optional<int> LogicalJob::run() {
   }
   const ws::LogicalWeight& w = m.weight(index);
   // A plain weight of a single file: the tensor path writes exactly the same values.
-  if (!sharded && w.params.mode == ws::QuantMode::None) return std::nullopt;
+  if (!sharded && w.convention == ws::Convention::Plain) return std::nullopt;
   decode(w, index);
   return finish();
 }
@@ -349,7 +350,7 @@ int LogicalJob::finish() {
     j.end_object();
     printf("%s\n", j.str().c_str());
   } else if (out_.written) {
-    std::string q = out_.mode == "none" ? out_.stored
+    std::string q = out_.mode == "none" ? (out_.convention == "plain" ? out_.stored : out_.convention + " " + out_.format)
                                         : out_.convention + " " + out_.mode + " " + std::to_string(out_.bits) +
                                               "-bit g" + std::to_string(out_.group);
     const std::string line = name_text(out_.name) + ": " + q + " " + shape_text(out_.shape) + " -> " +
@@ -361,8 +362,7 @@ int LogicalJob::finish() {
   if (problem_ && !opt_.json) {
     const std::string where = problem_->code == "TensorNotFound" || problem_->code == "UnsupportedFormat"
                                   ? display_text(problem_->message)
-                                  : problem_line(*problem_) +
-                                        (problem_->shard.empty() ? "" : " (in " + display_text(problem_->shard) + ")");
+                                  : problem_line(*problem_);  // names the shard when there is one
     fprintf(stderr, "weightstream: %s: %s\n", display_text(path_).c_str(), where.c_str());
   }
   fflush(stdout);

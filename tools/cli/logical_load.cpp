@@ -1,8 +1,10 @@
 // weightstream CLI — logical weights of a file or sharded model (see logical_load.h).
 #include "logical_load.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -183,6 +185,64 @@ Problem shard_problem(const ws::ShardIndex& index, const std::string& shard) {
   return p;
 }
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A UQFF model's files beside `path`: every `*.uqff` in its directory in numeric order of their
+// trailing number (model-0, model-1, ..., model-10: the first holds the version tensors), then
+// residual.safetensors when present, as mistral.rs loads them.
+std::vector<std::string> uqff_files(const std::string& path) {
+  const std::string dir = directory_of(path);
+  std::vector<std::pair<uint64_t, std::string>> shards;
+  DIR* d = opendir(dir.empty() ? "." : dir.c_str());
+  if (d) {
+    while (const dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (!ends_with(name, ".uqff")) continue;
+      size_t digits_end = name.size() - 5, digits_begin = digits_end;
+      while (digits_begin > 0 && name[digits_begin - 1] >= '0' && name[digits_begin - 1] <= '9') --digits_begin;
+      const uint64_t n = digits_begin < digits_end ? strtoull(name.substr(digits_begin, digits_end - digits_begin).c_str(), nullptr, 10) : 0;
+      shards.push_back({n, name});
+    }
+    closedir(d);
+  }
+  std::sort(shards.begin(), shards.end());
+  std::vector<std::string> out;
+  for (const auto& s : shards) out.push_back(s.second);
+  FILE* f = fopen((dir + "residual.safetensors").c_str(), "rb");
+  if (f) {
+    fclose(f);
+    out.push_back("residual.safetensors");
+  }
+  return out;
+}
+
+// UQFF keeps each layer's format tag, GGML type, shape, bits, ... in tiny tensors: read exactly
+// those by range and hand them to the model.
+std::optional<Problem> feed_uqff_scalars(LogicalView* v) {
+  ws::LogicalModel& m = *v->model;
+  for (uint32_t t = 0; t < m.table_count(); ++t) {
+    const ws::TensorTable& tab = m.table(t);
+    for (uint32_t i = 0; i < tab.count(); ++i) {
+      if (!m.uqff_wants(t, i)) continue;
+      const ws::TensorInfo info = tab.get(i);
+      const uint64_t at = m.data_start(t) + info.begin;
+      std::vector<uint8_t> bytes(info.end - info.begin);
+      FILE* f = fopen(v->tables[t]->path.c_str(), "rb");
+      const bool ok = f && fseeko(f, off_t(at), SEEK_SET) == 0 && fread(bytes.data(), 1, bytes.size(), f) == bytes.size();
+      if (f) fclose(f);
+      if (!ok) {
+        Problem p = io_problem("cannot read " + v->tables[t]->path, "the file is shorter than its header says", at);
+        p.shard = v->tables[t]->shard;
+        return p;
+      }
+      if (m.feed_uqff(t, i, at, bytes.data(), bytes.size()) != ws::Status::Ok) return std::nullopt;  // resolve reports
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Problem> load_logical(const std::string& path, const ScanOptions& options, LogicalView* v,
@@ -193,7 +253,20 @@ std::optional<Problem> load_logical(const std::string& path, const ScanOptions& 
     return std::nullopt;
   }
   const bool sharded = is_index_path(path);
-  if (sharded) {
+  const bool uqff = !sharded && ends_with(path, ".uqff");
+  if (uqff) {
+    for (const std::string& name : uqff_files(path)) {
+      std::unique_ptr<LoadedTable> t(new LoadedTable);
+      t->shard = name;
+      t->path = directory_of(path) + name;
+      bool gguf = false;
+      if (std::optional<Problem> p = read_header(options, t.get(), &gguf)) {
+        p->shard = name;
+        return p;
+      }
+      v->tables.push_back(std::move(t));
+    }
+  } else if (sharded) {
     if (std::optional<Problem> p = load_index(path, options, v)) return p;
     // Shards in file-name order (model-00001-of-... first): the order a sequential reader streams
     // them in, which the load plan assumes for tables.
@@ -237,7 +310,7 @@ std::optional<Problem> load_logical(const std::string& path, const ScanOptions& 
     ollama = ollama || has_ollama_metadata(tab);
     mlx = mlx || says_mlx(tab);
   }
-  if (!ollama) {
+  if (!ollama && !uqff) {
     if (std::optional<Problem> p = load_config(path, mlx, v)) return p;
     mlx = mlx || v->config;
   }
@@ -252,17 +325,29 @@ std::optional<Problem> load_logical(const std::string& path, const ScanOptions& 
       return p;
     }
   }
-  v->convention = ollama ? ws::Convention::Ollama : mlx ? ws::Convention::Mlx : ws::Convention::Plain;
-  ws::Status s = ollama ? v->model->build_ollama() : mlx ? v->model->build_mlx(v->config.get())
-                                                         : v->model->build_plain();
+  ws::Status s;
+  if (uqff) {
+    v->convention = ws::Convention::Uqff;
+    s = v->model->build_uqff();
+    if (s == ws::Status::Ok) {
+      if (std::optional<Problem> p = feed_uqff_scalars(v)) return p;
+      s = v->model->resolve_uqff();
+    }
+  } else {
+    v->convention = ollama ? ws::Convention::Ollama : mlx ? ws::Convention::Mlx : ws::Convention::Plain;
+    s = ollama ? v->model->build_ollama() : mlx ? v->model->build_mlx(v->config.get()) : v->model->build_plain();
+  }
   if (s != ws::Status::Ok) {
     const ws::Error& err = v->model->error();
     ErrorFacts facts;
     facts.code = s;
     facts.offset = err.offset;
     Problem p = problem_from(err, facts);
+    // UQFF companion-set errors say which suffix is missing or unexpected (or which type).
+    const ws::StrView detail = v->model->error_detail();
+    if (detail.size) p.message += " (" + display_text(str(detail)) + ")";
     // The offset is in the file of the tensor the error is at: find its table by name.
-    if (sharded && err.tensor_name) {
+    if ((sharded || uqff) && err.tensor_name) {
       for (const auto& t : v->tables) {
         const uint32_t i = t->reader->tensors().find(err.tensor_name, err.tensor_name_size);
         if (i != ws::kNoTensor && t->reader->tensors().get(i).entry_offset == err.offset) p.shard = t->shard;

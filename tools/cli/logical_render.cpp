@@ -21,6 +21,7 @@ LogicalSummary summarize_logical(const LogicalView& view, uint64_t chunk) {
     r.convention = ws::convention_name(w.convention);
     r.mode = ws::quant_mode_name(w.params.mode);
     r.stored = ws::dtype_name(m.tensor(w.ref(ws::PieceRole::Packed)).dtype());
+    if (w.decodable) r.format = ws::quant_format_name(w.format);
     r.bits = w.params.bits;
     r.group = w.params.group;
     r.shape.assign(w.shape, w.shape + w.rank);
@@ -68,9 +69,12 @@ std::string logical_text(const LogicalSummary& s) {
   for (size_t i = 0; i < s.weights.size(); ++i) {
     const LogicalRow& r = s.weights[i];
     const bool q = r.mode != "none";
-    rows.push_back({std::to_string(i), q ? r.mode : "plain " + r.stored, q ? std::to_string(r.bits) : "-",
-                    q ? std::to_string(r.group) : "-", shape_text(r.shape), std::to_string(r.bytes),
-                    q ? std::to_string(r.sequential_scratch) : "-", q ? std::to_string(r.seekable_scratch) : "-",
+    // UQFF's GGUF and F8Q8 layers have no MLX mode: their block format says what they are.
+    const std::string mode = q ? r.mode : r.convention != "plain" && !r.format.empty() ? r.format : "plain " + r.stored;
+    const bool held = !r.companions.empty();  // a weight of one piece streams through
+    rows.push_back({std::to_string(i), mode, r.bits ? std::to_string(r.bits) : "-",
+                    r.group ? std::to_string(r.group) : "-", shape_text(r.shape), std::to_string(r.bytes),
+                    held ? std::to_string(r.sequential_scratch) : "-", held ? std::to_string(r.seekable_scratch) : "-",
                     name_text(r.name)});
   }
   out += table_text({"#", "mode", "bits", "group", "logical shape", "bytes", "seq scratch", "seek scratch", "name"},
@@ -96,6 +100,8 @@ void write_logical_json(JsonWriter* w, const LogicalSummary& s) {
     w->key("convention").string(r.convention);
     w->key("mode").string(r.mode);
     w->key("stored").string(r.stored);
+    w->key("format");
+    if (r.format.empty()) w->null(); else w->string(r.format);
     w->key("bits");
     if (r.bits) w->number(r.bits); else w->null();
     w->key("group");

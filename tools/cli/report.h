@@ -96,6 +96,8 @@ struct LogicalRow {
   std::string convention;  // "mlx", "ollama", "plain"
   std::string mode;        // "affine", "mxfp4", ...; "none" for a plain weight
   std::string stored;      // the packed (or plain) tensor's dtype
+  std::string format;      // the ws::QuantFormat that decodes it ("MlxAffine", "Q4_K", "BF16");
+                           // empty when nothing decodes it
   uint32_t bits = 0, group = 0;  // 0 for plain weights
   std::vector<uint64_t> shape;   // logical (unpacked) shape
   uint64_t bytes = 0;            // stored bytes of every piece
