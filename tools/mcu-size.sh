@@ -5,6 +5,10 @@
 # Per configuration: the library's share of the image (from the linker map: code = .text.*,
 # constants = .rodata.*, input sections from libweightstream.a that --gc-sections kept), and the
 # whole image (startup, app, newlib memcpy/strlen/... included) as arm-none-eabi-size prints it.
+# Then the parser-only configuration's library code per object file.
+# Only the map's "Linker script and memory map" part counts: the "Discarded input sections" list
+# before it names sections --gc-sections dropped and duplicate inline functions (COMDAT) the image
+# does not contain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--no-build" ]; then
@@ -14,16 +18,23 @@ else
   cmake --preset mcu >/dev/null
   cmake --build --preset mcu >/dev/null
 fi
-lib_share() {  # MAP -> "code rodata" of libweightstream.a's kept input sections
-  awk '
+lib_share() {  # MAP [per-object] -> "code rodata" of libweightstream.a's kept input sections
+  awk -v per_object="${2:-}" '
     function hex(s,   i, c, v) { v = 0; s = tolower(substr(s, 3)); for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }; return v }
-    /^ \.(text|rodata)/ {
+    /^Linker script and memory map/ { kept = 1 }
+    kept && /^ \.(text|rodata)/ {
       sec = $1
       if (NF >= 4 && $2 ~ /^0x/) { size = $3; file = $4 } else { getline; if ($1 !~ /^0x/) next; size = $2; file = $3 }
-      if (file ~ /libweightstream\.a/) { if (sec ~ /^\.text/) code += hex(size); else ro += hex(size) }
+      if (file ~ /libweightstream\.a/) {
+        obj = file; sub(/.*\(/, "", obj); sub(/\.obj\)$|\.o\)$|\)$/, "", obj)
+        if (sec ~ /^\.text/) { code += hex(size); ocode[obj] += hex(size) } else { ro += hex(size); oro[obj] += hex(size) }
+      }
     }
     /^\/DISCARD\/|^OUTPUT\(/ { exit }
-    END { printf "%d %d\n", code, ro }' "$1"
+    END {
+      if (per_object) { for (o in ocode) printf "  %-40s %10d %10d\n", o, ocode[o], oro[o] }
+      else printf "%d %d\n", code, ro
+    }' "$1"
 }
 printf '%-34s %10s %10s %10s %10s %8s\n' configuration "lib code" "lib const" "image text" "image bss" "stack*"
 for cfg in "ws-mcu-fw-parser:parser only (safetensors + GGUF)" "ws-mcu-fw-q4:parser + Q4_0 kernel" "ws-mcu-fw:parser + Dequantizer (all kernels)"; do
@@ -36,3 +47,6 @@ for cfg in "ws-mcu-fw-parser:parser only (safetensors + GGUF)" "ws-mcu-fw-q4:par
   printf '%-34s %10d %10d %10d %10d %8s\n' "$label" "$code" "$ro" "$((text + data))" "$bss" "${stack:-?}"
 done
 echo "(bytes; stack* = high-water mark measured under qemu-system-arm -M mps2-an386, painted stack)"
+echo
+printf '%-42s %10s %10s\n' "parser only, per object" "lib code" "lib const"
+lib_share "$build/mcu/ws-mcu-fw-parser.elf.map" per-object | sort -k2,2nr

@@ -11,7 +11,13 @@
 
 #include "weightstream/detail/bytes.h"
 #include "weightstream/detail/duplicate_finder.h"
+#include "weightstream/detail/heap_sort.h"
 #include "weightstream/dtype.h"
+
+// Built with the entry fast path unless the build says otherwise (lib/CMakeLists.txt).
+#ifndef WS_SAFETENSORS_FAST_PATH
+#define WS_SAFETENSORS_FAST_PATH 1
+#endif
 
 namespace ws {
 namespace detail {
@@ -20,6 +26,16 @@ namespace {
 
 constexpr char kMetadataKey[] = "__metadata__";
 constexpr size_t kMetadataKeyLen = sizeof(kMetadataKey) - 1;
+
+// File order of two TensorRecords: (begin, end), then declaration order (blob offsets grow with
+// it) — a total order, so the sorted table does not depend on the sort algorithm.
+bool file_order_less(const void* pa, const void* pb, const void*) {
+  const TensorRecord& a = *static_cast<const TensorRecord*>(pa);
+  const TensorRecord& b = *static_cast<const TensorRecord*>(pb);
+  if (a.begin != b.begin) return a.begin < b.begin;
+  if (a.end != b.end) return a.end < b.end;
+  return a.blob < b.blob;
+}
 
 }  // namespace
 
@@ -59,7 +75,10 @@ Status SafetensorsHeaderParser::feed(const uint8_t* data, size_t n) {
   const uint8_t* p = data;
   const uint8_t* end = data + n;
   for (;;) {
-    // Most entries are canonical and lie whole inside the piece: take them in one go.
+#if WS_SAFETENSORS_FAST_PATH
+    // Most entries are canonical and lie whole inside the piece: take them in one go. Built out
+    // (WS_SAFETENSORS_FAST_PATH=0, the microcontroller build) the general path takes every entry:
+    // the fast path only ever defers to it, so results are the same either way.
     if (ctx_ == kRootKey) {
       int boundary = lexer_.root_member_boundary();
       if (boundary != 0) {
@@ -71,6 +90,7 @@ Status SafetensorsHeaderParser::feed(const uint8_t* data, size_t n) {
         }
       }
     }
+#endif
     JsonLexer::Token t = lexer_.next(&p, end);
     if (t == JsonLexer::kNeedMore) return Status::Ok;
     if (t == JsonLexer::kError) {
@@ -451,11 +471,7 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
 
   // File order = (begin, end), ties in declaration order (blob offsets grow with it). Writers
   // usually declare in file order, which leaves the array reversed: undo that in O(n) first.
-  auto less = [](const TensorRecord& a, const TensorRecord& b) {
-    if (a.begin != b.begin) return a.begin < b.begin;
-    if (a.end != b.end) return a.end < b.end;
-    return a.blob < b.blob;
-  };
+  auto less = [](const TensorRecord& a, const TensorRecord& b) { return file_order_less(&a, &b, nullptr); };
   // The common case in one pass: declared in file order, contiguous from 0.
   {
     uint64_t run = 0;
@@ -478,7 +494,7 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
   if (descending) std::reverse(recs, recs + n);
   bool ascending = true;
   for (uint32_t i = 1; i < n && ascending; ++i) ascending = !less(recs[i], recs[i - 1]);
-  if (!ascending) std::sort(recs, recs + n, less);
+  if (!ascending) heap_sort(recs, n, sizeof(TensorRecord), file_order_less, nullptr);
 
   uint64_t start = 0;
   for (uint32_t i = 0; i < n; ++i) {

@@ -2,14 +2,12 @@
 //
 // Open addressing over a power-of-two table of u32 slots. Names come from the input, so a hostile
 // file could aim for hash collisions: the probe count is bounded, and past the bound the same
-// scratch is reused to sort the indices by name instead (n log n, never quadratic).
+// scratch is reused to sort the indices by name instead (heap sort: n log n, never quadratic).
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-#include <algorithm>
 
 #include "weightstream/tensor_table.h"
 
@@ -47,77 +45,21 @@ inline size_t duplicate_table_bytes(uint32_t n) { return duplicate_table_slots(n
 // index when the hash pass finishes; kNoDuplicate when all are distinct.
 constexpr uint32_t kNoDuplicate = 0xFFFFFFFFu;
 
-// `probes_per_name` bounds the hash pass's work; tests pass 0 to exercise the sort path.
-template <class NameFn>
-uint32_t find_duplicate(uint32_t n, NameFn name, uint32_t* scratch, uint64_t seed,
-                        uint64_t probes_per_name = 16) {
-  size_t slots = duplicate_table_slots(n);
-  size_t mask = slots - 1;
-  memset(scratch, 0, slots * sizeof(uint32_t));
-  // A slot holds index + 1 in its low bits and, in the bits the index does not need, a
-  // fingerprint of the hash: most collisions are told apart without reading the other name.
-  unsigned index_bits = 1;
-  while (index_bits < 32 && (uint64_t(1) << index_bits) <= n) ++index_bits;
-  const uint32_t index_mask = index_bits >= 32 ? 0xFFFFFFFFu : (uint32_t(1) << index_bits) - 1;
-  uint64_t probes = 0;
-  const uint64_t probe_budget = probes_per_name ? uint64_t(n) * probes_per_name + 1024 : 0;
-  if (probe_budget == 0) goto sort_instead;
-  {
-    // Hashes are computed a few names ahead so the table slot can be prefetched.
-    constexpr uint32_t kAhead = 8;
-    uint64_t ring[kAhead];
-    for (uint32_t k = 0; k < kAhead && k < n; ++k) {
-      StrView s = name(k);
-      ring[k] = hash_bytes(s.data, s.size, seed);
-      __builtin_prefetch(&scratch[size_t(ring[k]) & mask]);
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-      uint64_t hash = ring[i % kAhead];
-      if (i + kAhead < n) {
-        StrView a = name(i + kAhead);
-        uint64_t ha = hash_bytes(a.data, a.size, seed);
-        ring[(i + kAhead) % kAhead] = ha;
-        __builtin_prefetch(&scratch[size_t(ha) & mask]);
-      }
-      const uint32_t tag = uint32_t(hash >> 32) & ~index_mask;
-      size_t h = size_t(hash) & mask;
-      StrView s = name(i);
-      for (;;) {
-        uint32_t slot = scratch[h];
-        if (slot == 0) {
-          scratch[h] = tag | (i + 1);
-          break;
-        }
-        if ((slot & ~index_mask) == tag) {
-          StrView o = name((slot & index_mask) - 1);
-          if (o.size == s.size && (s.size == 0 || memcmp(o.data, s.data, s.size) == 0)) return i;
-        }
-        h = (h + 1) & mask;
-        if (++probes > probe_budget) goto sort_instead;
-      }
-    }
-  }
-  return kNoDuplicate;
+// Name i as a StrView; `ctx` is the caller's state.
+using NameAt = StrView (*)(const void* ctx, uint32_t i);
 
-sort_instead : {
-  // Colliding input: sort indices by (name, index) and look at neighbours.
-  for (uint32_t i = 0; i < n; ++i) scratch[i] = i;
-  std::sort(scratch, scratch + n, [&](uint32_t a, uint32_t b) {
-    StrView x = name(a), y = name(b);
-    size_t m = x.size < y.size ? x.size : y.size;
-    int c = m ? memcmp(x.data, y.data, m) : 0;
-    if (c != 0) return c < 0;
-    if (x.size != y.size) return x.size < y.size;
-    return a < b;
-  });
-  uint32_t best = kNoDuplicate;
-  for (uint32_t k = 1; k < n; ++k) {
-    StrView x = name(scratch[k - 1]), y = name(scratch[k]);
-    if (x.size == y.size && (x.size == 0 || memcmp(x.data, y.data, x.size) == 0) && scratch[k] < best)
-      best = scratch[k];
-  }
-  return best;
-}
+// `probes_per_name` bounds the hash pass's work; tests pass 0 to exercise the sort path.
+// One out-of-line copy for every caller (lib/src/core/duplicate_finder.cpp): the names are reached
+// through `name`, one indirect call per name, instead of a copy of the finder per kind of name.
+uint32_t find_duplicate_at(uint32_t n, NameAt name, const void* ctx, uint32_t* scratch,
+                           uint64_t seed, uint64_t probes_per_name = 16);
+
+// The same with any callable `name(i)` -> StrView (a lambda over the caller's arrays).
+template <class NameFn>
+uint32_t find_duplicate(uint32_t n, const NameFn& name, uint32_t* scratch, uint64_t seed,
+                        uint64_t probes_per_name = 16) {
+  NameAt at = [](const void* ctx, uint32_t i) { return (*static_cast<const NameFn*>(ctx))(i); };
+  return find_duplicate_at(n, at, &name, scratch, seed, probes_per_name);
 }
 
 }  // namespace detail
