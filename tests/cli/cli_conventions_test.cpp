@@ -400,6 +400,24 @@ TEST(CliConventions, InspectUqffDirectoryThroughOneOfItsFiles) {
   EXPECT_EQ((*by_name.at("lm_head.weight"))["convention"].str(), "plain");
 }
 
+// The committed fixtures are what the generator binary writes now (tests/conventions checks the
+// generator's library in memory; this runs the program as its README says).
+TEST(CliConventions, GeneratorWritesTheCommittedFixtures) {
+  TempDir dir;
+  const RunResult r = clitest::run({WS_MAKE_SAMPLES, "--conventions", dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(kDir)) {
+    if (!e.is_regular_file() || e.path().extension() == ".md") continue;
+    ++files;
+    const std::string rel = fs::relative(e.path(), kDir).string();
+    EXPECT_TRUE(read_file(e.path().string()) == read_file(dir.file(rel))) << rel;
+  }
+  size_t generated = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir.path())) generated += e.is_regular_file();
+  EXPECT_EQ(generated, files);
+}
+
 TEST(CliConventions, PlainFilesHaveNoLogicalSection) {
   const RunResult r = cli({"inspect", "--json", std::string(WS_SOURCE_DIR) + "/samples/tiny-llama.safetensors"});
   ASSERT_EQ(r.exit_code, 0);
