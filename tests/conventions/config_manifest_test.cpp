@@ -1,6 +1,7 @@
 // MLX config.json quantization and Ollama manifests: values, overrides, errors with offsets,
 // identical under every split of the input.
 #include <gtest/gtest.h>
+#include <string.h>
 
 #include <string>
 
@@ -104,6 +105,22 @@ std::string manifest() {
          "\",\"size\":99,\"name\":\"model.layers.0.mlp.experts\",\"extra\":[1,2]},{\"mediaType\":"
          "\"application/vnd.ollama.image.template\",\"digest\":\"sha256:" + std::string(64, '0') +
          "\",\"size\":7}]}";
+}
+
+// A config whose parse failed after some overrides: lookups say "no quantization" instead of
+// reading an override table that was never built (found by the CLI's fixture tests: a segfault).
+TEST(MlxQuantConfig, LookupAfterAFailedParseHasNoQuantization) {
+  const std::string broken =
+      "{\"quantization\": {\"group_size\": 64, \"bits\": 4,\n"
+      "  \"model.layers.1.mlp.down_proj\": {\"group_size\": 32, \"bits\": 3}\n"
+      "  \"model.layers.1.self_attn.k_proj\": {\"bits\": 5}}}";
+  ws::MlxQuantConfig c(g_arena, sizeof g_arena);
+  EXPECT_NE(feed_all(c, broken, Split::Whole), Status::Ok);  // a missing comma
+  ws::QuantParams p;
+  const char* path = "model.layers.1.mlp.down_proj";
+  EXPECT_FALSE(c.lookup(path, strlen(path), &p));
+  EXPECT_EQ(c.override_path(0).size, 0u);
+  EXPECT_EQ(c.override_params(0).mode, QuantMode::None);
 }
 
 TEST(OllamaManifest, LayersEverySplit) {

@@ -207,12 +207,12 @@ Status MlxQuantConfig::finish() {
 }
 
 StrView MlxQuantConfig::override_path(uint32_t i) const {
-  return i < override_count_ ? conv_detail::arena_str(arena_, overrides_[i].path) : StrView();
+  return i < override_count_ && overrides_ ? conv_detail::arena_str(arena_, overrides_[i].path) : StrView();
 }
 
 QuantParams MlxQuantConfig::override_params(uint32_t i) const {
   QuantParams p;
-  if (i >= override_count_) return p;
+  if (i >= override_count_ || !overrides_) return p;
   const Override& o = overrides_[i];
   if (o.mode == uint8_t(QuantMode::None)) return p;  // `false`
   p.mode = o.mode == kUnset ? defaults_.mode : QuantMode(o.mode);
@@ -222,7 +222,9 @@ QuantParams MlxQuantConfig::override_params(uint32_t i) const {
 }
 
 bool MlxQuantConfig::lookup(const char* path, size_t n, QuantParams* out) const {
-  if (!has_quant_) return false;
+  // Only a config that finished Ok has its overrides in place (a failed parse may have counted
+  // some without the table being built): anything else has no quantization to give.
+  if (!has_quant_ || !finished_ || error_.code != Status::Ok || (override_count_ && !overrides_)) return false;
   // Linear: configs carry a handful of overrides (mixed-precision recipes: a few per layer).
   for (uint32_t i = 0; i < override_count_; ++i) {
     if (override_path(i).equals(path, n)) {
