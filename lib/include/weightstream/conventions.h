@@ -134,6 +134,10 @@ class LogicalModel {
   uint32_t weight_count() const { return count_; }
   const LogicalWeight& weight(uint32_t i) const { return weights_[i]; }
   uint32_t find(const char* name, size_t n) const;  // kNoTensor when absent
+  // The weight tensor `r` is a piece of, and its role; kNoTensor when it belongs to none (a UQFF
+  // version tensor). O(1) with the name hash: the candidates are the tensor's own name and the
+  // names its companion suffix points to (`.scales` -> `.weight`, `.scale` -> the prefix, ...).
+  uint32_t owner(TensorRef r, PieceRole* role) const;
 
   uint32_t table_count() const { return table_count_; }
   const TensorTable& table(uint32_t t) const { return *tables_[t]; }
@@ -152,6 +156,7 @@ class LogicalModel {
   TensorRef find_concat(const char* a, size_t an, const char* b, uint32_t table = kNoTensor,
                         bool last = false) const;
   Status build_index(bool reject_duplicates);
+  uint32_t find_weight_concat(const char* a, size_t an, const char* b) const;
   void index_weight(uint32_t w);
   Status uqff_layer(TensorRef format_ref, size_t key_len);
   Status uqff_resolve_layer(LogicalWeight* w);

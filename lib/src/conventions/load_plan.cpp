@@ -49,30 +49,28 @@ ModelPlan plan_model(const LogicalModel& m, uint64_t chunk) {
   for (uint32_t t = 0; t < m.table_count(); ++t) {
     const TensorTable& tab = m.table(t);
     for (uint32_t i = 0; i < tab.count(); ++i) {  // tables are indexed in data-offset order
-      // The weight this tensor belongs to (linear: see find_tensor's note).
-      for (uint32_t wi = 0; wi < m.weight_count(); ++wi) {
-        const LogicalWeight& w = m.weight(wi);
-        uint32_t role = kPieceRoles;
-        for (uint32_t r = 0; r < kPieceRoles; ++r)
-          if (w.piece[r].present() && w.piece[r].table == t && w.piece[r].index == i) role = r;
-        if (role == kPieceRoles) continue;
-        LoadPlan p = plan_weight(m, wi, chunk);
-        if (p.seekable_scratch > out.seekable_peak && p.piece_count > 1) out.seekable_peak = p.seekable_scratch;
-        if (p.piece_count == 1) break;
-        const LoadPiece& last = p.pieces[p.piece_count - 1];
-        const bool is_last = last.role == PieceRole(role);
-        const uint64_t size = m.piece_end(w.piece[role]) - m.piece_begin(w.piece[role]);
-        if (!is_last) {
-          held += size;  // a companion, or a packed piece that must wait for one
-          if (held > out.sequential_peak) out.sequential_peak = held;
-        } else {
-          const uint64_t with_last = held + (PieceRole(role) == PieceRole::Packed ? 0 : size);
-          if (with_last > out.sequential_peak) out.sequential_peak = with_last;
-          uint64_t total = 0;
-          for (uint32_t k = 0; k < p.piece_count; ++k) total += p.pieces[k].size();
-          held -= total - size;  // every earlier piece of this weight was held
-        }
-        break;
+      // The weight this tensor belongs to: a hashed lookup by name (LogicalModel::owner), so the
+      // sweep stays linear in the tensor count.
+      PieceRole owner_role = PieceRole::Packed;
+      const uint32_t wi = m.owner(TensorRef{t, i}, &owner_role);
+      if (wi == kNoTensor) continue;
+      const LogicalWeight& w = m.weight(wi);
+      const uint32_t role = uint32_t(owner_role);
+      LoadPlan p = plan_weight(m, wi, chunk);
+      if (p.seekable_scratch > out.seekable_peak && p.piece_count > 1) out.seekable_peak = p.seekable_scratch;
+      if (p.piece_count == 1) continue;
+      const LoadPiece& last = p.pieces[p.piece_count - 1];
+      const bool is_last = last.role == PieceRole(role);
+      const uint64_t size = m.piece_end(w.piece[role]) - m.piece_begin(w.piece[role]);
+      if (!is_last) {
+        held += size;  // a companion, or a packed piece that must wait for one
+        if (held > out.sequential_peak) out.sequential_peak = held;
+      } else {
+        const uint64_t with_last = held + (PieceRole(role) == PieceRole::Packed ? 0 : size);
+        if (with_last > out.sequential_peak) out.sequential_peak = with_last;
+        uint64_t total = 0;
+        for (uint32_t k = 0; k < p.piece_count; ++k) total += p.pieces[k].size();
+        held -= total - size;  // every earlier piece of this weight was held
       }
     }
   }

@@ -243,6 +243,57 @@ uint32_t LogicalModel::find(const char* name, size_t n) const {
   return kNoTensor;
 }
 
+uint32_t LogicalModel::find_weight_concat(const char* a, size_t an, const char* b) const {
+  const size_t bn = strlen(b);
+  if (!indexed_) {
+    for (uint32_t i = 0; i < count_; ++i)
+      if (equals_concat(weights_[i].name, a, an, b)) return i;
+    return kNoTensor;
+  }
+  const uint32_t mask = half_ - 1;
+  for (uint32_t at = hash_concat(a, an, b, bn) & mask; slots_[half_ + at] != 0; at = (at + 1) & mask) {
+    const uint32_t w = slots_[half_ + at] - 1;
+    if (equals_concat(weights_[w].name, a, an, b)) return w;
+  }
+  return kNoTensor;
+}
+
+uint32_t LogicalModel::owner(TensorRef r, PieceRole* role) const {
+  const StrView name = tensor(r).name;
+  auto check = [&](uint32_t w) {
+    if (w == kNoTensor) return false;
+    for (uint32_t k = 0; k < kPieceRoles; ++k) {
+      if (weights_[w].piece[k].table == r.table && weights_[w].piece[k].index == r.index) {
+        *role = PieceRole(k);
+        return true;
+      }
+    }
+    return false;
+  };
+  if (check(find(name.data, name.size))) return find(name.data, name.size);
+  // MLX `<p>.scales` / `<p>.biases` -> `<p>.weight`; Ollama `{n}.scale` / `.bias` / `.global_scale`
+  // -> `{n}`; UQFF `<key>.weight.<x>` -> `<key>.weight` (any `.weight.` inside the name).
+  static const char* const kToWeight[] = {".scales", ".biases"};
+  static const char* const kToPrefix[] = {".scale", ".bias", ".global_scale"};
+  size_t base = 0;
+  for (const char* suffix : kToWeight) {
+    if (!ends_with(name, suffix, &base)) continue;
+    const uint32_t w = find_weight_concat(name.data, base, ".weight");
+    if (check(w)) return w;
+  }
+  for (const char* suffix : kToPrefix) {
+    if (!ends_with(name, suffix, &base)) continue;
+    const uint32_t w = find_weight_concat(name.data, base, "");
+    if (check(w)) return w;
+  }
+  for (size_t p = 0; p + 8 <= name.size; ++p) {
+    if (memcmp(name.data + p, ".weight.", 8) != 0) continue;
+    const uint32_t w = find_weight_concat(name.data, p + 7, "");
+    if (check(w)) return w;
+  }
+  return kNoTensor;
+}
+
 Status LogicalModel::add_weight(const LogicalWeight& w) {
   if (count_ >= capacity_) return fail(Status::ConventionTooManyWeights, w.ref(PieceRole::Packed), w.name);
   weights_[count_] = w;
