@@ -418,6 +418,25 @@ TEST(CliConventions, GeneratorWritesTheCommittedFixtures) {
   EXPECT_EQ(generated, files);
 }
 
+// A model directory stands for its index, its first .uqff (numeric order), or its one model file.
+TEST(CliConventions, ModelDirectoriesResolveToTheirModelFile) {
+  RunResult r = cli({"inspect", "--json", kDir + "/sharded-mlx"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(parse_json(r.out)["file"].str(), kDir + "/sharded-mlx/model.safetensors.index.json");
+  r = cli({"validate", kDir + "/uqff/", kDir + "/mlx-bits"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, kDir + "/uqff/model-0.uqff: valid (safetensors, 18 tensors)\n" + kDir +
+                       "/mlx-bits/model.safetensors: valid (safetensors, 16 tensors)\n");
+  TempDir dir;
+  fs::create_directory(dir.file("two"));
+  fs::copy(kMlx, dir.file("two/a.safetensors"));
+  fs::copy(kMlxBits, dir.file("two/b.safetensors"));
+  r = cli({"dequant", dir.file("two"), "--tensor", "x", "-o", dir.file("x.bin")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "weightstream: " + dir.file("two") +
+                       ": the directory holds 2 model files and no model.safetensors.index.json: name one of them\n");
+}
+
 TEST(CliConventions, PlainFilesHaveNoLogicalSection) {
   const RunResult r = cli({"inspect", "--json", std::string(WS_SOURCE_DIR) + "/samples/tiny-llama.safetensors"});
   ASSERT_EQ(r.exit_code, 0);

@@ -227,6 +227,7 @@ std::string usage_text() {
          "Quantized models (MLX, Ollama blobs, a UQFF directory named by one of its .uqff files,\n"
          "or their index): inspect adds the logical weights and the load plan's peak scratch, and\n"
          "dequant --tensor takes a logical weight (the packed .weight with its scales).\n"
+         "A directory stands for its index, its first .uqff, or its one model file.\n"
          "\n"
          "options:\n"
          "  --json               machine-readable output (validate: one JSON object per line)\n"

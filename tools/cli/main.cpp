@@ -6,6 +6,7 @@
 #include "cli_args.h"
 #include "dequant.h"
 #include "inspect.h"
+#include "model_path.h"
 #include "validate.h"
 
 #ifndef WS_VERSION
@@ -18,6 +19,22 @@ int main(int argc, char** argv) {
   if (!wscli::parse_args(argc, argv, &options, &error)) {
     fprintf(stderr, "weightstream: %s\n\n%s", error.c_str(), wscli::usage_text().c_str());
     return 2;
+  }
+  // A model directory stands for its index, its first .uqff, or its one model file.
+  if (options.command == wscli::Command::Inspect || options.command == wscli::Command::Validate ||
+      options.command == wscli::Command::Dequant) {
+    for (std::string& file : options.files) {
+      std::string resolved, why;
+      if (!wscli::resolve_model_dir(file, &resolved, &why)) continue;
+      if (resolved.empty()) {
+        // validate reports every input on its own line (an unreadable one as IoError); inspect and
+        // dequant have one input and say what the directory holds instead.
+        if (options.command == wscli::Command::Validate) continue;
+        fprintf(stderr, "weightstream: %s: %s\n", file.c_str(), why.c_str());
+        return 2;
+      }
+      file = resolved;
+    }
   }
   switch (options.command) {
     case wscli::Command::Help:
