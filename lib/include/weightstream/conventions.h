@@ -18,7 +18,9 @@
 // split anywhere is one logical model. Nothing allocates: weights live in the caller's storage.
 //
 // UQFF (§4; mistral.rs): add the shards in order (the first shard, which holds the version
-// tensors, first) and then residual.safetensors. A layer `<key>` is recognised by its
+// tensors, first) and then residual.safetensors, each table once its file's header is read (the
+// Reader at HeaderReady; every file's header is needed before build_uqff(), the data after it).
+// A layer `<key>` is recognised by its
 // `<key>.weight.format` tensor; its set of `<key>.weight*` tensors must be exactly one type's set
 // (see uqff.h), which the header alone decides. The format tag, GGML type id, bits, group size,
 // shape vector and block count live in tensor DATA, so UQFF is resolved in two steps:
@@ -33,6 +35,10 @@
 // Name lookups (companions, duplicates, find()) go through an open-addressing hash table in
 // caller memory (set_index_slots) or, for small models, in the model object itself; a model too
 // large for both falls back to linear scans with the same results.
+//
+// Errors name a tensor and give an offset in that tensor's own file (Error has no file field: a
+// caller with several files finds the table by the name). Header-detected errors point at the
+// tensor's header entry; errors about a scalar's value (version, tag, bits, type id) at its data.
 #pragma once
 
 #include <stddef.h>
