@@ -46,3 +46,16 @@ TEST(DuplicateFinder, SortFallbackAgrees) {
       {"a", "b", "c"}, {"a", "b", "a", "b"}, {"x", "", "y", ""}, {"q", "r", "r", "q", "r"}, {}};
   for (const auto& names : cases) EXPECT_EQ(run(names, 1, 0), run(names, 1)) << names.size();
 }
+
+// The sort fallback over many names: the smallest later index of any repeated name, as the hash
+// pass reports it.
+TEST(DuplicateFinder, SortFallbackManyNames) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 3000; ++i) names.push_back("blk." + std::to_string((i * 7919) % 3000) + ".w");
+  EXPECT_EQ(run(names, 1, 0), kNoDuplicate);
+  names.push_back("blk.17.w");    // index 3000 repeats an earlier name
+  names.push_back("blk.2999.w");  // index 3001 too
+  names.push_back("blk.17.w");    // index 3002
+  EXPECT_EQ(run(names, 1, 0), 3000u);
+  EXPECT_EQ(run(names, 1), 3000u);
+}

@@ -24,6 +24,8 @@ constexpr char kArchitectureKey[] = "general.architecture";
 
 }  // namespace
 
+GgufHeaderParser::GgufHeaderParser() = default;
+
 void GgufHeaderParser::reset(Arena* arena, const Limits& limits, uint32_t version, uint64_t input_size) {
   *this = GgufHeaderParser();
   arena_ = arena;

@@ -79,6 +79,15 @@ Event Reader::fail(Status code, uint64_t offset) {
   return e;
 }
 
+// An error with the value found and the one expected (one copy of this sequence, not one per
+// check: the microcontroller build counts every byte).
+Event Reader::fail_values(Status code, uint64_t offset, uint64_t found, uint64_t expected) {
+  Event e = fail(code, offset);
+  error_.set_found(found);
+  error_.set_expected(expected);
+  return e;
+}
+
 static Event need_input() {
   Event e;
   e.type = EventType::NeedInput;
@@ -144,17 +153,11 @@ Event Reader::step_preamble() {
   // Checked before the input length, like the reference: a huge prefix is a DoS attempt (or not
   // a safetensors file at all) whatever the input's size.
   if (n > limits_.max_header_bytes) {
-    Event e = fail(Status::HeaderTooLarge, 0);
-    error_.set_found(n);
-    error_.set_expected(limits_.max_header_bytes);
-    return e;
+    return fail_values(Status::HeaderTooLarge, 0, n, limits_.max_header_bytes);
   }
   data_start_ = 8 + n;
   if (input_size_ != ~0ull && data_start_ > input_size_) {
-    Event e = fail(Status::InvalidHeaderLength, 0);
-    error_.set_found(n);
-    error_.set_expected(input_size_ - 8);
-    return e;
+    return fail_values(Status::InvalidHeaderLength, 0, n, input_size_ - 8);
   }
   st_.reset(&arena_, limits_, 8);
   phase_ = kHeader;
@@ -241,19 +244,14 @@ Event Reader::header_ready() {
       uint32_t t = 0;
       while (t + 1 < table_.count() && data_start_ + table_.get(t).end <= input_size_) ++t;
       TensorInfo info = table_.get(t);
-      Event e = fail(Status::TruncatedData, input_size_);
+      Event e = fail_values(Status::TruncatedData, input_size_, input_size_, expected);
       error_.tensor = t;
       error_.tensor_name = info.name.data;
       error_.tensor_name_size = info.name.size;
-      error_.set_found(input_size_);
-      error_.set_expected(expected);
       return e;
     }
     if (input_size_ > allowed_end_) {
-      Event e = fail(Status::TrailingBytes, allowed_end_);
-      error_.set_found(input_size_);
-      error_.set_expected(allowed_end_);
-      return e;
+      return fail_values(Status::TrailingBytes, allowed_end_, input_size_, allowed_end_);
     }
   }
   phase_ = kData;

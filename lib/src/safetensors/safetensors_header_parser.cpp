@@ -39,6 +39,8 @@ bool file_order_less(const void* pa, const void* pb, const void*) {
 
 }  // namespace
 
+SafetensorsHeaderParser::SafetensorsHeaderParser() = default;
+
 void SafetensorsHeaderParser::reset(Arena* arena, const Limits& limits, uint64_t header_start) {
   *this = SafetensorsHeaderParser();
   arena_ = arena;
@@ -472,42 +474,38 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
   // File order = (begin, end), ties in declaration order (blob offsets grow with it). Writers
   // usually declare in file order, which leaves the array reversed: undo that in O(n) first.
   auto less = [](const TensorRecord& a, const TensorRecord& b) { return file_order_less(&a, &b, nullptr); };
-  // The common case in one pass: declared in file order, contiguous from 0.
-  {
-    uint64_t run = 0;
-    uint32_t i = 0;
-    for (; i < n; ++i) {
-      const TensorRecord& r = recs[n - 1 - i];
-      if (r.begin != run || r.end < r.begin) break;
-      run = r.end;
-    }
-    if (i == n) {
-      std::reverse(recs, recs + n);
-      data_size_ = run;
-      table->set(base, recs, n, header_start_);
-      if (has_meta_) table->set_metadata(uint32_t(meta_begin_), uint32_t(meta_end_), meta_count_);
-      return Status::Ok;
-    }
-  }
-  bool descending = true;
-  for (uint32_t i = 1; i < n && descending; ++i) descending = less(recs[i], recs[i - 1]);
-  if (descending) std::reverse(recs, recs + n);
-  bool ascending = true;
-  for (uint32_t i = 1; i < n && ascending; ++i) ascending = !less(recs[i], recs[i - 1]);
-  if (!ascending) heap_sort(recs, n, sizeof(TensorRecord), file_order_less, nullptr);
-
+  // The common case in one pass: declared in file order, contiguous from 0. Either way one copy
+  // of the table's installation below (code size on microcontrollers).
   uint64_t start = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const TensorRecord& r = recs[i];
-    if (r.begin != start) {
-      Status s = r.begin > start ? Status::DataOffsetGap : Status::DataOffsetOverlap;
-      fail_at(s, header_start_ + r.header_pos, r.blob);
-      error_.tensor = i;
-      error_.set_found(r.begin);
-      error_.set_expected(start);
-      return s;
-    }
+  uint32_t in_order = 0;
+  for (; in_order < n; ++in_order) {
+    const TensorRecord& r = recs[n - 1 - in_order];
+    if (r.begin != start || r.end < r.begin) break;
     start = r.end;
+  }
+  if (in_order == n) {
+    std::reverse(recs, recs + n);
+  } else {
+    bool descending = true;
+    for (uint32_t i = 1; i < n && descending; ++i) descending = less(recs[i], recs[i - 1]);
+    if (descending) std::reverse(recs, recs + n);
+    bool ascending = true;
+    for (uint32_t i = 1; i < n && ascending; ++i) ascending = !less(recs[i], recs[i - 1]);
+    if (!ascending) heap_sort(recs, n, sizeof(TensorRecord), file_order_less, nullptr);
+
+    start = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const TensorRecord& r = recs[i];
+      if (r.begin != start) {
+        Status s = r.begin > start ? Status::DataOffsetGap : Status::DataOffsetOverlap;
+        fail_at(s, header_start_ + r.header_pos, r.blob);
+        error_.tensor = i;
+        error_.set_found(r.begin);
+        error_.set_expected(start);
+        return s;
+      }
+      start = r.end;
+    }
   }
   data_size_ = start;
   table->set(base, recs, n, header_start_);

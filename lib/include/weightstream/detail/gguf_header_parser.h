@@ -24,6 +24,9 @@ namespace detail {
 
 class GgufHeaderParser {
  public:
+  // Out of line: the member initializers are emitted once, here, rather than in every
+  // constructor that holds a parser (Reader's) and again in reset().
+  GgufHeaderParser();
   enum Step : uint8_t { kNeedInput, kEvent, kDone, kError };
 
   // `version` was read by the caller (bytes 4..7); `input_size` is ~0 when unknown.

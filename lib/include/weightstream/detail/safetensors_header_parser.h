@@ -20,6 +20,9 @@ namespace detail {
 
 class SafetensorsHeaderParser {
  public:
+  // Out of line: the member initializers are emitted once, here, rather than in every
+  // constructor that holds a parser (Reader's) and again in reset().
+  SafetensorsHeaderParser();
   void reset(Arena* arena, const Limits& limits, uint64_t header_start);
 
   // Consumes all `n` bytes (the caller never passes bytes beyond the header). Returns Ok or the
