@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ws, testdata, streamOf, safetensors, gguf, f32ToF16 } from './helpers.mjs';
 
 const ggufPath = join(testdata, 'synthetic', 'gguf', 'all_quant_types.gguf');
@@ -154,4 +155,15 @@ test('MLX without a config: unambiguous shapes decode, ambiguous ones ask for th
   });
   const ok = await decodeAll(bytes, { dtype: 'f32', quantization: { bits: 4 } });  // group follows
   assert.equal(ok.get('layer.weight').t.quant.groupSize, 64);
+});
+
+test('wasm scratch buffers (dequantizer output among them) are 64-byte aligned', async () => {
+  // The SIMD128 kernels write 16-byte vectors; emmalloc's malloc alone gives 8-byte alignment,
+  // where every fourth store would split a cache line.
+  const { init } = await import(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'wasm', 'dist', 'module.mjs'));
+  const w = await init();
+  const sizes = [0, 1, 7, 100, 4096, 65537];
+  const ptrs = sizes.map((n) => w.alloc(n));
+  for (const [i, p] of ptrs.entries()) assert.equal(p % 64, 0, `ws_alloc(${sizes[i]}) = ${p}`);
+  for (const p of ptrs) w.free(p);
 });
