@@ -23,7 +23,7 @@ set(CMAKE_C_FLAGS_INIT "${WS_MCU_CPU_FLAGS} -ffunction-sections -fdata-sections"
 # -Os still inlines small functions into every caller and duplicates blocks to thread jumps; off,
 # the parser-only library code is 158 bytes smaller (tools/mcu-size.sh; tried one by one, the other
 # -fno-* inlining/IPA/GCSE switches saved less or nothing).
-set(WS_MCU_SIZE_FLAGS "-fno-inline-small-functions -fno-thread-jumps")
+set(WS_MCU_SIZE_FLAGS "-fno-inline-small-functions -fno-thread-jumps -fno-tree-dominator-opts")
 set(CMAKE_CXX_FLAGS_INIT
     "${WS_MCU_CPU_FLAGS} -ffunction-sections -fdata-sections -fno-exceptions -fno-rtti -fno-threadsafe-statics -fno-use-cxa-atexit ${WS_MCU_SIZE_FLAGS}")
 set(CMAKE_ASM_FLAGS_INIT "${WS_MCU_CPU_FLAGS}")

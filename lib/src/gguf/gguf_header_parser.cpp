@@ -251,27 +251,26 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         ev->offset = field_pos_;
         uint64_t v = field_;
         ev->u = v;
+        // One switch for the integer and the floating view (code size on microcontrollers).
+        int64_t i = int64_t(v);
+        double f = double(v);
         switch (type_) {
-          case GgufType::I8: ev->i = int8_t(v); break;
-          case GgufType::I16: ev->i = int16_t(v); break;
-          case GgufType::I32: ev->i = int32_t(uint32_t(v)); break;
-          case GgufType::I64: ev->i = int64_t(v); break;
-          default: ev->i = int64_t(v); break;
-        }
-        switch (type_) {
+          case GgufType::I8: i = int8_t(v); f = double(i); break;
+          case GgufType::I16: i = int16_t(v); f = double(i); break;
+          case GgufType::I32: i = int32_t(uint32_t(v)); f = double(i); break;
+          case GgufType::I64: f = double(i); break;
           case GgufType::F32: {
             float x;
             uint32_t b = uint32_t(v);
             memcpy(&x, &b, 4);
-            ev->f = x;
+            f = x;
             break;
           }
-          case GgufType::F64: memcpy(&ev->f, &v, 8); break;
-          case GgufType::I8: case GgufType::I16: case GgufType::I32: case GgufType::I64:
-            ev->f = double(ev->i);
-            break;
-          default: ev->f = double(v); break;
+          case GgufType::F64: memcpy(&f, &v, 8); break;
+          default: break;
         }
+        ev->i = i;
+        ev->f = f;
         if (is_alignment_) {
           if (v == 0 || (v & (v - 1)) != 0) return fail_value(Status::GgufInvalidAlignment, field_pos_, v, ~0ull);
           alignment_ = uint32_t(v);
@@ -503,19 +502,10 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
 bool GgufHeaderParser::find_key_duplicate(uint32_t n, uint64_t* dup_pos) {
   if (n < 2) return false;
   size_t mark = arena_->low(), need_mark = arena_->need_low();
-  size_t pad = (4 - (need_mark & 3)) & 3;
-  size_t bytes = pad + size_t(n) * 4 + duplicate_table_bytes(n);
-  if (arena_->counting()) {  // sizing pass: the check's scratch counts toward arena_needed()
-    arena_->note_scratch(bytes);
-    return false;
-  }
-  uint8_t* scratch = arena_->grow_low(bytes);
-  if (!scratch) {
-    arena_->rewind_low(mark, need_mark);
-    arena_->note_scratch(bytes);
-    return false;  // counting now: the arena's shortfall is reported instead
-  }
-  uint32_t* offs = reinterpret_cast<uint32_t*>(scratch + pad);
+  // Sizing pass or short arena: the scratch counts toward arena_needed(), and the arena's
+  // shortfall is reported instead.
+  uint32_t* offs = arena_->grow_scratch(size_t(n) * 4 + duplicate_table_bytes(n));
+  if (!offs) return false;
   const uint8_t* base = arena_->base();
   size_t off = keys_begin_;
   for (uint32_t i = 0; i < n; ++i) {
@@ -540,18 +530,8 @@ bool GgufHeaderParser::find_name_duplicate(uint32_t n, bool current, uint32_t* d
   uint32_t total = n + (current ? 1 : 0);
   if (total < 2) return false;
   size_t mark = arena_->low(), need_mark = arena_->need_low();
-  size_t pad = (4 - (need_mark & 3)) & 3;
-  size_t bytes = pad + duplicate_table_bytes(total);
-  if (arena_->counting()) {
-    arena_->note_scratch(bytes);
-    return false;
-  }
-  uint8_t* scratch = arena_->grow_low(bytes);
-  if (!scratch) {
-    arena_->rewind_low(mark, need_mark);
-    arena_->note_scratch(bytes);
-    return false;
-  }
+  uint32_t* scratch = arena_->grow_scratch(duplicate_table_bytes(total));
+  if (!scratch) return false;
   const uint8_t* base = arena_->base();
   const TensorRecord* top = reinterpret_cast<const TensorRecord*>(arena_->high_begin());
   auto name_of = [&](uint32_t i) {
@@ -561,8 +541,7 @@ bool GgufHeaderParser::find_name_duplicate(uint32_t n, bool current, uint32_t* d
     v.size = load_u32(p);
     return v;
   };
-  uint32_t d = find_duplicate(total, name_of, reinterpret_cast<uint32_t*>(scratch + pad),
-                              reinterpret_cast<uintptr_t>(base));
+  uint32_t d = find_duplicate(total, name_of, scratch, reinterpret_cast<uintptr_t>(base));
   arena_->rewind_low(mark, need_mark);
   if (d == kNoDuplicate) return false;
   *dup = d;

@@ -65,6 +65,15 @@ Status SafetensorsHeaderParser::fail_at(Status s, uint64_t offset, uint32_t blob
   return s;
 }
 
+// fail_at() with the value found and the one expected (one copy of the sequence: code size).
+Status SafetensorsHeaderParser::fail_values(Status s, uint64_t offset, uint32_t blob, uint64_t found,
+                                            uint64_t expected) {
+  fail_at(s, offset, blob);
+  error_.set_found(found);
+  error_.set_expected(expected);
+  return error_.code;
+}
+
 // Errors inside a tensor entry name that tensor: its name is complete in the arena by then.
 Status SafetensorsHeaderParser::fail(Status s, uint64_t header_pos) {
   bool in_entry = ctx_ == kEntryKey || ctx_ == kEntryValue || ctx_ == kDtype || ctx_ == kShape ||
@@ -332,10 +341,8 @@ Status SafetensorsHeaderParser::end_root_key() {
     return Status::Ok;
   }
   if (key_size_ > limits_.max_name_bytes) {
-    fail_at(Status::NameTooLong, header_start_ + key_pos_, kNoTensor);
-    error_.set_found(key_size_);
-    error_.set_expected(limits_.max_name_bytes);
-    return error_.code;
+    return fail_values(Status::NameTooLong, header_start_ + key_pos_, kNoTensor, key_size_,
+                       limits_.max_name_bytes);
   }
   if (!arena_->counting()) store_u32(arena_->base() + key_mark_, uint32_t(key_size_));
   if (tensor_count_ >= limits_.max_tensors) {
@@ -398,16 +405,11 @@ Status SafetensorsHeaderParser::end_metadata() {
   }
   // Scratch: an offset per entry, then the hash table, above the metadata; released afterwards.
   size_t mark = arena_->low(), need_mark = arena_->need_low();
-  size_t pad = (4 - (need_mark & 3)) & 3;  // need_mark == mark unless counting
-  size_t scratch_bytes = pad + size_t(meta_count_) * 4 + duplicate_table_bytes(meta_count_);
-  uint8_t* scratch = arena_->grow_low(scratch_bytes);
-  if (!scratch) {
-    arena_->rewind_low(mark, need_mark);
-    arena_->note_scratch(scratch_bytes);
+  uint32_t* offs = arena_->grow_scratch(size_t(meta_count_) * 4 + duplicate_table_bytes(meta_count_));
+  if (!offs) {
     skipped_check_ = true;
     return Status::Ok;  // counting now; finish() reports ArenaExhausted with the full need
   }
-  uint32_t* offs = reinterpret_cast<uint32_t*>(scratch + pad);
   uint32_t* table = offs + meta_count_;
   const uint8_t* base = arena_->base();
   size_t off = meta_begin_;
@@ -445,14 +447,8 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
   uint32_t n = tensor_count_;
   // Scratch for the duplicate check, 4-byte aligned above the names.
   size_t mark = arena_->low(), need_mark = arena_->need_low();
-  size_t pad = (4 - (need_mark & 3)) & 3;  // need_mark == mark unless counting
-  size_t scratch_bytes = pad + duplicate_table_bytes(n);
-  uint8_t* scratch = arena_->counting() ? nullptr : arena_->grow_low(scratch_bytes);
-  if (!scratch) {
-    arena_->rewind_low(mark, need_mark);
-    arena_->note_scratch(scratch_bytes);
-    return fail_at(Status::ArenaExhausted, header_start_ + lexer_.consumed(), kNoTensor);
-  }
+  uint32_t* scratch = arena_->grow_scratch(duplicate_table_bytes(n));
+  if (!scratch) return fail_at(Status::ArenaExhausted, header_start_ + lexer_.consumed(), kNoTensor);
   const uint8_t* base = arena_->base();
   // Records were pushed downwards: declaration order i lives at recs[n - 1 - i].
   TensorRecord* recs = reinterpret_cast<TensorRecord*>(arena_->high_begin());
@@ -463,8 +459,7 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
     s.size = load_u32(p);
     return s;
   };
-  uint32_t dup = find_duplicate(n, name_of, reinterpret_cast<uint32_t*>(scratch + pad),
-                                reinterpret_cast<uintptr_t>(base));
+  uint32_t dup = find_duplicate(n, name_of, scratch, reinterpret_cast<uintptr_t>(base));
   arena_->rewind_low(mark, need_mark);
   if (dup != kNoDuplicate) {
     const TensorRecord& r = recs[n - 1 - dup];
@@ -498,10 +493,8 @@ Status SafetensorsHeaderParser::finish(TensorTable* table) {
       const TensorRecord& r = recs[i];
       if (r.begin != start) {
         Status s = r.begin > start ? Status::DataOffsetGap : Status::DataOffsetOverlap;
-        fail_at(s, header_start_ + r.header_pos, r.blob);
+        fail_values(s, header_start_ + r.header_pos, r.blob, r.begin, start);
         error_.tensor = i;
-        error_.set_found(r.begin);
-        error_.set_expected(start);
         return s;
       }
       start = r.end;

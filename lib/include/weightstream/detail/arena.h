@@ -54,6 +54,21 @@ class Arena {
     need_low_ = need_mark;
   }
 
+  // Scratch for a check: `bytes` more at the bottom, 4-byte aligned, which the caller releases
+  // with rewind_low() to the marks it took before. nullptr while counting or when it does not fit
+  // (counting starts); either way the scratch counts toward the peak need.
+  uint32_t* grow_scratch(size_t bytes) {
+    size_t mark = low_, need_mark = need_low_;
+    size_t total = ((4 - (need_mark & 3)) & 3) + bytes;  // need_mark == mark unless counting
+    uint8_t* p = counting_ ? nullptr : grow_low(total);
+    if (!p) {
+      rewind_low(mark, need_mark);
+      note_scratch(total);
+      return nullptr;
+    }
+    return reinterpret_cast<uint32_t*>(p + (total - bytes));
+  }
+
   // Top end: an 8-byte aligned block of `n` (a multiple of 8) bytes, or nullptr.
   void* grow_high(size_t n) {
     need_high_ += n;

@@ -46,6 +46,7 @@ class SafetensorsHeaderParser {
   Status handle(JsonLexer::Token t);
   Status fail(Status s, uint64_t header_pos);
   Status fail_at(Status s, uint64_t offset, uint32_t blob);
+  Status fail_values(Status s, uint64_t offset, uint32_t blob, uint64_t found, uint64_t expected);
   Status end_root_key();
   Status end_entry(uint64_t close_pos);
   Status end_metadata();
