@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "json_strings.h"
+#include "weightstream/detail/json_strings.h"
 
 namespace ws {
 
