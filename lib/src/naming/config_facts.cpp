@@ -1,6 +1,7 @@
 // Model facts from a streamed Hugging Face config.json (see model_facts.h).
 #include <string.h>
 
+#include "weightstream/detail/json_strings.h"
 #include "weightstream/model_facts.h"
 
 namespace ws {
@@ -172,18 +173,7 @@ Status ConfigFactsParser::handle(JsonLexer::Token t) {
         return Status::Ok;
       }
       // A key, in pieces: matched from a small buffer (longer keys are none of ours).
-      if (lexer_.piece_first()) {
-        key_size_ = 0;
-        key_overflow_ = false;
-      }
-      size_t n = lexer_.piece_size();
-      if (key_size_ + n > sizeof key_buf_) {
-        key_overflow_ = true;
-      } else {
-        memcpy(key_buf_ + key_size_, lexer_.piece(), n);
-        key_size_ += n;
-      }
-      if (!lexer_.piece_last()) return Status::Ok;
+      if (!conv_detail::small_piece(lexer_, key_buf_, &key_size_, &key_overflow_)) return Status::Ok;
       key_ = -1;
       if (!key_overflow_) {
         for (const ConfigKey& k : kConfigKeys)

@@ -12,6 +12,7 @@
 #include "weightstream/detail/bytes.h"
 #include "weightstream/detail/duplicate_finder.h"
 #include "weightstream/detail/heap_sort.h"
+#include "weightstream/detail/json_strings.h"
 #include "weightstream/dtype.h"
 
 // Built with the entry fast path unless the build says otherwise (lib/CMakeLists.txt).
@@ -121,12 +122,7 @@ bool SafetensorsHeaderParser::append_blob(const uint8_t* p, size_t n) {
 }
 
 void SafetensorsHeaderParser::append_small(const uint8_t* p, size_t n) {
-  if (small_size_ + n > sizeof(small_)) {
-    small_overflow_ = true;
-    return;
-  }
-  memcpy(small_ + small_size_, p, n);
-  small_size_ += uint32_t(n);
+  conv_detail::append_small(p, n, small_, sizeof(small_), &small_size_, &small_overflow_);
 }
 
 Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {

@@ -7,6 +7,7 @@
 
 #include "weightstream/detail/bytes.h"
 #include "weightstream/detail/duplicate_finder.h"
+#include "weightstream/detail/json_strings.h"
 
 namespace ws {
 
@@ -37,13 +38,7 @@ Status ShardIndex::fail(Status s, uint64_t offset) {
   return error_.code;
 }
 
-StrView ShardIndex::blob_str(uint32_t off) const {
-  StrView s;
-  const uint8_t* p = arena_.base() + off;
-  s.size = load_u32(p);
-  s.data = reinterpret_cast<const char*>(p + 4);
-  return s;
-}
+StrView ShardIndex::blob_str(uint32_t off) const { return conv_detail::arena_str(arena_, off); }
 
 Status ShardIndex::feed(const void* data, size_t size) {
   if (error_.code != Status::Ok) return error_.code;
@@ -64,38 +59,10 @@ Status ShardIndex::feed(const void* data, size_t size) {
 Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
   using L = JsonLexer;
   // Small keys ("metadata", "weight_map", "total_size") are matched from a 16-byte buffer.
-  auto small_key = [&]() {
-    if (lexer_.piece_first()) {
-      small_size_ = 0;
-      small_overflow_ = false;
-    }
-    size_t n = lexer_.piece_size();
-    if (small_size_ + n > sizeof(small_)) {
-      small_overflow_ = true;
-    } else {
-      memcpy(small_ + small_size_, lexer_.piece(), n);
-      small_size_ += uint32_t(n);
-    }
-    return lexer_.piece_last();
-  };
-  auto is = [&](const char* k) {
-    size_t n = strlen(k);
-    return !small_overflow_ && small_size_ == n && memcmp(small_, k, n) == 0;
-  };
+  auto small_key = [&]() { return conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_); };
+  auto is = [&](const char* k) { return conv_detail::small_is(small_, small_size_, small_overflow_, k); };
   // Strings stored in the arena as [u32 length][bytes].
-  auto store_piece = [&]() {
-    if (lexer_.piece_first()) {
-      str_off_ = uint32_t(arena_.low());
-      str_size_ = 0;
-      arena_.grow_low(4);
-    }
-    size_t n = lexer_.piece_size();
-    uint8_t* dst = arena_.grow_low(n);
-    if (dst && n) memcpy(dst, lexer_.piece(), n);
-    str_size_ += n;
-    if (lexer_.piece_last() && !arena_.counting()) store_u32(arena_.base() + str_off_, uint32_t(str_size_));
-    return lexer_.piece_last();
-  };
+  auto store_piece = [&]() { return conv_detail::store_piece(lexer_, &arena_, &str_off_, &str_size_); };
   auto start_skip = [&](uint8_t back) {
     skipper_.start();
     skip_return_ = back;

@@ -1,5 +1,7 @@
-// Helpers the convention readers share to take strings from the JSON lexer's pieces: short keys
-// matched from a fixed buffer, longer strings stored in the arena as [u32 length][bytes].
+// weightstream — strings from the JSON lexer's pieces, for every JSON consumer (convention readers,
+// the shard index, config.json facts, the safetensors header): short keys matched from a fixed
+// buffer, longer strings stored in the arena as [u32 length][bytes]. One copy instead of one per
+// reader. (Namespace conv_detail: the convention readers were its first users.)
 #pragma once
 
 #include <string.h>
@@ -12,21 +14,27 @@
 namespace ws {
 namespace conv_detail {
 
+// Appends n bytes to a buffer of `cap` bytes holding *size; a string that does not fit only sets
+// `overflow` (it then matches no known key).
+template <class Size>
+inline void append_small(const uint8_t* p, size_t n, char* buf, size_t cap, Size* size, bool* overflow) {
+  if (*size + n > cap) {
+    *overflow = true;
+    return;
+  }
+  memcpy(buf + *size, p, n);
+  *size += Size(n);
+}
+
 // Appends the lexer's current piece to a small buffer; returns true on the string's last piece.
 // Strings longer than the buffer only set `overflow` (they then match no known key).
-template <size_t N>
-bool small_piece(const detail::JsonLexer& lx, char (&buf)[N], uint32_t* size, bool* overflow) {
+template <size_t N, class Size>
+bool small_piece(const detail::JsonLexer& lx, char (&buf)[N], Size* size, bool* overflow) {
   if (lx.piece_first()) {
     *size = 0;
     *overflow = false;
   }
-  size_t n = lx.piece_size();
-  if (*size + n > N) {
-    *overflow = true;
-  } else {
-    memcpy(buf + *size, lx.piece(), n);
-    *size += uint32_t(n);
-  }
+  append_small(lx.piece(), lx.piece_size(), buf, N, size, overflow);
   return lx.piece_last();
 }
 
