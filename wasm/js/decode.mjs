@@ -35,17 +35,21 @@ export async function* decodePipeline(wasm, makeScan, o = {}) {
 
   // Starts the dequantizer on tensor d (companions copied into the companion area first).
   const start = (d, globalScale) => {
-    let scales = 0, biases = 0, at = area;
-    for (const [k, c] of d.companions.entries()) {
+    let scales = 0, biases = 0, at = area, k = 0;
+    for (const c of d.companions) {
       const bytes = held.get(c).bytes;
+      if (c === d.global) {  // an Ollama global scale: one F32, passed by value
+        globalScale = new DataView(bytes.buffer, bytes.byteOffset, 4).getFloat32(0, true);
+        continue;
+      }
       wasm.u8.set(bytes, at);
-      if (k === 0) scales = at; else biases = at;
+      if (k++ === 0) scales = at; else biases = at;
       at += Math.ceil(bytes.length / 8) * 8;
     }
     const s = dq.init({
       format: d.format, out: d.out, impl: KERNELS[o.kernel ?? 'auto'], elements: d.elements,
       bits: d.spec?.bits, group: d.spec?.group, scaleDtype: d.spec?.scaleDtype, scales, biases,
-      globalScale, inputOffset: d.source.offset,
+      globalScale, globalScaleIsOllama: d.spec?.ollama === true, inputOffset: d.source.offset,
       scalesOffset: d.companions.length ? header.tensors[d.companions[0]].offset : 0,
     });
     if (s !== 0) throw dqError(d, s);

@@ -6,8 +6,12 @@
 //           I2_S (its scale is in the tensor's last 32 bytes)
 // MLX quantized weights (FORMATS §2: `p.weight` U32 + `p.scales` [+ `p.biases`]) decode to their
 // logical shape; their scales and biases are read as companions and are not outputs themselves.
+// Ollama blobs (FORMATS §3, ollama.mjs) likewise: `{name}` with `{name}.scale` / `.bias` /
+// `.global_scale` as companions; the global scale (an F32 scalar) is read before the weight's
+// decoding starts, so a weight stored before it is kept whole.
 import { formatFromDtype, formatFromGgml, formatTable, OutType } from './formats.mjs';
 import { makeError } from './errors.mjs';
+import { isOllamaBlob, ollamaWeights } from './ollama.mjs';
 
 const DTYPES = ['f32', 'f16', 'raw'];
 const AFFINE_BITS = [2, 3, 4, 5, 6, 8];
@@ -78,8 +82,41 @@ export function planOutputs(wasm, header, { dtype = 'raw', quantization = null, 
   let companionArea = 0;
   const cfg = quantConfig(quantization);
 
-  // MLX weights first: their companions are then known not to be outputs.
-  if (!gguf && out !== null) {
+  // A quantized weight's plan: decoded to `shape`; `companions` are read first (scales, then
+  // biases), `global` (an index among them, or null) is the F32 global scale.
+  const addQuantized = (w, q, f, shape, companions, global, quant, spec) => {
+    const elements = shape.reduce((a, b) => a * b, 1);
+    const mode = companions.some((c) => tensors[c].offset > w.offset) ? 'whole' : 'stream';
+    descs[w.index] = {
+      index: w.index, name: w.name, dtype, shape, elements, byteLength: elements * outBytes,
+      source: { dtype: w.dtype, shape: w.shape, byteLength: w.byteLength, offset: w.offset },
+      quant, mode, format: f.id, out, companions, global, spec,
+    };
+    let area = 0;
+    for (const c of companions) {
+      consumed.add(c);
+      if (!companionOf.has(c)) companionOf.set(c, []);
+      companionOf.get(c).push(w.index);
+      if (c !== global) area += Math.ceil(tensors[c].byteLength / 8) * 8;
+    }
+    companionArea = Math.max(companionArea, area);
+  };
+
+  if (!gguf && out !== null && isOllamaBlob(header)) {
+    // Ollama: every companion is known (and checked) before anything is planned.
+    const { weights, companions } = ollamaWeights(wasm, header, shard);
+    for (const c of companions) consumed.add(c);
+    for (const q of weights) {
+      if (select && !select(q.w)) continue;
+      const f = formats.byName.get(q.format);
+      if (!f.supported) throw fail('UnsupportedFormat', q.w, `Ollama ${q.mode} (${q.format}) has no kernel in this build`, shard);
+      const companionList = [q.scales.index, ...(q.biases ? [q.biases.index] : []), ...(q.global ? [q.global.index] : [])];
+      addQuantized(q.w, q, f, q.shape, companionList, q.global ? q.global.index : null,
+        { format: q.format, mode: q.mode, bits: q.bits, groupSize: q.group, scales: q.scales.name, biases: q.biases?.name ?? null, globalScale: q.global?.name ?? null, convention: 'ollama' },
+        { bits: q.bits, group: q.group, scaleDtype: wasm.dtypeNames.indexOf(q.scales.dtype), ollama: true });
+    }
+  } else if (!gguf && out !== null) {
+    // MLX weights first: their companions are then known not to be outputs.
     for (const w of tensors) {
       if (!w.name.endsWith('.weight') || w.dtype !== 'U32') continue;
       const base = w.name.slice(0, -'.weight'.length);
@@ -92,24 +129,10 @@ export function planOutputs(wasm, header, { dtype = 'raw', quantization = null, 
       const f = formats.byName.get(p.format);
       if (!f.supported) throw fail('UnsupportedFormat', w, `MLX ${p.mode} (${p.format}) has no kernel in this build`, shard);
       const shape = [...w.shape.slice(0, -1), p.k];
-      const elements = shape.reduce((a, b) => a * b, 1);
       const companions = [scales.index, ...(p.mode === 'affine' && biases ? [biases.index] : [])];
-      const mode = companions.some((c) => tensors[c].offset > w.offset) ? 'whole' : 'stream';
-      descs[w.index] = {
-        index: w.index, name: w.name, dtype, shape, elements, byteLength: elements * outBytes,
-        source: { dtype: w.dtype, shape: w.shape, byteLength: w.byteLength, offset: w.offset },
-        quant: { format: p.format, mode: p.mode, bits: p.bits, groupSize: p.group, scales: scales.name, biases: p.mode === 'affine' ? biases?.name ?? null : null },
-        mode, format: f.id, out, companions,
-        spec: { bits: p.bits, group: p.group, scaleDtype: wasm.dtypeNames.indexOf(scales.dtype) },
-      };
-      let area = 0;
-      for (const c of companions) {
-        consumed.add(c);
-        if (!companionOf.has(c)) companionOf.set(c, []);
-        companionOf.get(c).push(w.index);
-        area += Math.ceil(tensors[c].byteLength / 8) * 8;
-      }
-      companionArea = Math.max(companionArea, area);
+      addQuantized(w, p, f, shape, companions, null,
+        { format: p.format, mode: p.mode, bits: p.bits, groupSize: p.group, scales: scales.name, biases: p.mode === 'affine' ? biases?.name ?? null : null },
+        { bits: p.bits, group: p.group, scaleDtype: wasm.dtypeNames.indexOf(scales.dtype) });
     }
   }
 

@@ -188,12 +188,16 @@ export interface QuantInfo {
   format: string;
   blockElems?: number;
   blockBytes?: number;
-  /** MLX */
+  /** MLX, Ollama blobs */
   mode?: string;
   bits?: number;
   groupSize?: number;
   scales?: string;
   biases?: string | null;
+  /** Ollama: the `{name}.global_scale` companion (nvfp4), or null. */
+  globalScale?: string | null;
+  /** 'ollama' for an Ollama blob's weight; absent for MLX. */
+  convention?: string;
 }
 
 export interface OutputTensor {
