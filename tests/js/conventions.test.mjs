@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ws, repo, streamOf, safetensors } from './helpers.mjs';
+import { FakeDevice } from './fake-gpu.mjs';
 
 const cli = process.env.WS_CLI ?? join(repo, 'build', 'release', 'tools', 'weightstream');
 const noCli = existsSync(cli) ? false : `the CLI is not built (${cli})`;
@@ -150,4 +151,120 @@ test('malformed Ollama blobs: the library\'s status, offset and tensor (as the C
   // Raw output reads the stored tensors, as before: no convention applies.
   const raw = await decodeAll(ollamaBlob({ meta: { quant_type: 'int5' } }), { dtype: 'raw' });
   assert.deepEqual([...raw.keys()], ['w', 'w.scale', 'w.bias']);
+});
+
+// UQFF (FORMATS §4): the directory as a list of sources, in any order (shards sort by number).
+const uqffDir = join(fixtures, 'uqff');
+const uqffNames = ['residual.safetensors', 'model-1.uqff', 'model-0.uqff'];
+const UQFF_WEIGHTS = {
+  'model.layers.0.self_attn.o_proj.bias': [null, [4]],
+  'model.layers.0.self_attn.o_proj.weight': [null, [4, 8]],
+  'model.layers.0.self_attn.k_proj.weight': ['Q8_0', [2, 64]],
+  'model.layers.0.self_attn.q_proj.weight': ['Q4_0', [4, 64]],
+  'model.layers.0.self_attn.v_proj.weight': ['Q4_K', [2, 256]],
+  'model.layers.0.mlp.gate_proj.weight': ['MlxAffine', [2, 64]],
+  'model.layers.0.mlp.up_proj.weight': ['MlxAffine', [2, 64]],
+  'model.layers.0.mlp.down_proj.weight': ['F8Q8', [2, 64]],
+  'model.layers.0.mlp.experts.gate_up_proj.weight': ['MlxMxfp4', [2, 64]],
+  'model.norm.weight': [null, [4]], 'model.embed_tokens.weight': [null, [8, 4]], 'lm_head.weight': [null, [8, 4]],
+};
+
+test('UQFF directory: the logical weights, file by file, and the version', async () => {
+  const got = {};
+  const shards = [];
+  let end = null;
+  for await (const ev of ws.createReader({ dtype: 'f32' }).read({ uqff: uqffNames.map((n) => join(uqffDir, n)) })) {
+    if (ev.type === 'tensorEnd') { got[ev.tensor.name] = [ev.tensor.quant?.format ?? null, ev.tensor.shape]; shards.push(ev.shard); }
+    if (ev.type === 'end') end = ev;
+  }
+  assert.deepEqual(got, UQFF_WEIGHTS);
+  assert.deepEqual([...new Set(shards)], ['model-0.uqff', 'model-1.uqff', 'residual.safetensors']);
+  assert.equal(end.index.version, '1.2.0');
+});
+
+test('UQFF directory: every output equals the CLI bit for bit (f32 and f16; paths, Blobs, streams in 7-byte pieces)', { skip: noCli }, async () => {
+  const bytes = Object.fromEntries(uqffNames.map((n) => [n, new Uint8Array(readFileSync(join(uqffDir, n)))]));
+  let compared = 0;
+  for (const to of ['f32', 'f16']) {
+    const runs = [
+      await decodeAll({ uqff: uqffNames.map((n) => join(uqffDir, n)) }, { dtype: to }),
+      await decodeAll({ uqff: uqffNames.map((n) => ({ name: n, source: new Blob([bytes[n]]) })) }, { dtype: to, kernel: 'reference' }),
+      await decodeAll({ uqff: uqffNames.map((n) => ({ name: n, source: streamOf(bytes[n], 7) })) }, { dtype: to }),
+    ];
+    assert.deepEqual([...runs[0].keys()].sort(), Object.keys(UQFF_WEIGHTS).sort());
+    for (const name of runs[0].keys()) {
+      const want = cliValues(join(uqffDir, 'model-0.uqff'), name, to);
+      for (const [i, run] of runs.entries()) assert.deepEqual(run.get(name).bytes, want, `${name} as ${to}, run ${i}`);
+      compared++;
+    }
+  }
+  assert.equal(compared, 2 * 12);
+});
+
+// A one-layer UQFF shard: version tensors and a Q8_0 GGUF layer [1, 32] (or what `layer` gives).
+const u32le = (...v) => new Uint8Array(new Uint32Array(v).buffer);
+function uqffShard({ version = [1, 2, 0], layer = null, tag = 0 } = {}) {
+  const t = {};
+  if (version) VERSION_NAMES.forEach((n, i) => { t[n] = { dtype: 'U32', shape: [], data: u32le(version[i]) }; });
+  Object.assign(t, layer ?? {
+    'l.weight': { dtype: 'U8', shape: [34], data: new Uint8Array(34) },
+    'l.weight.dtype': { dtype: 'U32', shape: [], data: u32le(8) },
+    'l.weight.shape': { dtype: 'U32', shape: [2], data: u32le(1, 32) },
+  });
+  t['l.weight.format'] = { dtype: 'U8', shape: [], data: new Uint8Array([tag]) };
+  return safetensors(t);
+}
+const VERSION_NAMES = ['uqff.version.major', 'uqff.version.minor', 'uqff.version.patch'];
+
+test('malformed UQFF: the library\'s status, tensor and shard (as the CLI reports them)', async () => {
+  const hqq = {
+    'l.weight': { dtype: 'U8', shape: [16], data: new Uint8Array(16) },
+    'l.weight.scales': { dtype: 'F16', shape: [1], data: new Uint8Array(2) },
+    'l.weight.zeros': { dtype: 'F16', shape: [1], data: new Uint8Array(2) },
+    'l.weight.shape': { dtype: 'U32', shape: [2], data: u32le(1, 32) },
+    'l.weight.bits': { dtype: 'U8', shape: [], data: new Uint8Array([4]) },
+    'l.weight.group_size': { dtype: 'U32', shape: [], data: u32le(32) },
+    'l.weight.axis': { dtype: 'U8', shape: [], data: new Uint8Array([0]) },
+  };
+  const cases = [
+    ['a Q8_0 layer (valid)', uqffShard(), null, null],
+    ['major version 2', uqffShard({ version: [2, 0, 0] }), 'UqffMajorVersion', 'uqff.version.major'],
+    ['minor version 3', uqffShard({ version: [1, 3, 0] }), 'UqffMinorVersionTooNew', 'uqff.version.minor'],
+    ['no version tensors', uqffShard({ version: null }), 'UqffMissingVersion', 'uqff.version.major'],
+    ['an Hqq layer', uqffShard({ layer: hqq, tag: 2 }), 'UqffUnsupportedType', 'l.weight'],
+    ['a Gguf layer tagged Afq', uqffShard({ tag: 4 }), 'UqffFormatTagMismatch', 'l.weight'],
+    ['tag 9', uqffShard({ tag: 9 }), 'UqffUnknownFormatTag', 'l.weight'],
+  ];
+  for (const [what, bytes, code, tensor] of cases) {
+    let err = null;
+    try { await decodeAll({ uqff: [{ name: 'model-0.uqff', source: streamOf(bytes, 7) }] }, { dtype: 'f32' }); } catch (e) { err = e; }
+    if (code === null) { assert.equal(err, null, what); continue; }
+    assert.ok(err instanceof ws.WeightstreamError, `${what}: ${err}`);
+    assert.deepEqual([err.code, err.tensor], [code, tensor], what);
+    assert.ok(err.hint.length > 0, `${what}: a hint`);
+    if (!noCli) {
+      const dir = mkdtempSync(join(tmp, 'uqff-'));
+      writeFileSync(join(dir, 'model-0.uqff'), bytes);
+      const c = cliError(join(dir, 'model-0.uqff'), 'l.weight');
+      // The CLI names the shard only for errors at a header entry; JS names it for data errors too.
+      const shard = c.shard ?? (code === 'UqffMissingVersion' ? null : 'model-0.uqff');
+      assert.deepEqual({ code: err.code, offset: err.offset, tensor: err.tensor, shard: err.shard }, { code: c.code, offset: c.offset, tensor: c.tensor, shard }, `${what}: as the CLI`);
+    }
+  }
+});
+
+test('loadToWebGPU: an Ollama blob and a UQFF directory upload their logical weights (the bytes createReader gives)', async () => {
+  const blob = ollamaBlobs.find((b) => readFileSync(b).includes('c.weight.global_scale'));
+  const uqff = { uqff: uqffNames.map((n) => join(uqffDir, n)) };
+  for (const [source, names] of [[blob, ['a.weight', 'b.weight', 'c.weight', 'lin.bias', 'norm.weight']], [uqff, Object.keys(UQFF_WEIGHTS)]]) {
+    const device = new FakeDevice();
+    const model = await ws.loadToWebGPU(device, source, { dtype: 'f16' });
+    assert.deepEqual(Object.keys(model.tensors).sort(), [...names].sort());
+    const want = await decodeAll(source, { dtype: 'f16' });
+    for (const [name, t] of Object.entries(model.tensors)) {
+      assert.deepEqual(t.buffer.data.subarray(0, t.byteLength), want.get(name).bytes, name);
+    }
+    if (source === uqff) assert.deepEqual(model.shards.map((s) => s.file), ['model-0.uqff', 'model-1.uqff', 'residual.safetensors']);
+    model.destroy();
+  }
 });

@@ -24,7 +24,7 @@ export async function* decodePipeline(wasm, makeScan, o = {}) {
 
   // The scan reads the planned tensors (outputs and companions); planning happens at the header.
   const scan = makeScan((h) => {
-    plan = planOutputs(wasm, h, { dtype: o.dtype ?? 'raw', quantization: o.quantization, select: o.select, shard });
+    plan = planOutputs(wasm, h, { dtype: o.dtype ?? 'raw', quantization: o.quantization, select: o.select, shard, uqff: o.uqff });
     return plan.scan;
   });
 

@@ -1,10 +1,11 @@
-// A model — one file, or a sharded model's index and shards — as decode events (decode.mjs),
+// A model — one file, a sharded model's index and shards, or a UQFF directory — as decode events (decode.mjs),
 // each tagged with the shard it comes from (null for a single file).
 import { toSource, toUrl, isIndexUrl } from './sources.mjs';
 import { scanFile } from './scan.mjs';
 import { decodePipeline } from './decode.mjs';
 import { toSelect } from './options.mjs';
 import { shardedEvents } from './sharded.mjs';
+import { isUqffSource, uqffEvents } from './uqff.mjs';
 
 export async function isShardedSource(source) {
   if (typeof source !== 'string' && !(source instanceof URL)) return false;
@@ -23,6 +24,10 @@ export function fileEvents(wasm, src, options, progress, extra = {}) {
 }
 
 export async function* modelEvents(wasm, source, options, progress) {
+  if (isUqffSource(source)) {
+    yield* uqffEvents(wasm, source, options, progress);
+    return;
+  }
   if (await isShardedSource(source)) {
     yield* shardedEvents(wasm, source, options, progress);
     return;

@@ -8,7 +8,8 @@
 // logical shape; their scales and biases are read as companions and are not outputs themselves.
 // Ollama blobs (FORMATS §3, ollama.mjs) likewise: `{name}` with `{name}.scale` / `.bias` /
 // `.global_scale` as companions; the global scale (an F32 scalar) is read before the weight's
-// decoding starts, so a weight stored before it is kept whole.
+// decoding starts, so a weight stored before it is kept whole. UQFF layers (uqff.mjs) come
+// resolved: GGML blocks, AFQ (MLX affine), F8Q8 and MXFP4 weights with their logical shapes.
 import { formatFromDtype, formatFromGgml, formatTable, OutType } from './formats.mjs';
 import { makeError } from './errors.mjs';
 import { isOllamaBlob, ollamaWeights } from './ollama.mjs';
@@ -67,7 +68,8 @@ function mlxParams(cfg, base, w, scales, biases, shard) {
 }
 
 // Plans every tensor of `header`. `select(t)` says which the caller wants (all when null).
-export function planOutputs(wasm, header, { dtype = 'raw', quantization = null, select = null, shard = null } = {}) {
+// `uqff`: this file's part of a UQFF model (uqff.mjs), its layers already resolved.
+export function planOutputs(wasm, header, { dtype = 'raw', quantization = null, select = null, shard = null, uqff = null } = {}) {
   if (!DTYPES.includes(dtype)) throw new TypeError(`weightstream: dtype must be 'f32', 'f16' or 'raw', not ${JSON.stringify(dtype)}`);
   const formats = formatTable(wasm);
   const tensors = header.tensors;
@@ -102,7 +104,15 @@ export function planOutputs(wasm, header, { dtype = 'raw', quantization = null, 
     companionArea = Math.max(companionArea, area);
   };
 
-  if (!gguf && out !== null && isOllamaBlob(header)) {
+  if (uqff && out !== null) {
+    // UQFF: version and scalar tensors, scales and biases are not outputs ('raw' lists them all).
+    for (const c of uqff.consumed) consumed.add(c);
+    for (const q of uqff.weights) {
+      if (select && !select(q.w)) continue;
+      if (!q.format.supported) throw fail('UnsupportedFormat', q.w, `UQFF ${q.quant.uqffType} (${q.format.name}) has no kernel in this build`, shard);
+      addQuantized(q.w, q, q.format, q.shape, q.companions, null, q.quant, q.spec);
+    }
+  } else if (!gguf && out !== null && isOllamaBlob(header)) {
     // Ollama: every companion is known (and checked) before anything is planned.
     const { weights, companions } = ollamaWeights(wasm, header, shard);
     for (const c of companions) consumed.add(c);

@@ -15,6 +15,13 @@ export type Source =
   | ArrayBufferView
   | AsyncIterable<Uint8Array>;
 
+/** A UQFF directory (createReader().read and loadToWebGPU): its `<stem>-<n>.uqff` shards (taken in
+ * numeric order of n) and `residual.safetensors`. Names come from paths/URLs/Files, or are given
+ * with `{name, source}`. A source that cannot seek is read into memory first. */
+export interface UqffSource {
+  uqff: (Source | { name: string; source: Source })[];
+}
+
 /** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes. */
 export type ErrorCode = string;
 
@@ -196,8 +203,11 @@ export interface QuantInfo {
   biases?: string | null;
   /** Ollama: the `{name}.global_scale` companion (nvfp4), or null. */
   globalScale?: string | null;
-  /** 'ollama' for an Ollama blob's weight; absent for MLX. */
+  /** 'ollama' or 'uqff' for those conventions' weights; absent for MLX. */
   convention?: string;
+  /** UQFF: the layer's type ('gguf', 'afq', 'f8q8', 'mxfp4'); gguf layers also name their GGML type. */
+  uqffType?: string;
+  ggmlType?: string;
 }
 
 export interface OutputTensor {
@@ -222,10 +232,10 @@ export type ReaderEvent =
   | { type: 'tensorData'; shard: string | null; tensor: OutputTensor; offset: number; data: Uint8Array }
   | { type: 'tensorEnd'; shard: string | null; tensor: OutputTensor }
   | ({ type: 'progress' } & Progress)
-  | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | null };
+  | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff'; version: string; metadata: null; shards: string[] } | null };
 
 export interface Reader extends AsyncIterable<ReaderEvent> {
-  read(source: Source): AsyncIterable<ReaderEvent>;
+  read(source: Source | UqffSource): AsyncIterable<ReaderEvent>;
 }
 
 export interface GpuTensor {
@@ -261,7 +271,7 @@ export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; 
 export declare function validate(source: Source, options?: CommonOptions): Promise<ValidateResult>;
 export declare function inspect(source: Source, options?: CommonOptions): Promise<Header | ShardedHeader>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
-export declare function loadToWebGPU(device: GPUDevice, source: Source, options?: GpuLoadOptions): Promise<GpuModel>;
+export declare function loadToWebGPU(device: GPUDevice, source: Source | UqffSource, options?: GpuLoadOptions): Promise<GpuModel>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
 
 // Minimal WebGPU shapes, so that the types need no @webgpu/types (use those for real code).
