@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ws, repo, streamOf, safetensors } from './helpers.mjs';
 import { FakeDevice } from './fake-gpu.mjs';
+import { serve } from './http-server.mjs';
 
 const cli = process.env.WS_CLI ?? join(repo, 'build', 'release', 'tools', 'weightstream');
 const noCli = existsSync(cli) ? false : `the CLI is not built (${cli})`;
@@ -266,5 +267,24 @@ test('loadToWebGPU: an Ollama blob and a UQFF directory upload their logical wei
     }
     if (source === uqff) assert.deepEqual(model.shards.map((s) => s.file), ['model-0.uqff', 'model-1.uqff', 'residual.safetensors']);
     model.destroy();
+  }
+});
+
+test('UQFF over HTTP: the same bytes with and without Range support (scalars by range requests when the server has them)', async () => {
+  const files = new Map(uqffNames.map((n) => [`/d/${n}`, new Uint8Array(readFileSync(join(uqffDir, n)))]));
+  const want = await decodeAll({ uqff: uqffNames.map((n) => join(uqffDir, n)) }, { dtype: 'f32' });
+  for (const ranges of [true, false]) {
+    const srv = await serve(files, { ranges });
+    try {
+      const got = await decodeAll({ uqff: uqffNames.map((n) => `${srv.base}/d/${n}`) }, { dtype: 'f32' });
+      assert.deepEqual([...got.keys()], [...want.keys()]);
+      for (const [name, { bytes }] of got) assert.deepEqual(bytes, want.get(name).bytes, `${name}, ranges ${ranges}`);
+      // With Range, per file: its header, then (shards only) opening for and reading the scalars in
+      // one coalesced range, then the data: 4 + 4 + 2. Without: each file's header, then the file
+      // read once into memory: 2 each.
+      assert.deepEqual([srv.stats.requests, srv.stats.rangeRequests], ranges ? [10, 10] : [6, 0]);
+    } finally {
+      await srv.close();
+    }
   }
 });

@@ -263,22 +263,28 @@ function resolve(wasm, model, scalars) {
 export async function openUqff(wasm, source, options) {
   const files = uqffFiles(source.uqff);
   if (!files.length) throw new TypeError('weightstream: { uqff: [...] } needs at least one file');
-  for (const f of files) {
-    // A source that cannot seek is read once, into memory: its scalars come before the plan.
-    const src = await toSource(f.input, options);
+  const readAll = async (src) => {
     await src.open(options.signal);
-    if (!src.seekable) {
-      const parts = [];
-      let n = 0;
-      for await (const c of src.chunks(options.signal)) { parts.push(c); n += c.length; }
-      const all = new Uint8Array(n);
-      let at = 0;
-      for (const p of parts) { all.set(p, at); at += p.length; }
-      f.input = all;
-    }
+    const parts = [];
+    let n = 0;
+    for await (const c of src.chunks(options.signal)) { parts.push(c); n += c.length; }
     src.close();
+    const all = new Uint8Array(n);
+    let at = 0;
+    for (const p of parts) { all.set(p, at); at += p.length; }
+    return all;
+  };
+  for (const f of files) {
+    // A source that cannot seek is read once, into memory: its scalars are needed before the
+    // plan. Streams never seek; a URL seeks when its server answers the first request with 206.
+    let src = await toSource(f.input, options);
+    if (!src.url && !src.seekable) {
+      f.input = await readAll(src);
+      src = await toSource(f.input, options);
+    }
     const o = { ...options, select: () => false, ranges: false, headerOnly: true, shard: f.name };
-    for await (const ev of scanFile(wasm, await toSource(f.input, options), o)) if (ev.kind === 'header') f.header = ev.header;
+    for await (const ev of scanFile(wasm, src, o)) if (ev.kind === 'header') f.header = ev.header;
+    if (!src.seekable) f.input = await readAll(await toSource(f.input, options));
   }
   const model = buildModel(wasm, files);
   const wanted = [...model.version];
