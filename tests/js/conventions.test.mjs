@@ -181,6 +181,11 @@ test('UQFF directory: the logical weights, file by file, and the version', async
   assert.deepEqual(got, UQFF_WEIGHTS);
   assert.deepEqual([...new Set(shards)], ['model-0.uqff', 'model-1.uqff', 'residual.safetensors']);
   assert.equal(end.index.version, '1.2.0');
+  // Progress counts the data pass over the three files.
+  let last = null;
+  for await (const ev of ws.createReader({ dtype: 'f32', onProgress: (p) => { last = p; } }).read({ uqff: uqffNames.map((n) => join(uqffDir, n)) })) void ev;
+  const total = uqffNames.reduce((n, f) => n + readFileSync(join(uqffDir, f)).length, 0);
+  assert.deepEqual([last.bytes, last.totalBytes, last.tensors], [total, total, 12]);
 });
 
 test('UQFF directory: every output equals the CLI bit for bit (f32 and f16; paths, Blobs, streams in 7-byte pieces)', { skip: noCli }, async () => {

@@ -309,6 +309,8 @@ export async function openUqff(wasm, source, options) {
 // file; one 'done' at the end, with the version and the file list.
 export async function* uqffEvents(wasm, source, options, progress) {
   const model = await openUqff(wasm, source, options);
+  const sizes = model.files.map((f) => f.header.size ?? null);
+  if (sizes.every((n) => n !== null)) progress?.setTotal(sizes.reduce((a, b) => a + b, 0));
   for (const f of model.files) {
     const src = await toSource(f.input, options);
     for await (const ev of fileEvents(wasm, src, options, progress, { shard: f.name, uqff: f.plan })) {
