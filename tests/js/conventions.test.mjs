@@ -240,10 +240,15 @@ test('malformed UQFF: the library\'s status, tensor and shard (as the CLI report
     ['an Hqq layer', uqffShard({ layer: hqq, tag: 2 }), 'UqffUnsupportedType', 'l.weight'],
     ['a Gguf layer tagged Afq', uqffShard({ tag: 4 }), 'UqffFormatTagMismatch', 'l.weight'],
     ['tag 9', uqffShard({ tag: 9 }), 'UqffUnknownFormatTag', 'l.weight'],
+    ['a Gguf layer without its shape', uqffShard({ layer: { 'l.weight': { dtype: 'U8', shape: [34], data: new Uint8Array(34) }, 'l.weight.dtype': { dtype: 'U32', shape: [], data: u32le(8) } } }), 'UqffMissingCompanion', 'l.weight'],
+    ['a Q8_0 layer of the wrong byte size', uqffShard({ layer: { 'l.weight': { dtype: 'U8', shape: [33], data: new Uint8Array(33) }, 'l.weight.dtype': { dtype: 'U32', shape: [], data: u32le(8) }, 'l.weight.shape': { dtype: 'U32', shape: [2], data: u32le(1, 32) } } }), 'ConventionCompanionShape', 'l.weight'],
+    ['a key in the shard and in residual.safetensors', uqffShard(), 'UqffDuplicateKey', 'l.weight.dtype', safetensors({ 'l.weight.dtype': { dtype: 'U32', shape: [], data: u32le(8) } })],
   ];
-  for (const [what, bytes, code, tensor] of cases) {
+  for (const [what, bytes, code, tensor, residual] of cases) {
     let err = null;
-    try { await decodeAll({ uqff: [{ name: 'model-0.uqff', source: streamOf(bytes, 7) }] }, { dtype: 'f32' }); } catch (e) { err = e; }
+    const list = [{ name: 'model-0.uqff', source: streamOf(bytes, 7) }];
+    if (residual) list.push({ name: 'residual.safetensors', source: residual });
+    try { await decodeAll({ uqff: list }, { dtype: 'f32' }); } catch (e) { err = e; }
     if (code === null) { assert.equal(err, null, what); continue; }
     assert.ok(err instanceof ws.WeightstreamError, `${what}: ${err}`);
     assert.deepEqual([err.code, err.tensor], [code, tensor], what);
@@ -251,9 +256,10 @@ test('malformed UQFF: the library\'s status, tensor and shard (as the CLI report
     if (!noCli) {
       const dir = mkdtempSync(join(tmp, 'uqff-'));
       writeFileSync(join(dir, 'model-0.uqff'), bytes);
+      if (residual) writeFileSync(join(dir, 'residual.safetensors'), residual);
       const c = cliError(join(dir, 'model-0.uqff'), 'l.weight');
       // The CLI names the shard only for errors at a header entry; JS names it for data errors too.
-      const shard = c.shard ?? (code === 'UqffMissingVersion' ? null : 'model-0.uqff');
+      const shard = c.shard ?? (code === 'UqffMissingVersion' ? null : residual ? 'residual.safetensors' : 'model-0.uqff');
       assert.deepEqual({ code: err.code, offset: err.offset, tensor: err.tensor, shard: err.shard }, { code: c.code, offset: c.offset, tensor: c.tensor, shard }, `${what}: as the CLI`);
     }
   }
