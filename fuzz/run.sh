@@ -109,6 +109,8 @@ run_one() {
   "$build/$t" "${args[@]}" "${dirs[@]}" >"$dir/log" 2>&1 || rc=$?
   local runs cov ft corp findings
   runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$dir/log" | tail -1 | grep -o '[0-9]*$' || true)
+  # Fork mode (WS_FUZZ_KEEP_GOING) prints no final stats: its last "#N:" status line counts the runs.
+  [ -n "$runs" ] || runs=$(grep -oE '^#[0-9]+:' "$dir/log" | tail -1 | tr -dc '0-9' || true)
   cov=$(grep -o 'cov: [0-9]*' "$dir/log" | tail -1 | grep -o '[0-9]*$' || true)
   ft=$(grep -o 'ft: [0-9]*' "$dir/log" | tail -1 | grep -o '[0-9]*$' || true)
   corp=$(grep -o 'corp: [0-9]*' "$dir/log" | tail -1 | grep -o '[0-9]*$' || true)
