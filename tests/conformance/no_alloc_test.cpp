@@ -1,110 +1,28 @@
-// The reader never allocates (DESIGN.md, hard rules): this binary replaces the global allocation
-// functions — malloc, calloc, realloc, aligned allocation, free, and every operator new/delete —
-// with counting wrappers around glibc's own allocator, and checks that not one call happens
+// The reader never allocates (DESIGN.md, hard rules): this binary links
+// tests/support/alloc_counter.cpp, which replaces the global allocation functions — malloc, calloc,
+// realloc, aligned allocation, free, and every operator new/delete — with counting wrappers around
+// glibc's own allocator, and checks that not one call happens
 // between constructing a Reader and its End (or Error) event, for every real file and every corpus
 // case — safetensors and GGUF —, fed in 1-byte and 4 KiB pieces (GGUF inputs also with their size
 // declared, which takes the early-rejection paths). The feeding loop itself works from buffers loaded
 // beforehand and only touches fixed-size state, so any count is the library's.
-#include <errno.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <atomic>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "alloc_counter.h"
 #include "harness.h"
 #include "json_reader.h"
 #include "sha256.h"
 #include "weightstream/shard_index.h"
 
-// Sanitizers bring their own allocator; replacing it there would break them, so the counting
-// allocator exists only in ordinary builds (the test skips itself otherwise).
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define WS_COUNTING_ALLOCATOR 1
-#endif
-
-namespace {
-std::atomic<bool> g_armed{false};
-std::atomic<long> g_allocs{0};
-std::atomic<long> g_frees{0};
-inline void note_alloc() {
-  if (g_armed.load(std::memory_order_relaxed)) g_allocs.fetch_add(1, std::memory_order_relaxed);
-}
-inline void note_free(void* p) {
-  if (p && g_armed.load(std::memory_order_relaxed)) g_frees.fetch_add(1, std::memory_order_relaxed);
-}
-}  // namespace
-
-#ifdef WS_COUNTING_ALLOCATOR
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void __libc_free(void*);
-void* __libc_memalign(size_t, size_t);
-
-void* malloc(size_t n) noexcept {
-  note_alloc();
-  return __libc_malloc(n);
-}
-void* calloc(size_t count, size_t n) noexcept {
-  note_alloc();
-  return __libc_calloc(count, n);
-}
-void* realloc(void* p, size_t n) noexcept {
-  note_alloc();
-  return __libc_realloc(p, n);
-}
-void free(void* p) noexcept {
-  note_free(p);
-  __libc_free(p);
-}
-void* aligned_alloc(size_t alignment, size_t n) noexcept {
-  note_alloc();
-  return __libc_memalign(alignment, n);
-}
-void* memalign(size_t alignment, size_t n) noexcept {
-  note_alloc();
-  return __libc_memalign(alignment, n);
-}
-int posix_memalign(void** out, size_t alignment, size_t n) noexcept {
-  note_alloc();
-  void* p = __libc_memalign(alignment, n);
-  if (!p) return ENOMEM;
-  *out = p;
-  return 0;
-}
-}  // extern "C"
-
-// operator new/delete go through the counted functions above.
-void* operator new(size_t n) {
-  void* p = malloc(n ? n : 1);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t n) { return operator new(n); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept { return malloc(n ? n : 1); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return malloc(n ? n : 1); }
-void* operator new(size_t n, std::align_val_t a) {
-  void* p = aligned_alloc(size_t(a), (n + size_t(a) - 1) / size_t(a) * size_t(a));
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
-void operator delete(void* p) noexcept { free(p); }
-void operator delete[](void* p) noexcept { free(p); }
-void operator delete(void* p, size_t) noexcept { free(p); }
-void operator delete[](void* p, size_t) noexcept { free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { free(p); }
-#endif  // WS_COUNTING_ALLOCATOR
+using wsalloc::g_allocs;
+using wsalloc::g_armed;
+using wsalloc::g_frees;
 
 namespace wstest {
 namespace {
