@@ -14,6 +14,7 @@
 
 #include "mini_json.h"
 #include "process.h"
+#include "quant_oracle.h"
 
 namespace {
 
@@ -24,6 +25,9 @@ using clitest::read_file;
 using clitest::RunResult;
 using clitest::TempDir;
 using clitest::write_file;
+using wsoracle::e4m3;
+using wsoracle::fp4;
+using wsoracle::unpack;
 
 const std::string kCli = WS_CLI;
 const std::string kDir = std::string(WS_SOURCE_DIR) + "/tests/data/conventions";
@@ -57,36 +61,11 @@ std::map<std::string, Stored> read_tensors(const std::string& path) {
   }
   return out;
 }
-float from_bits(uint32_t b) {
-  float f;
-  memcpy(&f, &b, 4);
-  return f;
-}
 float float_at(const Stored& s, uint64_t i) {
   const uint8_t* p = reinterpret_cast<const uint8_t*>(s.bytes.data());
-  if (s.dtype == "F32") return from_bits(uint32_t(p[4 * i] | p[4 * i + 1] << 8 | p[4 * i + 2] << 16 | uint32_t(p[4 * i + 3]) << 24));
-  const uint16_t h = uint16_t(p[2 * i] | p[2 * i + 1] << 8);
-  if (s.dtype == "BF16") return from_bits(uint32_t(h) << 16);
-  const int e = (h >> 10) & 31, m = h & 1023;
-  const float v = e == 0 ? ldexpf(float(m), -24) : ldexpf(float(m | 1024), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-uint32_t unpack(const uint8_t* row, uint64_t i, uint32_t bits) {
-  uint32_t v = 0;
-  for (uint32_t b = 0; b < bits; ++b) {
-    const uint64_t bit = i * bits + b;
-    v |= uint32_t((row[bit / 8] >> (bit % 8)) & 1) << b;
-  }
-  return v;
-}
-float fp4(uint32_t n) {
-  static const float k[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
-  return (n & 8) ? -k[n & 7] : k[n & 7];
-}
-float e4m3(uint8_t x) {
-  const int e = (x >> 3) & 15, m = x & 7;
-  const float v = e == 0 ? ldexpf(float(m), -9) : ldexpf(float(8 + m), e - 10);
-  return (x & 0x80) ? -v : v;
+  if (s.dtype == "F32") return wsoracle::f32(p + 4 * i);
+  if (s.dtype == "BF16") return wsoracle::bf16(p + 2 * i);
+  return wsoracle::f16(p + 2 * i);
 }
 
 struct Quant {

@@ -1,5 +1,7 @@
 #include "conv_test_util.h"
 
+#include "quant_oracle.h"
+
 namespace convtest {
 
 std::vector<size_t> pieces(size_t size, Split split, uint32_t seed) {
@@ -22,6 +24,39 @@ std::vector<size_t> pieces(size_t size, Split split, uint32_t seed) {
     at += n;
   }
   return out;
+}
+
+void parse(const std::vector<uint8_t>& file, Split split, uint32_t seed, bool declare_size, Parsed* p) {
+  p->reader.reset(new ws::Reader(p->arena.data(), p->arena.size()));
+  if (declare_size) p->reader->set_input_size(file.size());
+  std::vector<size_t> cuts = pieces(file.size(), split, seed);
+  size_t cut = 0, at = 0;
+  for (;;) {
+    ws::Event e = p->reader->next();
+    if (e.type == ws::EventType::NeedInput) {
+      if (cut < cuts.size()) {
+        p->reader->feed(file.data() + at, cuts[cut]);
+        at += cuts[cut++];
+      } else {
+        p->reader->finish();
+      }
+    } else if (e.type == ws::EventType::HeaderReady) {
+      p->bytes.assign(p->reader->tensor_count(), {});
+    } else if (e.type == ws::EventType::TensorBytes) {
+      p->bytes[e.tensor].insert(p->bytes[e.tensor].end(), e.data, e.data + e.size);
+    } else if (e.type == ws::EventType::End) {
+      return;
+    } else if (e.type == ws::EventType::Error) {
+      p->status = p->reader->error().code;
+      return;
+    }
+  }
+}
+
+float float_at(ws::DType d, const uint8_t* p, uint64_t i) {
+  if (d == ws::DType::BF16) return wsoracle::bf16(p + 2 * i);
+  if (d == ws::DType::F16) return wsoracle::f16(p + 2 * i);
+  return wsoracle::f32(p + 4 * i);
 }
 
 }  // namespace convtest

@@ -1,11 +1,16 @@
-// Helpers for the conventions tests: feeding a JSON reader in pieces of a given split.
+// Helpers for the conventions tests: feeding a JSON reader or a safetensors file in pieces of a
+// given split, and reading a float element of a scale tensor by its dtype.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "weightstream/dtype.h"
+#include "weightstream/reader.h"
 
 namespace convtest {
 
@@ -27,5 +32,21 @@ auto feed_all(R& reader, const std::string& text, Split split) -> decltype(reade
   }
   return reader.finish();
 }
+
+// A file parsed by the Reader in pieces, with every tensor's bytes collected (by tensor index).
+struct Parsed {
+  std::vector<uint8_t> arena = std::vector<uint8_t>(1 << 16);
+  std::unique_ptr<ws::Reader> reader;
+  std::vector<std::vector<uint8_t>> bytes;
+  ws::Status status = ws::Status::Ok;  // the Reader's error code, Ok after End
+};
+
+// Streams `file` through a new Reader in `p`, in pieces per `split` (random pieces seeded with
+// `seed`); `declare_size` tells the Reader the file's size first (set_input_size).
+void parse(const std::vector<uint8_t>& file, Split split, uint32_t seed, bool declare_size, Parsed* p);
+
+// Element i of a little-endian BF16, F16 or F32 array (any other dtype is read as F32), decoded by
+// the tests' oracle (tests/support/quant_oracle.h), not by lib/.
+float float_at(ws::DType d, const uint8_t* p, uint64_t i);
 
 }  // namespace convtest

@@ -18,6 +18,7 @@
 
 #include "conv_test_util.h"
 #include "convention_fixtures.h"
+#include "quant_oracle.h"
 #include "weightstream/conventions.h"
 #include "weightstream/load_plan.h"
 #include "weightstream/mlx_config.h"
@@ -28,9 +29,15 @@
 namespace {
 
 namespace fs = std::filesystem;
+using convtest::float_at;
+using convtest::Parsed;
 using convtest::Split;
 using ws::PieceRole;
 using ws::Status;
+using wsoracle::e4m3;
+using wsoracle::f32;
+using wsoracle::fp4;
+using wsoracle::unpack;
 
 const std::string kDir = std::string(WS_SOURCE_DIR) + "/tests/data/conventions";
 
@@ -43,78 +50,10 @@ std::string read_text(const std::string& path) {
   return std::string(b.begin(), b.end());
 }
 
-// One file through the Reader in pieces; every tensor's bytes kept (by tensor index).
-struct Parsed {
-  std::vector<uint8_t> arena = std::vector<uint8_t>(1 << 16);
-  std::unique_ptr<ws::Reader> reader;
-  std::vector<std::vector<uint8_t>> bytes;
-  Status status = Status::Ok;
-};
+// One file through the Reader in pieces (its size declared); every tensor's bytes kept.
+void parse(const std::vector<uint8_t>& file, Split split, Parsed* p) { convtest::parse(file, split, 11, true, p); }
 
-void parse(const std::vector<uint8_t>& file, Split split, Parsed* p) {
-  p->reader.reset(new ws::Reader(p->arena.data(), p->arena.size()));
-  p->reader->set_input_size(file.size());
-  std::vector<size_t> cuts = convtest::pieces(file.size(), split, 11);
-  size_t cut = 0, at = 0;
-  for (;;) {
-    ws::Event e = p->reader->next();
-    if (e.type == ws::EventType::NeedInput) {
-      if (cut < cuts.size()) {
-        p->reader->feed(file.data() + at, cuts[cut]);
-        at += cuts[cut++];
-      } else {
-        p->reader->finish();
-      }
-    } else if (e.type == ws::EventType::HeaderReady) {
-      p->bytes.assign(p->reader->tensor_count(), {});
-    } else if (e.type == ws::EventType::TensorBytes) {
-      p->bytes[e.tensor].insert(p->bytes[e.tensor].end(), e.data, e.data + e.size);
-    } else if (e.type == ws::EventType::End) {
-      return;
-    } else if (e.type == ws::EventType::Error) {
-      p->status = p->reader->error().code;
-      return;
-    }
-  }
-}
-
-// --- The oracle: FORMATS.md §2/§3 written out element by element, independent of lib/. ---
-float bits_to_f32(uint32_t b) {
-  float f;
-  memcpy(&f, &b, 4);
-  return f;
-}
-float bf16(const uint8_t* p) { return bits_to_f32(uint32_t(p[0] | p[1] << 8) << 16); }
-float f16(const uint8_t* p) {
-  uint16_t h = uint16_t(p[0] | p[1] << 8);
-  int e = (h >> 10) & 31, m = h & 1023;
-  float v = e == 0 ? ldexpf(float(m), -24) : ldexpf(float(m | 1024), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-float f32(const uint8_t* p) { return bits_to_f32(uint32_t(p[0] | p[1] << 8 | p[2] << 16 | uint32_t(p[3]) << 24)); }
-float float_at(ws::DType d, const uint8_t* p, uint64_t i) {
-  if (d == ws::DType::BF16) return bf16(p + 2 * i);
-  if (d == ws::DType::F16) return f16(p + 2 * i);
-  return f32(p + 4 * i);
-}
-uint32_t unpack(const uint8_t* row, uint64_t i, uint32_t bits) {  // LSB-first bitstream
-  uint32_t v = 0;
-  for (uint32_t b = 0; b < bits; ++b) {
-    const uint64_t bit = i * bits + b;
-    v |= uint32_t((row[bit / 8] >> (bit % 8)) & 1) << b;
-  }
-  return v;
-}
-float fp4(uint32_t n) {
-  static const float k[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
-  return (n & 8) ? -k[n & 7] : k[n & 7];
-}
-float e4m3(uint8_t x) {
-  int e = (x >> 3) & 15, m = x & 7;
-  float v = e == 0 ? ldexpf(float(m), -9) : ldexpf(float(8 + m), e - 10);
-  return (x & 0x80) ? -v : v;
-}
-
+// --- The oracle (tests/support/quant_oracle.h): FORMATS.md §2/§3, independent of lib/. ---
 // Bytes of a tensor of the model, whichever table (file) it is in.
 using Bytes = std::vector<std::vector<std::vector<uint8_t>>>;  // [table][tensor]
 const std::vector<uint8_t>& piece(const Bytes& b, const ws::LogicalWeight& w, PieceRole r) {

@@ -12,86 +12,25 @@
 
 #include "conv_test_util.h"
 #include "convention_fixtures.h"
+#include "quant_oracle.h"
 #include "weightstream/conventions.h"
 #include "weightstream/load_plan.h"
 #include "weightstream/reader.h"
 
 namespace {
 
+using convtest::Parsed;
 using convtest::Split;
 using ws::Status;
+using wsoracle::e4m3;
+using wsoracle::f32;
+using wsoracle::fp4;
+using wsoracle::unpack;
 
-// A file parsed by the Reader in pieces, with every tensor's bytes collected.
-struct Parsed {
-  std::vector<uint8_t> arena = std::vector<uint8_t>(1 << 16);
-  std::unique_ptr<ws::Reader> reader;
-  std::vector<std::vector<uint8_t>> bytes;
-};
-
+// The file streamed in pieces; a Reader error fails the test.
 void parse(const std::vector<uint8_t>& file, Split split, Parsed* p) {
-  p->reader.reset(new ws::Reader(p->arena.data(), p->arena.size()));
-  std::vector<size_t> cuts = convtest::pieces(file.size(), split, 7);
-  size_t cut = 0, at = 0;
-  for (;;) {
-    ws::Event e = p->reader->next();
-    if (e.type == ws::EventType::NeedInput) {
-      if (cut < cuts.size()) {
-        p->reader->feed(file.data() + at, cuts[cut]);
-        at += cuts[cut++];
-      } else {
-        p->reader->finish();
-      }
-    } else if (e.type == ws::EventType::HeaderReady) {
-      p->bytes.assign(p->reader->tensor_count(), {});
-    } else if (e.type == ws::EventType::TensorBytes) {
-      p->bytes[e.tensor].insert(p->bytes[e.tensor].end(), e.data, e.data + e.size);
-    } else if (e.type == ws::EventType::End) {
-      return;
-    } else if (e.type == ws::EventType::Error) {
-      FAIL() << ws::status_name(p->reader->error().code);
-    }
-  }
-}
-
-float bf16(const uint8_t* p) {
-  uint32_t b = uint32_t(p[0] | p[1] << 8) << 16;
-  float f;
-  memcpy(&f, &b, 4);
-  return f;
-}
-float f16(const uint8_t* p) {
-  uint16_t h = uint16_t(p[0] | p[1] << 8);
-  int e = (h >> 10) & 31, m = h & 1023;
-  float v = e == 0 ? ldexpf(float(m), -24) : ldexpf(float(m | 1024), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-float f32(const uint8_t* p) {
-  float f;
-  memcpy(&f, p, 4);
-  return f;
-}
-float scale_at(ws::DType d, const uint8_t* p, uint64_t i) {
-  if (d == ws::DType::BF16) return bf16(p + 2 * i);
-  if (d == ws::DType::F16) return f16(p + 2 * i);
-  return f32(p + 4 * i);
-}
-// Element i of a row's LSB-first bitstream.
-uint32_t unpack(const uint8_t* row, uint64_t i, uint32_t bits) {
-  uint32_t v = 0;
-  for (uint32_t b = 0; b < bits; ++b) {
-    uint64_t bit = i * bits + b;
-    v |= uint32_t((row[bit / 8] >> (bit % 8)) & 1) << b;
-  }
-  return v;
-}
-float fp4(uint32_t n) {
-  static const float k[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
-  return (n & 8) ? -k[n & 7] : k[n & 7];
-}
-float e4m3(uint8_t x) {  // MLX decode: 0x7F/0xFF are +-480
-  int e = (x >> 3) & 15, m = x & 7;
-  float v = e == 0 ? ldexpf(float(m), -9) : ldexpf(float(8 + m), e - 10);
-  return (x & 0x80) ? -v : v;
+  convtest::parse(file, split, 7, false, p);
+  if (p->status != Status::Ok) FAIL() << ws::status_name(p->status);
 }
 
 // Values of weight `w` computed from its pieces' bytes, independently of lib/.
@@ -109,8 +48,8 @@ std::vector<float> expected(const ws::LogicalModel& m, const ws::LogicalWeight& 
       float v = 0;
       switch (w.params.mode) {
         case ws::QuantMode::Affine:
-          v = scale_at(w.scale_dtype, sc.data(), g) * float(q) +
-              scale_at(w.scale_dtype, bytes[w.ref(ws::PieceRole::Biases).index].data(), g);
+          v = convtest::float_at(w.scale_dtype, sc.data(), g) * float(q) +
+              convtest::float_at(w.scale_dtype, bytes[w.ref(ws::PieceRole::Biases).index].data(), g);
           break;
         case ws::QuantMode::Mxfp4: v = fp4(q) * ldexpf(1.0f, int(sc[g]) - 127); break;
         case ws::QuantMode::Mxfp8: v = e4m3(uint8_t(q)) * ldexpf(1.0f, int(sc[g]) - 127); break;

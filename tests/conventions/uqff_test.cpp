@@ -15,6 +15,7 @@
 
 #include "conv_test_util.h"
 #include "conv_test_util_uqff.h"
+#include "quant_oracle.h"
 #include "uqff_fixtures.h"
 #include "weightstream/conventions.h"
 #include "weightstream/dequant.h"
@@ -37,40 +38,12 @@ std::vector<FileStream> streams_of(const samplegen::UqffFixture& f) {
 }
 
 // --- the oracle: formulas of FORMATS.md §2, §4, §6, written out here ---
-float f16(const uint8_t* p) {
-  uint16_t h = uint16_t(p[0] | p[1] << 8);
-  int e = (h >> 10) & 31, m = h & 1023;
-  float v = e == 0 ? ldexpf(float(m), -24) : ldexpf(float(m | 1024), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-float bf16(const uint8_t* p) {
-  uint32_t b = uint32_t(p[0] | p[1] << 8) << 16;
-  float f;
-  memcpy(&f, &b, 4);
-  return f;
-}
-float f32(const uint8_t* p) {
-  float f;
-  memcpy(&f, p, 4);
-  return f;
-}
-float e4m3fn(uint8_t x) {
-  int e = (x >> 3) & 15, m = x & 7;
-  float v = e == 0 ? ldexpf(float(m), -9) : ldexpf(float(8 + m), e - 10);
-  return (x & 0x80) ? -v : v;
-}
-float fp4(uint32_t n) {
-  static const float k[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
-  return (n & 8) ? -k[n & 7] : k[n & 7];
-}
-uint32_t unpack(const uint8_t* row, uint64_t i, uint32_t bits) {
-  uint32_t v = 0;
-  for (uint32_t b = 0; b < bits; ++b) {
-    uint64_t bit = i * bits + b;
-    v |= uint32_t((row[bit / 8] >> (bit % 8)) & 1) << b;
-  }
-  return v;
-}
+using wsoracle::bf16;
+using wsoracle::e4m3;
+using wsoracle::f16;
+using wsoracle::f32;
+using wsoracle::fp4;
+using wsoracle::unpack;
 
 std::vector<float> oracle_q4_0(const std::vector<uint8_t>& b) {
   std::vector<float> y;
@@ -121,7 +94,7 @@ std::vector<float> oracle_q4_k(const std::vector<uint8_t>& b) {
 std::vector<float> oracle_f8q8(const std::vector<uint8_t>& b) {
   std::vector<float> y;
   for (size_t o = 0; o < b.size(); o += 33) {
-    const float d = e4m3fn(b[o]) / 448.0f;
+    const float d = e4m3(b[o]) / 448.0f;
     for (int j = 0; j < 32; ++j) y.push_back(float(int8_t(b[o + 1 + j])) * d);
   }
   return y;
