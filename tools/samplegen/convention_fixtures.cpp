@@ -8,6 +8,7 @@
 
 #include "half_float.h"
 #include "index_writer.h"
+#include "prng.h"
 #include "safetensors_writer.h"
 #include "uqff_fixtures.h"
 
@@ -17,32 +18,18 @@ namespace {
 
 // Deterministic bytes: xorshift32 per fixture tensor.
 std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
-  std::vector<uint8_t> out(n);
-  uint32_t x = seed * 747796405u + 2891336453u;
-  for (size_t i = 0; i < n; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    out[i] = uint8_t(x >> 7);
-  }
-  return out;
-}
-
-uint64_t count(const std::vector<uint64_t>& shape) {
-  uint64_t n = 1;
-  for (uint64_t d : shape) n *= d;
-  return n;
+  return xorshift32_bytes(n, seed * 747796405u + 2891336453u, 7);
 }
 
 RawTensor packed(const std::string& name, std::vector<uint64_t> shape, uint32_t seed) {
-  return RawTensor{name, "U32", shape, random_bytes(count(shape) * 4, seed)};
+  return RawTensor{name, "U32", shape, random_bytes(element_count(shape) * 4, seed)};
 }
 
 // Float scales/biases with exactly representable values: (i%5 + 1)/16 (scales) or -(i%3)/4.
 RawTensor floats(const std::string& name, const std::string& dtype, std::vector<uint64_t> shape,
                  bool bias) {
   RawTensor t{name, dtype, shape, {}};
-  for (uint64_t i = 0; i < count(shape); ++i) {
+  for (uint64_t i = 0; i < element_count(shape); ++i) {
     float v = bias ? -float(i % 3) / 4.0f : float(i % 5 + 1) / 16.0f;
     if (dtype == "F32") {
       uint32_t b;
@@ -60,7 +47,7 @@ RawTensor floats(const std::string& name, const std::string& dtype, std::vector<
 // U8 scales: E8M0 around 2^0 (125..129) or E4M3 values with exponent 6..8 (0x30..0x4F).
 RawTensor u8_scales(const std::string& name, std::vector<uint64_t> shape, bool e4m3) {
   RawTensor t{name, "U8", shape, {}};
-  for (uint64_t i = 0; i < count(shape); ++i)
+  for (uint64_t i = 0; i < element_count(shape); ++i)
     t.data.push_back(uint8_t(e4m3 ? 0x30 + (i * 7) % 0x20 : 125 + i % 5));
   return t;
 }

@@ -21,6 +21,13 @@ struct RawTensor {
   std::vector<uint8_t> data;
 };
 
+// Elements of a tensor of `shape` (1 for a scalar).
+inline uint64_t element_count(const std::vector<uint64_t>& shape) {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  return n;
+}
+
 // Header keys in `tensors` order (MLX sorts them), data in `data_order` (indices into tensors);
 // `pad` pads the header with spaces to a multiple of 8 (the reference writer; MLX does not).
 std::vector<uint8_t> serialize_raw(const std::vector<RawTensor>& tensors,

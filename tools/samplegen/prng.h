@@ -3,11 +3,15 @@
 // SplitMix64 (Steele, Lea, Flood 2014): tiny, fully specified by integer arithmetic, so the sample
 // files come out byte-identical on every machine and every run. Seeds are derived from tensor
 // names, so a tensor's values do not depend on which other tensors a file holds.
+// The convention and UQFF fixtures use xorshift32_bytes() below, seeded per tensor.
 #pragma once
 
 #include <stdint.h>
 
+#include <stddef.h>
+
 #include <string_view>
+#include <vector>
 
 namespace samplegen {
 
@@ -41,6 +45,20 @@ inline uint64_t fnv1a64(std::string_view s) {
     h *= 0x100000001B3ull;
   }
   return h;
+}
+
+// Deterministic bytes for the convention and UQFF fixtures: xorshift32 from `state` (must be
+// nonzero), each byte taken as `x >> shift`. The committed fixtures depend on these exact bytes.
+inline std::vector<uint8_t> xorshift32_bytes(size_t n, uint32_t state, unsigned shift) {
+  std::vector<uint8_t> out(n);
+  uint32_t x = state;
+  for (size_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    out[i] = uint8_t(x >> shift);
+  }
+  return out;
 }
 
 }  // namespace samplegen

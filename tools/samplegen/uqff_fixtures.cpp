@@ -6,28 +6,13 @@
 #include <algorithm>
 
 #include "half_float.h"
+#include "prng.h"
 
 namespace samplegen {
 
 namespace {
 
-std::vector<uint8_t> noise(size_t n, uint32_t seed) {
-  std::vector<uint8_t> out(n);
-  uint32_t x = seed * 2654435761u + 12345u;
-  for (size_t i = 0; i < n; ++i) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    out[i] = uint8_t(x >> 11);
-  }
-  return out;
-}
-
-uint64_t count(const std::vector<uint64_t>& shape) {
-  uint64_t n = 1;
-  for (uint64_t d : shape) n *= d;
-  return n;
-}
+std::vector<uint8_t> noise(size_t n, uint32_t seed) { return xorshift32_bytes(n, seed * 2654435761u + 12345u, 11); }
 
 void put16(std::vector<uint8_t>* b, size_t at, uint16_t v) {
   (*b)[at] = uint8_t(v);
@@ -51,7 +36,7 @@ RawTensor u32_vector(const std::string& name, const std::vector<uint32_t>& v) {
 // Exactly representable float values: (i%7 + 1)/32 for scales, -(i%3)/8 for biases and dense.
 RawTensor floats(const std::string& name, const std::string& dtype, std::vector<uint64_t> shape, bool negative) {
   RawTensor t{name, dtype, shape, {}};
-  for (uint64_t i = 0; i < count(shape); ++i) {
+  for (uint64_t i = 0; i < element_count(shape); ++i) {
     const float v = negative ? -float(i % 3) / 8.0f + float(i % 5) / 4.0f : float(i % 7 + 1) / 32.0f;
     if (dtype == "F32") {
       uint32_t b;
