@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ws, repo, streamOf, safetensors } from './helpers.mjs';
+import { ws, repo, streamOf, safetensors, decodeAll } from './helpers.mjs';
 import { FakeDevice } from './fake-gpu.mjs';
 import { serve } from './http-server.mjs';
 
@@ -19,18 +19,6 @@ const noCli = existsSync(cli) ? false : `the CLI is not built (${cli})`;
 const fixtures = join(repo, 'tests', 'data', 'conventions');
 const tmp = mkdtempSync(join(tmpdir(), 'ws-conventions-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
-
-// createReader's output, one byte array per tensor, in the order the tensors ended.
-async function decodeAll(source, options) {
-  const out = new Map();
-  let cur = null;
-  for await (const ev of ws.createReader(options).read(source)) {
-    if (ev.type === 'tensorBegin') cur = { t: ev.tensor, bytes: new Uint8Array(ev.tensor.byteLength) };
-    else if (ev.type === 'tensorData') cur.bytes.set(ev.data, ev.offset);
-    else if (ev.type === 'tensorEnd') out.set(ev.tensor.name, cur);
-  }
-  return out;
-}
 
 // The CLI's values of one logical weight (or tensor).
 function cliValues(file, name, to) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ws, testdata, streamOf, safetensors, gguf, f32ToF16 } from './helpers.mjs';
+import { ws, testdata, streamOf, safetensors, gguf, f32ToF16, decodeAll } from './helpers.mjs';
 
 const ggufPath = join(testdata, 'synthetic', 'gguf', 'all_quant_types.gguf');
 const vectorsJson = join(testdata, 'synthetic', 'gguf', 'all_quant_types.tensor_vectors.json');
@@ -23,18 +23,6 @@ const ALL_FORMATS = ['F32', 'F16', 'BF16', 'F8_E4M3', 'F8_E5M2', 'F8_E8M0', 'Q4_
 test('this build decodes every format of the library', async () => {
   assert.deepEqual(await ws.supportedFormats(), ALL_FORMATS);
 });
-
-// Output of createReader as one byte array per tensor.
-async function decodeAll(source, options) {
-  const out = new Map();
-  let cur = null;
-  for await (const ev of ws.createReader(options).read(source)) {
-    if (ev.type === 'tensorBegin') cur = { t: ev.tensor, bytes: new Uint8Array(ev.tensor.byteLength) };
-    else if (ev.type === 'tensorData') cur.bytes.set(ev.data, ev.offset);
-    else if (ev.type === 'tensorEnd') out.set(ev.tensor.name, cur);
-  }
-  return out;
-}
 
 // Bit-exact, except that NaNs compare by being NaN and by sign (payloads are not specified).
 function sameBits(got, want, isNaN, signBit, what) {

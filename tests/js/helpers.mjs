@@ -15,6 +15,19 @@ export const ws = await import(dist);
 
 export function readJson(path) { return JSON.parse(readFileSync(path, 'utf8')); }
 
+// createReader's output for `source`: a Map from tensor name to { t: the tensor, bytes: its bytes },
+// in the order the tensors ended.
+export async function decodeAll(source, options) {
+  const out = new Map();
+  let cur = null;
+  for await (const ev of ws.createReader(options).read(source)) {
+    if (ev.type === 'tensorBegin') cur = { t: ev.tensor, bytes: new Uint8Array(ev.tensor.byteLength) };
+    else if (ev.type === 'tensorData') cur.bytes.set(ev.data, ev.offset);
+    else if (ev.type === 'tensorEnd') out.set(ev.tensor.name, cur);
+  }
+  return out;
+}
+
 // A ReadableStream over `bytes` in pieces of `piece` bytes (the last one shorter).
 export function streamOf(bytes, piece = 65536) {
   let at = 0;
