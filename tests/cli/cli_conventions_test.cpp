@@ -19,6 +19,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using clitest::cli;
 using clitest::Json;
 using clitest::parse_json;
 using clitest::read_file;
@@ -29,18 +30,12 @@ using wsoracle::e4m3;
 using wsoracle::fp4;
 using wsoracle::unpack;
 
-const std::string kCli = WS_CLI;
 const std::string kDir = std::string(WS_SOURCE_DIR) + "/tests/data/conventions";
 const std::string kMlx = kDir + "/mlx/model.safetensors";
 const std::string kMlxBits = kDir + "/mlx-bits/model.safetensors";
 const std::string kBlobA = kDir + "/ollama/blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
 const std::string kBlobB = kDir + "/ollama/blobs/sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
 const std::string kIndex = kDir + "/sharded-mlx/model.safetensors.index.json";
-
-RunResult cli(std::vector<std::string> args) {
-  args.insert(args.begin(), kCli);
-  return clitest::run(args);
-}
 
 // --- The oracle: a safetensors header read with the tests' own JSON reader, and FORMATS.md §2/§3
 // written out element by element. ---

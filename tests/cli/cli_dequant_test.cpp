@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using clitest::GgufBuilder;
+using clitest::cli;
 using clitest::Json;
 using clitest::parse_json;
 using clitest::read_file;
@@ -26,16 +27,10 @@ using clitest::RunResult;
 using clitest::TempDir;
 using clitest::write_file;
 
-const std::string kCli = WS_CLI;
 const std::string kShared = WS_SHARED_DIR;
 const std::string kAllQuant = kShared + "/testdata/synthetic/gguf/all_quant_types.gguf";
 const std::string kVectors = kShared + "/testdata/vectors/ggml/";
 const std::string kDtypes = kShared + "/testdata/real/safetensors/dtypes.safetensors";
-
-RunResult cli(std::vector<std::string> args, const std::string& stdin_path = "") {
-  args.insert(args.begin(), kCli);
-  return clitest::run(args, stdin_path);
-}
 
 uint32_t f32_bits(const std::string& bytes, size_t i) {
   uint32_t u;

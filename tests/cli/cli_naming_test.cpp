@@ -10,18 +10,13 @@
 
 namespace {
 
+using clitest::cli;
 using clitest::Json;
 using clitest::parse_json;
 using clitest::RunResult;
 
-const std::string kCli = WS_CLI;
 const std::string kGgufDir = std::string(WS_SHARED_DIR) + "/testdata/real/gguf";
 const std::string kNamingData = std::string(WS_TESTS_DIR) + "/naming/data";
-
-RunResult cli(std::vector<std::string> args) {
-  args.insert(args.begin(), kCli);
-  return clitest::run(args);
-}
 
 // A safetensors file of one-element F32 tensors with these names (data = 4 zero bytes each).
 std::string safetensors_with(const std::vector<std::string>& names) {

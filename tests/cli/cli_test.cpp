@@ -23,6 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using clitest::GgufBuilder;
+using clitest::cli;
 using clitest::Json;
 using clitest::parse_json;
 using clitest::read_file;
@@ -37,11 +38,6 @@ const std::string kRealDir = std::string(WS_SHARED_DIR) + "/testdata/real/safete
 const std::string kSamplesDir = std::string(WS_SOURCE_DIR) + "/samples";
 const std::string kTinyLlama = kSamplesDir + "/tiny-llama.safetensors";
 const std::string kShardedIndex = kSamplesDir + "/sharded/model.safetensors.index.json";
-
-RunResult cli(std::vector<std::string> args, const std::string& stdin_path = "") {
-  args.insert(args.begin(), kCli);
-  return clitest::run(args, stdin_path);
-}
 
 std::string desc(ws::Status s) { return ws::status_description(s); }
 std::string basic_f32() { return kRealDir + "/basic_f32.safetensors"; }

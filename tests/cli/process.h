@@ -18,6 +18,14 @@ struct RunResult {
 // stderr separately.
 RunResult run(const std::vector<std::string>& argv, const std::string& stdin_path = "");
 
+#ifdef WS_CLI
+// The built `weightstream` program (WS_CLI: its path, defined by the test target) run with `args`.
+inline RunResult cli(std::vector<std::string> args, const std::string& stdin_path = "") {
+  args.insert(args.begin(), WS_CLI);
+  return run(args, stdin_path);
+}
+#endif
+
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);
 
