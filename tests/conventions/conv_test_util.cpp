@@ -1,7 +1,5 @@
 #include "conv_test_util.h"
 
-#include "quant_oracle.h"
-
 namespace convtest {
 
 std::vector<size_t> pieces(size_t size, Split split, uint32_t seed) {
@@ -51,12 +49,6 @@ void parse(const std::vector<uint8_t>& file, Split split, uint32_t seed, bool de
       return;
     }
   }
-}
-
-float float_at(ws::DType d, const uint8_t* p, uint64_t i) {
-  if (d == ws::DType::BF16) return wsoracle::bf16(p + 2 * i);
-  if (d == ws::DType::F16) return wsoracle::f16(p + 2 * i);
-  return wsoracle::f32(p + 4 * i);
 }
 
 }  // namespace convtest

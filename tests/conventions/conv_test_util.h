@@ -1,5 +1,5 @@
 // Helpers for the conventions tests: feeding a JSON reader or a safetensors file in pieces of a
-// given split, and reading a float element of a scale tensor by its dtype.
+// given split.
 #pragma once
 
 #include <stddef.h>
@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "weightstream/dtype.h"
 #include "weightstream/reader.h"
 
 namespace convtest {
@@ -44,9 +43,5 @@ struct Parsed {
 // Streams `file` through a new Reader in `p`, in pieces per `split` (random pieces seeded with
 // `seed`); `declare_size` tells the Reader the file's size first (set_input_size).
 void parse(const std::vector<uint8_t>& file, Split split, uint32_t seed, bool declare_size, Parsed* p);
-
-// Element i of a little-endian BF16, F16 or F32 array (any other dtype is read as F32), decoded by
-// the tests' oracle (tests/support/quant_oracle.h), not by lib/.
-float float_at(ws::DType d, const uint8_t* p, uint64_t i);
 
 }  // namespace convtest

@@ -1,8 +1,9 @@
 // The committed convention fixtures (tests/data/conventions, written by `ws-make-samples
 // --conventions`): they equal the generator's output; every logical weight of every fixture,
 // read from the files in whole / 1-byte / random pieces and decoded in whole / 1-byte / random
-// pieces, equals values computed here from the unpacked integers and scales; malformed variants
-// fail with exact codes, offsets and names; the 3-shard model is one logical model across files.
+// pieces, equals values computed from the unpacked integers and scales (conv_test_util_oracle.h);
+// malformed variants fail with exact codes, offsets and names; the 3-shard model is one logical
+// model across files.
 #include <gtest/gtest.h>
 #include <math.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "conv_test_util.h"
+#include "conv_test_util_oracle.h"
 #include "convention_fixtures.h"
 #include "quant_oracle.h"
 #include "weightstream/conventions.h"
@@ -29,15 +31,14 @@
 namespace {
 
 namespace fs = std::filesystem;
-using convtest::float_at;
+using convtest::Bytes;
+using convtest::oracle_values;
 using convtest::Parsed;
+using convtest::piece;
 using convtest::Split;
 using ws::PieceRole;
 using ws::Status;
-using wsoracle::e4m3;
 using wsoracle::f32;
-using wsoracle::fp4;
-using wsoracle::unpack;
 
 const std::string kDir = std::string(WS_SOURCE_DIR) + "/tests/data/conventions";
 
@@ -52,47 +53,6 @@ std::string read_text(const std::string& path) {
 
 // One file through the Reader in pieces (its size declared); every tensor's bytes kept.
 void parse(const std::vector<uint8_t>& file, Split split, Parsed* p) { convtest::parse(file, split, 11, true, p); }
-
-// --- The oracle (tests/support/quant_oracle.h): FORMATS.md §2/§3, independent of lib/. ---
-// Bytes of a tensor of the model, whichever table (file) it is in.
-using Bytes = std::vector<std::vector<std::vector<uint8_t>>>;  // [table][tensor]
-const std::vector<uint8_t>& piece(const Bytes& b, const ws::LogicalWeight& w, PieceRole r) {
-  const ws::TensorRef& ref = w.ref(r);
-  return b[ref.table][ref.index];
-}
-
-std::vector<float> expected(const ws::LogicalWeight& w, const Bytes& b, ws::DType plain_dtype) {
-  std::vector<float> out;
-  const auto& pk = piece(b, w, PieceRole::Packed);
-  if (w.params.mode == ws::QuantMode::None) {
-    for (uint64_t i = 0; i < w.elements; ++i) out.push_back(float_at(plain_dtype, pk.data(), i));
-    return out;
-  }
-  const auto& sc = piece(b, w, PieceRole::Scales);
-  const uint64_t k = w.shape[w.rank - 1], rows = w.elements / k, row_bytes = k * w.params.bits / 8;
-  for (uint64_t r = 0; r < rows; ++r) {
-    for (uint64_t i = 0; i < k; ++i) {
-      const uint64_t g = r * (k / w.params.group) + i / w.params.group;
-      const uint32_t q = unpack(pk.data() + r * row_bytes, i, w.params.bits);
-      float v = 0;
-      switch (w.params.mode) {
-        case ws::QuantMode::Affine:
-          v = float_at(w.scale_dtype, sc.data(), g) * float(q) +
-              float_at(w.scale_dtype, piece(b, w, PieceRole::Biases).data(), g);
-          break;
-        case ws::QuantMode::Mxfp4: v = fp4(q) * ldexpf(1.0f, int(sc[g]) - 127); break;
-        case ws::QuantMode::Mxfp8: v = e4m3(uint8_t(q)) * ldexpf(1.0f, int(sc[g]) - 127); break;
-        case ws::QuantMode::Nvfp4:
-          v = fp4(q) * e4m3(sc[g]);
-          if (w.ref(PieceRole::GlobalScale).present()) v *= f32(piece(b, w, PieceRole::GlobalScale).data());
-          break;
-        default: break;
-      }
-      out.push_back(v);
-    }
-  }
-  return out;
-}
 
 // lib's decoding, the packed bytes given to one Dequantizer in pieces per `split`.
 std::vector<float> decode(const ws::LogicalWeight& w, const Bytes& b, Split split) {
@@ -132,7 +92,7 @@ void check_values(const ws::LogicalModel& m, const Bytes& b, uint32_t* quantized
   for (uint32_t i = 0; i < m.weight_count(); ++i) {
     const ws::LogicalWeight& w = m.weight(i);
     ASSERT_TRUE(w.decodable) << w.name.data;
-    const std::vector<float> want = expected(w, b, m.tensor(w.ref(PieceRole::Packed)).dtype());
+    const std::vector<float> want = oracle_values(w, b, m.tensor(w.ref(PieceRole::Packed)).dtype());
     ASSERT_EQ(want.size(), w.elements);
     for (Split split : convtest::kSplits) {
       const std::vector<float> got = decode(w, b, split);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conv_test_util.h"
+#include "conv_test_util_oracle.h"
 #include "convention_fixtures.h"
 #include "quant_oracle.h"
 #include "weightstream/conventions.h"
@@ -22,10 +23,7 @@ namespace {
 using convtest::Parsed;
 using convtest::Split;
 using ws::Status;
-using wsoracle::e4m3;
 using wsoracle::f32;
-using wsoracle::fp4;
-using wsoracle::unpack;
 
 // The file streamed in pieces; a Reader error fails the test.
 void parse(const std::vector<uint8_t>& file, Split split, Parsed* p) {
@@ -33,39 +31,10 @@ void parse(const std::vector<uint8_t>& file, Split split, Parsed* p) {
   if (p->status != Status::Ok) FAIL() << ws::status_name(p->status);
 }
 
-// Values of weight `w` computed from its pieces' bytes, independently of lib/.
+// Values of weight `w` computed from its pieces' bytes (one file: table 0), independently of lib/.
 std::vector<float> expected(const ws::LogicalModel& m, const ws::LogicalWeight& w,
                             const std::vector<std::vector<uint8_t>>& bytes) {
-  const auto& pk = bytes[w.ref(ws::PieceRole::Packed).index];
-  const auto& sc = bytes[w.ref(ws::PieceRole::Scales).index];
-  const uint64_t k = w.shape[w.rank - 1], rows = w.elements / k;
-  const uint64_t row_bytes = k * w.params.bits / 8;
-  std::vector<float> out;
-  for (uint64_t r = 0; r < rows; ++r) {
-    for (uint64_t i = 0; i < k; ++i) {
-      const uint64_t g = r * (k / w.params.group) + i / w.params.group;
-      const uint32_t q = unpack(pk.data() + r * row_bytes, i, w.params.bits);
-      float v = 0;
-      switch (w.params.mode) {
-        case ws::QuantMode::Affine:
-          v = convtest::float_at(w.scale_dtype, sc.data(), g) * float(q) +
-              convtest::float_at(w.scale_dtype, bytes[w.ref(ws::PieceRole::Biases).index].data(), g);
-          break;
-        case ws::QuantMode::Mxfp4: v = fp4(q) * ldexpf(1.0f, int(sc[g]) - 127); break;
-        case ws::QuantMode::Mxfp8: v = e4m3(uint8_t(q)) * ldexpf(1.0f, int(sc[g]) - 127); break;
-        case ws::QuantMode::Nvfp4: {
-          v = fp4(q) * e4m3(sc[g]);
-          if (w.ref(ws::PieceRole::GlobalScale).present())
-            v *= f32(bytes[w.ref(ws::PieceRole::GlobalScale).index].data());
-          break;
-        }
-        default: break;
-      }
-      out.push_back(v);
-    }
-  }
-  (void)m;
-  return out;
+  return convtest::oracle_values(w, convtest::Bytes{bytes}, m.tensor(w.ref(ws::PieceRole::Packed)).dtype());
 }
 
 std::vector<float> decode(const ws::LogicalWeight& w, const std::vector<std::vector<uint8_t>>& bytes) {
