@@ -1,5 +1,7 @@
 #include "conv_test_util.h"
 
+#include "weightstream/load_plan.h"
+
 namespace convtest {
 
 std::vector<size_t> pieces(size_t size, Split split, uint32_t seed) {
@@ -49,6 +51,28 @@ void parse(const std::vector<uint8_t>& file, Split split, uint32_t seed, bool de
       return;
     }
   }
+}
+
+uint64_t measured_seekable_peak(const ws::LogicalModel& m, uint64_t chunk) {
+  uint64_t peak = 0;
+  for (uint32_t i = 0; i < m.weight_count(); ++i) {
+    const ws::LoadPlan lp = ws::plan_weight(m, i, chunk);
+    if (lp.piece_count == 1) continue;
+    uint64_t held = 0;
+    for (uint32_t s = 0; s < lp.schedule_count; ++s) {
+      const ws::LoadPiece& pc = lp.schedule[s];
+      if (pc.role != ws::PieceRole::Packed) {
+        held += pc.size();
+        if (held > peak) peak = held;
+      } else {
+        for (uint64_t b = 0; b < pc.size(); b += chunk) {
+          const uint64_t n = pc.size() - b < chunk ? pc.size() - b : chunk;
+          if (held + n > peak) peak = held + n;
+        }
+      }
+    }
+  }
+  return peak;
 }
 
 }  // namespace convtest

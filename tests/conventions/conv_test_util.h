@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "weightstream/conventions.h"
 #include "weightstream/reader.h"
 
 namespace convtest {
@@ -43,5 +44,11 @@ struct Parsed {
 // Streams `file` through a new Reader in `p`, in pieces per `split` (random pieces seeded with
 // `seed`); `declare_size` tells the Reader the file's size first (set_input_size).
 void parse(const std::vector<uint8_t>& file, Split split, uint32_t seed, bool declare_size, Parsed* p);
+
+// The most bytes held at once when every multi-piece weight of `m` is read range by range in its
+// plan_weight(m, i, chunk) schedule: companions whole, then the packed piece in `chunk`-byte
+// ranges, each decoded as it comes. Measured by walking the schedule, for comparison with the
+// plan's seekable_peak.
+uint64_t measured_seekable_peak(const ws::LogicalModel& m, uint64_t chunk);
 
 }  // namespace convtest

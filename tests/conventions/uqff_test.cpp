@@ -360,25 +360,7 @@ TEST(Uqff, LoadPlanMatchesTheStream) {
     }
     // Seekable: each weight's schedule read range by range (companions whole, the packed piece in
     // chunks, decoded as it comes) never holds more than the plan's peak.
-    uint64_t seek_peak = 0;
-    for (uint32_t i = 0; i < m.weight_count(); ++i) {
-      ws::LoadPlan lp = ws::plan_weight(m, i, chunk);
-      if (lp.piece_count == 1) continue;
-      uint64_t h = 0;
-      for (uint32_t s = 0; s < lp.schedule_count; ++s) {
-        const ws::LoadPiece& pc = lp.schedule[s];
-        if (pc.role != PieceRole::Packed) {
-          h += pc.size();
-          seek_peak = h > seek_peak ? h : seek_peak;
-        } else {
-          for (uint64_t b = 0; b < pc.size(); b += chunk) {
-            const uint64_t n = pc.size() - b < chunk ? pc.size() - b : chunk;
-            seek_peak = h + n > seek_peak ? h + n : seek_peak;
-          }
-        }
-      }
-    }
-    EXPECT_EQ(seek_peak, plan.seekable_peak);
+    EXPECT_EQ(convtest::measured_seekable_peak(m, chunk), plan.seekable_peak);
     EXPECT_LT(plan.seekable_peak, plan.sequential_peak);
     if (split == Split::Whole) printf("UQFF fixture, chunk %llu: sequential peak %llu bytes, seekable peak %llu bytes\n", (unsigned long long)chunk, (unsigned long long)plan.sequential_peak, (unsigned long long)plan.seekable_peak);
   }
