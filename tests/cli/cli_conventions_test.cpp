@@ -484,4 +484,45 @@ TEST(CliConventions, ShardedMissingShardAndTensorInTheWrongShard) {
       << j["error"]["message"].str();
 }
 
+// Absolute offset of a tensor's first data byte in a safetensors file, from its header.
+uint64_t data_offset_of(const std::string& file, const std::string& tensor) {
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(file[i])) << (8 * i);
+  return 8 + n + parse_json(file.substr(8, n))[tensor]["data_offsets"][0].u64();
+}
+
+// An error in a UQFF layer's data (a format tag no reader knows) names the file the byte is in,
+// in dequant's and inspect's JSON and in the text line, not only the offset.
+TEST(CliConventions, UqffDataErrorNamesItsFile) {
+  TempDir dir;
+  copy_dir(kDir + "/uqff", dir.file("u"));
+  std::string f1 = read_file(dir.file("u/model-1.uqff"));
+  const uint64_t at = data_offset_of(f1, "model.layers.0.mlp.gate_proj.weight.format");
+  ASSERT_EQ(f1[at], 4);  // Afq
+  f1[at] = 9;
+  write_file(dir.file("u/model-1.uqff"), f1);
+  const std::string w = "model.layers.0.mlp.gate_proj.weight";
+  RunResult r = cli({"dequant", dir.file("u/model-0.uqff"), "--tensor", w, "--json", "-o", dir.file("g.bin")});
+  EXPECT_EQ(r.exit_code, 1);
+  Json j = parse_json(r.out);
+  EXPECT_EQ(j["error"]["code"].str(), "UqffUnknownFormatTag");
+  EXPECT_EQ(j["error"]["offset"].u64(), at);
+  EXPECT_EQ(j["error"]["tensor"].str(), w);
+  EXPECT_EQ(j["error"]["shard"].str(), "model-1.uqff");
+  r = cli({"dequant", dir.file("u/model-1.uqff"), "--tensor", w, "-o", dir.file("g.bin")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("weightstream: " + dir.file("u/model-1.uqff") + ": invalid: UqffUnknownFormatTag at byte " +
+                            std::to_string(at) + " of model-1.uqff in tensor \"" + w + "\": ",
+                        0),
+            0u)
+      << r.err;
+  r = cli({"inspect", "--json", dir.file("u/model-0.uqff")});
+  EXPECT_EQ(r.exit_code, 0);  // every file is valid safetensors
+  j = parse_json(r.out);
+  EXPECT_EQ(j["logical"]["error"]["code"].str(), "UqffUnknownFormatTag");
+  EXPECT_EQ(j["logical"]["error"]["offset"].u64(), at);
+  EXPECT_EQ(j["logical"]["error"]["shard"].str(), "model-1.uqff");
+  EXPECT_FALSE(fs::exists(dir.file("g.bin")));
+}
+
 }  // namespace

@@ -245,6 +245,25 @@ std::optional<Problem> feed_uqff_scalars(LogicalView* v) {
 
 }  // namespace
 
+std::string error_file(const LogicalView& v, const ws::Error& err) {
+  if (!err.tensor_name) return std::string();
+  const std::string name(err.tensor_name, err.tensor_name_size);
+  for (const auto& t : v.tables) {
+    const ws::TensorTable& tab = t->reader->tensors();
+    const uint64_t data = t->reader->data_start();
+    for (uint32_t i = 0; i < tab.count(); ++i) {
+      const ws::TensorInfo info = tab.get(i);
+      const size_t n = info.name.size;
+      const bool named = n >= name.size() && memcmp(info.name.data, name.data(), name.size()) == 0 &&
+                         (n == name.size() || info.name.data[name.size()] == '.');
+      if (!named) continue;
+      const bool in_data = err.offset >= data + info.begin && err.offset < data + info.end;
+      if (info.entry_offset == err.offset || in_data) return t->shard;
+    }
+  }
+  return std::string();
+}
+
 std::optional<Problem> load_logical(const std::string& path, const ScanOptions& options, LogicalView* v,
                                     bool* not_safetensors) {
   *not_safetensors = false;
@@ -346,13 +365,7 @@ std::optional<Problem> load_logical(const std::string& path, const ScanOptions& 
     // UQFF companion-set errors say which suffix is missing or unexpected (or which type).
     const ws::StrView detail = v->model->error_detail();
     if (detail.size) p.message += " (" + display_text(str(detail)) + ")";
-    // The offset is in the file of the tensor the error is at: find its table by name.
-    if ((sharded || uqff) && err.tensor_name) {
-      for (const auto& t : v->tables) {
-        const uint32_t i = t->reader->tensors().find(err.tensor_name, err.tensor_name_size);
-        if (i != ws::kNoTensor && t->reader->tensors().get(i).entry_offset == err.offset) p.shard = t->shard;
-      }
-    }
+    if (sharded || uqff) p.shard = error_file(*v, err);
     return p;
   }
   return std::nullopt;
