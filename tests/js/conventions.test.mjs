@@ -287,3 +287,72 @@ test('UQFF over HTTP: the same bytes with and without Range support (scalars by 
     }
   }
 });
+
+// inspect() and validate() of a UQFF directory and of single MLX / Ollama files: the logical
+// weights and plan peaks are the library's, so they equal the CLI's `inspect --json`.
+function cliLogical(file) {
+  const r = spawnSync(cli, ['inspect', file, '--json'], { encoding: 'utf8' });
+  return JSON.parse(r.stdout).logical;
+}
+const camel = (s) => s.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+function asCli(weights) {
+  return weights.map((w) => ({
+    name: w.name, convention: w.convention, mode: w.mode, stored: w.stored, format: w.format, bits: w.bits, group: w.group,
+    shape: w.shape, bytes: w.bytes, companions: w.companions, sequentialScratch: w.sequentialScratch, seekableScratch: w.seekableScratch,
+    packedBeforeCompanion: w.packedBeforeCompanion,
+  }));
+}
+function fromCli(l) {
+  return l.weights.map((w) => ({
+    name: w.name, convention: w.convention, mode: w.mode, stored: w.stored, format: w.format, bits: w.bits, group: w.group,
+    shape: w.shape, bytes: w.bytes, companions: w.companions.map(camel), sequentialScratch: w.sequential_scratch,
+    seekableScratch: w.seekable_scratch, packedBeforeCompanion: w.packed_before_companion,
+  }));
+}
+
+test('inspect({uqff}): per-file headers, the logical weights and plan peaks the CLI reports', { skip: noCli }, async () => {
+  const info = await ws.inspect({ uqff: uqffNames.map((n) => join(uqffDir, n)) });
+  assert.equal(info.convention, 'uqff');
+  assert.equal(info.version, '1.2.0');
+  assert.deepEqual(info.files.map((f) => f.file), ['model-0.uqff', 'model-1.uqff', 'residual.safetensors']);
+  for (const f of info.files) assert.equal(f.tensors.length, (await ws.inspect(join(uqffDir, f.file))).tensors.length);
+  const c = cliLogical(join(uqffDir, 'model-0.uqff'));
+  assert.deepEqual(asCli(info.logical.weights), fromCli(c));
+  assert.deepEqual(info.logical.plan, { chunk: c.plan.chunk, sequentialPeak: c.plan.sequential_peak, seekablePeak: c.plan.seekable_peak });
+  // Every output of createReader is one of these weights, with the same logical shape.
+  const decoded = await decodeAll({ uqff: uqffNames.map((n) => join(uqffDir, n)) }, { dtype: 'f32' });
+  for (const [name, { t }] of decoded) assert.deepEqual(info.logical.weights.find((w) => w.name === name).shape, t.shape, name);
+});
+
+test('validate({uqff}): valid, and a malformed shard reported as the reader reports it', async () => {
+  const files = uqffNames.map((n) => join(uqffDir, n));
+  assert.deepEqual(await ws.validate({ uqff: files }), { valid: true, format: 'safetensors', convention: 'uqff', version: '1.2.0', tensors: 40, error: null });
+  const bad = uqffShard({ version: [2, 0, 0] });
+  const v = await ws.validate({ uqff: [{ name: 'model-0.uqff', source: streamOf(bad, 7) }] });
+  assert.equal(v.valid, false);
+  assert.deepEqual([v.error.code, v.error.tensor, v.error.shard], ['UqffMajorVersion', 'uqff.version.major', 'model-0.uqff']);
+  // A shard cut short: the data pass finds it.
+  const whole = readFileSync(join(uqffDir, 'model-1.uqff'));
+  const cut = uqffNames.map((n) => ({ name: n, source: n === 'model-1.uqff' ? new Blob([whole.subarray(0, whole.length - 3)]) : new Blob([readFileSync(join(uqffDir, n))]) }));
+  const t = await ws.validate({ uqff: cut });
+  assert.equal(t.valid, false);
+  assert.deepEqual([t.error.code, t.error.shard], ['TruncatedData', 'model-1.uqff']);
+});
+
+test('inspect of an MLX file (with its config) and of Ollama blobs: the logical weights the CLI reports', { skip: noCli }, async () => {
+  const mlx = join(fixtures, 'mlx', 'model.safetensors');
+  const config = JSON.parse(readFileSync(join(fixtures, 'mlx', 'config.json'), 'utf8'));
+  const info = await ws.inspect(mlx, { quantization: config });
+  const c = cliLogical(mlx);
+  assert.equal(info.logical.convention, 'mlx');
+  assert.deepEqual(asCli(info.logical.weights), fromCli(c));
+  assert.deepEqual(info.logical.plan, { chunk: c.plan.chunk, sequentialPeak: c.plan.sequential_peak, seekablePeak: c.plan.seekable_peak });
+  // Without the config the library cannot tell bits from group here: the header is still valid.
+  const bare = await ws.inspect(mlx);
+  assert.equal(bare.logical.error.code, 'ConventionUnknownParams');
+  for (const blob of ollamaBlobs) {
+    const o = await ws.inspect(blob);
+    assert.equal(o.logical.convention, 'ollama');
+    assert.deepEqual(asCli(o.logical.weights), fromCli(cliLogical(blob)), blob);
+  }
+});

@@ -5,10 +5,14 @@
 // kernel that goes missing fails here rather than being skipped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ws, testdata, streamOf, safetensors, gguf, f32ToF16, decodeAll } from './helpers.mjs';
+import { ws, repo, testdata, streamOf, safetensors, gguf, f32ToF16, decodeAll } from './helpers.mjs';
+
+const cli = process.env.WS_CLI ?? join(repo, 'build', 'release', 'tools', 'weightstream');
 
 const ggufPath = join(testdata, 'synthetic', 'gguf', 'all_quant_types.gguf');
 const vectorsJson = join(testdata, 'synthetic', 'gguf', 'all_quant_types.tensor_vectors.json');
@@ -132,16 +136,33 @@ test('MLX affine int4 (scales before or after the weight in the file): f32 and f
   }
 });
 
-test('MLX without a config: unambiguous shapes decode, ambiguous ones ask for the config', async () => {
+// The rules are the library's (ws::LogicalModel): without a config, shapes that fit several
+// (bits, group) pairs are ConventionUnknownParams at the weight, as the CLI reports them; a config
+// that states bits without group_size does not complete itself from the shapes either.
+test('MLX without a complete config: ambiguous shapes are the library\'s ConventionUnknownParams (as the CLI says)', async () => {
   const { bytes } = mlxModel(true);
-  // 16 packed words and 2 scales per row: bits × group = 256 fits 4×64, 8×32 and 2×128.
-  await assert.rejects(decodeAll(bytes, { dtype: 'f32' }), (e) => {
-    assert.equal(e.code, 'InvalidQuantParams');
-    assert.equal(e.tensor, 'layer.weight');
-    assert.match(e.message, /4-bit groups of 64 or .*pass config\.json's quantization as the quantization option\)\. The quantization parameters/);
-    return true;
-  });
-  const ok = await decodeAll(bytes, { dtype: 'f32', quantization: { bits: 4 } });  // group follows
+  const dir = mkdtempSync(join(tmpdir(), 'ws-mlx-'));
+  try {
+    // 16 packed words and 2 scales per row: bits × group = 256 fits 4×64, 8×32 and 2×128.
+    for (const quantization of [null, { bits: 4 }]) {
+      let err = null;
+      try { await decodeAll(bytes, { dtype: 'f32', quantization }); } catch (e) { err = e; }
+      assert.ok(err instanceof ws.WeightstreamError, String(err));
+      assert.equal(err.code, 'ConventionUnknownParams');
+      assert.equal(err.tensor, 'layer.weight');
+      assert.ok(err.hint.length > 0);
+      if (existsSync(cli)) {
+        writeFileSync(join(dir, 'model.safetensors'), bytes);
+        if (quantization) writeFileSync(join(dir, 'config.json'), JSON.stringify({ quantization }));
+        const r = spawnSync(cli, ['dequant', join(dir, 'model.safetensors'), '--tensor', 'layer.weight', '-o', join(dir, 'x.bin'), '--json', '--no-progress'], { encoding: 'utf8' });
+        const c = JSON.parse(r.stdout).error;
+        assert.deepEqual([err.code, err.offset, err.tensor], [c.code, c.offset, c.tensor]);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const ok = await decodeAll(bytes, { dtype: 'f32', quantization: { bits: 4, group_size: 64 } });
   assert.equal(ok.get('layer.weight').t.quant.groupSize, 64);
 });
 

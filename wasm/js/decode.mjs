@@ -6,7 +6,7 @@
 //   { kind: 'done', validated }
 // Decoded values are written into one output buffer in wasm memory (bounded pieces); every piece
 // is handed on before the next is decoded, so nothing accumulates.
-import { planOutputs } from './plan.mjs';
+import { planOutputs, fileWeights } from './plan.mjs';
 import { Dequantizer } from './dequantizer.mjs';
 import { makeError } from './errors.mjs';
 
@@ -23,8 +23,12 @@ export async function* decodePipeline(wasm, makeScan, o = {}) {
   const shard = o.shard ?? null;
 
   // The scan reads the planned tensors (outputs and companions); planning happens at the header.
-  const scan = makeScan((h) => {
-    plan = planOutputs(wasm, h, { dtype: o.dtype ?? 'raw', quantization: o.quantization, select: o.select, shard, uqff: o.uqff });
+  // The logical weights come from the library: over this file alone (its session is alive now),
+  // or, for a UQFF model, from the model over every file (o.logical).
+  const scan = makeScan((h, session) => {
+    const dtype = o.dtype ?? 'raw';
+    const logical = o.logical ?? (h.format === 'safetensors' && dtype !== 'raw' ? fileWeights(wasm, h, session, { quantization: o.quantization, shard }) : null);
+    plan = planOutputs(wasm, h, { dtype, select: o.select, shard, logical });
     return plan.scan;
   });
 

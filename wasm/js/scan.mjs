@@ -176,7 +176,7 @@ export async function* scanFile(wasm, source, o = {}) {
           state.format = header.format;
           state.tensorCount = header.tensors.length;
           if (o.selection) {
-            selected = o.selection(header);
+            selected = o.selection(header, session);
           } else {
             selected = new Uint8Array(header.tensors.length);
             for (const tt of header.tensors) selected[tt.index] = !o.select || o.select(tt) ? 1 : 0;
@@ -184,7 +184,11 @@ export async function* scanFile(wasm, source, o = {}) {
           if (o.onHeader) await o.onHeader(header, session);
           yield { kind: 'header', header, selected };
           if (signal?.aborted) throw abortError(signal, ctx.fed);
-          if (o.headerOnly) return;
+          if (o.headerOnly) {
+            // o.keep takes the session (a logical model will read its table): not destroyed here.
+            if (o.keep) { o.keep.session = session; session = null; }
+            return;
+          }
           if (o.ranges !== false && source.seekable && source.range && selected.some((v) => !v)) {
             const ranges = planRanges(header, selected, o.rangeGap ?? (source.url ? 1 << 20 : 64 << 10));
             if (ranges) {

@@ -5,11 +5,15 @@ import { isShardedSource as isSharded } from './model.mjs';
 import { scanFile } from './scan.mjs';
 import { scanSharded } from './sharded.mjs';
 import { WeightstreamError } from './errors.mjs';
+import { isUqffSource, openUqff } from './uqff.mjs';
+import { fileWeights } from './plan.mjs';
+import { publicWeight } from './conventions.mjs';
 
 // Streams every byte through the reader. Never throws for a bad file: the verdict says what is
 // wrong. Throws only for misuse (a TypeError) and, like every call here, when options.signal aborts.
 export async function validate(source, options = {}) {
   const wasm = await init(options);
+  if (isUqffSource(source)) return validateUqff(wasm, source, options);
   if (await isSharded(source)) return scanSharded(wasm, source, { ...options, mode: 'validate' });
   const state = { format: null, tensorCount: 0 };
   try {
@@ -28,12 +32,71 @@ export async function validate(source, options = {}) {
 // downloaded): format, tensors, metadata. Throws a WeightstreamError when the header is invalid.
 export async function inspect(source, options = {}) {
   const wasm = await init(options);
+  if (isUqffSource(source)) return inspectUqff(wasm, source, options);
   if (await isSharded(source)) return scanSharded(wasm, source, { ...options, mode: 'inspect' });
   const src = await toSource(source, options);
-  for await (const ev of scanFile(wasm, src, { ...options, headerOnly: true })) {
-    if (ev.kind === 'header') return publicHeader(ev.header);
+  const keep = {};
+  let header = null;
+  try {
+    for await (const ev of scanFile(wasm, src, { ...options, headerOnly: true, keep })) {
+      if (ev.kind === 'header') header = ev.header;
+    }
+    if (!header) throw new Error('weightstream: the reader stopped without a header');
+    const out = publicHeader(header);
+    // A safetensors file's logical weights (MLX, Ollama), as the library groups them; a
+    // convention error is reported there, the header itself being valid.
+    if (header.format === 'safetensors' && keep.session) {
+      const name = null;  // a single file: errors name no shard
+      try {
+        const l = fileWeights(wasm, header, keep.session, { quantization: options.quantization, shard: name, chunk: options.chunkSize });
+        if (l.convention === 'ollama' || l.weights.some((w) => w.convention !== 'plain')) {
+          const files = [{ header, name }];
+          out.logical = { convention: l.convention, weights: l.weights.map((w) => publicWeight(files, w)), plan: l.plan, error: null };
+        }
+      } catch (e) {
+        if (!(e instanceof WeightstreamError)) throw e;
+        out.logical = { convention: null, weights: [], plan: null, error: e.toJSON() };
+      }
+    }
+    return out;
+  } finally {
+    keep.session?.destroy();
   }
-  throw new Error('weightstream: the reader stopped without a header');
+}
+
+// A UQFF directory (`{ uqff: [sources] }`): per-file headers, the library's logical weights and
+// the load plan's peaks. Throws a WeightstreamError when a header or the model is invalid.
+async function inspectUqff(wasm, source, options) {
+  const m = await openUqff(wasm, source, options);
+  const files = m.files.map((f) => ({ header: f.header, name: f.name }));
+  const perFile = m.files.map((f) => ({ file: f.name, ...publicHeader(f.header) }));
+  return {
+    format: 'safetensors',
+    convention: 'uqff',
+    version: m.version,
+    metadata: null,
+    files: perFile,
+    tensors: perFile.flatMap((f) => f.tensors.map((t) => ({ ...t, file: f.file }))),
+    logical: { convention: 'uqff', weights: m.weights.map((w) => publicWeight(files, w)), plan: m.plan, error: null },
+  };
+}
+
+// validate() of a UQFF directory: every file's header, the model (versions, companion sets,
+// tags, scalars), then every file's bytes to the end.
+async function validateUqff(wasm, source, options) {
+  let tensors = 0;
+  try {
+    const m = await openUqff(wasm, source, options);
+    tensors = m.files.reduce((n, f) => n + f.header.tensors.length, 0);
+    for (const f of m.files) {
+      const src = await toSource(f.input, options);
+      for await (const ev of scanFile(wasm, src, { ...options, select: () => false, ranges: false, shard: f.name })) void ev;
+    }
+    return { valid: true, format: 'safetensors', convention: 'uqff', version: m.version, tensors, error: null };
+  } catch (e) {
+    if (!(e instanceof WeightstreamError) || e.code === 'Aborted') throw e;
+    return { valid: false, format: 'safetensors', convention: 'uqff', version: null, tensors, error: e.toJSON() };
+  }
 }
 
 // What inspect() returns: the header without internal fields.

@@ -7,6 +7,12 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
 
   const h = await inspect(file);
   if (!('sharded' in h)) for (const t of h.tensors) console.log(t.name, t.dtype, t.shape, t.dataOffsets);
+  if (!('sharded' in h) && h.logical) console.log(h.logical.plan?.seekablePeak, h.logical.weights.map((w) => w.bits));
+
+  const u = await inspect({ uqff: ['model-0.uqff', 'residual.safetensors'] });
+  console.log(u.version, u.files.map((f) => f.file), u.logical.weights.map((w) => [w.name, w.mode, w.shape, w.bytes]));
+  const uv = await validate({ uqff: [{ name: 'model-0.uqff', source: file }] });
+  console.log(uv.valid, uv.version);
 
   const reader = createReader({ dtype: 'f16', filter: ['lm_head.weight'], signal });
   for await (const ev of reader.read(await fetch('/model.gguf'))) {

@@ -164,6 +164,8 @@ export interface Header {
   tensors: TensorHeader[];
   /** Safetensors __metadata__ (or null); GGUF: key → value, long arrays summarized. */
   metadata: Record<string, string> | Record<string, GgufValue | GgufValue[] | ArraySummary> | null;
+  /** Safetensors with quantized logical weights (MLX, Ollama blobs): the library's grouping. */
+  logical?: LogicalInfo;
   gguf?: {
     version: number;
     alignment: number;
@@ -173,6 +175,52 @@ export interface Header {
     tensorInfosOffset: number;
     kv: GgufKv[];
   };
+}
+
+/** One logical weight as the library groups it (inspect(): MLX, Ollama, UQFF). */
+export interface LogicalWeightInfo {
+  name: string;
+  convention: 'plain' | 'mlx' | 'ollama' | 'uqff';
+  /** 'none' for plain weights and GGML-block / F8Q8 UQFF layers. */
+  mode: 'none' | 'affine' | 'mxfp4' | 'mxfp8' | 'nvfp4';
+  /** The packed tensor's stored dtype. */
+  stored: string;
+  /** The quant format it decodes with (MlxAffine, Q4_K, BF16, ...). */
+  format: string;
+  bits: number | null;
+  group: number | null;
+  /** Logical (unpacked) shape. */
+  shape: number[];
+  /** Stored bytes of all its pieces. */
+  bytes: number;
+  /** Roles of its other pieces: scales, biases, globalScale, format, ggmlType, shape, bits, groupSize, numBlocks. */
+  companions: string[];
+  /** The file of its packed piece (UQFF), null for a single file. */
+  file: string | null;
+  sequentialScratch: number;
+  seekableScratch: number;
+  packedBeforeCompanion: boolean;
+}
+
+export interface LogicalInfo {
+  convention: 'mlx' | 'ollama' | 'uqff' | null;
+  weights: LogicalWeightInfo[];
+  /** Peak scratch bytes: streaming every file in order, and reading by range in `chunk`-byte reads. */
+  plan: { chunk: number; sequentialPeak: number; seekablePeak: number } | null;
+  /** A convention error (the header itself is valid); weights is then empty. */
+  error: ErrorInfo | null;
+}
+
+/** inspect() of a UQFF directory. */
+export interface UqffHeader {
+  format: 'safetensors';
+  convention: 'uqff';
+  /** major.minor.patch of the uqff.version.* tensors. */
+  version: string;
+  metadata: null;
+  files: (Header & { file: string })[];
+  tensors: (TensorHeader & { file: string })[];
+  logical: LogicalInfo;
 }
 
 export interface ShardedHeader {
@@ -189,6 +237,9 @@ export interface ValidateResult {
   format: 'safetensors' | 'gguf' | null;
   tensors: number;
   error: ErrorInfo | null;
+  /** UQFF directories. */
+  convention?: 'uqff';
+  version?: string | null;
 }
 
 export interface QuantInfo {
@@ -268,8 +319,9 @@ export interface GpuLoadOptions extends LoadOptions {
 }
 
 export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;
-export declare function validate(source: Source, options?: CommonOptions): Promise<ValidateResult>;
-export declare function inspect(source: Source, options?: CommonOptions): Promise<Header | ShardedHeader>;
+export declare function validate(source: Source | UqffSource, options?: CommonOptions): Promise<ValidateResult>;
+/** A UQFF list gives a UqffHeader; a file a Header (with `logical` for MLX/Ollama); an index a ShardedHeader. */
+export declare function inspect<S extends Source | UqffSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource ? UqffHeader : Header | ShardedHeader>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
 export declare function loadToWebGPU(device: GPUDevice, source: Source | UqffSource, options?: GpuLoadOptions): Promise<GpuModel>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
