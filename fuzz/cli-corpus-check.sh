@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CLI over the whole malformed corpus (tests/corpus/{safetensors,gguf} and the fuzz regression
-# files), three ways:
+# files) plus the Ollama fixture's manifest (tests/data/conventions/ollama), three ways:
 #   1. release build, one `weightstream validate --json FILE` per file: exit status 1 for every
 #      invalid file, 0 for every valid one, and the printed verdict (code, offset) equal to the
 #      corpus's expected.json (GGUF: the *_with_size verdict, since the CLI declares a regular
@@ -39,6 +39,8 @@ for c in json.load(open("tests/corpus/fuzz/expected.json"))["cases"]:
     # Open findings (not yet fixed in lib/) are listed by fuzz/run.sh, not checked here.
     if c["target"] in ("fuzz_gguf", "fuzz_safetensors") and not c.get("open"):
         print(f"tests/corpus/fuzz/{c['file']}\t{c.get('status_with_size', c['status'])}\t{c.get('offset_with_size', c['offset'])}")
+# An Ollama manifest (the CLI reads its blobs from blobs/ beside it as one model).
+print("tests/data/conventions/ollama/manifest.json\tOk\t")
 EOF
 n=$(wc -l <"$out/expected.tsv")
 echo "=== cli-corpus-check: $n corpus files ($cli)"

@@ -36,6 +36,9 @@ const std::string kMlxBits = kDir + "/mlx-bits/model.safetensors";
 const std::string kBlobA = kDir + "/ollama/blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
 const std::string kBlobB = kDir + "/ollama/blobs/sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
 const std::string kIndex = kDir + "/sharded-mlx/model.safetensors.index.json";
+const std::string kManifest = kDir + "/ollama/manifest.json";
+const std::string kBlobFileA = "sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
+const std::string kBlobFileB = "sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
 
 // --- The oracle: a safetensors header read with the tests' own JSON reader, and FORMATS.md §2/§3
 // written out element by element. ---
@@ -523,6 +526,170 @@ TEST(CliConventions, UqffDataErrorNamesItsFile) {
   EXPECT_EQ(j["logical"]["error"]["offset"].u64(), at);
   EXPECT_EQ(j["logical"]["error"]["shard"].str(), "model-1.uqff");
   EXPECT_FALSE(fs::exists(dir.file("g.bin")));
+}
+
+// --- Ollama manifests: the tensor blobs of a manifest as one model. ---
+
+// An Ollama models directory as ollama lays it out: manifests/<registry>/library/<model>/<tag>
+// and blobs/ two levels above the model's directory.
+std::string ollama_models_dir(const TempDir& dir, const std::string& manifest_text) {
+  fs::create_directories(dir.file("models/manifests/registry.ollama.ai/library/tiny"));
+  fs::copy(kDir + "/ollama/blobs", dir.file("models/blobs"), fs::copy_options::recursive);
+  write_file(dir.file("models/manifests/registry.ollama.ai/library/tiny/latest"), manifest_text);
+  return dir.file("models/manifests/registry.ollama.ai/library/tiny/latest");
+}
+
+TEST(CliConventions, OllamaManifestDequantsEveryBlobsWeights) {
+  const auto a = read_tensors(kBlobA), b = read_tensors(kBlobB);
+  check_dequant(kManifest, a, "a.weight", {"affine", 4, 32, ".scale", ".bias", ""});
+  check_dequant(kManifest, a, "b.weight", {"mxfp8", 8, 32, ".scale", "", ""});
+  check_dequant(kManifest, a, "c.weight", {"nvfp4", 4, 16, ".scale", "", ".global_scale"});
+  const std::string P = "model.layers.0.mlp.experts.";
+  check_dequant(kManifest, b, P + "down_proj.weight", {"affine", 8, 64, ".scale", ".bias", ""});
+  check_dequant(kManifest, b, P + "up_proj.weight", {"mxfp4", 4, 32, ".scale", "", ""});
+  // Plain tensors: their stored values, as f32.
+  TempDir dir;
+  const std::string models = ollama_models_dir(dir, read_file(kManifest));
+  RunResult r = cli({"dequant", models, "--tensor", "lin.bias", "-o", dir.file("l.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(dir.file("l.bin")), a.at("lin.bias").bytes);
+  EXPECT_EQ(r.out, "lin.bias: F32 [2] -> 2 f32 values, 8 bytes in " + dir.file("l.bin") + "\n");
+  r = cli({"dequant", models, "--tensor", "norm.weight", "--json", "-o", dir.file("n.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string want;
+  for (uint64_t i = 0; i < 4; ++i) {
+    const float v = float_at(a.at("norm.weight"), i);
+    want.append(reinterpret_cast<const char*>(&v), 4);
+  }
+  EXPECT_EQ(read_file(dir.file("n.bin")), want);
+  const Json j = parse_json(r.out);
+  EXPECT_EQ(j["convention"].str(), "ollama");
+  EXPECT_EQ(j["tensors"][0]["shard"].str(), kBlobFileA);
+  EXPECT_EQ(j["tensors"][0]["data_offset"].u64(), data_offset_of(read_file(kBlobA), "norm.weight"));
+}
+
+TEST(CliConventions, OllamaManifestInspectAndValidate) {
+  TempDir dir;
+  const std::string m = ollama_models_dir(dir, read_file(kManifest));
+  RunResult r = cli({"validate", m, kManifest});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, m + ": valid (safetensors, Ollama manifest, 2 blobs, 15 tensors)\n" + kManifest +
+                       ": valid (safetensors, Ollama manifest, 2 blobs, 15 tensors)\n");
+  r = cli({"inspect", "--json", m});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_json(r.out);
+  EXPECT_TRUE(j["manifest"].boolean);
+  EXPECT_EQ(j["blobs"].str(), fs::canonical(dir.file("models/blobs")).string() + "/");
+  EXPECT_EQ(j["tensors"].u64(), 15u);
+  ASSERT_EQ(j["shards"].items.size(), 2u);
+  EXPECT_EQ(j["shards"][0]["file"].str(), kBlobFileA);
+  EXPECT_EQ(j["shards"][0]["layer"].str(), "a.weight");
+  EXPECT_EQ(j["shards"][0]["tensors"].u64(), 10u);
+  EXPECT_EQ(j["shards"][1]["layer"].str(), "model.layers.0.mlp.experts");
+  EXPECT_EQ(j["shards"][1]["bytes"].u64(), 408u);
+  const Json& l = j["logical"];
+  EXPECT_EQ(l["convention"].str(), "ollama");
+  ASSERT_EQ(l["weights"].items.size(), 7u);  // a, b, c, lin.bias, norm.weight + 2 expert stacks
+  EXPECT_EQ(l["weights"][5]["name"].str(), "model.layers.0.mlp.experts.down_proj.weight");
+  EXPECT_EQ(l["weights"][5]["bits"].u64(), 8u);
+  EXPECT_EQ(l["weights"][5]["shape"][0].u64(), 2u);
+  EXPECT_TRUE(l["error"].is_null());
+  r = cli({"inspect", m});
+  EXPECT_NE(r.out.find("  1        5    408  " + kBlobFileB + "  model.layers.0.mlp.experts\n"), std::string::npos)
+      << r.out;
+  // --blobs: a manifest without blobs/ above it.
+  write_file(dir.file("lonely"), read_file(kManifest));
+  r = cli({"validate", dir.file("lonely")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(": error: no blobs/ directory beside the manifest or above it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--blobs DIR"), std::string::npos) << r.out;
+  for (const std::string& blobs : {dir.file("models"), dir.file("models/blobs")}) {
+    r = cli({"validate", "--blobs", blobs, dir.file("lonely")});
+    EXPECT_EQ(r.out, dir.file("lonely") + ": valid (safetensors, Ollama manifest, 2 blobs, 15 tensors)\n") << blobs;
+  }
+}
+
+TEST(CliConventions, OllamaManifestMissingOrWrongBlobs) {
+  const std::string manifest = read_file(kManifest);
+  const std::string w = "model.layers.0.mlp.experts.up_proj.weight";
+  {  // A blob not pulled: an I/O problem naming the layer and the blob, no output.
+    TempDir dir;
+    const std::string m = ollama_models_dir(dir, manifest);
+    fs::remove(dir.file("models/blobs/" + kBlobFileB));
+    const RunResult r = cli({"dequant", m, "--tensor", "a.weight", "--json", "-o", dir.file("o.bin")});
+    EXPECT_EQ(r.exit_code, 2);
+    const Json j = parse_json(r.out);
+    EXPECT_EQ(j["error"]["code"].str(), "ManifestBlobMissing");
+    EXPECT_EQ(j["error"]["offset"].u64(), 0u);
+    EXPECT_EQ(j["error"]["tensor"].str(), "model.layers.0.mlp.experts");
+    EXPECT_EQ(j["error"]["shard"].str(), kBlobFileB);
+    EXPECT_NE(j["error"]["message"].str().find("ollama pull"), std::string::npos) << j["error"]["message"].str();
+    EXPECT_FALSE(fs::exists(dir.file("o.bin")));
+  }
+  {  // A truncated blob: its size is not the manifest's; the offset is where the blob ends.
+    TempDir dir;
+    const std::string m = ollama_models_dir(dir, manifest);
+    fs::resize_file(dir.file("models/blobs/" + kBlobFileA), 1000);
+    RunResult r = cli({"dequant", m, "--tensor", w, "--json", "-o", dir.file("o.bin")});
+    EXPECT_EQ(r.exit_code, 1);
+    const Json j = parse_json(r.out);
+    EXPECT_EQ(j["error"]["code"].str(), "ManifestBlobSize");
+    EXPECT_EQ(j["error"]["offset"].u64(), 1000u);
+    EXPECT_EQ(j["error"]["tensor"].str(), "a.weight");
+    EXPECT_EQ(j["error"]["shard"].str(), kBlobFileA);
+    EXPECT_FALSE(fs::exists(dir.file("o.bin")));
+    r = cli({"validate", m});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.out, m + ": invalid: ManifestBlobSize at byte 1000 of " + kBlobFileA +
+                         " in tensor \"a.weight\": the blob of layer \"a.weight\" is 1000 bytes, the manifest says "
+                         "1168: the blob is incomplete or belongs to another model; pull the model again.\n");
+  }
+  {  // A second layer named after a tensor of blob A, pointing at blob A: b.weight is then in the
+     // blob of a layer that does not cover it (layer "a.weight", the first in the manifest).
+    TempDir dir;
+    const std::string layer_a = manifest.substr(manifest.find("{\"mediaType\":\"application/vnd.ollama.image.tensor\""),
+                                                manifest.find("},{\"mediaType\":\"application/vnd.ollama.image.tensor\"") + 1 -
+                                                    manifest.find("{\"mediaType\":\"application/vnd.ollama.image.tensor\""));
+    ASSERT_NE(layer_a.find("\"name\":\"a.weight\""), std::string::npos) << layer_a;
+    std::string other = layer_a;
+    other.replace(other.find("\"a.weight\""), 10, "\"b.weight\"");
+    std::string edited = manifest;
+    edited.insert(edited.find(layer_a) + layer_a.size(), "," + other);
+    const std::string m = ollama_models_dir(dir, edited);
+    const RunResult r = cli({"inspect", "--json", m});
+    EXPECT_EQ(r.exit_code, 1);
+    const Json j = parse_json(r.out);
+    EXPECT_EQ(j["error"]["code"].str(), "ManifestTensorInOtherLayer");
+    EXPECT_EQ(j["error"]["offset"].u64(), read_file(kBlobA).find("\"b.weight\""));
+    EXPECT_EQ(j["error"]["tensor"].str(), "b.weight");
+    EXPECT_EQ(j["error"]["shard"].str(), kBlobFileA);
+    EXPECT_NE(j["error"]["message"].str().find("layer \"b.weight\""), std::string::npos) << j["error"]["message"].str();
+  }
+  {  // The expert layer renamed to a prefix its blob does not hold: the digest points elsewhere.
+    TempDir dir;
+    std::string edited = manifest;
+    edited.replace(edited.find("model.layers.0.mlp.experts"), 26, "model.layers.1.mlp.experts");
+    const std::string m = ollama_models_dir(dir, edited);
+    const RunResult r = cli({"dequant", m, "--tensor", w, "--json", "-o", dir.file("o.bin")});
+    EXPECT_EQ(r.exit_code, 1);
+    const Json j = parse_json(r.out);
+    EXPECT_EQ(j["error"]["code"].str(), "ManifestLayerNotInBlob");
+    EXPECT_EQ(j["error"]["tensor"].str(), "model.layers.1.mlp.experts");
+    EXPECT_EQ(j["error"]["shard"].str(), kBlobFileB);
+  }
+  {  // An invalid manifest: the library's status at its offset in the manifest.
+    TempDir dir;
+    std::string edited = manifest;
+    const size_t at = edited.find("sha256:4f1d");
+    edited[at + 7] = 'G';
+    const std::string m = ollama_models_dir(dir, edited);
+    const RunResult r = cli({"validate", "--json", m});
+    EXPECT_EQ(r.exit_code, 1);
+    const Json j = parse_json(r.out);
+    EXPECT_EQ(j["error"]["code"].str(), "ManifestInvalidDigest");
+    EXPECT_EQ(j["error"]["offset"].u64(), at - 1);  // the digest string's opening quote
+    EXPECT_TRUE(j["error"]["shard"].is_null());
+  }
 }
 
 }  // namespace

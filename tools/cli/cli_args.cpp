@@ -132,6 +132,15 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
       }
       continue;
     }
+    if (!take_value(argc, argv, &i, "--blobs", &value, &matched, error)) return false;
+    if (matched) {
+      if (value.empty()) {
+        *error = "--blobs needs a directory";
+        return false;
+      }
+      out->scan.blobs_dir = value;
+      continue;
+    }
     // dequant's own options.
     if (arg == "--all") {
       out->dequant.all = true;
@@ -227,6 +236,8 @@ std::string usage_text() {
          "Quantized models (MLX, Ollama blobs, a UQFF directory named by one of its .uqff files,\n"
          "or their index): inspect adds the logical weights and the load plan's peak scratch, and\n"
          "dequant --tensor takes a logical weight (the packed .weight with its scales).\n"
+         "An Ollama model is named by its manifest (manifests/registry.ollama.ai/library/M/TAG):\n"
+         "its tensor blobs (blobs/sha256-*) are read as one model.\n"
          "A directory stands for its index, its first .uqff, or its one model file.\n"
          "\n"
          "options:\n"
@@ -236,6 +247,8 @@ std::string usage_text() {
          "                       the exact size needed when it is too small)\n"
          "  --no-progress        no progress bar (shown on a terminal for files over 64 MiB)\n"
          "  --canonical          inspect: add each tensor's canonical name (layers.N.attention.q...)\n"
+         "  --blobs DIR          an Ollama manifest's blobs directory (default: the blobs/ of the\n"
+         "                       nearest directory above the manifest that has one)\n"
          "\n"
          "dequant options:\n"
          "  --to f32|f16         output type (default f32); values are little-endian, row-major\n"

@@ -6,9 +6,11 @@
 #include "gguf_render.h"
 #include "json_writer.h"
 #include "logical_render.h"
+#include "manifest_blobs.h"
 #include "metadata_render.h"
 #include "model_facts_render.h"
 #include "problem_text.h"
+#include "scan_manifest.h"
 #include "scan_sharded.h"
 #include "text_format.h"
 
@@ -199,6 +201,31 @@ std::string inspect_text(const FileReport& r) {
   return out;
 }
 
+namespace {
+
+// An Ollama manifest: its blobs (tensor layers) as an index's shards, with the layer names.
+std::string manifest_text(const ShardedReport& r) {
+  std::string out = field("manifest", display_text(r.path));
+  if (r.index_ok) {
+    out += field("format", "Ollama manifest, " + std::to_string(r.shards.size()) +
+                               (r.shards.size() == 1 ? " tensor blob" : " tensor blobs") + " (safetensors)");
+    if (!r.blobs_dir.empty()) out += field("blobs", display_text(r.blobs_dir));
+    out += field("tensors", std::to_string(r.tensor_count));
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < r.shards.size(); ++i) {
+      const ShardRow& s = r.shards[i];
+      rows.push_back({std::to_string(i), std::to_string(s.index_tensors), s.scanned ? std::to_string(s.tensor_bytes) : "-",
+                      display_text(s.file), name_text(s.layer)});
+    }
+    out += "\n" + table_text({"#", "tensors", "bytes", "blob", "layer"}, rows, {true, true, true, false, false});
+  }
+  if (r.logical) out += "\n" + logical_text(*r.logical);
+  out += "\n" + field("verdict", verdict_text(r.valid, r.problem));
+  return out;
+}
+
+}  // namespace
+
 std::string inspect_json(const ShardedReport& r) {
   JsonWriter w;
   w.begin_object();
@@ -210,6 +237,11 @@ std::string inspect_json(const ShardedReport& r) {
     w.null();
   w.key("valid").boolean(r.valid);
   w.key("tensors").number(r.tensor_count);
+  // Manifests only (an index's object keeps exactly its documented keys): where the blobs are.
+  if (r.manifest) {
+    w.key("manifest").boolean(true);
+    w.key("blobs").string(r.blobs_dir);
+  }
   w.key("total_size");
   if (r.total_size)
     w.number(*r.total_size);
@@ -219,6 +251,7 @@ std::string inspect_json(const ShardedReport& r) {
   for (const ShardRow& s : r.shards) {
     w.begin_object();
     w.key("file").string(s.file);
+    if (r.manifest) w.key("layer").string(s.layer);
     w.key("tensors").number(s.index_tensors);
     w.key("bytes");
     if (s.scanned)
@@ -243,6 +276,7 @@ std::string inspect_json(const ShardedReport& r) {
 
 std::string inspect_text(const ShardedReport& r) {
   std::string out;
+  if (r.manifest) return manifest_text(r);
   out += field("index", display_text(r.path));
   if (r.index_ok) {
     out += field("format", "safetensors, " + std::to_string(r.shards.size()) +
@@ -279,6 +313,11 @@ int run_inspect(const CliOptions& options) {
   if (is_index_path(path)) {
     ShardedReport r = scan_sharded(path, options.scan);
     if (r.valid) r.logical = logical_summary_of(path, options.scan);
+    out = options.json ? inspect_json(r) : inspect_text(r);
+    valid = r.valid;
+    problem = r.problem;
+  } else if (is_manifest_path(path)) {
+    const ShardedReport r = scan_manifest(path, options.scan, true);
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;

@@ -13,6 +13,7 @@
 #include "error_text.h"
 #include "json_writer.h"
 #include "logical_load.h"
+#include "manifest_blobs.h"
 #include "problem_text.h"
 #include "scan_sharded.h"
 #include "text_format.h"
@@ -101,8 +102,10 @@ class LogicalJob {
 std::optional<int> LogicalJob::run() {
   const DequantArgs& args = opt_.dequant;
   if (args.all || path_ == "-") return std::nullopt;
-  // Models of several files: a sharded model's index, or one file of a UQFF directory.
-  const bool sharded = is_index_path(path_) || (path_.size() > 5 && path_.compare(path_.size() - 5, 5, ".uqff") == 0);
+  // Models of several files: a sharded model's index, one file of a UQFF directory, or an Ollama
+  // manifest.
+  const bool sharded = is_index_path(path_) || (path_.size() > 5 && path_.compare(path_.size() - 5, 5, ".uqff") == 0) ||
+                       is_manifest_path(path_);
   bool not_safetensors = false;
   std::optional<Problem> p = load_logical(path_, opt_.scan, &view_, &not_safetensors);
   if (not_safetensors) return std::nullopt;

@@ -11,6 +11,7 @@
 
 #include "error_text.h"
 #include "file_source.h"
+#include "manifest_blobs.h"
 #include "scan_sharded.h"
 #include "text_format.h"
 #include "weightstream/dequant.h"
@@ -273,7 +274,32 @@ std::optional<Problem> load_logical(const std::string& path, const ScanOptions& 
   }
   const bool sharded = is_index_path(path);
   const bool uqff = !sharded && ends_with(path, ".uqff");
-  if (uqff) {
+  const bool manifest = !sharded && !uqff && is_manifest_path(path);
+  if (manifest) {
+    v->convention = ws::Convention::Ollama;  // also for a manifest whose blobs are not all there
+    if (std::optional<Problem> p = read_manifest(path, options, &v->manifest)) return p;
+    for (const ManifestBlob& b : v->manifest.blobs) {
+      std::unique_ptr<LoadedTable> t(new LoadedTable);
+      t->shard = b.file;
+      t->path = b.path;
+      bool gguf = false;
+      if (std::optional<Problem> p = read_header(options, t.get(), &gguf)) {
+        p->shard = b.file;
+        return p;
+      }
+      if (gguf) {
+        Problem p;
+        p.code = "ManifestBlobNotSafetensors";
+        p.tensor = b.name;
+        p.shard = b.file;
+        p.message = "the blob of tensor layer " + quoted(b.name) + " is a GGUF file: weightstream reads Ollama's "
+                    "safetensors tensor blobs from a manifest (give a GGUF blob to weightstream directly).";
+        return p;
+      }
+      if (std::optional<Problem> p = check_blob_tensors(v->manifest, b, t->reader->tensors())) return p;
+      v->tables.push_back(std::move(t));
+    }
+  } else if (uqff) {
     for (const std::string& name : uqff_files(path)) {
       std::unique_ptr<LoadedTable> t(new LoadedTable);
       t->shard = name;
@@ -329,6 +355,7 @@ std::optional<Problem> load_logical(const std::string& path, const ScanOptions& 
     ollama = ollama || has_ollama_metadata(tab);
     mlx = mlx || says_mlx(tab);
   }
+  ollama = ollama || manifest;
   if (!ollama && !uqff) {
     if (std::optional<Problem> p = load_config(path, mlx, v)) return p;
     mlx = mlx || v->config;
@@ -365,7 +392,7 @@ std::optional<Problem> load_logical(const std::string& path, const ScanOptions& 
     // UQFF companion-set errors say which suffix is missing or unexpected (or which type).
     const ws::StrView detail = v->model->error_detail();
     if (detail.size) p.message += " (" + display_text(str(detail)) + ")";
-    if (sharded || uqff) p.shard = error_file(*v, err);
+    if (sharded || uqff || manifest) p.shard = error_file(*v, err);
     return p;
   }
   return std::nullopt;

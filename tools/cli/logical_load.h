@@ -4,7 +4,8 @@
 // Only headers are read (the weights' bytes are fetched later by range, see logical_dequant.h),
 // so loading is cheap even for a model of many gigabytes. The convention is detected, never
 // guessed from names alone:
-//   - Ollama: `__metadata__` has `quant_type` or a `<tensor>.quant_type` key (FORMATS.md §3);
+//   - Ollama: the input is a manifest (manifest_blobs.h: every tensor blob is a table), or
+//     `__metadata__` has `quant_type` or a `<tensor>.quant_type` key (FORMATS.md §3);
 //   - MLX: `__metadata__` says `"format": "mlx"`, or a config.json beside the file (or index) has
 //     a `quantization` section (FORMATS.md §2; then its params and per-layer overrides are used);
 //   - otherwise every tensor is a plain weight (a Hugging Face model).
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "manifest_blobs.h"
 #include "report.h"
 #include "scan_file.h"
 #include "weightstream/conventions.h"
@@ -44,6 +46,7 @@ struct LogicalView {
   std::unique_ptr<ws::MlxQuantConfig> config;
   std::vector<uint64_t> index_arena;
   std::unique_ptr<ws::ShardIndex> index;  // index inputs
+  ManifestFiles manifest;                 // Ollama manifest inputs: table t is manifest.blobs[t]
   std::vector<ws::LogicalWeight> storage;
   std::unique_ptr<ws::LogicalModel> model;
 };

@@ -23,6 +23,7 @@ Verdict verdict_of(const ShardedReport& r) {
   v.tensors = r.tensor_count;
   v.problem = r.problem;
   v.is_index = true;
+  v.is_manifest = r.manifest;
   v.shards = static_cast<uint32_t>(r.shards.size());
   return v;
 }

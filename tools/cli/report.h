@@ -139,16 +139,20 @@ struct FileReport {
 
 // One shard as listed by an index.
 struct ShardRow {
-  std::string file;               // as named in the index
+  std::string file;               // as named in the index (a manifest: the blob, "sha256-<hex>")
+  std::string layer;              // a manifest: the layer's name
   uint32_t index_tensors = 0;     // entries of the weight_map that point at it
   bool scanned = false;           // validated (tensor_bytes is filled)
   uint64_t tensor_bytes = 0;      // sum of its tensors' byte sizes
 };
 
-// A sharded model: model.safetensors.index.json plus the shards it names.
+// A sharded model: model.safetensors.index.json plus the shards it names; or an Ollama model:
+// its manifest plus the tensor blobs it names (`manifest`, one row per blob).
 struct ShardedReport {
   std::string path;
-  bool index_ok = false;  // the index parsed: shards and counts below are filled
+  bool manifest = false;   // an Ollama manifest, not an index
+  std::string blobs_dir;   // a manifest: where its blobs were found
+  bool index_ok = false;  // the index (manifest) parsed: shards and counts below are filled
   uint32_t tensor_count = 0;
   std::optional<uint64_t> total_size;  // metadata.total_size, when present
   std::vector<ShardRow> shards;
@@ -165,8 +169,9 @@ struct Verdict {
   std::optional<std::string> format;  // null when the input could not be recognised
   uint64_t tensors = 0;
   std::optional<Problem> problem;
-  bool is_index = false;
-  uint32_t shards = 0;  // index inputs: the shards the index names
+  bool is_index = false;  // an index or a manifest (the JSON error names its shard / blob)
+  bool is_manifest = false;
+  uint32_t shards = 0;  // index inputs: the shards the index names; manifests: the tensor blobs
 };
 
 Verdict verdict_of(const FileReport& r);

@@ -23,6 +23,7 @@ struct ScanOptions {
   size_t chunk_size = kDefaultChunkSize;  // bytes per Reader::feed()
   size_t arena_size = kDefaultArenaSize;  // first attempt's arena
   bool progress = true;                   // allow the stderr bar (it also needs a tty and a big file)
+  std::string blobs_dir;                  // --blobs: where an Ollama manifest's blobs are (empty: found)
 };
 
 // Called once when the header has validated, while the reader and its arena are alive (the shard

@@ -5,6 +5,8 @@
 
 #include "json_writer.h"
 #include "problem_text.h"
+#include "manifest_blobs.h"
+#include "scan_manifest.h"
 #include "scan_sharded.h"
 #include "text_format.h"
 
@@ -35,7 +37,10 @@ std::string validate_text_line(const Verdict& v) {
   std::string line = display_text(v.path) + ": ";
   if (v.valid) {
     line += "valid (" + v.format.value_or("unknown format") + ", ";
-    if (v.is_index) line += std::to_string(v.shards) + (v.shards == 1 ? " shard, " : " shards, ");
+    if (v.is_manifest)
+      line += "Ollama manifest, " + std::to_string(v.shards) + (v.shards == 1 ? " blob, " : " blobs, ");
+    else if (v.is_index)
+      line += std::to_string(v.shards) + (v.shards == 1 ? " shard, " : " shards, ");
     line += std::to_string(v.tensors) + (v.tensors == 1 ? " tensor)" : " tensors)");
   } else if (v.problem) {
     line += problem_line(*v.problem);
@@ -48,8 +53,9 @@ std::string validate_text_line(const Verdict& v) {
 int run_validate(const CliOptions& options) {
   bool any_invalid = false, any_io = false;
   for (const std::string& path : options.files) {
-    const Verdict v = is_index_path(path) ? verdict_of(scan_sharded(path, options.scan))
-                                          : verdict_of(scan_file(path, options.scan));
+    const Verdict v = is_index_path(path)      ? verdict_of(scan_sharded(path, options.scan))
+                      : is_manifest_path(path) ? verdict_of(scan_manifest(path, options.scan, false))
+                                               : verdict_of(scan_file(path, options.scan));
     if (!v.valid) {
       if (v.problem && v.problem->io)
         any_io = true;

@@ -1,0 +1,177 @@
+// weightstream CLI — Ollama manifests and their blobs (see manifest_blobs.h).
+#include "manifest_blobs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error_text.h"
+#include "scan_sharded.h"
+#include "text_format.h"
+
+namespace wscli {
+namespace {
+
+std::string str(ws::StrView v) { return std::string(v.data ? v.data : "", v.size); }
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string with_slash(const std::string& d) { return d.empty() || d.back() == '/' ? d : d + "/"; }
+
+// The nearest ancestor of the manifest with a blobs/ directory (the manifest's own directory
+// first: a copied model keeps manifest and blobs/ side by side).
+std::string find_blobs_dir(const std::string& manifest_path) {
+  char real[PATH_MAX];
+  if (!realpath(manifest_path.c_str(), real)) return std::string();
+  std::string dir = real;
+  for (;;) {
+    const size_t slash = dir.find_last_of('/');
+    if (slash == std::string::npos) return std::string();
+    dir.resize(slash);
+    if (is_dir(dir + "/blobs")) return dir + "/blobs/";
+    if (dir.empty()) return std::string();
+  }
+}
+
+Problem blob_problem(const std::string& code, const ManifestBlob& b, uint64_t offset, const std::string& message) {
+  Problem p;
+  p.code = code;
+  p.offset = offset;
+  p.tensor = b.name;
+  p.shard = b.file;
+  p.message = message;
+  return p;
+}
+
+}  // namespace
+
+bool is_manifest_path(const std::string& path) {
+  if (path == "-" || is_index_path(path)) return false;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char buf[4096];
+  const size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  size_t i = 0;
+  while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) ++i;
+  if (i == n || buf[i] != '{') return false;
+  const std::string head(buf + i, n - i);
+  return head.find("\"schemaVersion\"") != std::string::npos || head.find("\"layers\"") != std::string::npos;
+}
+
+std::optional<Problem> read_manifest(const std::string& path, const ScanOptions& options, ManifestFiles* out) {
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) return io_problem("cannot open " + path, strerror(errno), 0);
+  size_t arena = options.arena_size;
+  ws::Status s = ws::Status::Ok;
+  for (int attempt = 0; attempt < 2; ++attempt) {  // one retry with the arena measured, as elsewhere
+    rewind(f);
+    out->arena.assign((arena + 7) / 8, 0);
+    out->manifest.reset(new ws::OllamaManifest(out->arena.data(), out->arena.size() * 8));
+    s = ws::Status::Ok;
+    char buf[65536];
+    size_t n;
+    while (s == ws::Status::Ok && (n = fread(buf, 1, sizeof buf, f)) > 0) s = out->manifest->feed(buf, n);
+    if (s == ws::Status::Ok) s = out->manifest->finish();
+    if (s == ws::Status::ArenaExhausted && attempt == 0) {
+      arena = (out->manifest->arena_needed() + 7) & ~size_t(7);
+      continue;
+    }
+    break;
+  }
+  fclose(f);
+  if (s != ws::Status::Ok) {
+    ErrorFacts facts;
+    facts.code = s;
+    facts.arena_needed = out->manifest->arena_needed();
+    return problem_from(out->manifest->error(), facts);
+  }
+
+  out->parsed = true;
+  if (!options.blobs_dir.empty()) {
+    // --blobs names the blobs directory itself, or the models root that holds it.
+    const std::string d = with_slash(options.blobs_dir);
+    out->blobs_dir = is_dir(d + "blobs") ? d + "blobs/" : d;
+    if (!is_dir(out->blobs_dir)) return io_problem("cannot open the blobs directory " + options.blobs_dir, strerror(ENOTDIR), 0);
+  } else {
+    out->blobs_dir = find_blobs_dir(path);
+    if (out->blobs_dir.empty()) {
+      Problem p;
+      p.code = "ManifestNoBlobs";
+      p.io = true;
+      p.message = "no blobs/ directory beside the manifest or above it (Ollama keeps manifests/ and blobs/ "
+                  "in one models directory): give the directory that holds the sha256-* blobs with --blobs DIR.";
+      return p;
+    }
+  }
+
+  const ws::OllamaManifest& m = *out->manifest;
+  for (uint32_t l = 0; l < m.layer_count(); ++l) {
+    const ws::ManifestLayer layer = m.layer(l);
+    if (!layer.is_tensor) continue;  // config, template, license, ...: not weights
+    ManifestBlob b;
+    b.layer = l;
+    b.name = str(layer.name);
+    b.file = str(layer.blob_file);  // "sha256-" + 64 hex digits: the parser checked, no path escapes
+    b.path = out->blobs_dir + b.file;
+    b.size = layer.size;
+    struct stat st;
+    if (stat(b.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      Problem p = blob_problem("ManifestBlobMissing", b, 0,
+                               "the blob of layer " + quoted(b.name) + " is not in " + out->blobs_dir +
+                                   ": pull the model again (ollama pull), or give the directory that holds it with "
+                                   "--blobs DIR.");
+      p.io = true;
+      return p;
+    }
+    const uint64_t actual = uint64_t(st.st_size);
+    if (actual != b.size)
+      return blob_problem("ManifestBlobSize", b, actual < b.size ? actual : b.size,
+                          "the blob of layer " + quoted(b.name) + " is " + std::to_string(actual) +
+                              " bytes, the manifest says " + std::to_string(b.size) +
+                              ": the blob is incomplete or belongs to another model; pull the model again.");
+    out->blobs.push_back(b);
+  }
+  return std::nullopt;
+}
+
+std::optional<Problem> check_blob_tensors(const ManifestFiles& files, const ManifestBlob& blob,
+                                          const ws::TensorTable& table) {
+  const ws::OllamaManifest& m = *files.manifest;
+  bool covered = false;
+  for (uint32_t i = 0; i < table.count(); ++i) {
+    const ws::TensorInfo t = table.get(i);
+    const uint32_t layer = m.find_layer_for_tensor(t.name.data, t.name.size);
+    if (layer == blob.layer) covered = true;
+    if (layer == ws::kNoTensor || layer == blob.layer) continue;
+    Problem p;
+    p.code = "ManifestTensorInOtherLayer";
+    p.offset = t.entry_offset;
+    p.tensor = str(t.name);
+    p.shard = blob.file;
+    p.message = "the blob of layer " + quoted(blob.name) + " holds a tensor that layer " +
+                quoted(str(m.layer(layer).name)) + " (" + str(m.layer(layer).blob_file) +
+                ") covers: the manifest and its blobs come from different models; pull the model again.";
+    return p;
+  }
+  if (!covered && table.count() != 0) {
+    Problem p;
+    p.code = "ManifestLayerNotInBlob";
+    p.tensor = blob.name;
+    p.shard = blob.file;
+    p.message = "no tensor of the blob is named " + quoted(blob.name) + " or starts with " + quoted(blob.name + ".") +
+                ": the layer's digest points at another blob; pull the model again.";
+    return p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace wscli
