@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ws, repo, streamOf, safetensors, decodeAll } from './helpers.mjs';
+import { ws, repo, streamOf, safetensors, decodeAll, f32ToF16 } from './helpers.mjs';
 import { FakeDevice } from './fake-gpu.mjs';
 import { serve } from './http-server.mjs';
 
@@ -354,5 +354,79 @@ test('inspect of an MLX file (with its config) and of Ollama blobs: the logical 
     const o = await ws.inspect(blob);
     assert.equal(o.logical.convention, 'ollama');
     assert.deepEqual(asCli(o.logical.weights), fromCli(cliLogical(blob)), blob);
+  }
+});
+
+// A UQFF AFQ layer whose scales and biases are in residual.safetensors, not beside its weight in
+// model-0.uqff (the library looks companions up across files; so does the JS package now).
+function splitAfq() {
+  const rows = 2, k = 64, bits = 4, group = 32;
+  let seed = 12345;
+  const rnd = () => { seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5; return seed >>> 0; };
+  const packed = new Uint32Array(rows * k * bits / 32).map(() => rnd());
+  // Scales and biases as BF16 (top halves of f32s), so the expected values are exact here.
+  const bf = (x) => new Uint32Array(new Float32Array([x]).buffer)[0] >>> 16;
+  const fromBf = (h) => new Float32Array(new Uint32Array([h << 16]).buffer)[0];
+  const sc = Array.from({ length: rows * k / group }, (_, i) => fromBf(bf(0.03125 * (i + 1))));
+  const bi = Array.from({ length: rows * k / group }, (_, i) => fromBf(bf(-0.5 + 0.25 * i)));
+  const want = new Float32Array(rows * k);
+  for (let i = 0; i < want.length; i++) {
+    const q = (packed[Math.floor(i / 8)] >>> (4 * (i % 8))) & 15;
+    const g = Math.floor(i / group);
+    want[i] = Math.fround(Math.fround(sc[g] * q) + bi[g]);
+  }
+  const shard = safetensors({
+    'uqff.version.major': { dtype: 'U32', shape: [], data: u32le(1) },
+    'uqff.version.minor': { dtype: 'U32', shape: [], data: u32le(2) },
+    'uqff.version.patch': { dtype: 'U32', shape: [], data: u32le(0) },
+    'l.weight': { dtype: 'U32', shape: [rows, k * bits / 32], data: new Uint8Array(packed.buffer) },
+    'l.weight.format': { dtype: 'U8', shape: [], data: new Uint8Array([4]) },
+    'l.weight.bits': { dtype: 'U8', shape: [], data: new Uint8Array([bits]) },
+    'l.weight.group_size': { dtype: 'U8', shape: [], data: new Uint8Array([group]) },
+    'norm.weight': { dtype: 'F32', shape: [2], data: new Uint8Array(new Float32Array([1, 2]).buffer) },
+  });
+  const residual = safetensors({
+    'l.weight.scales': { dtype: 'BF16', shape: [rows, k / group], data: new Uint8Array(new Uint16Array(sc.map(bf)).buffer) },
+    'l.weight.biases': { dtype: 'BF16', shape: [rows, k / group], data: new Uint8Array(new Uint16Array(bi.map(bf)).buffer) },
+  });
+  return { shard, residual, want, shape: [rows, k] };
+}
+
+test('UQFF: a layer whose scales and biases are in another file decodes (paths, Blobs, 7-byte streams), equal to formulas and to the CLI', async () => {
+  const { shard, residual, want, shape } = splitAfq();
+  const dir = mkdtempSync(join(tmp, 'uqff-split-'));
+  writeFileSync(join(dir, 'model-0.uqff'), shard);
+  writeFileSync(join(dir, 'residual.safetensors'), residual);
+  const info = await ws.inspect({ uqff: [join(dir, 'residual.safetensors'), join(dir, 'model-0.uqff')] });
+  const w = info.logical.weights.find((x) => x.name === 'l.weight');
+  assert.deepEqual([w.mode, w.bits, w.group, w.shape, w.companions, w.file], ['affine', 4, 32, shape, ['scales', 'biases', 'format', 'bits', 'groupSize'], 'model-0.uqff']);
+  assert.deepEqual((await ws.validate({ uqff: [join(dir, 'model-0.uqff'), join(dir, 'residual.safetensors')] })).valid, true);
+  for (const to of ['f32', 'f16']) {
+    const runs = [
+      await decodeAll({ uqff: [join(dir, 'residual.safetensors'), join(dir, 'model-0.uqff')] }, { dtype: to }),
+      await decodeAll({ uqff: [{ name: 'model-0.uqff', source: new Blob([shard]) }, { name: 'residual.safetensors', source: new Blob([residual]) }] }, { dtype: to, kernel: 'reference' }),
+      await decodeAll({ uqff: [{ name: 'model-0.uqff', source: streamOf(shard, 7) }, { name: 'residual.safetensors', source: streamOf(residual, 7) }] }, { dtype: to }),
+    ];
+    for (const r of runs) {
+      assert.deepEqual([...r.keys()].sort(), ['l.weight', 'norm.weight'], 'scales and biases are companions, not outputs');
+      const got = r.get('l.weight');
+      assert.deepEqual(got.t.shape, shape);
+      if (to === 'f32') assert.deepEqual(new Float32Array(got.bytes.buffer), want);
+      else assert.deepEqual([...new Uint16Array(got.bytes.buffer)], [...want].map(f32ToF16));
+      if (!noCli) assert.deepEqual(got.bytes, cliValues(join(dir, 'model-0.uqff'), 'l.weight', to), `${to}: as the CLI`);
+    }
+  }
+});
+
+test('sharded MLX model: a weight whose scales are in another shard decodes; every output equals the CLI', { skip: noCli }, async () => {
+  const dir = join(fixtures, 'sharded-mlx');
+  const index = join(dir, 'model.safetensors.index.json');
+  const quantization = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+  const weightMap = JSON.parse(readFileSync(index, 'utf8')).weight_map;
+  assert.notEqual(weightMap['model.layers.0.self_attn.q_proj.weight'], weightMap['model.layers.0.self_attn.q_proj.scales'], 'the fixture splits a layer');
+  for (const to of ['f32', 'f16']) {
+    const got = await decodeAll(index, { dtype: to, quantization });
+    assert.deepEqual([...got.keys()].sort(), Object.keys(weightMap).filter((n) => !/\.(scales|biases)$/.test(n)).sort());
+    for (const [name, { bytes }] of got) assert.deepEqual(bytes, cliValues(index, name, to), `${name} ${to}`);
   }
 });

@@ -29,6 +29,8 @@ export async function* decodePipeline(wasm, makeScan, o = {}) {
     const dtype = o.dtype ?? 'raw';
     const logical = o.logical ?? (h.format === 'safetensors' && dtype !== 'raw' ? fileWeights(wasm, h, session, { quantization: o.quantization, shard }) : null);
     plan = planOutputs(wasm, h, { dtype, select: o.select, shard, logical });
+    // Companions from other files were read before this file: they are held, complete.
+    for (const c of plan.companionOf.keys()) if (typeof c !== 'number') held.set(c, { bytes: logical.external.get(c).bytes, complete: true });
     return plan.scan;
   });
 
@@ -54,7 +56,7 @@ export async function* decodePipeline(wasm, makeScan, o = {}) {
       format: d.format, out: d.out, impl: KERNELS[o.kernel ?? 'auto'], elements: d.elements,
       bits: d.spec?.bits, group: d.spec?.group, scaleDtype: d.spec?.scaleDtype, scales, biases,
       globalScale, globalScaleIsOllama: d.spec?.ollama === true, inputOffset: d.source.offset,
-      scalesOffset: d.companions.length ? header.tensors[d.companions[0]].offset : 0,
+      scalesOffset: d.scalesOffset,
     });
     if (s !== 0) throw dqError(d, s);
   };

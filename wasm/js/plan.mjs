@@ -74,21 +74,24 @@ export function planOutputs(wasm, header, { dtype = 'raw', select = null, shard 
   const companionOf = new Map();  // companion index -> weights that need it
   const consumed = new Set();
   let companionArea = 0;
+  const external = new Map();  // companion key of another file -> its header tensor
+  const companionTensor = (c) => (typeof c === 'number' ? tensors[c] : external.get(c));
 
   // A quantized weight's plan: decoded to `shape`; `companions` are read first (scales, then
   // biases), `global` (an index among them, or null) is the F32 global scale.
   const addQuantized = (w, f, shape, elements, companions, global, quant, spec) => {
-    const mode = companions.some((c) => tensors[c].offset > w.offset) ? 'whole' : 'stream';
+    const mode = companions.some((c) => typeof c === 'number' && tensors[c].offset > w.offset) ? 'whole' : 'stream';
+    const first = companions.length ? companionTensor(companions[0]) : null;
     descs[w.index] = {
       index: w.index, name: w.name, dtype, shape, elements, byteLength: elements * outBytes,
       source: { dtype: w.dtype, shape: w.shape, byteLength: w.byteLength, offset: w.offset },
-      quant, mode, format: f.id, out, companions, global, spec,
+      quant, mode, format: f.id, out, companions, global, spec, scalesOffset: first ? first.offset : 0,
     };
     let area = 0;
     for (const c of companions) {
       if (!companionOf.has(c)) companionOf.set(c, []);
       companionOf.get(c).push(w.index);
-      if (c !== global) area += Math.ceil(tensors[c].byteLength / 8) * 8;
+      if (c !== global) area += Math.ceil(companionTensor(c).byteLength / 8) * 8;
     }
     companionArea = Math.max(companionArea, area);
   };
@@ -110,16 +113,18 @@ export function planOutputs(wasm, header, { dtype = 'raw', select = null, shard 
       const t = tensors[p.index];
       if (select && !select(t)) continue;
       if (!w.format.supported) throw fail('UnsupportedFormat', t, `${LABEL[w.convention]} ${w.mode === 'none' ? w.uqffType : w.mode} (${w.format.name}) has no kernel in this build`, shard);
+      // Companions in this file are indices; one in another file is a key of logical.external
+      // (its bytes, read before this file streams).
       const companions = [];
+      let global = null;
       for (const role of ['scales', 'biases', 'globalScale']) {
         const r = w.pieces[role];
         if (!r) continue;
-        if (r.table !== here) {
-          throw makeError({ code: 'UsageError', offset: logical.headers[r.table].tensors[r.index].entryOffset, tensor: w.name, shard: logical.names?.[r.table] ?? null, detail: `${name(r)} is in ${logical.names?.[r.table]}, its weight in ${shard}; the JS bindings read a layer from one file` });
-        }
-        companions.push(r.index);
+        const c = r.table === here ? r.index : `${r.table}:${r.index}`;
+        if (r.table !== here) external.set(c, logical.external.get(c).tensor);
+        companions.push(c);
+        if (role === 'globalScale') global = c;
       }
-      const global = w.pieces.globalScale ? w.pieces.globalScale.index : null;
       addQuantized(t, w.format, w.shape, w.elements, companions, global, quantOf(w, name),
         { bits: w.bits, group: w.group, scaleDtype: w.scaleDtype, ollama: w.convention === 'ollama' });
     }
@@ -156,6 +161,6 @@ export function planOutputs(wasm, header, { dtype = 'raw', select = null, shard 
     scan[d.index] = 1;
     outputs.push(d);
   }
-  for (const c of companionOf.keys()) scan[c] = 1;
+  for (const c of companionOf.keys()) if (typeof c === 'number') scan[c] = 1;
   return { outputs, descs, scan, companionOf, companionArea, anyWhole: outputs.some((d) => d.mode === 'whole') };
 }

@@ -12,6 +12,8 @@ import { u64 } from './module.mjs';
 import { fileEvents } from './model.mjs';
 import { scanFile } from './scan.mjs';
 import { publicHeader } from './validate.mjs';
+import { readHeaders, buildLogical, destroySessions } from './multi-file.mjs';
+import { configBytes } from './conventions.mjs';
 
 const INDEX_ARENA = 1 << 20;
 
@@ -167,20 +169,37 @@ async function* merge(factories, n) {
   }
 }
 
+// Decoding (f32/f16): every shard's header first (checked against the index then), and the
+// library's logical model over all shards (build_mlx: a weight's scales may be in another shard,
+// read by range before the shards stream). 'raw' needs no model: shards stream at once.
+async function shardsLogical(wasm, model, options) {
+  const files = model.shards.map((sh) => ({ name: sh.file, input: sh.url }));
+  try {
+    await readHeaders(wasm, files, options, (f, h, s) => shardCheck(wasm, model.index, f.name)(h, s), { buffer: false });
+    await buildLogical(wasm, files, options, (m) => m.build('mlx'), { config: configBytes(options.quantization) });
+  } finally {
+    destroySessions(files);
+  }
+  return files;
+}
+
 export async function* shardedEvents(wasm, source, options, progress) {
   const model = await openIndex(wasm, source, options);
   const { index } = model;
   try {
     const sizes = new Map();
-    const factories = model.shards.map((sh) => () => (async function* () {
-      const src = await toSource(sh.url, options);
+    const pre = (options.dtype ?? 'raw') !== 'raw' ? await shardsLogical(wasm, model, options) : null;
+    const factories = model.shards.map((sh, i) => () => (async function* () {
+      const src = await toSource(pre ? pre[i].input : sh.url, options);
       const open = src.open.bind(src);
       src.open = async (signal) => {
         await open(signal);
         sizes.set(sh.file, src.size);
         if (sizes.size === model.shards.length && [...sizes.values()].every((v) => v !== null)) progress?.setTotal([...sizes.values()].reduce((a, b) => a + b, 0));
       };
-      for await (const ev of fileEvents(wasm, src, options, progress, { shard: sh.file, onHeader: shardCheck(wasm, index, sh.file) })) {
+      // With the model, each header was checked against the index in the first pass.
+      const extra = pre ? { shard: sh.file, logical: pre[i].logical } : { shard: sh.file, onHeader: shardCheck(wasm, index, sh.file) };
+      for await (const ev of fileEvents(wasm, src, options, progress, extra)) {
         if (ev.kind === 'done') continue;  // the model is done when every shard is
         ev.shard = sh.file;
         yield ev;

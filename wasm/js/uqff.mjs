@@ -7,12 +7,11 @@
 // steps: every file's header (each file's session stays alive: the model reads its table); the
 // scalar tensors the model wants, by byte range (coalesced), fed to it; then each file streams with
 // a plan in which every layer is known. A source that cannot seek (a stream, a server without
-// Range) is read into memory first.
+// Range) is read into memory first. A layer's scales may be in another file than its weight (the
+// library looks companions up across files): they are read by range before the files stream.
 import { toSource } from './sources.mjs';
-import { makeError } from './errors.mjs';
-import { scanFile } from './scan.mjs';
 import { fileEvents } from './model.mjs';
-import { Model } from './conventions.mjs';
+import { readHeaders, readTensors, buildLogical, destroySessions } from './multi-file.mjs';
 
 export function isUqffSource(source) {
   return source !== null && typeof source === 'object' && Array.isArray(source.uqff);
@@ -40,85 +39,24 @@ export function uqffFiles(list) {
   return [...shards, ...files.filter((f) => num(f.name) === null)];
 }
 
-// Reads the scalar tensors of every file by range (neighbours closer than `gap` share a request).
-async function readScalars(files, wanted, options) {
-  const bytes = new Map();  // header tensor -> its bytes
-  for (const f of files) {
-    const ts = wanted.filter((r) => r.f === f).map((r) => r.t).sort((a, b) => a.offset - b.offset);
-    if (!ts.length) continue;
-    const src = await toSource(f.input, options);
-    await src.open(options.signal);
-    try {
-      const gap = src.url ? 1 << 20 : 64 << 10;
-      for (let i = 0; i < ts.length;) {
-        let j = i + 1;
-        while (j < ts.length && ts[j].offset - (ts[j - 1].offset + ts[j - 1].byteLength) <= gap) j++;
-        const a = ts[i].offset, b = Math.max(...ts.slice(i, j).map((t) => t.offset + t.byteLength));
-        const buf = new Uint8Array(b - a);
-        let at = 0;
-        for await (const c of src.range(a, b, options.signal)) { buf.set(c, at); at += c.length; }
-        if (at !== b - a) throw makeError({ code: 'TruncatedData', offset: a + at, tensor: ts[i].name, shard: f.name, detail: `${f.name} ends inside its scalar tensors` });
-        for (const t of ts.slice(i, j)) bytes.set(t, buf.subarray(t.offset - a, t.offset - a + t.byteLength));
-        i = j;
-      }
-    } finally {
-      src.close();
-    }
-  }
-  return bytes;
-}
-
 // Every file's header, the library's model over them, its scalars: per file, the `logical` input
-// planOutputs takes. Returns {files, version, weights, plan, tensors}.
+// planOutputs takes. Returns {files, version, weights, plan}.
 export async function openUqff(wasm, source, options) {
   const files = uqffFiles(source.uqff);
   if (!files.length) throw new TypeError('weightstream: { uqff: [...] } needs at least one file');
-  const readAll = async (src) => {
-    await src.open(options.signal);
-    const parts = [];
-    let n = 0;
-    for await (const c of src.chunks(options.signal)) { parts.push(c); n += c.length; }
-    src.close();
-    const all = new Uint8Array(n);
-    let at = 0;
-    for (const p of parts) { all.set(p, at); at += p.length; }
-    return all;
-  };
   try {
-    for (const f of files) {
-      // A source that cannot seek is read once, into memory: its scalars are needed before the
-      // plan. Streams never seek; a URL seeks when its server answers the first request with 206.
-      let src = await toSource(f.input, options);
-      if (!src.url && !src.seekable) {
-        f.input = await readAll(src);
-        src = await toSource(f.input, options);
-      }
-      const keep = {};
-      const o = { ...options, select: () => false, ranges: false, headerOnly: true, shard: f.name, keep };
-      for await (const ev of scanFile(wasm, src, o)) if (ev.kind === 'header') f.header = ev.header;
-      f.session = keep.session;
-      if (!src.seekable) f.input = await readAll(await toSource(f.input, options));
-    }
-    const model = new Model(wasm, files.map((f) => ({ session: f.session, header: f.header, name: f.name })));
-    let weights, version, plan;
-    try {
+    await readHeaders(wasm, files, options);
+    const { weights, plan, version } = await buildLogical(wasm, files, options, async (model) => {
       model.build('uqff');
       const wanted = [];
       files.forEach((f, table) => { for (const t of f.header.tensors) if (model.wants(table, t.index)) wanted.push({ f, t, table }); });
-      const scalars = await readScalars(files, wanted, options);
+      const scalars = await readTensors(files, wanted, options);
       for (const r of wanted) model.feed(r.table, r.t.index, r.t.offset, scalars.get(r.t));
       model.resolve();
-      weights = model.weights(options.chunkSize ?? (1 << 20));
-      version = model.version().join('.');
-      plan = model.plan(options.chunkSize ?? (1 << 20));
-      const headers = files.map((f) => f.header), names = files.map((f) => f.name);
-      files.forEach((f, table) => { f.logical = { table, headers, names, weights }; });
-      return { files, version, weights, plan };
-    } finally {
-      model.destroy();
-    }
+    }, { uqff: true });
+    return { files, version, weights, plan };
   } finally {
-    for (const f of files) { f.session?.destroy(); f.session = null; }
+    destroySessions(files);
   }
 }
 

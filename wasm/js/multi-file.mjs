@@ -1,0 +1,127 @@
+// Several files as one logical model (a UQFF directory, a sharded model): every file's header
+// first, each file's session kept alive while the library's model (conventions.mjs) reads its
+// table; the model's weights; and, for a weight whose companion (scales, biases, global scale) is
+// in another file than its packed tensor, that companion's bytes, read by range before any file
+// streams (the library looks companions up across all files; so does the decoder here).
+//
+// Every file's input is made seekable first: a source that cannot seek (a stream, a server
+// without Range) is read into memory once, so its companions and scalars can be read out of order.
+import { toSource } from './sources.mjs';
+import { makeError } from './errors.mjs';
+import { scanFile } from './scan.mjs';
+import { Model } from './conventions.mjs';
+
+async function readAll(src, signal) {
+  await src.open(signal);
+  const parts = [];
+  let n = 0;
+  for await (const c of src.chunks(signal)) { parts.push(c); n += c.length; }
+  src.close();
+  const all = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) { all.set(p, at); at += p.length; }
+  return all;
+}
+
+// Reads tensors of the files by range (neighbours closer than `gap` share a request).
+// wanted: [{f, t}] (f: a file of `files`, t: a header tensor). Returns Map(header tensor -> bytes).
+export async function readTensors(files, wanted, options, what = 'its scalar tensors') {
+  const bytes = new Map();
+  for (const f of files) {
+    const ts = wanted.filter((r) => r.f === f).map((r) => r.t).sort((a, b) => a.offset - b.offset);
+    if (!ts.length) continue;
+    const src = await toSource(f.input, options);
+    await src.open(options.signal);
+    try {
+      const gap = src.url ? 1 << 20 : 64 << 10;
+      for (let i = 0; i < ts.length;) {
+        let j = i + 1;
+        while (j < ts.length && ts[j].offset - (ts[j - 1].offset + ts[j - 1].byteLength) <= gap) j++;
+        const a = ts[i].offset, b = Math.max(...ts.slice(i, j).map((t) => t.offset + t.byteLength));
+        const buf = new Uint8Array(b - a);
+        let at = 0;
+        if (b > a) for await (const c of src.range(a, b, options.signal)) { buf.set(c, at); at += c.length; }
+        if (at !== b - a) throw makeError({ code: 'TruncatedData', offset: a + at, tensor: ts[i].name, shard: f.name, detail: `${f.name} ends inside ${what}` });
+        for (const t of ts.slice(i, j)) bytes.set(t, buf.subarray(t.offset - a, t.offset - a + t.byteLength));
+        i = j;
+      }
+    } finally {
+      src.close();
+    }
+  }
+  return bytes;
+}
+
+// Reads every file's header; f.header, f.session and f.seekable are set (the caller destroys the
+// sessions). f: {name, input}; `onHeader(file, header, session)` may check a header (a shard
+// against its index). `buffer`: read a source that cannot seek into memory (UQFF needs its
+// scalars out of order); otherwise only a file that holds another file's companion is (below).
+export async function readHeaders(wasm, files, options, onHeader = null, { buffer = true } = {}) {
+  for (const f of files) {
+    let src = await toSource(f.input, options);
+    if (buffer && !src.url && !src.seekable) {
+      f.input = await readAll(src, options.signal);
+      src = await toSource(f.input, options);
+    }
+    const keep = {};
+    const o = {
+      ...options, select: () => false, ranges: false, headerOnly: true, shard: f.name, keep,
+      onHeader: onHeader ? (h, s) => onHeader(f, h, s) : undefined,
+    };
+    try {
+      for await (const ev of scanFile(wasm, src, o)) if (ev.kind === 'header') f.header = ev.header;
+    } finally {
+      f.session = keep.session ?? null;
+    }
+    // A URL is seekable when its server answered the first request with 206.
+    f.seekable = src.seekable;
+    if (buffer && !src.seekable) {
+      f.input = await readAll(await toSource(f.input, options), options.signal);
+      f.seekable = true;
+    }
+  }
+}
+
+export function destroySessions(files) {
+  for (const f of files) { f.session?.destroy(); f.session = null; }
+}
+
+// The library's model over the files (headers read, sessions alive): `build(model)` runs the
+// convention's steps. Sets f.logical for planOutputs on every file; returns {weights, plan,
+// version (UQFF)}. Companions in another file than their weight are read here.
+export async function buildLogical(wasm, files, options, build, { config = null, uqff = false } = {}) {
+  const model = new Model(wasm, files.map((f) => ({ session: f.session, header: f.header, name: f.name })), { config });
+  let weights, plan, version = null;
+  try {
+    await build(model);
+    const chunk = options.chunkSize ?? (1 << 20);
+    weights = model.weights(chunk);
+    plan = model.plan(chunk);
+    if (uqff) version = model.version().join('.');
+  } finally {
+    model.destroy();
+  }
+  const wanted = [];
+  for (const w of weights) {
+    for (const role of ['scales', 'biases', 'globalScale']) {
+      const r = w.pieces[role];
+      if (r && r.table !== w.pieces.packed.table) wanted.push({ f: files[r.table], t: files[r.table].header.tensors[r.index], key: `${r.table}:${r.index}` });
+    }
+  }
+  const external = new Map();
+  for (const f of new Set(wanted.map((r) => r.f))) {
+    if (f.seekable) continue;
+    // A file that cannot seek and holds a companion another file needs: read once into memory.
+    // A stream given directly cannot be read twice: its header was read, so it is refused.
+    if (typeof f.input !== 'string' && !(f.input instanceof URL)) throw makeError({ code: 'UsageError', offset: 0, shard: f.name, detail: `${f.name} holds companions of another file's weights and cannot be read twice` });
+    f.input = await readAll(await toSource(f.input, options), options.signal);
+    f.seekable = true;
+  }
+  if (wanted.length) {
+    const bytes = await readTensors(files, wanted, options, 'a companion of a weight in another file');
+    for (const r of wanted) external.set(r.key, { bytes: bytes.get(r.t), tensor: r.t });
+  }
+  const headers = files.map((f) => f.header), names = files.map((f) => f.name);
+  files.forEach((f, table) => { f.logical = { table, headers, names, weights, external }; });
+  return { weights, plan, version };
+}
