@@ -692,4 +692,120 @@ TEST(CliConventions, OllamaManifestMissingOrWrongBlobs) {
   }
 }
 
+// --- dequant --all: every logical weight of a model, decoded to its logical shape. ---
+
+// The files --all wrote, by name.
+std::map<std::string, std::string> files_in(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out[e.path().filename().string()] = read_file(e.path().string());
+  return out;
+}
+
+// --all on `model` writes exactly one file per logical weight (inspect's list; no companion), each
+// equal to what --tensor writes for it; the text ends with the total.
+std::map<std::string, std::string> check_all(const std::string& model, size_t weights) {
+  TempDir dir;
+  const RunResult r = cli({"dequant", model, "--all", "--chunk-size", "7", "-o", dir.file("all")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::map<std::string, std::string> got = files_in(dir.file("all"));
+  const Json l = parse_json(cli({"inspect", "--json", model}).out)["logical"];
+  EXPECT_EQ(l["weights"].items.size(), weights) << model;
+  EXPECT_EQ(got.size(), weights) << model;
+  uint64_t bytes = 0;
+  for (const Json& w : l["weights"].items) {
+    const std::string name = w["name"].str();
+    const RunResult one = cli({"dequant", model, "--tensor", name, "-o", dir.file("one.bin")});
+    EXPECT_EQ(one.exit_code, 0) << one.err;
+    EXPECT_NE(r.out.find(one.out.substr(0, one.out.find(" in ")) + " in " + dir.file("all/" + name + ".bin") + "\n"),
+              std::string::npos)
+        << name << "\n" << r.out;
+    EXPECT_TRUE(got.count(name + ".bin")) << name;
+    if (got.count(name + ".bin")) {
+      EXPECT_TRUE(same_bytes(read_file(dir.file("one.bin")), got.at(name + ".bin"))) << name;
+      bytes += got.at(name + ".bin").size();
+    }
+  }
+  EXPECT_NE(r.out.find("\n" + std::to_string(weights) + " tensors, " + std::to_string(bytes) + " bytes"), std::string::npos)
+      << r.out;
+  return got;
+}
+
+TEST(CliConventions, DequantAllWritesEveryLogicalWeight) {
+  // MLX: the quantized weights against the oracle; no .scales/.biases file.
+  const auto t = read_tensors(kMlx);
+  std::map<std::string, std::string> got = check_all(kMlx, 6);
+  const std::string L = "model.layers.0.";
+  EXPECT_TRUE(same_bytes(expected_f32(t, L + "mlp.down_proj.weight", kAffineMlx), got.at(L + "mlp.down_proj.weight.bin")));
+  EXPECT_TRUE(same_bytes(expected_f32(t, L + "mlp.up_proj.weight", {"mxfp4", 4, 32, ".scales", "", ""}),
+                         got.at(L + "mlp.up_proj.weight.bin")));
+  EXPECT_TRUE(same_bytes(expected_f32(t, L + "mlp.experts.gate_proj.weight", kAffineMlx),
+                         got.at(L + "mlp.experts.gate_proj.weight.bin")));
+  EXPECT_EQ(got.count(L + "mlp.down_proj.scales.bin"), 0u);
+  // An Ollama manifest: both blobs as one model.
+  const auto a = read_tensors(kBlobA), b = read_tensors(kBlobB);
+  got = check_all(kManifest, 7);
+  EXPECT_TRUE(same_bytes(expected_f32(a, "c.weight", {"nvfp4", 4, 16, ".scale", "", ".global_scale"}), got.at("c.weight.bin")));
+  const std::string P = "model.layers.0.mlp.experts.";
+  EXPECT_TRUE(same_bytes(expected_f32(b, P + "down_proj.weight", {"affine", 8, 64, ".scale", ".bias", ""}),
+                         got.at(P + "down_proj.weight.bin")));
+  EXPECT_EQ(got.at("lin.bias.bin"), a.at("lin.bias").bytes);
+  // A sharded model through its index (one weight across two shards) and a UQFF directory.
+  std::map<std::string, Stored> s;
+  for (int i = 1; i <= 3; ++i) {
+    auto part = read_tensors(kDir + "/sharded-mlx/model-0000" + std::to_string(i) + "-of-00003.safetensors");
+    s.insert(part.begin(), part.end());
+  }
+  got = check_all(kIndex, 5);
+  EXPECT_TRUE(same_bytes(expected_f32(s, "model.layers.0.self_attn.q_proj.weight", kAffineMlx),
+                         got.at("model.layers.0.self_attn.q_proj.weight.bin")));
+  check_all(kDir + "/uqff/model-0.uqff", 12);
+}
+
+TEST(CliConventions, DequantAllJsonListsEveryWeight) {
+  const RunResult r = cli({"dequant", kManifest, "--all", "--json"});  // no -o: a description
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Json j = parse_json(r.out);
+  EXPECT_EQ(j["convention"].str(), "ollama");
+  ASSERT_EQ(j["tensors"].items.size(), 7u);
+  const Json& c = j["tensors"][2];
+  EXPECT_EQ(c["name"].str(), "c.weight");
+  EXPECT_EQ(c["mode"].str(), "nvfp4");
+  EXPECT_EQ(c["shard"].str(), kBlobFileA);
+  ASSERT_EQ(c["pieces"].items.size(), 3u);  // global scale, scales, packed
+  EXPECT_EQ(c["pieces"][2]["role"].str(), "packed");
+  EXPECT_EQ(c["output_bytes"].u64(), 512u);
+  EXPECT_TRUE(c["output_file"].is_null());
+  EXPECT_FALSE(c["written"].boolean);
+  EXPECT_TRUE(c["skipped"].is_null());
+  EXPECT_EQ(j["tensors"][6]["shard"].str(), kBlobFileB);
+  EXPECT_TRUE(j["error"].is_null());
+}
+
+// A weight without a decoding (integers) is listed with its reason and not written; the others are.
+TEST(CliConventions, DequantAllSkipsWeightsWithoutDecoding) {
+  std::string header =
+      "{\"__metadata__\":{\"format\":\"mlx\"},\"ids\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]},"
+      "\"norm.weight\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[16,24]}}";
+  while (header.size() % 8) header += ' ';
+  const float v[2] = {1.5f, -2.0f};
+  const std::string data = std::string(16, '\1') + std::string(reinterpret_cast<const char*>(v), 8);
+  TempDir dir;
+  write_file(dir.file("m.safetensors"), clitest::u64le(header.size()) + header + data);
+  RunResult r = cli({"dequant", dir.file("m.safetensors"), "--all", "-o", dir.file("out")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "norm.weight: F32 [2] -> 2 f32 values, 8 bytes in " + dir.file("out/norm.weight.bin") +
+                       "\nids: skipped: I64 holds integers, which have no float decoding\n"
+                       "1 tensor, 8 bytes, written to " + dir.file("out") + "; 1 skipped\n");
+  EXPECT_EQ(read_file(dir.file("out/norm.weight.bin")), std::string(reinterpret_cast<const char*>(v), 8));
+  EXPECT_FALSE(fs::exists(dir.file("out/ids.bin")));
+  r = cli({"dequant", dir.file("m.safetensors"), "--all", "--json"});
+  const Json j = parse_json(r.out);
+  EXPECT_EQ(j["convention"].str(), "mlx");
+  ASSERT_EQ(j["tensors"].items.size(), 2u);
+  EXPECT_EQ(j["tensors"][0]["name"].str(), "ids");
+  EXPECT_TRUE(j["tensors"][0]["format"].is_null());
+  EXPECT_EQ(j["tensors"][0]["output_bytes"].u64(), 0u);
+  EXPECT_EQ(j["tensors"][0]["skipped"].str(), "I64 holds integers, which have no float decoding");
+}
+
 }  // namespace

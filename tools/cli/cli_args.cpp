@@ -227,7 +227,7 @@ std::string usage_text() {
          "  validate FILE...     check files; exit 0 if all are valid, 1 if any is invalid\n"
          "  dequant FILE --tensor NAME -o OUT   write one tensor's (or logical weight's) values as\n"
          "                                      raw f32 (or f16)\n"
-         "  dequant FILE --all -o DIR           every tensor to DIR/<name>.bin\n"
+         "  dequant FILE --all -o DIR           every tensor (logical weight) to DIR/<name>.bin\n"
          "  help                 show this text\n"
          "  version              print the version\n"
          "\n"

@@ -26,29 +26,7 @@ namespace wscli {
 namespace {
 
 constexpr size_t kOutputPiece = 1 << 20;  // bytes of values per write
-constexpr size_t kMaxStem = 200;          // file names stay well below NAME_MAX (255)
 constexpr uint32_t kI2sTail = 32;         // I2_S: the scale tail after the codes
-
-std::string lower(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-  return s;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 float load_f32le(const uint8_t* p) {
   float f;
@@ -110,22 +88,7 @@ class DequantJob {
   std::vector<uint8_t> buffer_;
 };
 
-std::string to_name(bool f16) { return f16 ? "f16" : "f32"; }
-
 }  // namespace
-
-std::string no_decoding_reason(const std::string& stored, bool gguf) {
-  static const char* const kIntegers[] = {"BOOL", "U8", "I8", "I16", "U16", "I32", "U32", "I64", "U64"};
-  for (const char* t : kIntegers)
-    if (stored == t) return stored + " holds integers, which have no float decoding";
-  if (stored == "TL1" || stored == "TL2")
-    return stored + " is pre-tiled for one BitNet kernel configuration and cannot be decoded generically "
-                    "(read it as raw bytes)";
-  if (stored == "Q8_1") return "Q8_1 is ggml's activation type; ggml itself has no dequantizer for it";
-  if (stored == "C64") return "C64 holds complex numbers";
-  return "weightstream has no decoder for " + stored + (gguf ? " tensors" : " (it decodes F32, F16, BF16, "
-                                                                         "F8_E4M3, F8_E5M2 and F8_E8M0)");
-}
 
 std::vector<DequantTensor> plan_tensors(const ws::Reader& reader, bool f16) {
   std::vector<DequantTensor> out;
@@ -190,114 +153,13 @@ std::vector<DequantTensor> plan_tensors(const ws::Reader& reader, bool f16) {
   return out;
 }
 
-std::string output_file_stem(const std::string& tensor_name, std::vector<std::string>* taken) {
-  std::string s;
-  for (char c : tensor_name) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '_' || c == '-';
-    s += keep ? c : '_';
-  }
-  if (s.empty() || s[0] == '.') s.insert(s.begin(), '_');
-  if (s.size() > kMaxStem) s.resize(kMaxStem);
-  std::string stem = s;
-  for (unsigned k = 2; std::find(taken->begin(), taken->end(), lower(stem)) != taken->end(); ++k)
-    stem = s + "~" + std::to_string(k);
-  taken->push_back(lower(stem));
-  return stem;
-}
-
-std::vector<std::string> close_names(const std::string& wanted, const std::vector<std::string>& names, size_t max) {
-  // Case is the commonest slip ("Q4_K" for "q4_k"): distances are taken without it.
-  std::vector<std::pair<size_t, std::string>> scored;
-  const size_t limit = std::max<size_t>(2, wanted.size() / 3);
-  const std::string w = lower(wanted);
-  for (const std::string& n : names) {
-    const std::string l = lower(n);
-    const size_t d = edit_distance(w, l);
-    const bool contains = w.size() >= 3 && (l.find(w) != std::string::npos ||
-                                            (l.size() >= 3 && w.find(l) != std::string::npos));
-    if (d <= limit || contains) scored.emplace_back(d, n);
-  }
-  std::sort(scored.begin(), scored.end());
-  std::vector<std::string> out;
-  for (size_t i = 0; i < scored.size() && i < max; ++i) out.push_back(scored[i].second);
-  return out;
-}
-
-std::string dequant_json(const std::string& path, ws::Format format, bool f16,
-                         const std::vector<DequantTensor>& tensors, bool all, const std::optional<Problem>& problem) {
-  // Key order is part of the interface, as for validate and inspect.
-  JsonWriter w;
-  w.begin_object();
-  w.key("file").string(path);
-  w.key("format");
-  if (format != ws::Format::Unknown)
-    w.string(ws::format_name(format));
-  else
-    w.null();
-  w.key("to").string(to_name(f16));
-  w.key("tensors").begin_array();
-  for (const DequantTensor& t : tensors) {
-    if (!all && !t.selected) continue;
-    w.begin_object();
-    w.key("name").string(t.name);
-    w.key("stored").string(t.stored);
-    w.key("ggml_type");
-    if (t.ggml_type)
-      w.number(*t.ggml_type);
-    else
-      w.null();
-    w.key("format");
-    if (t.format)
-      w.string(ws::quant_format_name(*t.format));
-    else
-      w.null();
-    w.key("block");
-    if (t.format)
-      w.begin_object().key("elements").number(t.block_elems).key("bytes").number(t.block_bytes).end_object();
-    else
-      w.null();
-    w.key("shape").begin_array();
-    for (uint64_t d : t.shape) w.number(d);
-    w.end_array();
-    w.key("elements").number(t.elements);
-    w.key("stored_bytes").number(t.stored_bytes);
-    w.key("data_offset").number(t.data_offset);
-    if (t.i2s_scale) w.key("i2s_scale").real(*t.i2s_scale, true);
-    w.key("output_bytes").number(t.output_bytes);
-    w.key("output_file");
-    if (t.output_file.empty())
-      w.null();
-    else
-      w.string(t.output_file);
-    w.key("written").boolean(t.written);
-    w.key("skipped");
-    if (t.format)
-      w.null();
-    else
-      w.string(t.skip_reason);
-    w.end_object();
-  }
-  w.end_array();
-  w.key("error");
-  if (problem)
-    write_problem_json(&w, *problem, false);
-  else
-    w.null();
-  w.end_object();
-  return w.str();
-}
-
 namespace {
 
 // The text line for a tensor written (stdout, or stderr when the values go to stdout).
 void DequantJob::report_written(const DequantTensor& t) {
   if (opt_.json) return;
-  std::string line = name_text(t.name) + ": " + t.stored + " " + shape_text(t.shape) + " -> " +
-                     std::to_string(t.elements) + " " + to_name(args_.f16) + " values, " +
-                     bytes_text(t.output_bytes) + (t.output_file == "-" ? " to standard output" : " in " + display_text(t.output_file));
   FILE* to = t.output_file == "-" ? stderr : stdout;
-  fprintf(to, "%s\n", line.c_str());
+  fprintf(to, "%s\n", written_line(t, args_.f16).c_str());
   fflush(to);
 }
 
@@ -345,14 +207,8 @@ bool DequantJob::select_tensors() {
     ++remaining_selected_;
   }
   if (!args_.output.empty()) {
-    struct stat st;
-    if (stat(args_.output.c_str(), &st) != 0) {
-      if (mkdir(args_.output.c_str(), 0777) != 0) {
-        fail(io_problem("cannot create directory " + args_.output, strerror(errno), 0), 2);
-        return false;
-      }
-    } else if (!S_ISDIR(st.st_mode)) {
-      fail(io_problem("cannot write into " + args_.output, strerror(ENOTDIR), 0), 2);
+    if (std::optional<Problem> p = prepare_output_dir(args_.output)) {
+      fail(*p, 2);
       return false;
     }
   }
@@ -580,22 +436,9 @@ int DequantJob::run() {
     abandon_output();
   }
   if (opt_.json) {
-    printf("%s\n", dequant_json(path_, format_, args_.f16, tensors_, args_.all, problem_).c_str());
+    printf("%s\n", dequant_json(path_, format_, std::nullopt, args_.f16, tensors_, args_.all, problem_).c_str());
   } else {
-    if (args_.all && problem_ == std::nullopt) {
-      size_t written = 0, skipped = 0;
-      uint64_t bytes = 0;
-      for (const DequantTensor& t : tensors_) {
-        if (t.written) ++written, bytes += t.output_bytes;
-        if (!t.format) {
-          ++skipped;
-          printf("%s: skipped: %s\n", name_text(t.name).c_str(), display_text(t.skip_reason).c_str());
-        }
-      }
-      printf("%zu %s, %s, written to %s%s\n", written, written == 1 ? "tensor" : "tensors",
-             bytes_text(bytes).c_str(), display_text(args_.output).c_str(),
-             skipped ? ("; " + std::to_string(skipped) + " skipped").c_str() : "");
-    }
+    if (args_.all && problem_ == std::nullopt) fputs(all_summary_text(tensors_, args_.output).c_str(), stdout);
     if (problem_) {
       const std::string where = problem_->code == "TensorNotFound" || problem_->code == "UnsupportedFormat"
                                     ? display_text(problem_->message)

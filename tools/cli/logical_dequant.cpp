@@ -1,4 +1,4 @@
-// weightstream CLI — dequant of one logical weight (see logical_dequant.h).
+// weightstream CLI — dequant of logical weights (see logical_dequant.h).
 #include "logical_dequant.h"
 
 #include <errno.h>
@@ -11,7 +11,6 @@
 
 #include "dequant.h"
 #include "error_text.h"
-#include "json_writer.h"
 #include "logical_load.h"
 #include "manifest_blobs.h"
 #include "problem_text.h"
@@ -25,22 +24,6 @@ namespace wscli {
 namespace {
 
 constexpr size_t kOutputPiece = 1 << 20;  // bytes of values per write, as dequant.cpp
-
-struct PieceRow {
-  std::string role, tensor, shard;
-  uint64_t offset = 0, bytes = 0;
-};
-
-// What the --json and text reports say about the weight.
-struct Outcome {
-  std::string name, convention, mode, stored, format, shard;
-  uint32_t bits = 0, group = 0;
-  std::vector<uint64_t> shape;
-  uint64_t elements = 0, stored_bytes = 0, data_offset = 0, output_bytes = 0;
-  std::vector<PieceRow> pieces;
-  std::string output_file;
-  bool found = false, written = false;
-};
 
 Problem make_problem(const std::string& code, const std::string& message, const std::string& tensor) {
   Problem p;
@@ -85,7 +68,9 @@ class LogicalJob {
 
  private:
   int finish();
-  bool decode(const ws::LogicalWeight& w, uint32_t index);
+  DequantTensor describe(const ws::LogicalWeight& w, uint32_t index) const;
+  void run_all();
+  bool decode(const ws::LogicalWeight& w, DequantTensor* row);
   void fail(Problem p, int code) {
     problem_ = std::move(p);
     exit_ = code;
@@ -94,14 +79,14 @@ class LogicalJob {
   const CliOptions& opt_;
   const std::string path_;
   LogicalView view_;
-  Outcome out_;
+  std::vector<DequantTensor> rows_;  // --tensor: the one weight; --all: every weight
   std::optional<Problem> problem_;
   int exit_ = 0;
 };
 
 std::optional<int> LogicalJob::run() {
   const DequantArgs& args = opt_.dequant;
-  if (args.all || path_ == "-") return std::nullopt;
+  if (path_ == "-") return std::nullopt;
   // Models of several files: a sharded model's index, one file of a UQFF directory, or an Ollama
   // manifest.
   const bool sharded = is_index_path(path_) || (path_.size() > 5 && path_.compare(path_.size() - 5, 5, ".uqff") == 0) ||
@@ -116,7 +101,12 @@ std::optional<int> LogicalJob::run() {
     fail(*p, p->io ? 2 : 1);
     return finish();
   }
+  // A single file of plain tensors: the tensor path streams it in one pass (same values).
   if (!sharded && view_.convention == ws::Convention::Plain) return std::nullopt;
+  if (args.all) {
+    run_all();
+    return finish();
+  }
   const ws::LogicalModel& m = *view_.model;
   const uint32_t index = m.find(args.tensor.data(), args.tensor.size());
   if (index == ws::kNoTensor) {
@@ -128,7 +118,8 @@ std::optional<int> LogicalJob::run() {
     const std::vector<std::string> close = close_names(args.tensor, names, 5);
     std::string msg = "no logical weight named " + quoted(args.tensor) + " among the " +
                       std::to_string(names.size()) + (names.size() == 1 ? " weight" : " weights") + " of the " +
-                      (sharded ? "sharded model" : std::string(ws::convention_name(view_.convention)) + " model");
+                      (sharded && !view_.manifest.parsed ? "sharded model"
+                                                         : std::string(ws::convention_name(view_.convention)) + " model");
     if (!close.empty()) {
       msg += "; close names: ";
       for (size_t i = 0; i < close.size(); ++i) msg += (i ? ", " : "") + quoted(close[i]);
@@ -141,50 +132,91 @@ std::optional<int> LogicalJob::run() {
   const ws::LogicalWeight& w = m.weight(index);
   // A plain weight of a single file: the tensor path writes exactly the same values.
   if (!sharded && w.convention == ws::Convention::Plain) return std::nullopt;
-  decode(w, index);
+  rows_.push_back(describe(w, index));
+  DequantTensor& row = rows_.back();
+  row.selected = true;
+  if (!row.format) {
+    fail(make_problem("UnsupportedFormat", "weight " + quoted(row.name) + " cannot be decoded: " + row.skip_reason,
+                      row.name),
+         2);
+    return finish();
+  }
+  if (args.output.empty()) return finish();  // --json without -o: a description only
+  row.output_file = args.output;
+  if (decode(w, &row) && !opt_.json) {
+    FILE* to = args.output == "-" ? stderr : stdout;
+    fprintf(to, "%s\n", written_line(row, args.f16).c_str());
+  }
   return finish();
 }
 
-bool LogicalJob::decode(const ws::LogicalWeight& w, uint32_t index) {
-  const ws::LogicalModel& m = *view_.model;
+// --all: every logical weight in model order, each to DIR/<name>.bin, one at a time (the scratch
+// of one weight: its companions, one chunk and one output piece). Weights without a decoding are
+// listed with their reason; the first failure stops.
+void LogicalJob::run_all() {
   const DequantArgs& args = opt_.dequant;
+  const ws::LogicalModel& m = *view_.model;
+  if (!args.output.empty()) {
+    if (std::optional<Problem> p = prepare_output_dir(args.output)) {
+      fail(*p, 2);
+      return;
+    }
+  }
+  std::vector<std::string> taken;
+  for (uint32_t i = 0; i < m.weight_count(); ++i) rows_.push_back(describe(m.weight(i), i));
+  for (uint32_t i = 0; i < m.weight_count(); ++i) {
+    DequantTensor& row = rows_[i];
+    if (!row.format || args.output.empty()) continue;
+    row.selected = true;
+    row.output_file = args.output + "/" + output_file_stem(row.name, &taken) + ".bin";
+    if (!decode(m.weight(i), &row)) return;
+    if (!opt_.json) {
+      printf("%s\n", written_line(row, args.f16).c_str());
+      fflush(stdout);
+    }
+  }
+}
+
+DequantTensor LogicalJob::describe(const ws::LogicalWeight& w, uint32_t index) const {
+  const ws::LogicalModel& m = *view_.model;
   const ws::TensorRef packed = w.ref(ws::PieceRole::Packed);
-  const LoadedTable& table = *view_.tables[packed.table];
-  out_.found = true;
-  out_.name.assign(w.name.data, w.name.size);
-  out_.convention = ws::convention_name(w.convention);
-  out_.mode = ws::quant_mode_name(w.params.mode);
-  out_.stored = ws::dtype_name(m.tensor(packed).dtype());
-  out_.format = w.decodable ? ws::quant_format_name(w.format) : "";
-  out_.bits = w.params.bits;
-  out_.group = w.params.group;
-  out_.shape.assign(w.shape, w.shape + w.rank);
-  out_.elements = w.elements;
-  out_.stored_bytes = stored_bytes(m, w);
-  out_.data_offset = m.piece_begin(packed);
-  out_.shard = table.shard;
-  out_.output_bytes = w.elements * (args.f16 ? 2 : 4);
-  out_.output_file = args.output;
+  DequantTensor t;
+  t.logical = true;
+  t.name.assign(w.name.data, w.name.size);
+  t.convention = ws::convention_name(w.convention);
+  t.mode = ws::quant_mode_name(w.params.mode);
+  t.stored = ws::dtype_name(m.tensor(packed).dtype());
+  if (w.decodable) t.format = w.format;
+  t.bits = w.params.bits;
+  t.group = w.params.group;
+  t.shape.assign(w.shape, w.shape + w.rank);
+  t.elements = w.elements;
+  t.stored_bytes = stored_bytes(m, w);
+  t.data_offset = m.piece_begin(packed);
+  t.shard = view_.tables[packed.table]->shard;
+  t.output_bytes = w.decodable ? w.elements * (opt_.dequant.f16 ? 2 : 4) : 0;
+  if (!w.decodable) t.skip_reason = no_decoding_reason(t.stored, false);
   // The seekable schedule: companions first, the packed piece last.
   const ws::LoadPlan plan = ws::plan_weight(m, index, opt_.scan.chunk_size);
   for (uint32_t i = 0; i < plan.schedule_count; ++i) {
     const ws::TensorRef r = w.ref(plan.schedule[i].role);
-    PieceRow row;
-    row.role = ws::piece_role_name(plan.schedule[i].role);
-    row.tensor.assign(m.tensor(r).name.data, m.tensor(r).name.size);
-    row.shard = view_.tables[r.table]->shard;
-    row.offset = plan.schedule[i].begin;
-    row.bytes = plan.schedule[i].size();
-    out_.pieces.push_back(row);
+    DequantPiece piece;
+    piece.role = ws::piece_role_name(plan.schedule[i].role);
+    piece.tensor.assign(m.tensor(r).name.data, m.tensor(r).name.size);
+    piece.shard = view_.tables[r.table]->shard;
+    piece.offset = plan.schedule[i].begin;
+    piece.bytes = plan.schedule[i].size();
+    t.pieces.push_back(piece);
   }
-  if (!w.decodable) {
-    fail(make_problem("UnsupportedFormat",
-                      "weight " + quoted(out_.name) + " cannot be decoded: " + no_decoding_reason(out_.stored, false),
-                      out_.name),
-         2);
-    return false;
-  }
-  if (args.output.empty()) return true;  // --json without -o: a description only
+  return t;
+}
+
+bool LogicalJob::decode(const ws::LogicalWeight& w, DequantTensor* row) {
+  const ws::LogicalModel& m = *view_.model;
+  const DequantArgs& args = opt_.dequant;
+  const ws::TensorRef packed = w.ref(ws::PieceRole::Packed);
+  const LoadedTable& table = *view_.tables[packed.table];
+  const std::string& output = row->output_file;
 
   ws::DequantSpec spec = w.spec();
   spec.out = args.f16 ? ws::OutType::F16 : ws::OutType::F32;
@@ -196,7 +228,7 @@ bool LogicalJob::decode(const ws::LogicalWeight& w, uint32_t index) {
     std::string why;
     const uint64_t at = m.piece_begin(ref);
     if (!read_range(view_.tables[ref.table]->path, at, m.piece_end(ref) - at, &companion[r], &why)) {
-      fail(io_problem("cannot read the " + std::string(ws::piece_role_name(ws::PieceRole(r))) + " of " + out_.name,
+      fail(io_problem("cannot read the " + std::string(ws::piece_role_name(ws::PieceRole(r))) + " of " + row->name,
                       why, at),
            2);
       problem_->shard = view_.tables[ref.table]->shard;
@@ -215,20 +247,20 @@ bool LogicalJob::decode(const ws::LogicalWeight& w, uint32_t index) {
   ws::Dequantizer d;
   if (d.init(spec) != ws::Status::Ok) {
     fail(problem_from(d.error(), ErrorFacts()), 1);
-    problem_->tensor = out_.name;
+    problem_->tensor = row->name;
     problem_->shard = table.shard;
     return false;
   }
-  FILE* out = args.output == "-" ? stdout : fopen(args.output.c_str(), "wb");
+  FILE* out = output == "-" ? stdout : fopen(output.c_str(), "wb");
   if (!out) {
-    fail(io_problem("cannot write " + args.output, strerror(errno), 0), 2);
+    fail(io_problem("cannot write " + output, strerror(errno), 0), 2);
     return false;
   }
   // A weight cut short leaves no partial file behind.
   auto abandon = [&]() {
     if (out != stdout) {
       fclose(out);
-      unlink(args.output.c_str());
+      unlink(output.c_str());
     }
   };
   const int fd = ::open(table.path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -246,7 +278,7 @@ bool LogicalJob::decode(const ws::LogicalWeight& w, uint32_t index) {
     const size_t want = size_t(end - at < in.size() ? end - at : in.size());
     const ssize_t n = pread(fd, in.data(), want, off_t(at));
     if (n <= 0) {
-      fail(io_problem("cannot read " + out_.name, n < 0 ? strerror(errno) : "the file is shorter than its header says",
+      fail(io_problem("cannot read " + row->name, n < 0 ? strerror(errno) : "the file is shorter than its header says",
                       at),
            2);
       ok = false;
@@ -258,11 +290,11 @@ bool LogicalJob::decode(const ws::LogicalWeight& w, uint32_t index) {
       if (d.decode(in.data() + used, size_t(n) - used, &in_used, values.data(), values.size(), &out_bytes) !=
           ws::Status::Ok) {
         fail(problem_from(d.error(), ErrorFacts()), 1);
-        problem_->tensor = out_.name;
+        problem_->tensor = row->name;
         problem_->shard = table.shard;
         ok = false;
       } else if (out_bytes && fwrite(values.data(), 1, out_bytes, out) != out_bytes) {
-        fail(io_problem("cannot write " + args.output, strerror(errno), 0), 2);
+        fail(io_problem("cannot write " + output, strerror(errno), 0), 2);
         ok = false;
       } else if (in_used == 0 && out_bytes == 0) {  // the decoder always progresses; never loop
         ws::Error e;
@@ -276,7 +308,7 @@ bool LogicalJob::decode(const ws::LogicalWeight& w, uint32_t index) {
     at += uint64_t(n);
   }
   close(fd);
-  if (ok && (!d.done() || written != out_.output_bytes)) {
+  if (ok && (!d.done() || written != row->output_bytes)) {
     ws::Error e;
     e.code = ws::Status::UsageError;
     fail(problem_from(e, ErrorFacts()), 2);
@@ -287,80 +319,22 @@ bool LogicalJob::decode(const ws::LogicalWeight& w, uint32_t index) {
     return false;
   }
   if (out == stdout ? fflush(out) != 0 : fclose(out) != 0) {
-    fail(io_problem("cannot write " + args.output, strerror(errno), 0), 2);
-    if (out != stdout) unlink(args.output.c_str());
+    fail(io_problem("cannot write " + output, strerror(errno), 0), 2);
+    if (out != stdout) unlink(output.c_str());
     return false;
   }
-  out_.written = true;
+  row->written = true;
   return true;
 }
 
 int LogicalJob::finish() {
   const DequantArgs& args = opt_.dequant;
   if (opt_.json) {
-    JsonWriter j;
-    j.begin_object();
-    j.key("file").string(path_);
-    j.key("format").string("safetensors");
-    j.key("convention").string(ws::convention_name(view_.convention));
-    j.key("to").string(args.f16 ? "f16" : "f32");
-    j.key("tensors").begin_array();
-    if (out_.found) {
-      j.begin_object();
-      j.key("name").string(out_.name);
-      j.key("stored").string(out_.stored);
-      j.key("ggml_type").null();
-      j.key("format");
-      if (out_.format.empty()) j.null(); else j.string(out_.format);
-      j.key("convention").string(out_.convention);
-      j.key("mode").string(out_.mode);
-      j.key("bits");
-      if (out_.bits) j.number(out_.bits); else j.null();
-      j.key("group");
-      if (out_.group) j.number(out_.group); else j.null();
-      j.key("shape").begin_array();
-      for (uint64_t d : out_.shape) j.number(d);
-      j.end_array();
-      j.key("elements").number(out_.elements);
-      j.key("stored_bytes").number(out_.stored_bytes);
-      j.key("data_offset").number(out_.data_offset);
-      j.key("shard");
-      if (out_.shard.empty()) j.null(); else j.string(out_.shard);
-      j.key("pieces").begin_array();
-      for (const PieceRow& p : out_.pieces) {
-        j.begin_object();
-        j.key("role").string(p.role);
-        j.key("tensor").string(p.tensor);
-        j.key("shard");
-        if (p.shard.empty()) j.null(); else j.string(p.shard);
-        j.key("offset").number(p.offset);
-        j.key("bytes").number(p.bytes);
-        j.end_object();
-      }
-      j.end_array();
-      j.key("output_bytes").number(out_.output_bytes);
-      j.key("output_file");
-      if (out_.output_file.empty()) j.null(); else j.string(out_.output_file);
-      j.key("written").boolean(out_.written);
-      j.end_object();
-    }
-    j.end_array();
-    j.key("error");
-    if (problem_)
-      write_problem_json(&j, *problem_, true);
-    else
-      j.null();
-    j.end_object();
-    printf("%s\n", j.str().c_str());
-  } else if (out_.written) {
-    std::string q = out_.mode == "none" ? (out_.convention == "plain" ? out_.stored : out_.convention + " " + out_.format)
-                                        : out_.convention + " " + out_.mode + " " + std::to_string(out_.bits) +
-                                              "-bit g" + std::to_string(out_.group);
-    const std::string line = name_text(out_.name) + ": " + q + " " + shape_text(out_.shape) + " -> " +
-                             std::to_string(out_.elements) + " " + (args.f16 ? "f16" : "f32") + " values, " +
-                             bytes_text(out_.output_bytes) +
-                             (args.output == "-" ? " to standard output" : " in " + display_text(args.output));
-    fprintf(args.output == "-" ? stderr : stdout, "%s\n", line.c_str());
+    printf("%s\n", dequant_json(path_, ws::Format::Safetensors, std::string(ws::convention_name(view_.convention)),
+                                args.f16, rows_, args.all, problem_)
+                       .c_str());
+  } else if (args.all && !problem_) {
+    fputs(all_summary_text(rows_, args.output).c_str(), stdout);
   }
   if (problem_ && !opt_.json) {
     const std::string where = problem_->code == "TensorNotFound" || problem_->code == "UnsupportedFormat"
