@@ -430,3 +430,22 @@ test('sharded MLX model: a weight whose scales are in another shard decodes; eve
     for (const [name, { bytes }] of got) assert.deepEqual(bytes, cliValues(index, name, to), `${name} ${to}`);
   }
 });
+
+test('logical models free every handle: sessions, models and buffers back to where they were, after success and after errors', async () => {
+  const wasm = await ws.init();
+  const base = { ...wasm.live };
+  const { shard, residual } = splitAfq();
+  const list = () => [{ name: 'model-0.uqff', source: new Blob([shard]) }, { name: 'residual.safetensors', source: new Blob([residual]) }];
+  await decodeAll({ uqff: list() }, { dtype: 'f32' });
+  await ws.inspect({ uqff: list() });
+  await ws.validate({ uqff: list() });
+  assert.deepEqual(wasm.live, base, 'after success');
+  await assert.rejects(decodeAll({ uqff: [{ name: 'model-0.uqff', source: streamOf(uqffShard({ version: [2, 0, 0] }), 7) }] }, { dtype: 'f32' }), (e) => e.code === 'UqffMajorVersion');
+  // Without residual.safetensors the layer lacks scales/biases: its set matches no type.
+  await assert.rejects(decodeAll({ uqff: [{ name: 'model-0.uqff', source: new Blob([shard]) }] }, { dtype: 'f32' }), (e) => e.code === 'UqffUnexpectedCompanion');
+  await assert.rejects(decodeAll(join(fixtures, 'mlx', 'model.safetensors'), { dtype: 'f32' }), (e) => e.code === 'ConventionUnknownParams');
+  const ctl = new AbortController();
+  const it = ws.createReader({ dtype: 'f32', signal: ctl.signal }).read({ uqff: list() });
+  await assert.rejects((async () => { for await (const ev of it) if (ev.type === 'tensorData') ctl.abort(); })(), (e) => e.code === 'Aborted');
+  assert.deepEqual(wasm.live, base, 'after errors and an abort');
+});
