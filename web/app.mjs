@@ -1,7 +1,9 @@
-// The weightstream web page: open a model (file, drop, URL), validate and inspect it, stream it
+// The weightstream web page: open a model (files, drop, URL), validate and inspect it, stream it
 // into WebGPU with progress and cancel, then read tensors back from the GPU and check them.
-// Plain ES module on the package in wasm/dist (served at /dist/ by serve.mjs).
-import { validate, inspect, loadToWebGPU, init, WeightstreamError } from './dist/weightstream.mjs';
+// Plain ES module on the package in wasm/dist (served at /dist/ by serve.mjs); models.mjs turns
+// what the user gave into the model the package loads (one file, sharded, UQFF, Ollama manifest).
+import { validate, inspect, createReader, loadToWebGPU, init, WeightstreamError } from './dist/weightstream.mjs';
+import { fromFiles, fromUrlText, attachConfig } from './models.mjs';
 
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
@@ -122,34 +124,72 @@ function sampleMemory() {
 }
 
 // ---------------- opening ----------------
-function describeSource(src) {
-  if (typeof src === 'string') return src;
-  if (src && typeof src.name === 'string') return `${src.name} (${fmtBytes(src.size)})`;
-  return 'model';
+// open() takes the URL box's text (one URL, or several for a UQFF directory), a File, a list of
+// Files (picker, drop), or a spec from models.mjs; `state.spec` is the model the package loads.
+async function toSpec(input) {
+  if (input && typeof input === 'object' && typeof input.kind === 'string') return input;
+  if (typeof input === 'string') return fromUrlText(input);
+  if (typeof Blob !== 'undefined' && input instanceof Blob) return fromFiles([input]);
+  if (Array.isArray(input) || (typeof FileList !== 'undefined' && input instanceof FileList)) return fromFiles(input);
+  throw new TypeError('open(): give a URL, a File, a list of Files or a model spec');
 }
 
-async function open(source) {
+function describeSpec(spec) {
+  if (spec.kind === 'uqff') return `UQFF: ${spec.files.map((f) => f.name + (f.size != null ? ` (${fmtBytes(f.size)})` : '')).join(', ')}`;
+  const f = spec.files[0];
+  const name = typeof spec.source === 'string' ? spec.source : f.url ?? `${f.name}${f.size != null ? ` (${fmtBytes(f.size)})` : ''}`;
+  return spec.configName ? `${name} + ${spec.configName.split('/').pop()}` : name;
+}
+
+// Options every package call gets for this model (the MLX quantization config, when found).
+const modelOptions = () => (state.spec?.quantization ? { quantization: state.spec.quantization } : {});
+
+async function open(input) {
   const gen = ++state.generation;
   cancelLoad();
   dropModel();
-  state.source = source;
-  state.sourceName = describeSource(source);
+  state.spec = null;
+  state.source = null;
   state.header = null;
   state.verdict = null;
-  $('source-name').textContent = state.sourceName;
+  $('source-name').textContent = typeof input === 'string' ? input : '';
   $('verdict').hidden = false;
   $('details').hidden = true;
+  $('logical').hidden = true;
+  $('manifest').hidden = true;
   $('gpu').hidden = true;
   $('check').hidden = true;
+  $('notes').textContent = '';
   setVerdict('checking', 'Reading the header…');
   hideError();
   $('summary').textContent = '';
-  let header;
+  let spec;
   try {
-    header = await inspect(source);
+    spec = await toSpec(input);
   } catch (e) {
     if (gen !== state.generation) return;
-    if (e instanceof WeightstreamError) { showError(e); setVerdict('invalid', `Invalid ${guessFormat(source)}: ${e.code}`); state.verdict = e.toJSON(); return; }
+    setVerdict('invalid', e.message);
+    state.verdict = { code: 'Error', message: e.message };
+    return;
+  }
+  if (gen !== state.generation) return;
+  state.spec = spec;
+  state.source = spec.source;
+  state.sourceName = describeSpec(spec);
+  $('source-name').textContent = state.sourceName;
+  $('notes').textContent = spec.notes.join('; ');
+  if (spec.kind === 'manifest') { showManifest(spec); return; }
+  let header;
+  try {
+    header = spec.kind === 'uqff' ? await uqffHeader(spec) : await fileHeader(spec);
+  } catch (e) {
+    if (gen !== state.generation) return;
+    if (e instanceof WeightstreamError) {
+      showError(e);
+      setVerdict('invalid', `Invalid ${spec.kind === 'uqff' ? 'UQFF directory' : guessFormat(spec)}: ${e.code}`);
+      state.verdict = e.toJSON();
+      return;
+    }
     setVerdict('invalid', `Could not read: ${e.message}`);
     state.verdict = { code: 'Error', message: e.message };
     return;
@@ -159,22 +199,75 @@ async function open(source) {
   showHeader(header);
   $('gpu').hidden = false;
   resetLoadUi();
-  const size = header.sharded ? header.totalSize : header.size ?? (source instanceof Blob ? source.size : null);
+  const size = header.totalSize ?? header.size ?? (spec.source instanceof Blob ? spec.source.size : null);
+  const what = header.uqff ? `${fmtInt(header.logical?.length ?? header.tensors.length)} ${header.logical ? 'logical weights' : 'tensors'} in ${header.shards.length} files` : `${fmtInt(header.tensors.length)} tensors`;
   if (size != null && size > AUTO_VALIDATE_LIMIT) {
-    setVerdict('header-valid', `Header valid: ${fmtInt(header.tensors.length)} tensors. The data (${fmtBytes(size)}) is validated byte by byte while it loads to the GPU.`);
+    setVerdict('header-valid', `Header valid: ${what}. The data (${fmtBytes(size)}) is validated byte by byte while it loads to the GPU.`);
     state.verdict = { valid: null, header: true };
     return;
   }
-  setVerdict('checking', `Header valid: ${fmtInt(header.tensors.length)} tensors; validating every byte…`);
-  const v = await validate(source);
+  setVerdict('checking', `Header valid: ${what}; validating every byte…`);
+  const v = await validate(spec.source, modelOptions());
   if (gen !== state.generation) return;
   state.verdict = v;
-  if (v.valid) setVerdict('valid', `Valid ${v.format}${header.sharded ? ` (${header.shards.length} shards)` : ''}: every byte read, ${fmtInt(v.tensors)} tensors.`);
-  else { showError(v.error); setVerdict('invalid', `Invalid ${v.format ?? guessFormat(source)}: ${v.error.code}`); }
+  if (v.valid) {
+    const kind = header.uqff ? `UQFF ${v.version}` : v.format;
+    const parts = header.uqff ? ` (${header.shards.length} files)` : header.sharded ? ` (${header.shards.length} shards)` : '';
+    setVerdict('valid', `Valid ${kind}${parts}: every byte read, ${fmtInt(v.tensors)} tensors${header.logical ? ` → ${fmtInt(header.logical.length)} logical weights` : ''}.`);
+  } else {
+    showError(v.error);
+    setVerdict('invalid', `Invalid ${v.format ?? guessFormat(spec)}: ${v.error.code}`);
+  }
 }
 
-function guessFormat(src) {
-  const n = typeof src === 'string' ? src : src?.name ?? '';
+// A single file (or a sharded index): the package's inspect(), which also groups an MLX or Ollama
+// safetensors file into its logical weights. An MLX file's config.json beside its URL is fetched
+// first (bits, group size, per-layer overrides); the file picker takes it with the file.
+async function fileHeader(spec) {
+  if (spec.kind === 'file' && !spec.quantization && spec.files[0].url && !/\.gguf$/i.test(spec.files[0].name)) {
+    const h = await inspect(spec.source);
+    const names = new Set(h.tensors.map((t) => t.name));
+    const mlx = h.format === 'safetensors' && h.tensors.some((t) => t.dtype === 'U32' && t.name.endsWith('.weight') && names.has(`${t.name.slice(0, -7)}.scales`));
+    if (!mlx) return withLogical(h, '');
+    await attachConfig(spec, spec.files[0].url);
+    if (!spec.configName) return withLogical(h, '');
+    $('source-name').textContent = state.sourceName = describeSpec(spec);
+  }
+  return withLogical(await inspect(spec.source, modelOptions()), '');
+}
+
+// A UQFF directory: inspect({uqff}) gives every file's header and the model's logical weights,
+// after applying every UQFF rule (versions, companion sets, tags, scalars).
+async function uqffHeader(spec) {
+  const h = await inspect(spec.source);
+  return withLogical({
+    format: 'uqff', uqff: true, version: h.version, metadata: null,
+    shards: h.files.map((f) => f.file), files: h.files,
+    totalSize: h.files.reduce((a, f) => a + (f.size ?? 0), 0),
+    tensors: h.tensors.map((t) => ({ ...t, shard: t.file })),
+    logical: h.logical,
+  }, null);
+}
+
+// The page's rows from inspect()'s `logical` (the CLI's inspect --json values): name, format,
+// mode, bits, group, logical shape, bytes of all its pieces, the plan's scratch, file.
+function withLogical(h, file) {
+  const l = h.logical;
+  h.logical = null;
+  h.plan = null;
+  if (!l) return h;
+  if (l.error) { h.logicalError = l.error; return h; }
+  h.plan = l.plan;
+  h.convention = l.convention;
+  h.logical = l.weights.map((w) => ({
+    name: w.name, format: w.format, mode: w.mode === 'none' ? '—' : w.mode, bits: w.bits, group: w.group, shape: w.shape,
+    bytes: w.bytes, scratch: [w.sequentialScratch, w.seekableScratch], file: w.file ?? file, convention: w.convention,
+  }));
+  return h;
+}
+
+function guessFormat(spec) {
+  const n = spec?.files?.[0]?.name ?? '';
   return /\.gguf/i.test(n) ? 'GGUF' : 'safetensors';
 }
 
@@ -184,13 +277,27 @@ function setVerdict(kind, text) {
 }
 function hideError() { $('error').hidden = true; }
 
+// The file an error is in: the one the package names; for a UQFF directory without one (missing
+// version tensors) the first file, where they belong; for a single file, that file.
+function errorFile(e) {
+  const spec = state.spec;
+  if (e.shard) return e.shard;
+  if (!spec) return null;
+  if (spec.kind === 'uqff') {
+    const first = state.header?.shards?.[0] ?? spec.files[0]?.name;
+    return first ? `${first} (the first file, which must hold the version tensors)` : null;
+  }
+  return spec.files[0]?.name ?? null;
+}
+
 // The sentence: the error's description (WeightstreamError) or its message without the
 // "Code at byte N in tensor "x": " prefix (validate() results).
 function showError(e) {
   $('error').hidden = false;
   $('error-code').textContent = e.code;
+  $('error-file').textContent = errorFile(e) ?? '—';
   $('error-offset').textContent = e.offset == null ? '—' : `${fmtInt(e.offset)} (0x${Number(e.offset).toString(16)})`;
-  $('error-tensor').textContent = e.tensor == null ? '—' : `"${e.tensor}"${e.shard ? ` in ${e.shard}` : ''}`;
+  $('error-tensor').textContent = e.tensor == null ? '—' : `"${e.tensor}"`;
   let sentence = e.description;
   let hint = e.hint;
   if (!sentence) {
@@ -200,8 +307,20 @@ function showError(e) {
     hint = '';
   }
   sentence = sentence ? sentence[0].toUpperCase() + sentence.slice(1) : '';
+  const missing = state.spec?.missing ?? [];
+  if (missing.length) hint = `${hint ? `${hint} ` : ''}Not among the files: ${missing.join(', ')}.`;
   $('error-sentence').textContent = sentence;
   $('error-hint').textContent = hint || '—';
+}
+
+// An Ollama manifest lists one blob per tensor layer: each opens as a model of its own.
+function showManifest(spec) {
+  const el = $('manifest');
+  el.hidden = false;
+  el.querySelector('tbody').innerHTML = spec.layers.map((l, i) => `<tr><td>${esc(l.name)}</td><td>${esc(l.digest.slice(0, 19))}…</td><td class="num">${fmtInt(l.size)}</td>`
+    + `<td>${l.source ? `<button type="button" data-layer="${i}">open blob</button>` : '<span class="muted">blob not given</span>'}</td></tr>`).join('');
+  setVerdict('valid', `Ollama manifest: ${spec.layers.length} tensor blob${spec.layers.length > 1 ? 's' : ''}; open one to inspect and load it.`);
+  state.verdict = { manifest: true };
 }
 
 // ---------------- header views ----------------
@@ -212,17 +331,53 @@ function showHeader(h) {
     elements: t.shape.reduce((a, b) => a * b, 1),
   }));
   state.rows = rows;
-  $('tensors').querySelector('th[data-key=shard]').hidden = !h.sharded;
+  $('tensors').querySelector('th[data-key=shard]').hidden = !multiFile(h);
+  $('tensors').querySelector('th[data-key=shard]').textContent = h.uqff ? 'file' : 'shard';
   renderTable();
   renderMetadata(h);
   drawDtypeChart(rows);
+  showLogical(h.logical ?? null, h);
   const total = rows.reduce((a, r) => a + r.byteLength, 0);
-  const parts = [`${h.sharded ? 'sharded safetensors' : h.format}`, `${fmtInt(rows.length)} tensors`, `${fmtBytes(total)} of tensor data`];
+  const parts = [`${h.uqff ? `UQFF ${h.version}` : h.sharded ? 'sharded safetensors' : h.format}`, `${fmtInt(rows.length)} ${h.uqff ? 'stored ' : ''}tensors`, `${fmtBytes(total)} of tensor data`];
+  if (h.logical) parts.push(`${fmtInt(h.logical.length)} logical weights`);
+  if (h.uqff) parts.push(`${h.shards.length} files (${h.shards.join(', ')})`, `${fmtBytes(h.totalSize)}`);
   if (h.size != null) parts.push(`file ${fmtBytes(h.size)}`);
   if (h.gguf) parts.push(`GGUF v${h.gguf.version}`, `alignment ${h.gguf.alignment}`, `${h.gguf.kvCount} KVs`, h.gguf.architecture ? `architecture ${h.gguf.architecture}` : null, h.gguf.dialect !== 'upstream' ? h.gguf.dialect : null);
   if (h.headerSize != null) parts.push(`header ${fmtInt(h.headerSize)} B`);
   if (h.sharded) parts.push(`${h.shards.length} shards`);
   $('summary').textContent = parts.filter(Boolean).join(' · ');
+}
+
+const multiFile = (h) => !!(h?.sharded || h?.uqff);
+
+// The logical weights of a convention model (MLX, Ollama, UQFF): what an engine uses, each from a
+// packed weight and its companions, with the scratch its load plan needs from a sequential stream
+// and from a seekable source (FORMATS §2–§4; the CLI's `inspect` lists the same).
+function showLogical(rows, h) {
+  state.logical = rows;
+  const card = $('logical');
+  const conv = rows || h?.logicalError;
+  card.hidden = !conv;
+  if (!conv) { card.querySelector('tbody').innerHTML = ''; return; }
+  $('logical-count').textContent = rows ? `(${fmtInt(rows.length)})` : '';
+  const note = $('logical-note');
+  if (h.logicalError) {
+    const e = h.logicalError;
+    const text = String(e.message ?? '').replace(/^\w+ at byte \d+(?: of [^ ]+)?(?: in tensor "[^"]*")?: /, '');
+    note.textContent = `✘ ${e.code}${e.tensor ? ` in "${e.tensor}"` : ''}: ${text}`;
+    note.dataset.state = 'error';
+  } else {
+    const from = h.uqff ? `UQFF ${h.version}: each layer's .weight with its .weight.* companions (format tag, GGML type, shape, scales, …)`
+      : `${h.convention === 'ollama' ? 'Ollama blob' : 'MLX'}: packed weights with their scales/biases${state.spec?.configName ? `; bits and group size from ${state.spec.configName.split('/').pop()}` : ''}`;
+    const peaks = h.plan ? `; load plan peak scratch: ${fmtInt(h.plan.sequentialPeak)} B from a sequential stream, ${fmtInt(h.plan.seekablePeak)} B from a seekable source` : '';
+    note.textContent = `${from}; bytes count every piece${peaks}.`;
+    note.dataset.state = '';
+  }
+  const multi = !!h.uqff;
+  card.querySelector('th[data-key=file]').hidden = !multi;
+  card.querySelector('tbody').innerHTML = (rows ?? []).map((r) => `<tr><td>${esc(r.name)}</td><td>${esc(r.format)}</td><td>${esc(r.mode)}</td>`
+    + `<td class="num">${r.bits ?? '–'}</td><td class="num">${r.group ?? '–'}</td><td>[${r.shape.join(', ')}]</td><td class="num">${fmtInt(r.bytes)}</td>`
+    + `<td class="num">${fmtInt(r.scratch[0])} / ${fmtInt(r.scratch[1])}</td>${multi ? `<td>${esc(r.file)}</td>` : ''}</tr>`).join('');
 }
 
 function filterRows(rows) {
@@ -251,7 +406,7 @@ function renderTable() {
       return (typeof x === 'string' ? x.localeCompare(y) : x - y) * dir;
     });
   }
-  const sharded = !!state.header?.sharded;
+  const sharded = multiFile(state.header);
   const html = rows.slice(0, MAX_ROWS).map((r) => `<tr><td>${esc(r.name)}</td><td>${esc(r.dtype)}</td><td>[${r.shape.join(', ')}]</td>`
     + `<td class="num">${fmtInt(r.byteLength)}</td><td class="num">${fmtInt(r.offset)}</td>${sharded ? `<td>${esc(r.shard)}</td>` : ''}</tr>`).join('');
   $('tensors').querySelector('tbody').innerHTML = html;
@@ -368,8 +523,9 @@ async function load(opts = {}) {
   tracker.hash = opts.hash ?? $('hash').checked;
   const controller = new AbortController();
   const t0 = performance.now();
-  const total = state.header.sharded ? state.header.totalSize : state.header.size;
-  const nTensors = state.header.tensors.length;
+  const total = multiFile(state.header) ? state.header.totalSize : state.header.size;
+  // Decoded, a convention model yields its logical weights; raw, its stored tensors.
+  const nTensors = dtype !== 'raw' && state.logical ? state.logical.length : state.header.tensors.length;
   state.loading = { controller, t0 };
   state.peaks = { jsHeap: 0, wasm: 0 };
   $('load').disabled = true;
@@ -393,17 +549,18 @@ async function load(opts = {}) {
   try {
     const { source, extra } = loadSource(opts.lean ?? true);
     const model = await loadToWebGPU(tracker.wrap(), source, {
-      ...extra, dtype, split: true, signal: controller.signal, progressInterval: 50,
+      ...modelOptions(), ...extra, dtype, split: true, signal: controller.signal, progressInterval: 50,
       onProgress: (p) => { last = p; if (opts.onProgress) opts.onProgress(p); },
     });
     state.model = model;
+    state.modelDtype = dtype;
     last = { ...last, bytes: model.bytes, tensors: Object.keys(model.tensors).length };
     show();
     const el = performance.now() - t0;
     const gpuBytes = Object.values(model.tensors).reduce((a, t) => a + t.byteLength, 0);
     $('load-status').dataset.state = 'done';
     $('load-status').textContent = `✔ Loaded ${fmtInt(Object.keys(model.tensors).length)} tensors (${fmtBytes(gpuBytes)} on the GPU as ${dtype}) in ${fmtSecs(el)}; every byte validated on the way.`;
-    if (state.verdict?.header) setVerdict('valid', `Valid ${state.header.format}: every byte read while loading, ${fmtInt(nTensors)} tensors.`);
+    if (state.verdict?.header) setVerdict('valid', `Valid ${state.header.uqff ? `UQFF ${state.header.version}` : state.header.format}: every byte read while loading, ${fmtInt(Object.keys(model.tensors).length)} tensors.`);
     Object.assign(result, { ok: true, tensors: Object.keys(model.tensors).length, bytes: model.bytes, gpuBytes, ms: el });
     fillCheck(model);
   } catch (e) {
@@ -459,7 +616,7 @@ async function* leanBody(url, signal, keepBefore) {
 function loadSource(lean) {
   const src = state.source;
   const h = state.header;
-  if (!lean || typeof src !== 'string' || h.sharded || h.size == null) return { source: src, extra: {} };
+  if (!lean || typeof src !== 'string' || multiFile(h) || h.size == null) return { source: src, extra: {} };
   const controller = state.loading.controller;
   return { source: leanBody(src, controller.signal, h.dataStart + (1 << 20)), extra: { size: h.size } };
 }
@@ -469,7 +626,8 @@ function fillCheck(model) {
   const names = Object.keys(model.tensors);
   $('check-tensor').innerHTML = names.map((n) => {
     const t = model.tensors[n];
-    return `<option value="${esc(n)}">${esc(n)} — ${esc(t.dtype)} [${t.shape.join(', ')}] ${fmtBytes(t.byteLength)}</option>`;
+    const from = t.quant?.format && t.quant.format !== t.dtype ? ` ← ${t.quant.format}${t.quant.bits ? ` ${t.quant.bits}-bit` : ''}` : '';
+    return `<option value="${esc(n)}">${esc(n)} — ${esc(t.dtype)}${esc(from)} [${t.shape.join(', ')}] ${fmtBytes(t.byteLength)}${t.shard ? ` · ${esc(t.shard)}` : ''}</option>`;
   }).join('');
   $('check').hidden = false;
   $('check-result').textContent = '';
@@ -502,6 +660,21 @@ async function sha256(u8) {
   return [...d].map((x) => x.toString(16).padStart(2, '0')).join('');
 }
 
+// The same tensor decoded on the CPU: the package's createReader over the model's source(s) with
+// only this tensor selected (a seekable source reads just its byte ranges) and the load's dtype.
+const CPU_CHECK_LIMIT = 64 * 1048576;
+async function cpuDecode(name, dtype) {
+  const parts = [];
+  let n = 0;
+  for await (const ev of createReader({ dtype, filter: [name], ...modelOptions() }).read(state.source)) {
+    if (ev.type === 'tensorData' && ev.tensor.name === name) { parts.push(ev.data.slice()); n += ev.data.length; }
+  }
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
+
 async function check(name) {
   const t = state.model?.tensors[name];
   if (!t) return null;
@@ -524,16 +697,30 @@ async function check(name) {
   const match = hashed && pieces.every((p) => p.gpu === p.streamed && p.inOrder);
   const res = {
     name, dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, buffers: bufs.length, pieces,
-    match: hashed ? match : null, sha256: await sha256(bytes),
+    match: hashed ? match : null, sha256: await sha256(bytes), quant: t.quant ?? null, shard: t.shard ?? null,
   };
+  let cpuLine;
+  if (t.byteLength <= CPU_CHECK_LIMIT) {
+    try {
+      const cpu = await cpuDecode(name, state.modelDtype);
+      const equal = cpu.length === bytes.length && cpu.every((v, i) => v === bytes[i]);
+      res.cpu = { sha256: await sha256(cpu), byteLength: cpu.length, equal };
+      cpuLine = `SHA-256 of the CPU decode:              ${res.cpu.sha256}\n${equal ? '✔ the GPU bytes equal the CPU decode byte for byte' : `✘ the CPU decode differs (${fmtInt(cpu.length)} bytes)`}`;
+    } catch (e) {
+      res.cpu = { error: e.code ?? e.message };
+      cpuLine = `CPU decode failed: ${e.code ?? ''} ${e.message}`;
+    }
+  } else {
+    cpuLine = `CPU decode skipped (over ${fmtBytes(CPU_CHECK_LIMIT)})`;
+  }
   const gpuA = pieces.map((p) => hex8(p.gpu)).join(' ');
   const strA = hashed ? pieces.map((p) => hex8(p.streamed)).join(' ') : 'not recorded (checksum while streaming was off)';
   const el = $('check-result');
-  el.dataset.match = hashed ? String(match) : '';
+  el.dataset.match = hashed ? String(match && res.cpu?.equal !== false && !res.cpu?.error) : '';
   el.textContent = `${name}: ${t.dtype} [${t.shape.join(', ')}], ${fmtInt(t.byteLength)} bytes in ${bufs.length} buffer${bufs.length > 1 ? 's' : ''}\n`
     + `Adler-32 read back from the GPU  ${gpuA}\nAdler-32 of the streamed bytes   ${strA}\n`
     + (hashed ? (match ? '✔ identical: the GPU holds exactly the bytes that were streamed' : '✘ MISMATCH') : '')
-    + `\nSHA-256 of the tensor's bytes on the GPU: ${res.sha256}`;
+    + `\nSHA-256 of the tensor's bytes on the GPU: ${res.sha256}\n${cpuLine}`;
   res.histogram = drawHistogram(t, bytes);
   state.lastCheck = res;
   return res;
@@ -619,11 +806,20 @@ async function loadSamples() {
 }
 
 function bind() {
-  $('file').addEventListener('change', () => { const f = $('file').files[0]; if (f) open(f); });
+  // Several files at once: a UQFF directory's shards (+ residual.safetensors), a model with its
+  // config.json, an Ollama manifest with its blobs (models.mjs decides).
+  $('file').addEventListener('change', () => { const fs = [...$('file').files]; if (fs.length) open(fs); });
   $('url-form').addEventListener('submit', (e) => { e.preventDefault(); const u = $('url').value.trim(); if (u) open(u); });
   $('samples').addEventListener('click', (e) => {
     const u = e.target?.dataset?.url;
     if (u) { $('url').value = u; open(u); }
+  });
+  $('manifest').addEventListener('click', (e) => {
+    const i = e.target?.dataset?.layer;
+    const layer = i != null ? state.spec?.layers?.[Number(i)] : null;
+    if (!layer) return;
+    if (typeof layer.source === 'string') $('url').value = layer.source;
+    open(layer.source);
   });
   $('filter').addEventListener('input', renderTable);
   $('tensors').querySelector('thead').addEventListener('click', (e) => {
@@ -643,8 +839,8 @@ function bind() {
     e.preventDefault();
     depth = 0;
     $('drop').hidden = true;
-    const f = e.dataTransfer?.files?.[0];
-    if (f) open(f);
+    const fs = [...(e.dataTransfer?.files ?? [])];
+    if (fs.length) open(fs);
   });
 }
 

@@ -7,6 +7,7 @@
 //   /dist/           wasm/dist/ (the weightstream package, built by `cd wasm && npm run build`)
 //   /samples/        samples/ (the bundled sample models)
 //   /corpus/         tests/corpus/ (malformed and edge-case files, with expected.json)
+//   /conventions/    tests/data/conventions/ (MLX, Ollama, UQFF and sharded-MLX fixtures)
 //   /testdata/       ../shared/testdata/ when it exists (real GGUF and safetensors files)
 //   /api/samples     the sample list the page shows as buttons (JSON)
 //   /synthetic/big.safetensors?mib=1024&tensors=64&rate=0
@@ -21,11 +22,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 export const repo = resolve(here, '..');
 const testdata = resolve(repo, '..', 'shared', 'testdata');
+const conv = join(repo, 'tests', 'data', 'conventions');
 
 const mounts = [
   ['/dist/', join(repo, 'wasm', 'dist')],
   ['/samples/', join(repo, 'samples')],
   ['/corpus/', join(repo, 'tests', 'corpus')],
+  ['/conventions/', join(repo, 'tests', 'data', 'conventions')],
   ['/testdata/', testdata],
   ['/', here],
 ];
@@ -44,6 +47,14 @@ export function sampleList() {
     { label: 'ok_version_2.gguf (F32, F16, Q8_0)', url: '/corpus/gguf/ok_version_2.gguf', file: join(repo, 'tests', 'corpus', 'gguf', 'ok_version_2.gguf') },
     { label: 'all_quant_types.gguf', url: '/testdata/synthetic/gguf/all_quant_types.gguf', file: join(testdata, 'synthetic', 'gguf', 'all_quant_types.gguf') },
     { label: 'ggml-vocab-llama-spm.gguf (vocab)', url: '/testdata/real/gguf/ggml-vocab-llama-spm.gguf', file: join(testdata, 'real', 'gguf', 'ggml-vocab-llama-spm.gguf') },
+    // Convention fixtures (tests/data/conventions/README.md). The UQFF sample is one shard's URL:
+    // the page finds model-1.uqff and residual.safetensors beside it, and reads them by Range.
+    { label: 'UQFF directory (2 shards + residual)', url: '/conventions/uqff/model-0.uqff', file: join(conv, 'uqff', 'model-0.uqff') },
+    { label: 'MLX + config.json', url: '/conventions/mlx/model.safetensors', file: join(conv, 'mlx', 'model.safetensors') },
+    { label: 'MLX 2–6-bit + config.json', url: '/conventions/mlx-bits/model.safetensors', file: join(conv, 'mlx-bits', 'model.safetensors') },
+    { label: 'Ollama blob (mixed types)', url: '/conventions/ollama/blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6', file: join(conv, 'ollama', 'blobs', 'sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6') },
+    { label: 'Ollama manifest', url: '/conventions/ollama/manifest.json', file: join(conv, 'ollama', 'manifest.json') },
+    { label: 'malformed: UQFF without its first shard', url: '/conventions/uqff/model-1.uqff /conventions/uqff/residual.safetensors', file: join(conv, 'uqff', 'model-1.uqff') },
     { label: 'malformed: truncated mid-tensor', url: '/corpus/safetensors/data_truncated_mid_tensor.safetensors', file: join(repo, 'tests', 'corpus', 'safetensors', 'data_truncated_mid_tensor.safetensors') },
     { label: 'synthetic 1 GiB (generated)', url: '/synthetic/big.safetensors?mib=1024&tensors=64' },
   ];

@@ -4,7 +4,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, syntheticModel, syntheticChunks } from '../serve.mjs';
@@ -14,7 +16,24 @@ const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const repo = resolve(web, '..');
 const artifacts = join(web, 'test-results');
 const testdata = resolve(repo, '..', 'shared', 'testdata');
+const conventions = join(repo, 'tests', 'data', 'conventions');
 mkdirSync(artifacts, { recursive: true });
+const tmp = mkdtempSync(join(tmpdir(), 'ws-web-test-'));
+process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
+
+// The CLI is the oracle for convention models (logical weights, dequantized bytes, error verdicts).
+const cli = process.env.WS_CLI ?? join(repo, 'build', 'release', 'tools', 'weightstream');
+const noCli = existsSync(cli) ? false : `the CLI is not built (${cli})`;
+const cliInspect = (file) => JSON.parse(execFileSync(cli, ['inspect', '--json', file], { encoding: 'utf8' })).logical.weights;
+function cliDequant(file, name, to) {
+  const out = join(tmp, 'out.bin');
+  execFileSync(cli, ['dequant', file, '--tensor', name, '--to', to, '-o', out, '--no-progress'], { stdio: 'pipe' });
+  return readFileSync(out);
+}
+function cliError(file, name) {
+  const r = spawnSync(cli, ['dequant', file, '--tensor', name, '-o', join(tmp, 'x.bin'), '--json', '--no-progress'], { encoding: 'utf8' });
+  return JSON.parse(r.stdout).error;
+}
 
 let server;
 let browser;
@@ -285,6 +304,194 @@ test('malformed files: error code, offset, tensor and sentence (URL, file picker
   await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid', null, { timeout: 30000 });
   assert.match(await page.textContent('#source-name'), /dropped\.gguf/);
   assert.equal((await tableRows()).length, 3);
+});
+
+// ---- convention models: UQFF directories, MLX with config.json, Ollama blobs ----
+const uqffDir = join(conventions, 'uqff');
+const UQFF_FILES = ['model-0.uqff', 'model-1.uqff', 'residual.safetensors'];
+const logicalRows = () => page.$$eval('#logical-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+// The CLI's logical weights as the page's rows: name, format, mode, bits, group, shape, bytes,
+// the plan's scratch (sequential / seekable).
+const cliRows = (file) => cliInspect(file).map((w) => [w.name, w.format, w.mode === 'none' ? '—' : w.mode, w.bits == null ? '–' : String(w.bits),
+  w.group == null ? '–' : String(w.group), `[${w.shape.join(', ')}]`, w.bytes.toLocaleString('en-US'),
+  `${w.sequential_scratch.toLocaleString('en-US')} / ${w.seekable_scratch.toLocaleString('en-US')}`]);
+const byFirst = (a, b) => a[0].localeCompare(b[0]);
+
+// Every loaded logical weight: streamed = GPU (Adler-32), GPU bytes = the page's CPU decode =
+// the CLI's `dequant --tensor NAME --to <dtype>`, bit for bit.
+async function checkAgainstCli(cliFile, dtype) {
+  const names = await page.evaluate(() => Object.keys(window.wsPage.state.model.tensors));
+  for (const n of names) {
+    const r = await check(n);
+    assert.equal(r.match, true, `${n}: streamed = GPU`);
+    assert.equal(r.cpu?.equal, true, `${n}: GPU = CPU decode (${JSON.stringify(r.cpu)})`);
+    assert.equal(r.dtype, dtype, n);
+    assert.equal(r.sha256, sha(cliDequant(cliFile, n, dtype)), `${n} as ${dtype}: GPU bytes = the CLI's`);
+  }
+  return names;
+}
+
+test('UQFF directory by one shard URL (sample): files found by HEAD, read by Range; logical weights = the CLI; GPU = CPU decode = CLI dequant', { skip: noCli }, async () => {
+  const requests = [];
+  const onRequest = (r) => { if (/\/conventions\/uqff\//.test(r.url())) requests.push({ method: r.method(), file: r.url().split('/').pop(), range: r.headers().range ?? null }); };
+  page.on('request', onRequest);
+  await page.click('#samples button:has-text("UQFF directory")');
+  await page.waitForFunction(() => ['valid', 'invalid'].includes(document.getElementById('verdict').dataset.state), null, { timeout: 60000 });
+  assert.equal(await page.getAttribute('#verdict', 'data-state'), 'valid', await page.textContent('#verdict-line'));
+  const stored = UQFF_FILES.map((f) => Object.keys(safetensorsIndex(join(uqffDir, f))).length).reduce((a, b) => a + b, 0);
+  assert.match(await page.textContent('#verdict-line'), new RegExp(`Valid UQFF 1\\.2\\.0 \\(3 files\\): every byte read, ${stored} tensors`));
+  assert.match(await page.textContent('#summary'), /UQFF 1\.2\.0 · .* 3 files \(model-0\.uqff, model-1\.uqff, residual\.safetensors\)/);
+  assert.match(await page.textContent('#notes'), /found beside model-0\.uqff: model-0\.uqff, model-1\.uqff, residual\.safetensors/);
+  // The stored tensors, each with its file.
+  const rows = await tableRows();
+  assert.equal(rows.length, stored);
+  for (const f of UQFF_FILES) {
+    const idx = safetensorsIndex(join(uqffDir, f));
+    for (const [name, e] of Object.entries(idx)) {
+      const r = rows.find((x) => x[0] === name);
+      assert.deepEqual([r[1], r[2], r[3], r[5]], [e.dtype, `[${e.shape.join(', ')}]`, (e.data_offsets[1] - e.data_offsets[0]).toLocaleString('en-US'), f], name);
+    }
+  }
+  // The page found the shards by HEAD (model-2.uqff is not there); every GET asks for a range, and
+  // the shards' scalar tensors (format tags, GGML types, shapes, …) were read by closed ranges.
+  const closed = (f) => requests.some((r) => r.file === f && r.method === 'GET' && /^bytes=\d+-\d+$/.test(r.range ?? ''));
+  assert.deepEqual(requests.filter((r) => r.method === 'HEAD').map((r) => r.file), ['model-1.uqff', 'model-2.uqff', 'residual.safetensors']);
+  assert.ok(requests.every((r) => r.method === 'HEAD' || /^bytes=\d+-\d*$/.test(r.range ?? '')), JSON.stringify(requests));
+  for (const f of ['model-0.uqff', 'model-1.uqff']) assert.ok(closed(f), `${f}: scalars by range (${JSON.stringify(requests.filter((r) => r.file === f))})`);
+  // The logical weights (before loading) = the CLI's, each with its file.
+  const want = cliRows(join(uqffDir, 'model-0.uqff'));
+  const logical = await logicalRows();
+  assert.deepEqual(logical.map((r) => r.slice(0, 8)).sort(byFirst), [...want].sort(byFirst));
+  const fileOf = { 'model.norm.weight': 'residual.safetensors', 'model.embed_tokens.weight': 'residual.safetensors', 'lm_head.weight': 'residual.safetensors' };
+  for (const r of logical) assert.equal(r[8], fileOf[r[0]] ?? (/\.mlp\./.test(r[0]) ? 'model-1.uqff' : 'model-0.uqff'), r[0]);
+  assert.deepEqual(logical.find((r) => r[0] === 'model.layers.0.self_attn.k_proj.weight'), ['model.layers.0.self_attn.k_proj.weight', 'Q8_0', '—', '–', '–', '[2, 64]', '149', '149 / 149', 'model-0.uqff']);
+  assert.deepEqual(logical.find((r) => r[0] === 'model.layers.0.mlp.up_proj.weight'), ['model.layers.0.mlp.up_proj.weight', 'MlxAffine', 'affine', '3', '32', '[2, 64]', '67', '67 / 67', 'model-1.uqff']);
+  assert.match(await page.textContent('#verdict-line'), /→ 12 logical weights/);
+  // Loaded as f32: one GPU tensor per logical weight.
+  const f32 = await loadGpu('f32');
+  assert.equal(f32.tensors, want.length);
+  const names = await checkAgainstCli(join(uqffDir, 'model-0.uqff'), 'f32');
+  assert.equal(names.length, 12);
+  page.off('request', onRequest);
+  await check('model.layers.0.self_attn.v_proj.weight');  // Q4_K, dequantized on the GPU
+  assert.match(await page.textContent('#check-result'), /✔ the GPU bytes equal the CPU decode byte for byte/);
+  assert.equal(await page.getAttribute('#check-result', 'data-match'), 'true');
+  await shot('10-uqff-loaded-checked');
+  // f16 too.
+  await loadGpu('f16');
+  await checkAgainstCli(join(uqffDir, 'model-0.uqff'), 'f16');
+});
+
+test('UQFF by URL list, file picker (multiple, out of order) and drop: the same directory', { skip: noCli }, async () => {
+  // A list of URLs, in any order: taken as given (no sibling search), sorted by shard number.
+  assert.equal(await openUrl('conventions/uqff/residual.safetensors, conventions/uqff/model-1.uqff conventions/uqff/model-0.uqff'), 'valid');
+  assert.match(await page.textContent('#source-name'), /^UQFF: model-0\.uqff, model-1\.uqff, residual\.safetensors$/);
+  const want = cliRows(join(uqffDir, 'model-0.uqff'));
+  // The file picker.
+  await page.setInputFiles('#file', ['residual.safetensors', 'model-1.uqff', 'model-0.uqff', 'config.json'].map((f) => join(uqffDir, f)));
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid' && /^UQFF: /.test(document.getElementById('source-name').textContent), null, { timeout: 30000 });
+  assert.match(await page.textContent('#source-name'), /^UQFF: model-0\.uqff \(2\.32 KiB\), model-1\.uqff \(2\.18 KiB\), residual\.safetensors \(376 B\)$/);
+  assert.match(await page.textContent('#notes'), /not model files, ignored: config\.json/);
+  const last = await loadGpu('f32');
+  assert.equal(last.tensors, want.length);
+  assert.deepEqual((await logicalRows()).map((r) => r.slice(0, 8)).sort(byFirst), want.sort(byFirst));
+  await checkAgainstCli(join(uqffDir, 'model-0.uqff'), 'f32');
+  // Dropped together.
+  const files = UQFF_FILES.map((f) => [f, [...readFileSync(join(uqffDir, f))]]);
+  await page.evaluate((fs) => {
+    const dt = new DataTransfer();
+    for (const [name, b] of fs.reverse()) dt.items.add(new File([new Uint8Array(b)], name));
+    window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, cancelable: true }));
+  }, files);
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid' && /^UQFF: /.test(document.getElementById('source-name').textContent)
+    && !window.wsPage.state.model, null, { timeout: 30000 });
+  assert.equal((await loadGpu('f32')).tensors, want.length);
+  assert.equal((await check('model.layers.0.mlp.experts.gate_up_proj.weight')).sha256, sha(cliDequant(join(uqffDir, 'model-0.uqff'), 'model.layers.0.mlp.experts.gate_up_proj.weight', 'f32')));
+});
+
+test('malformed UQFF: the first shard missing (sample), a format tag changed (file picker): code, file, offset, tensor as the CLI', { skip: noCli }, async () => {
+  // model-1.uqff + residual.safetensors: no version tensors in the first file given.
+  const dir = mkdtempSync(join(tmp, 'uqff-no-first-'));
+  for (const f of ['model-1.uqff', 'residual.safetensors']) copyFileSync(join(uqffDir, f), join(dir, f));
+  const c = cliError(join(dir, 'model-1.uqff'), 'model.layers.0.mlp.gate_proj.weight');
+  assert.equal(c.code, 'UqffMissingVersion');
+  await page.click('#samples button:has-text("UQFF without its first shard")');
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'invalid', null, { timeout: 30000 });
+  assert.equal(await page.textContent('#verdict-line'), '✘ Invalid UQFF directory: UqffMissingVersion');
+  assert.equal(await page.textContent('#error-code'), c.code);
+  assert.equal(await page.textContent('#error-file'), 'model-1.uqff (the first file, which must hold the version tensors)');
+  assert.match(await page.textContent('#error-offset'), new RegExp(`^${c.offset} `));
+  assert.equal(await page.textContent('#error-tensor'), `"${c.tensor}"`);
+  assert.match(await page.textContent('#error-sentence'), /^The first UQFF shard lacks a uqff\.version\.major\/minor\/patch tensor/);
+  assert.match(await page.textContent('#error-hint'), /first shard .* first.*Not among the files: model-0\.uqff\.$/);
+  assert.equal(await page.isVisible('#gpu'), false);
+  await shot('11-uqff-missing-first-shard');
+  // model-0.uqff with k_proj's format tag (Gguf, 0) changed to Afq (4).
+  const bad = mkdtempSync(join(tmp, 'uqff-tag-'));
+  for (const f of UQFF_FILES) copyFileSync(join(uqffDir, f), join(bad, f));
+  const bytes = readFileSync(join(bad, 'model-0.uqff'));
+  const idx = safetensorsIndex(join(uqffDir, 'model-0.uqff'));
+  const tagAt = 8 + Number(bytes.readBigUInt64LE(0)) + idx['model.layers.0.self_attn.k_proj.weight.format'].data_offsets[0];
+  assert.equal(bytes[tagAt], 0);
+  bytes[tagAt] = 4;
+  writeFileSync(join(bad, 'model-0.uqff'), bytes);
+  const c2 = cliError(join(bad, 'model-0.uqff'), 'model.layers.0.self_attn.k_proj.weight');
+  assert.equal(c2.code, 'UqffFormatTagMismatch');
+  await page.setInputFiles('#file', UQFF_FILES.map((f) => join(bad, f)));
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'invalid', null, { timeout: 30000 });
+  assert.equal(await page.textContent('#error-code'), c2.code);
+  assert.equal(await page.textContent('#error-file'), 'model-0.uqff');
+  assert.equal(await page.textContent('#error-offset'), `${c2.offset.toLocaleString('en-US')} (0x${c2.offset.toString(16)})`);
+  assert.equal(await page.textContent('#error-tensor'), `"${c2.tensor}"`);
+  assert.match(await page.textContent('#error-hint'), /companion tensors disagree/);
+});
+
+test('MLX with config.json (found beside the URL; given with the file picker): logical weights = the CLI, loaded and checked', { skip: noCli }, async () => {
+  for (const dir of ['mlx', 'mlx-bits']) {
+    const file = join(conventions, dir, 'model.safetensors');
+    assert.equal(await openUrl(`conventions/${dir}/model.safetensors`), 'valid');
+    assert.match(await page.textContent('#source-name'), /model\.safetensors \+ config\.json$/);
+    const want = cliRows(file).sort(byFirst);
+    assert.deepEqual((await logicalRows()).sort(byFirst), want, dir);
+    assert.match(await page.textContent('#verdict-line'), new RegExp(`→ ${want.length} logical weights`));
+    assert.match(await page.textContent('#logical-note'), /bits and group size from config\.json/);
+    const last = await loadGpu('f32');
+    assert.equal(last.tensors, want.length);
+    await checkAgainstCli(file, 'f32');
+    if (dir === 'mlx') await shot('12-mlx-logical-weights');
+  }
+  // Without its config.json the 4-bit g32 / 2-bit g64 weight is ambiguous: the logical-weights card
+  // says so, as the CLI does for the file alone.
+  mkdirSync(join(tmp, 'mlx-alone'), { recursive: true });
+  copyFileSync(join(conventions, 'mlx', 'model.safetensors'), join(tmp, 'mlx-alone', 'model.safetensors'));
+  await page.setInputFiles('#file', [join(conventions, 'mlx', 'model.safetensors')]);
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid' && !/config/.test(document.getElementById('source-name').textContent), null, { timeout: 30000 });
+  const amb = cliError(join(tmp, 'mlx-alone', 'model.safetensors'), 'model.layers.0.mlp.down_proj.weight');
+  assert.match(await page.textContent('#logical-note'), new RegExp(`^✘ ${amb.code} in "${amb.tensor.replaceAll('.', '\\.')}"`));
+  // With it.
+  await page.setInputFiles('#file', [join(conventions, 'mlx', 'model.safetensors'), join(conventions, 'mlx', 'config.json')]);
+  await page.waitForFunction(() => /\+ config\.json$/.test(document.getElementById('source-name').textContent) && document.getElementById('verdict').dataset.state === 'valid', null, { timeout: 30000 });
+  assert.deepEqual((await logicalRows()).sort(byFirst), cliRows(join(conventions, 'mlx', 'model.safetensors')).sort(byFirst));
+});
+
+test('Ollama: the manifest lists its blobs; a blob opens with its logical weights = the CLI, loaded and checked', { skip: noCli }, async () => {
+  const manifest = JSON.parse(readFileSync(join(conventions, 'ollama', 'manifest.json'), 'utf8'));
+  await page.click('#samples button:has-text("Ollama manifest")');
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid', null, { timeout: 30000 });
+  const layers = await page.$$eval('#manifest tbody tr', (trs) => trs.map((tr) => [...tr.cells].slice(0, 3).map((c) => c.textContent)));
+  assert.deepEqual(layers, manifest.layers.map((l) => [l.name, `${l.digest.slice(0, 19)}…`, l.size.toLocaleString('en-US')]));
+  for (let i = 0; i < manifest.layers.length; i++) {
+    if (i > 0) await page.click('#samples button:has-text("Ollama manifest")');
+    await page.waitForSelector(`#manifest button[data-layer="${i}"]`);
+    await page.click(`#manifest button[data-layer="${i}"]`);
+    await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid' && /blobs\/sha256-/.test(document.getElementById('source-name').textContent), null, { timeout: 30000 });
+    const blob = join(conventions, 'ollama', 'blobs', manifest.layers[i].digest.replace(':', '-'));
+    const want = cliRows(blob).sort(byFirst);
+    assert.deepEqual((await logicalRows()).sort(byFirst), want);
+    assert.equal((await loadGpu('f32')).tensors, want.length);
+    await checkAgainstCli(blob, 'f32');
+  }
+  await shot('13-ollama-blob');
 });
 
 test('memory: a 1 GiB model through the page keeps JS heap + wasm memory under 64 MiB', async () => {

@@ -1,0 +1,191 @@
+// What the user gave (files from the picker or a drop, or the URL box's text) → the model the
+// package loads, as a "spec":
+//
+//   { kind: 'file' | 'sharded' | 'uqff' | 'manifest',
+//     source,                 what inspect/createReader/loadToWebGPU take ({ uqff: [...] } for UQFF)
+//     files: [{ name, size, url }],   every file of the model, in load order (size null when unknown)
+//     quantization, configName,       an MLX config.json found beside the model (or given), or null
+//     missing: [names], notes: [text] shards the page looked for and did not find; what it did
+//     layers }                        an Ollama manifest's tensor layers ({name, digest, size, source})
+//
+// UQFF (FORMATS §4) is a directory of `<stem>-<n>.uqff` shards and `residual.safetensors`. Static
+// hosts list no directories, so one shard's URL is expanded by asking for its siblings (HEAD
+// requests: `<stem>-0.uqff`, `<stem>-1.uqff`, … until one is missing, then `residual.safetensors`);
+// a space/comma separated list of URLs is taken as given.
+
+const base = (s) => String(s).split(/[\\/]/).pop().split(/[?#]/)[0];
+const uqffNumber = (name) => { const m = /(?:-(\d+))?\.uqff$/i.exec(name); return m ? Number(m[1] ?? 0) : null; };
+const isUqff = (name) => /\.uqff$/i.test(name);
+const isConfig = (name) => /^config\.json$/i.test(name);
+const isIndex = (name) => /\.index\.json$/i.test(name);
+
+// The order mistral.rs reads a directory in (and the package uses): shards by number, then the rest.
+export function uqffOrder(entries, nameOf = (e) => e.name) {
+  const shards = entries.filter((e) => isUqff(nameOf(e))).sort((a, b) => uqffNumber(nameOf(a)) - uqffNumber(nameOf(b)));
+  return [...shards, ...entries.filter((e) => !isUqff(nameOf(e)))];
+}
+
+// Shard numbers below the highest one given that are not among the files (the first shard holds
+// the version tensors, so a missing shard 0 is the usual reason for UqffMissingVersion).
+export function missingShards(names) {
+  const shards = names.filter(isUqff);
+  const nums = new Set(shards.map(uqffNumber));
+  const top = Math.max(-1, ...nums);
+  const stem = shards.length ? shards[0].replace(/(?:-\d+)?\.uqff$/i, '') : '';
+  const out = [];
+  for (let n = 0; n < top; n++) if (!nums.has(n)) out.push(`${stem}-${n}.uqff`);
+  return out;
+}
+
+async function exists(url, fetchFn) {
+  try {
+    const r = await fetchFn(url, { method: 'HEAD', cache: 'no-store' });
+    return r.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function fetchJson(url, fetchFn) {
+  try {
+    const r = await fetchFn(url, { cache: 'no-store' });
+    if (!r.ok) return null;
+    return JSON.parse(await r.text());
+  } catch {
+    return null;
+  }
+}
+
+// A config.json's quantization, if it has one (MLX: `quantization`, or its copy `quantization_config`).
+function quantizationOf(config) {
+  if (!config || typeof config !== 'object') return null;
+  const q = config.quantization ?? config.quantization_config;
+  return q && typeof q === 'object' ? config : null;
+}
+
+// An Ollama manifest: `layers` of media type application/vnd.ollama.image.tensor.
+function manifestLayers(json) {
+  if (!json || !Array.isArray(json.layers)) return null;
+  const layers = json.layers.filter((l) => l && l.mediaType === 'application/vnd.ollama.image.tensor' && /^sha256:[0-9a-f]+$/i.test(l.digest ?? ''));
+  return layers.length ? layers : null;
+}
+const blobName = (digest) => digest.replace(':', '-');
+
+// ---------------- URLs ----------------
+
+// The URL box: one URL, or several separated by spaces, commas or new lines (a UQFF directory).
+export async function fromUrlText(text, { fetch: fetchFn = globalThis.fetch.bind(globalThis), location = globalThis.location } = {}) {
+  const tokens = text.split(/[\s,]+/).filter(Boolean);
+  if (!tokens.length) throw new Error('Give a URL.');
+  const abs = (u) => new URL(u, location?.href).href;
+  if (tokens.length > 1) {
+    if (!tokens.some((t) => isUqff(base(t)))) {
+      throw new Error('Several URLs are read as one UQFF directory (its .uqff shards and residual.safetensors). '
+        + 'For a sharded safetensors model give its model.safetensors.index.json; otherwise give one URL.');
+    }
+    const files = uqffOrder(tokens.map((t) => ({ name: base(t), size: null, url: abs(t) })));
+    return uqffSpec(files, missingShards(files.map((f) => f.name)), ['the URLs as given']);
+  }
+  const url = abs(tokens[0]);
+  const name = base(url);
+  if (isUqff(name)) return discoverUqff(url, fetchFn);
+  if (isIndex(name)) {
+    const spec = { kind: 'sharded', source: tokens[0], files: [{ name, size: null, url }], quantization: null, configName: null, missing: [], notes: [] };
+    await attachConfig(spec, url, fetchFn);
+    return spec;
+  }
+  if (/\.json$/i.test(name) || /\/manifests\//.test(new URL(url).pathname)) {
+    const json = await fetchJson(url, fetchFn);
+    const layers = manifestLayers(json);
+    if (layers) return manifestSpec(name, layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: new URL(`blobs/${blobName(l.digest)}`, url).href })), url);
+  }
+  return { kind: 'file', source: tokens[0], files: [{ name, size: null, url }], quantization: null, configName: null, missing: [], notes: [] };
+}
+
+// One shard's URL → the directory: `<stem>-0.uqff`, `<stem>-1.uqff`, … while they exist (the
+// given one always counts), then `residual.safetensors` if it exists.
+async function discoverUqff(url, fetchFn) {
+  const u = new URL(url);
+  const name = base(u.pathname);
+  const m = /^(.*)-(\d+)\.uqff$/i.exec(name);
+  const files = [];
+  const missing = [];
+  if (m) {
+    const given = Number(m[2]);
+    for (let n = 0; n < 4096; n++) {
+      const shard = new URL(`${m[1]}-${n}.uqff`, u).href;
+      if (n === given || await exists(shard, fetchFn)) files.push({ name: `${m[1]}-${n}.uqff`, size: null, url: shard });
+      else if (n < given) missing.push(`${m[1]}-${n}.uqff`);
+      else break;
+    }
+  } else {
+    files.push({ name, size: null, url: u.href });
+  }
+  const residual = new URL('residual.safetensors', u).href;
+  if (await exists(residual, fetchFn)) files.push({ name: 'residual.safetensors', size: null, url: residual });
+  const notes = [`found beside ${name}: ${files.map((f) => f.name).join(', ')}`];
+  return uqffSpec(files, missing, notes);
+}
+
+function uqffSpec(files, missing, notes) {
+  return {
+    kind: 'uqff', source: { uqff: files.map((f) => f.url ?? { name: f.name, source: f.file }) },
+    files, quantization: null, configName: null, missing, notes,
+  };
+}
+
+function manifestSpec(name, layers, url = null) {
+  return { kind: 'manifest', source: null, files: [{ name, size: null, url }], layers, quantization: null, configName: null, missing: [], notes: [] };
+}
+
+// An MLX model's config.json beside a URL (best effort: none is fine).
+export async function attachConfig(spec, url, fetchFn = globalThis.fetch.bind(globalThis)) {
+  const configUrl = new URL('config.json', url).href;
+  const config = await fetchJson(configUrl, fetchFn);
+  const q = quantizationOf(config);
+  if (q) { spec.quantization = q; spec.configName = configUrl; }
+  return spec;
+}
+
+// ---------------- files (picker, drop) ----------------
+
+// Several files: `.uqff` shards (+ residual.safetensors, config.json) are a UQFF directory; one
+// model file with a config.json is an MLX model with its quantization; an Ollama manifest with
+// its blobs.
+export async function fromFiles(list) {
+  const files = [...list];
+  if (!files.length) throw new Error('No file.');
+  const names = files.map((f) => f.name);
+  if (files.some((f) => isUqff(f.name))) {
+    const model = uqffOrder(files.filter((f) => !isConfig(f.name) && /\.(uqff|safetensors)$/i.test(f.name)));
+    const spec = uqffSpec(model.map((f) => ({ name: f.name, size: f.size, url: null, file: f })), missingShards(model.map((f) => f.name)), []);
+    spec.source = { uqff: model.map((f) => ({ name: f.name, source: f })) };
+    const ignored = names.filter((n) => !model.some((f) => f.name === n));
+    if (ignored.length) spec.notes.push(`not model files, ignored: ${ignored.join(', ')}`);
+    return spec;
+  }
+  if (files.some((f) => isIndex(f.name))) {
+    throw new Error('A sharded model (model.safetensors.index.json) opens by URL: the package reads its shards by URL, not from local files. Serve the folder (node web/serve.mjs) or open the index\'s URL.');
+  }
+  const configs = files.filter((f) => isConfig(f.name));
+  const jsons = files.filter((f) => /\.json$/i.test(f.name) && !isConfig(f.name));
+  const rest = files.filter((f) => !/\.json$/i.test(f.name));
+  for (const j of jsons) {
+    const layers = manifestLayers(await j.text().then(JSON.parse).catch(() => null));
+    if (layers) {
+      const byName = new Map(rest.map((f) => [f.name, f]));
+      return manifestSpec(j.name, layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: byName.get(blobName(l.digest)) ?? null })));
+    }
+  }
+  if (rest.length !== 1 || jsons.length) {
+    throw new Error(`Several files (${names.join(', ')}): open one model file (with its config.json for MLX), or the .uqff shards of a UQFF directory with its residual.safetensors.`);
+  }
+  const f = rest[0];
+  const spec = { kind: 'file', source: f, files: [{ name: f.name, size: f.size, url: null }], quantization: null, configName: null, missing: [], notes: [] };
+  if (configs.length) {
+    const config = await configs[0].text().then(JSON.parse).catch(() => null);
+    const q = quantizationOf(config);
+    if (q) { spec.quantization = q; spec.configName = configs[0].name; } else spec.notes.push('config.json has no quantization section');
+  }
+  return spec;
+}
