@@ -249,6 +249,25 @@ async function uqffHeader(spec) {
   }, null);
 }
 
+// A sharded model's logical weights (MLX weights whose scales may sit in another shard): the
+// package's inspect() of an index lists stored tensors only, so they are listed from what the
+// load made of them — bytes of the weight and its scales/biases, no plan scratch.
+function logicalFromLoad(model) {
+  const entries = Object.entries(model.tensors);
+  if (!entries.some(([, t]) => t.quant?.bits)) return;
+  const stored = new Map(state.header.tensors.map((t) => [t.name, t.byteLength]));
+  state.header.logical = entries.map(([name, t]) => {
+    const q = t.quant;
+    const pieces = [q?.scales, q?.biases, q?.globalScale].filter(Boolean);
+    return {
+      name, format: q?.format ?? t.source.dtype, mode: q?.mode ?? '—', bits: q?.bits ?? null, group: q?.groupSize ?? null, shape: t.shape,
+      bytes: t.source.byteLength + pieces.reduce((a, n) => a + (stored.get(n) ?? 0), 0), scratch: null, file: t.shard ?? '',
+    };
+  });
+  state.header.logicalFrom = 'load';
+  showLogical(state.header.logical, state.header);
+}
+
 // The page's rows from inspect()'s `logical` (the CLI's inspect --json values): name, format,
 // mode, bits, group, logical shape, bytes of all its pieces, the plan's scratch, file.
 function withLogical(h, file) {
@@ -367,17 +386,19 @@ function showLogical(rows, h) {
     note.textContent = `✘ ${e.code}${e.tensor ? ` in "${e.tensor}"` : ''}: ${text}`;
     note.dataset.state = 'error';
   } else {
+    const config = state.spec?.configName ? `; bits and group size from ${state.spec.configName.split('/').pop()}` : '';
     const from = h.uqff ? `UQFF ${h.version}: each layer's .weight with its .weight.* companions (format tag, GGML type, shape, scales, …)`
-      : `${h.convention === 'ollama' ? 'Ollama blob' : 'MLX'}: packed weights with their scales/biases${state.spec?.configName ? `; bits and group size from ${state.spec.configName.split('/').pop()}` : ''}`;
+      : h.logicalFrom === 'load' ? `Sharded model, as loaded (the package's inspect() of an index does not group weights): packed weights with their scales/biases, which may sit in another shard${config}`
+        : `${h.convention === 'ollama' ? 'Ollama blob' : 'MLX'}: packed weights with their scales/biases${config}`;
     const peaks = h.plan ? `; load plan peak scratch: ${fmtInt(h.plan.sequentialPeak)} B from a sequential stream, ${fmtInt(h.plan.seekablePeak)} B from a seekable source` : '';
     note.textContent = `${from}; bytes count every piece${peaks}.`;
     note.dataset.state = '';
   }
-  const multi = !!h.uqff;
+  const multi = multiFile(h);
   card.querySelector('th[data-key=file]').hidden = !multi;
   card.querySelector('tbody').innerHTML = (rows ?? []).map((r) => `<tr><td>${esc(r.name)}</td><td>${esc(r.format)}</td><td>${esc(r.mode)}</td>`
     + `<td class="num">${r.bits ?? '–'}</td><td class="num">${r.group ?? '–'}</td><td>[${r.shape.join(', ')}]</td><td class="num">${fmtInt(r.bytes)}</td>`
-    + `<td class="num">${fmtInt(r.scratch[0])} / ${fmtInt(r.scratch[1])}</td>${multi ? `<td>${esc(r.file)}</td>` : ''}</tr>`).join('');
+    + `<td class="num">${r.scratch ? `${fmtInt(r.scratch[0])} / ${fmtInt(r.scratch[1])}` : '–'}</td>${multi ? `<td>${esc(r.file)}</td>` : ''}</tr>`).join('');
 }
 
 function filterRows(rows) {
@@ -562,6 +583,7 @@ async function load(opts = {}) {
     $('load-status').textContent = `✔ Loaded ${fmtInt(Object.keys(model.tensors).length)} tensors (${fmtBytes(gpuBytes)} on the GPU as ${dtype}) in ${fmtSecs(el)}; every byte validated on the way.`;
     if (state.verdict?.header) setVerdict('valid', `Valid ${state.header.uqff ? `UQFF ${state.header.version}` : state.header.format}: every byte read while loading, ${fmtInt(Object.keys(model.tensors).length)} tensors.`);
     Object.assign(result, { ok: true, tensors: Object.keys(model.tensors).length, bytes: model.bytes, gpuBytes, ms: el });
+    if (!state.header.logical && dtype !== 'raw') logicalFromLoad(model);
     fillCheck(model);
   } catch (e) {
     show();

@@ -84,7 +84,7 @@ export async function fromUrlText(text, { fetch: fetchFn = globalThis.fetch.bind
         + 'For a sharded safetensors model give its model.safetensors.index.json; otherwise give one URL.');
     }
     const files = uqffOrder(tokens.map((t) => ({ name: base(t), size: null, url: abs(t) })));
-    return uqffSpec(files, missingShards(files.map((f) => f.name)), ['the URLs as given']);
+    return uqffSpec(files, missingShards(files.map((f) => f.name)), ['UQFF files: the URLs given, in shard order (no search for others)']);
   }
   const url = abs(tokens[0]);
   const name = base(url);

@@ -52,6 +52,7 @@ export function sampleList() {
     { label: 'UQFF directory (2 shards + residual)', url: '/conventions/uqff/model-0.uqff', file: join(conv, 'uqff', 'model-0.uqff') },
     { label: 'MLX + config.json', url: '/conventions/mlx/model.safetensors', file: join(conv, 'mlx', 'model.safetensors') },
     { label: 'MLX 2–6-bit + config.json', url: '/conventions/mlx-bits/model.safetensors', file: join(conv, 'mlx-bits', 'model.safetensors') },
+    { label: 'sharded MLX (3 shards) + config.json', url: '/conventions/sharded-mlx/model.safetensors.index.json', file: join(conv, 'sharded-mlx', 'model.safetensors.index.json') },
     { label: 'Ollama blob (mixed types)', url: '/conventions/ollama/blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6', file: join(conv, 'ollama', 'blobs', 'sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6') },
     { label: 'Ollama manifest', url: '/conventions/ollama/manifest.json', file: join(conv, 'ollama', 'manifest.json') },
     { label: 'malformed: UQFF without its first shard', url: '/conventions/uqff/model-1.uqff /conventions/uqff/residual.safetensors', file: join(conv, 'uqff', 'model-1.uqff') },

@@ -474,6 +474,23 @@ test('MLX with config.json (found beside the URL; given with the file picker): l
   assert.deepEqual((await logicalRows()).sort(byFirst), cliRows(join(conventions, 'mlx', 'model.safetensors')).sort(byFirst));
 });
 
+test('sharded MLX (index.json + config.json; a weight and its scales in different shards): loaded logical weights = the CLI', { skip: noCli }, async () => {
+  const index = join(conventions, 'sharded-mlx', 'model.safetensors.index.json');
+  const weightMap = JSON.parse(readFileSync(index, 'utf8')).weight_map;
+  assert.equal(weightMap['model.layers.0.self_attn.q_proj.weight'], 'model-00001-of-00003.safetensors');
+  assert.equal(weightMap['model.layers.0.self_attn.q_proj.scales'], 'model-00002-of-00003.safetensors');
+  await page.click('#samples button:has-text("sharded MLX")');
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid', null, { timeout: 30000 });
+  assert.match(await page.textContent('#source-name'), /model\.safetensors\.index\.json \+ config\.json$/);
+  const want = cliRows(index).map((r) => [...r.slice(0, 7), '–']).sort(byFirst);
+  const last = await loadGpu('f32');
+  assert.equal(last.tensors, want.length);
+  const rows = await logicalRows();
+  assert.deepEqual(rows.map((r) => r.slice(0, 8)).sort(byFirst), want);
+  for (const r of rows) assert.equal(r[8], weightMap[r[0]], r[0]);
+  await checkAgainstCli(index, 'f32');
+});
+
 test('Ollama: the manifest lists its blobs; a blob opens with its logical weights = the CLI, loaded and checked', { skip: noCli }, async () => {
   const manifest = JSON.parse(readFileSync(join(conventions, 'ollama', 'manifest.json'), 'utf8'));
   await page.click('#samples button:has-text("Ollama manifest")');
