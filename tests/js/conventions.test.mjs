@@ -449,3 +449,61 @@ test('logical models free every handle: sessions, models and buffers back to whe
   await assert.rejects((async () => { for await (const ev of it) if (ev.type === 'tensorData') ctl.abort(); })(), (e) => e.code === 'Aborted');
   assert.deepEqual(wasm.live, base, 'after errors and an abort');
 });
+
+// An Ollama model by its manifest: `{ ollama: manifest, blobs }`, the blobs one logical model.
+const manifest = join(fixtures, 'ollama', 'manifest.json');
+
+test('Ollama manifest: every blob\'s logical weights, equal to the blobs read one by one and to the CLI (blobs found, a directory, a function)', async () => {
+  const blobsDir = join(fixtures, 'ollama', 'blobs');
+  const single = new Map();
+  for (const blob of ollamaBlobs) for (const [n, v] of await decodeAll(blob, { dtype: 'f32' })) single.set(n, v);
+  const manifestBytes = readFileSync(manifest);
+  const sources = [
+    { ollama: manifest },
+    { ollama: manifest, blobs: blobsDir },
+    { ollama: new Blob([manifestBytes]), blobs: (file) => new Blob([readFileSync(join(blobsDir, file))]) },
+    { ollama: streamOf(manifestBytes, 7), blobs: (file) => streamOf(readFileSync(join(blobsDir, file)), 7) },
+  ];
+  for (const source of sources) {
+    const got = await decodeAll(source, { dtype: 'f32' });
+    assert.deepEqual([...got.keys()].sort(), [...single.keys()].sort());
+    for (const [n, v] of got) {
+      assert.deepEqual(v.bytes, single.get(n).bytes, n);
+      assert.deepEqual(v.t.quant, single.get(n).t.quant, n);
+    }
+  }
+  const info = await ws.inspect({ ollama: manifest });
+  assert.equal(info.convention, 'ollama');
+  assert.deepEqual(info.files.map((f) => f.file).sort(), readdirSync(blobsDir).sort());
+  const perBlob = [];
+  for (const blob of ollamaBlobs) perBlob.push(...(await ws.inspect(blob)).logical.weights);
+  const strip = (ws_) => ws_.map(({ file, ...w }) => w).sort((a, b) => a.name.localeCompare(b.name));
+  assert.deepEqual(strip(info.logical.weights), strip(perBlob));
+  if (!noCli) {
+    for (const w of info.logical.weights) assert.deepEqual((await decodeAll({ ollama: manifest }, { dtype: 'f16', filter: [w.name] })).get(w.name).bytes, cliValues(join(blobsDir, w.file), w.name, 'f16'), w.name);
+  }
+  assert.deepEqual(await ws.validate({ ollama: manifest }), { valid: true, format: 'safetensors', convention: 'ollama', version: null, tensors: info.tensors.length, error: null });
+});
+
+test('Ollama manifest: a bad manifest, a blob of the wrong size, no blobs directory — exact codes; no handle left behind', async () => {
+  const wasm = await ws.init();
+  const base = { ...wasm.live };
+  const blobsDir = join(fixtures, 'ollama', 'blobs');
+  const text = readFileSync(manifest, 'utf8');
+  // Not an object: the library's ManifestNotObject at byte 0.
+  await assert.rejects(ws.inspect({ ollama: new TextEncoder().encode('[1]'), blobs: blobsDir }), (e) => e.code === 'ManifestNotObject' && e.offset === 0);
+  // A blob one byte shorter than the manifest says.
+  const first = readdirSync(blobsDir)[0];
+  const short = (file) => { const b = readFileSync(join(blobsDir, file)); return new Blob([file === first ? b.subarray(0, b.length - 1) : b]); };
+  await assert.rejects(decodeAll({ ollama: new TextEncoder().encode(text), blobs: short }, { dtype: 'f32' }), (e) => {
+    const size = readFileSync(join(blobsDir, first)).length;
+    assert.deepEqual([e.code, e.offset, e.shard, e.found, e.expected], ['ManifestBlobSize', size - 1, first, BigInt(size - 1), BigInt(size)]);
+    assert.ok(e.hint.length > 0);
+    return true;
+  });
+  const v = await ws.validate({ ollama: new TextEncoder().encode(text), blobs: short });
+  assert.deepEqual([v.valid, v.error.code], [false, 'ManifestBlobSize']);
+  // A manifest given as bytes has no directory to find blobs/ from.
+  await assert.rejects(ws.inspect({ ollama: new TextEncoder().encode(text) }), (e) => e.code === 'ManifestNoBlobs');
+  assert.deepEqual(wasm.live, base);
+});

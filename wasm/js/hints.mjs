@@ -131,6 +131,9 @@ export const JS_CODES = Object.freeze({
   UnsafeShardPath: 'Shard names must be relative paths without "..": this index may be crafted to read other files.',
   BufferTooLarge: 'Request a device with a larger maxBufferSize (requestDevice({requiredLimits})), or pass split: true to spread the tensor over several buffers.',
   GpuError: 'The GPU device refused the buffer: it may be out of memory or lost.',
+  // Ollama manifests ({ ollama, blobs }): the CLI's codes for the same problems.
+  ManifestNoBlobs: 'Ollama keeps manifests/ and blobs/ in one models directory: pass blobs (the directory that holds the sha256-* blobs, or (file) => source).',
+  ManifestBlobSize: 'The blob is incomplete or belongs to another model: pull the model again.',
 });
 
 // What the first bytes of a rejected input look like, as advice (the CLI's content_guess).

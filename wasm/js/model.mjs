@@ -1,4 +1,4 @@
-// A model — one file, a sharded model's index and shards, or a UQFF directory — as decode events (decode.mjs),
+// A model — one file, a sharded model's index and shards, a UQFF directory or an Ollama manifest — as decode events (decode.mjs),
 // each tagged with the shard it comes from (null for a single file).
 import { toSource, toUrl, isIndexUrl } from './sources.mjs';
 import { scanFile } from './scan.mjs';
@@ -6,6 +6,7 @@ import { decodePipeline } from './decode.mjs';
 import { toSelect } from './options.mjs';
 import { shardedEvents } from './sharded.mjs';
 import { isUqffSource, uqffEvents } from './uqff.mjs';
+import { isManifestSource, manifestEvents } from './ollama-manifest.mjs';
 
 export async function isShardedSource(source) {
   if (typeof source !== 'string' && !(source instanceof URL)) return false;
@@ -26,6 +27,10 @@ export function fileEvents(wasm, src, options, progress, extra = {}) {
 export async function* modelEvents(wasm, source, options, progress) {
   if (isUqffSource(source)) {
     yield* uqffEvents(wasm, source, options, progress);
+    return;
+  }
+  if (isManifestSource(source)) {
+    yield* manifestEvents(wasm, source, options, progress);
     return;
   }
   if (await isShardedSource(source)) {

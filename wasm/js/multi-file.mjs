@@ -54,12 +54,14 @@ export async function readTensors(files, wanted, options, what = 'its scalar ten
 
 // Reads every file's header; f.header, f.session and f.seekable are set (the caller destroys the
 // sessions). f: {name, input}; `onHeader(file, header, session)` may check a header (a shard
-// against its index). `buffer`: read a source that cannot seek into memory (UQFF needs its
-// scalars out of order); otherwise only a file that holds another file's companion is (below).
+// against its index). A stream (it cannot be read twice) is read into memory first; a URL whose
+// server has no Range support is too when `buffer` (UQFF needs its scalars out of order), and
+// otherwise fetched again to stream (only a file that holds another file's companion is then read
+// into memory, below).
 export async function readHeaders(wasm, files, options, onHeader = null, { buffer = true } = {}) {
   for (const f of files) {
     let src = await toSource(f.input, options);
-    if (buffer && !src.url && !src.seekable) {
+    if (!src.url && !src.seekable) {
       f.input = await readAll(src, options.signal);
       src = await toSource(f.input, options);
     }

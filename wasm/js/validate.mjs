@@ -6,6 +6,7 @@ import { scanFile } from './scan.mjs';
 import { scanSharded } from './sharded.mjs';
 import { WeightstreamError } from './errors.mjs';
 import { isUqffSource, openUqff } from './uqff.mjs';
+import { isManifestSource, openManifest } from './ollama-manifest.mjs';
 import { fileWeights } from './plan.mjs';
 import { publicWeight } from './conventions.mjs';
 
@@ -13,7 +14,8 @@ import { publicWeight } from './conventions.mjs';
 // wrong. Throws only for misuse (a TypeError) and, like every call here, when options.signal aborts.
 export async function validate(source, options = {}) {
   const wasm = await init(options);
-  if (isUqffSource(source)) return validateUqff(wasm, source, options);
+  if (isUqffSource(source)) return validateModel(wasm, await openerOf(source), source, options, 'uqff');
+  if (isManifestSource(source)) return validateModel(wasm, await openerOf(source), source, options, 'ollama');
   if (await isSharded(source)) return scanSharded(wasm, source, { ...options, mode: 'validate' });
   const state = { format: null, tensorCount: 0 };
   try {
@@ -32,7 +34,7 @@ export async function validate(source, options = {}) {
 // downloaded): format, tensors, metadata. Throws a WeightstreamError when the header is invalid.
 export async function inspect(source, options = {}) {
   const wasm = await init(options);
-  if (isUqffSource(source)) return inspectUqff(wasm, source, options);
+  if (isUqffSource(source) || isManifestSource(source)) return inspectModel(wasm, source, options);
   if (await isSharded(source)) return scanSharded(wasm, source, { ...options, mode: 'inspect' });
   const src = await toSource(source, options);
   const keep = {};
@@ -64,38 +66,42 @@ export async function inspect(source, options = {}) {
   }
 }
 
-// A UQFF directory (`{ uqff: [sources] }`): per-file headers, the library's logical weights and
-// the load plan's peaks. Throws a WeightstreamError when a header or the model is invalid.
-async function inspectUqff(wasm, source, options) {
-  const m = await openUqff(wasm, source, options);
+const openerOf = (source) => (isUqffSource(source) ? openUqff : openManifest);
+
+// A UQFF directory (`{ uqff: [sources] }`) or an Ollama manifest (`{ ollama, blobs }`): per-file
+// headers, the library's logical weights and the load plan's peaks. Throws a WeightstreamError
+// when a header, the manifest or the model is invalid.
+async function inspectModel(wasm, source, options) {
+  const convention = isUqffSource(source) ? 'uqff' : 'ollama';
+  const m = await openerOf(source)(wasm, source, options);
   const files = m.files.map((f) => ({ header: f.header, name: f.name }));
   const perFile = m.files.map((f) => ({ file: f.name, ...publicHeader(f.header) }));
   return {
     format: 'safetensors',
-    convention: 'uqff',
+    convention,
     version: m.version,
     metadata: null,
     files: perFile,
     tensors: perFile.flatMap((f) => f.tensors.map((t) => ({ ...t, file: f.file }))),
-    logical: { convention: 'uqff', weights: m.weights.map((w) => publicWeight(files, w)), plan: m.plan, error: null },
+    logical: { convention, weights: m.weights.map((w) => publicWeight(files, w)), plan: m.plan, error: null },
   };
 }
 
-// validate() of a UQFF directory: every file's header, the model (versions, companion sets,
-// tags, scalars), then every file's bytes to the end.
-async function validateUqff(wasm, source, options) {
+// validate() of such a model: every file's header, the model (UQFF: versions, companion sets,
+// tags, scalars; Ollama: the manifest, blob sizes, params), then every file's bytes to the end.
+async function validateModel(wasm, open, source, options, convention) {
   let tensors = 0;
   try {
-    const m = await openUqff(wasm, source, options);
+    const m = await open(wasm, source, options);
     tensors = m.files.reduce((n, f) => n + f.header.tensors.length, 0);
     for (const f of m.files) {
       const src = await toSource(f.input, options);
       for await (const ev of scanFile(wasm, src, { ...options, select: () => false, ranges: false, shard: f.name })) void ev;
     }
-    return { valid: true, format: 'safetensors', convention: 'uqff', version: m.version, tensors, error: null };
+    return { valid: true, format: 'safetensors', convention, version: m.version, tensors, error: null };
   } catch (e) {
     if (!(e instanceof WeightstreamError) || e.code === 'Aborted') throw e;
-    return { valid: false, format: 'safetensors', convention: 'uqff', version: null, tensors, error: e.toJSON() };
+    return { valid: false, format: 'safetensors', convention, version: null, tensors, error: e.toJSON() };
   }
 }
 

@@ -6,7 +6,8 @@
 //   loadToWebGPU(device, source, options) → {tensors: name → {buffer, dtype, shape, …}, metadata}
 //
 // A source is a URL (string or URL; a model.safetensors.index.json loads the sharded model), a
-// path in Node, a Response, a Blob or File, a ReadableStream, an ArrayBuffer or typed array.
+// path in Node, a Response, a Blob or File, a ReadableStream, an ArrayBuffer or typed array; a
+// model of several files is { uqff: [sources] } (a UQFF directory) or { ollama: manifest, blobs }.
 export { init } from './module.mjs';
 export { validate, inspect } from './validate.mjs';
 export { createReader } from './reader.mjs';

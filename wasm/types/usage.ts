@@ -13,6 +13,8 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
   console.log(u.version, u.files.map((f) => f.file), u.logical.weights.map((w) => [w.name, w.mode, w.shape, w.bytes]));
   const uv = await validate({ uqff: [{ name: 'model-0.uqff', source: file }] });
   console.log(uv.valid, uv.version);
+  const o = await inspect({ ollama: 'models/manifests/registry.ollama.ai/library/m/latest', blobs: (f: string) => `https://host/blobs/${f}` });
+  console.log(o.convention, o.logical.weights.length);
 
   const reader = createReader({ dtype: 'f16', filter: ['lm_head.weight'], signal });
   for await (const ev of reader.read(await fetch('/model.gguf'))) {

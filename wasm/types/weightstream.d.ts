@@ -22,6 +22,18 @@ export interface UqffSource {
   uqff: (Source | { name: string; source: Source })[];
 }
 
+/** An Ollama model by its manifest (manifests/registry.ollama.ai/library/<model>/<tag>): the
+ * tensor layers' blobs `sha256-<hex>` as one logical model. `blobs`: the directory holding them
+ * (path or URL), or a function from the blob file name to its source; omitted for a manifest
+ * path in Node, the nearest ancestor's `blobs/` directory (Ollama's models root). */
+export interface OllamaManifestSource {
+  ollama: Source;
+  blobs?: string | URL | ((file: string) => Source | Promise<Source>);
+}
+
+/** What validate/inspect/createReader/loadToWebGPU take. */
+export type ModelSource = Source | UqffSource | OllamaManifestSource;
+
 /** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes. */
 export type ErrorCode = string;
 
@@ -211,17 +223,18 @@ export interface LogicalInfo {
   error: ErrorInfo | null;
 }
 
-/** inspect() of a UQFF directory. */
-export interface UqffHeader {
+/** inspect() of a UQFF directory or an Ollama manifest: one entry per file (shard, blob). */
+export interface ModelHeader {
   format: 'safetensors';
-  convention: 'uqff';
-  /** major.minor.patch of the uqff.version.* tensors. */
-  version: string;
+  convention: 'uqff' | 'ollama';
+  /** UQFF: major.minor.patch of the uqff.version.* tensors; null for Ollama. */
+  version: string | null;
   metadata: null;
   files: (Header & { file: string })[];
   tensors: (TensorHeader & { file: string })[];
   logical: LogicalInfo;
 }
+export type UqffHeader = ModelHeader;
 
 export interface ShardedHeader {
   format: 'safetensors';
@@ -237,8 +250,8 @@ export interface ValidateResult {
   format: 'safetensors' | 'gguf' | null;
   tensors: number;
   error: ErrorInfo | null;
-  /** UQFF directories. */
-  convention?: 'uqff';
+  /** UQFF directories and Ollama manifests. */
+  convention?: 'uqff' | 'ollama';
   version?: string | null;
 }
 
@@ -283,10 +296,10 @@ export type ReaderEvent =
   | { type: 'tensorData'; shard: string | null; tensor: OutputTensor; offset: number; data: Uint8Array }
   | { type: 'tensorEnd'; shard: string | null; tensor: OutputTensor }
   | ({ type: 'progress' } & Progress)
-  | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff'; version: string; metadata: null; shards: string[] } | null };
+  | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff' | 'ollama'; version: string | null; metadata: null; shards: string[] } | null };
 
 export interface Reader extends AsyncIterable<ReaderEvent> {
-  read(source: Source | UqffSource): AsyncIterable<ReaderEvent>;
+  read(source: ModelSource): AsyncIterable<ReaderEvent>;
 }
 
 export interface GpuTensor {
@@ -319,11 +332,11 @@ export interface GpuLoadOptions extends LoadOptions {
 }
 
 export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;
-export declare function validate(source: Source | UqffSource, options?: CommonOptions): Promise<ValidateResult>;
+export declare function validate(source: ModelSource, options?: CommonOptions): Promise<ValidateResult>;
 /** A UQFF list gives a UqffHeader; a file a Header (with `logical` for MLX/Ollama); an index a ShardedHeader. */
-export declare function inspect<S extends Source | UqffSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource ? UqffHeader : Header | ShardedHeader>;
+export declare function inspect<S extends ModelSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource | OllamaManifestSource ? ModelHeader : Header | ShardedHeader>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
-export declare function loadToWebGPU(device: GPUDevice, source: Source | UqffSource, options?: GpuLoadOptions): Promise<GpuModel>;
+export declare function loadToWebGPU(device: GPUDevice, source: ModelSource, options?: GpuLoadOptions): Promise<GpuModel>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
 
 // Minimal WebGPU shapes, so that the types need no @webgpu/types (use those for real code).

@@ -1,0 +1,81 @@
+// weightstream wasm — ws::OllamaManifest behind a handle: the manifest JSON is copied into the
+// handle's input buffer (it is small: JS reads it whole) and parsed once; JS then reads the layers
+// (blob file, name, size, whether it is a tensor layer) to know which blobs form the model.
+#include <new>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi.h"
+#include "weightstream/ollama_manifest.h"
+
+using wsabi::ptr32;
+using wsabi::put_u64;
+
+struct WsManifest {
+  ws::OllamaManifest manifest;
+  uint8_t* arena;
+  uint8_t* input;
+  uint32_t input_cap;
+  // Words: 0-11 the error (abi.h); 12 arena needed; 13 layer count; layer (ws_manifest_layer):
+  // 14 media type ptr, 15 its length, 16 blob file ptr ("sha256-<hex>"), 17 its length, 18 name
+  // ptr, 19 its length, 20-21 size, 22 is_tensor.
+  uint32_t info[23];
+  WsManifest(uint8_t* a, size_t n) : manifest(a, n) {}
+};
+
+WS_EXPORT(ws_manifest_create) WsManifest* ws_manifest_create(uint32_t arena_size, uint32_t input_cap) {
+  void* mem = malloc(sizeof(WsManifest));
+  uint8_t* arena = static_cast<uint8_t*>(malloc(arena_size ? arena_size : 8));
+  uint8_t* input = static_cast<uint8_t*>(malloc(input_cap ? input_cap : 1));
+  if (!mem || !arena || !input) {
+    free(mem);
+    free(arena);
+    free(input);
+    return nullptr;
+  }
+  WsManifest* m = new (mem) WsManifest(arena, arena_size);
+  m->arena = arena;
+  m->input = input;
+  m->input_cap = input_cap;
+  memset(m->info, 0, sizeof m->info);
+  return m;
+}
+
+WS_EXPORT(ws_manifest_destroy) void ws_manifest_destroy(WsManifest* m) {
+  if (!m) return;
+  free(m->arena);
+  free(m->input);
+  m->~WsManifest();
+  free(m);
+}
+
+WS_EXPORT(ws_manifest_input) uint8_t* ws_manifest_input(WsManifest* m) { return m->input; }
+
+// Parses the first n bytes of the input buffer as the whole manifest; returns the ws::Status.
+WS_EXPORT(ws_manifest_parse) uint32_t ws_manifest_parse(WsManifest* m, uint32_t n) {
+  ws::Status s = m->manifest.feed(m->input, n < m->input_cap ? n : m->input_cap);
+  if (s == ws::Status::Ok) s = m->manifest.finish();
+  return static_cast<uint32_t>(s);
+}
+
+WS_EXPORT(ws_manifest_info) uint32_t* ws_manifest_info(WsManifest* m) {
+  wsabi::put_error(reinterpret_cast<wsabi::ErrorOut*>(m->info), m->manifest.error());
+  m->info[12] = static_cast<uint32_t>(m->manifest.arena_needed());
+  m->info[13] = m->manifest.layer_count();
+  return m->info;
+}
+
+// Layer i (after a successful parse) into info words 14-22.
+WS_EXPORT(ws_manifest_layer) uint32_t* ws_manifest_layer(WsManifest* m, uint32_t i) {
+  const ws::ManifestLayer l = m->manifest.layer(i);
+  uint32_t* w = m->info;
+  w[14] = ptr32(l.media_type.data);
+  w[15] = static_cast<uint32_t>(l.media_type.size);
+  w[16] = ptr32(l.blob_file.data);
+  w[17] = static_cast<uint32_t>(l.blob_file.size);
+  w[18] = ptr32(l.name.data);
+  w[19] = static_cast<uint32_t>(l.name.size);
+  put_u64(w + 20, l.size);
+  w[22] = l.is_tensor;
+  return w;
+}
