@@ -136,6 +136,7 @@ async function toSpec(input) {
 
 function describeSpec(spec) {
   if (spec.kind === 'uqff') return `UQFF: ${spec.files.map((f) => f.name + (f.size != null ? ` (${fmtBytes(f.size)})` : '')).join(', ')}`;
+  if (spec.kind === 'ollama') return `Ollama: ${spec.manifestName} (${spec.layers.length} tensor layers)`;
   const f = spec.files[0];
   const name = typeof spec.source === 'string' ? spec.source : f.url ?? `${f.name}${f.size != null ? ` (${fmtBytes(f.size)})` : ''}`;
   return spec.configName ? `${name} + ${spec.configName.split('/').pop()}` : name;
@@ -178,15 +179,15 @@ async function open(input) {
   state.sourceName = describeSpec(spec);
   $('source-name').textContent = state.sourceName;
   $('notes').textContent = spec.notes.join('; ');
-  if (spec.kind === 'manifest') { showManifest(spec); return; }
+  if (spec.kind === 'ollama') showManifest(spec);
   let header;
   try {
-    header = spec.kind === 'uqff' ? await uqffHeader(spec) : await fileHeader(spec);
+    header = spec.kind === 'uqff' || spec.kind === 'ollama' ? await multiHeader(spec) : await fileHeader(spec);
   } catch (e) {
     if (gen !== state.generation) return;
     if (e instanceof WeightstreamError) {
       showError(e);
-      setVerdict('invalid', `Invalid ${spec.kind === 'uqff' ? 'UQFF directory' : guessFormat(spec)}: ${e.code}`);
+      setVerdict('invalid', `Invalid ${{ uqff: 'UQFF directory', ollama: 'Ollama model' }[spec.kind] ?? guessFormat(spec)}: ${e.code}`);
       state.verdict = e.toJSON();
       return;
     }
@@ -200,7 +201,7 @@ async function open(input) {
   $('gpu').hidden = false;
   resetLoadUi();
   const size = header.totalSize ?? header.size ?? (spec.source instanceof Blob ? spec.source.size : null);
-  const what = header.uqff ? `${fmtInt(header.logical?.length ?? header.tensors.length)} ${header.logical ? 'logical weights' : 'tensors'} in ${header.shards.length} files` : `${fmtInt(header.tensors.length)} tensors`;
+  const what = header.multi ? `${fmtInt(header.logical?.length ?? header.tensors.length)} ${header.logical ? 'logical weights' : 'tensors'} in ${header.shards.length} files` : `${fmtInt(header.tensors.length)} tensors`;
   if (size != null && size > AUTO_VALIDATE_LIMIT) {
     setVerdict('header-valid', `Header valid: ${what}. The data (${fmtBytes(size)}) is validated byte by byte while it loads to the GPU.`);
     state.verdict = { valid: null, header: true };
@@ -211,8 +212,8 @@ async function open(input) {
   if (gen !== state.generation) return;
   state.verdict = v;
   if (v.valid) {
-    const kind = header.uqff ? `UQFF ${v.version}` : v.format;
-    const parts = header.uqff ? ` (${header.shards.length} files)` : header.sharded ? ` (${header.shards.length} shards)` : '';
+    const kind = header.multi ? modelName(header) : v.format;
+    const parts = header.multi ? ` (${header.shards.length} files)` : header.sharded ? ` (${header.shards.length} shards)` : '';
     setVerdict('valid', `Valid ${kind}${parts}: every byte read, ${fmtInt(v.tensors)} tensors${header.logical ? ` → ${fmtInt(header.logical.length)} logical weights` : ''}.`);
   } else {
     showError(v.error);
@@ -236,12 +237,13 @@ async function fileHeader(spec) {
   return withLogical(await inspect(spec.source, modelOptions()), '');
 }
 
-// A UQFF directory: inspect({uqff}) gives every file's header and the model's logical weights,
-// after applying every UQFF rule (versions, companion sets, tags, scalars).
-async function uqffHeader(spec) {
+// A UQFF directory or an Ollama manifest: inspect() gives every file's header and the model's
+// logical weights, after applying every rule of the convention (UQFF: versions, companion sets,
+// tags, scalars; Ollama: the manifest, blob sizes, quant params).
+async function multiHeader(spec) {
   const h = await inspect(spec.source);
   return withLogical({
-    format: 'uqff', uqff: true, version: h.version, metadata: null,
+    format: h.convention, multi: true, convention: h.convention, version: h.version, metadata: null,
     shards: h.files.map((f) => f.file), files: h.files,
     totalSize: h.files.reduce((a, f) => a + (f.size ?? 0), 0),
     tensors: h.tensors.map((t) => ({ ...t, shard: t.file })),
@@ -332,14 +334,20 @@ function showError(e) {
   $('error-hint').textContent = hint || '—';
 }
 
-// An Ollama manifest lists one blob per tensor layer: each opens as a model of its own.
+// An Ollama manifest's tensor layers: the model is all of their blobs together; each blob also
+// opens alone.
 function showManifest(spec) {
   const el = $('manifest');
   el.hidden = false;
+  $('manifest-note').textContent = spec.blobsDir ? `blobs from ${spec.blobsDir}` : '';
   el.querySelector('tbody').innerHTML = spec.layers.map((l, i) => `<tr><td>${esc(l.name)}</td><td>${esc(l.digest.slice(0, 19))}…</td><td class="num">${fmtInt(l.size)}</td>`
-    + `<td>${l.source ? `<button type="button" data-layer="${i}">open blob</button>` : '<span class="muted">blob not given</span>'}</td></tr>`).join('');
-  setVerdict('valid', `Ollama manifest: ${spec.layers.length} tensor blob${spec.layers.length > 1 ? 's' : ''}; open one to inspect and load it.`);
-  state.verdict = { manifest: true };
+    + `<td>${l.source ? `<button type="button" data-layer="${i}">open this blob alone</button>` : '<span class="muted">blob not given</span>'}</td></tr>`).join('');
+}
+
+function modelName(h) {
+  if (h.convention === 'uqff') return `UQFF ${h.version}`;
+  if (h.convention === 'ollama') return 'Ollama model';
+  return h.sharded ? 'sharded safetensors' : h.format;
 }
 
 // ---------------- header views ----------------
@@ -351,15 +359,15 @@ function showHeader(h) {
   }));
   state.rows = rows;
   $('tensors').querySelector('th[data-key=shard]').hidden = !multiFile(h);
-  $('tensors').querySelector('th[data-key=shard]').textContent = h.uqff ? 'file' : 'shard';
+  $('tensors').querySelector('th[data-key=shard]').textContent = h.multi ? 'file' : 'shard';
   renderTable();
   renderMetadata(h);
   drawDtypeChart(rows);
   showLogical(h.logical ?? null, h);
   const total = rows.reduce((a, r) => a + r.byteLength, 0);
-  const parts = [`${h.uqff ? `UQFF ${h.version}` : h.sharded ? 'sharded safetensors' : h.format}`, `${fmtInt(rows.length)} ${h.uqff ? 'stored ' : ''}tensors`, `${fmtBytes(total)} of tensor data`];
+  const parts = [modelName(h), `${fmtInt(rows.length)} ${h.multi ? 'stored ' : ''}tensors`, `${fmtBytes(total)} of tensor data`];
   if (h.logical) parts.push(`${fmtInt(h.logical.length)} logical weights`);
-  if (h.uqff) parts.push(`${h.shards.length} files (${h.shards.join(', ')})`, `${fmtBytes(h.totalSize)}`);
+  if (h.multi) parts.push(`${h.shards.length} files (${h.shards.map((f) => (/^sha256-/.test(f) ? `${f.slice(0, 19)}…` : f)).join(', ')})`, `${fmtBytes(h.totalSize)}`);
   if (h.size != null) parts.push(`file ${fmtBytes(h.size)}`);
   if (h.gguf) parts.push(`GGUF v${h.gguf.version}`, `alignment ${h.gguf.alignment}`, `${h.gguf.kvCount} KVs`, h.gguf.architecture ? `architecture ${h.gguf.architecture}` : null, h.gguf.dialect !== 'upstream' ? h.gguf.dialect : null);
   if (h.headerSize != null) parts.push(`header ${fmtInt(h.headerSize)} B`);
@@ -367,7 +375,9 @@ function showHeader(h) {
   $('summary').textContent = parts.filter(Boolean).join(' · ');
 }
 
-const multiFile = (h) => !!(h?.sharded || h?.uqff);
+const multiFile = (h) => !!(h?.sharded || h?.multi);
+// Ollama blob names are 71 characters of digest: the tables show the start (the title has it all).
+const fileCell = (name) => (/^sha256-[0-9a-f]{20,}$/.test(name ?? '') ? `<td title="${esc(name)}">${esc(name.slice(0, 19))}…</td>` : `<td>${esc(name)}</td>`);
 
 // The logical weights of a convention model (MLX, Ollama, UQFF): what an engine uses, each from a
 // packed weight and its companions, with the scratch its load plan needs from a sequential stream
@@ -387,9 +397,9 @@ function showLogical(rows, h) {
     note.dataset.state = 'error';
   } else {
     const config = state.spec?.configName ? `; bits and group size from ${state.spec.configName.split('/').pop()}` : '';
-    const from = h.uqff ? `UQFF ${h.version}: each layer's .weight with its .weight.* companions (format tag, GGML type, shape, scales, …)`
+    const from = h.convention === 'uqff' ? `UQFF ${h.version}: each layer's .weight with its .weight.* companions (format tag, GGML type, shape, scales, …)`
       : h.logicalFrom === 'load' ? `Sharded model, as loaded (the package's inspect() of an index does not group weights): packed weights with their scales/biases, which may sit in another shard${config}`
-        : `${h.convention === 'ollama' ? 'Ollama blob' : 'MLX'}: packed weights with their scales/biases${config}`;
+        : `${h.convention === 'ollama' ? `Ollama ${h.multi ? 'model (every blob of the manifest)' : 'blob'}` : 'MLX'}: packed weights with their scales/biases${config}`;
     const peaks = h.plan ? `; load plan peak scratch: ${fmtInt(h.plan.sequentialPeak)} B from a sequential stream, ${fmtInt(h.plan.seekablePeak)} B from a seekable source` : '';
     note.textContent = `${from}; bytes count every piece${peaks}.`;
     note.dataset.state = '';
@@ -398,7 +408,7 @@ function showLogical(rows, h) {
   card.querySelector('th[data-key=file]').hidden = !multi;
   card.querySelector('tbody').innerHTML = (rows ?? []).map((r) => `<tr><td>${esc(r.name)}</td><td>${esc(r.format)}</td><td>${esc(r.mode)}</td>`
     + `<td class="num">${r.bits ?? '–'}</td><td class="num">${r.group ?? '–'}</td><td>[${r.shape.join(', ')}]</td><td class="num">${fmtInt(r.bytes)}</td>`
-    + `<td class="num">${r.scratch ? `${fmtInt(r.scratch[0])} / ${fmtInt(r.scratch[1])}` : '–'}</td>${multi ? `<td>${esc(r.file)}</td>` : ''}</tr>`).join('');
+    + `<td class="num">${r.scratch ? `${fmtInt(r.scratch[0])} / ${fmtInt(r.scratch[1])}` : '–'}</td>${multi ? fileCell(r.file) : ''}</tr>`).join('');
 }
 
 function filterRows(rows) {
@@ -429,7 +439,7 @@ function renderTable() {
   }
   const sharded = multiFile(state.header);
   const html = rows.slice(0, MAX_ROWS).map((r) => `<tr><td>${esc(r.name)}</td><td>${esc(r.dtype)}</td><td>[${r.shape.join(', ')}]</td>`
-    + `<td class="num">${fmtInt(r.byteLength)}</td><td class="num">${fmtInt(r.offset)}</td>${sharded ? `<td>${esc(r.shard)}</td>` : ''}</tr>`).join('');
+    + `<td class="num">${fmtInt(r.byteLength)}</td><td class="num">${fmtInt(r.offset)}</td>${sharded ? fileCell(r.shard) : ''}</tr>`).join('');
   $('tensors').querySelector('tbody').innerHTML = html;
   const n = state.rows?.length ?? 0;
   $('tensor-count').textContent = rows.length === n ? `(${fmtInt(n)})` : `(${fmtInt(rows.length)} of ${fmtInt(n)} shown)`;
@@ -581,7 +591,7 @@ async function load(opts = {}) {
     const gpuBytes = Object.values(model.tensors).reduce((a, t) => a + t.byteLength, 0);
     $('load-status').dataset.state = 'done';
     $('load-status').textContent = `✔ Loaded ${fmtInt(Object.keys(model.tensors).length)} tensors (${fmtBytes(gpuBytes)} on the GPU as ${dtype}) in ${fmtSecs(el)}; every byte validated on the way.`;
-    if (state.verdict?.header) setVerdict('valid', `Valid ${state.header.uqff ? `UQFF ${state.header.version}` : state.header.format}: every byte read while loading, ${fmtInt(Object.keys(model.tensors).length)} tensors.`);
+    if (state.verdict?.header) setVerdict('valid', `Valid ${modelName(state.header)}: every byte read while loading, ${fmtInt(Object.keys(model.tensors).length)} tensors.`);
     Object.assign(result, { ok: true, tensors: Object.keys(model.tensors).length, bytes: model.bytes, gpuBytes, ms: el });
     if (!state.header.logical && dtype !== 'raw') logicalFromLoad(model);
     fillCheck(model);

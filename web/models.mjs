@@ -1,17 +1,20 @@
 // What the user gave (files from the picker or a drop, or the URL box's text) → the model the
 // package loads, as a "spec":
 //
-//   { kind: 'file' | 'sharded' | 'uqff' | 'manifest',
-//     source,                 what inspect/createReader/loadToWebGPU take ({ uqff: [...] } for UQFF)
+//   { kind: 'file' | 'sharded' | 'uqff' | 'ollama',
+//     source,                 what inspect/createReader/loadToWebGPU take ({ uqff: [...] } for UQFF,
+//                             { ollama: manifest, blobs } for an Ollama model by its manifest)
 //     files: [{ name, size, url }],   every file of the model, in load order (size null when unknown)
 //     quantization, configName,       an MLX config.json found beside the model (or given), or null
 //     missing: [names], notes: [text] shards the page looked for and did not find; what it did
-//     layers }                        an Ollama manifest's tensor layers ({name, digest, size, source})
+//     layers, manifestName, blobsDir } an Ollama manifest's tensor layers ({name, digest, size,
+//                                     source: the blob alone}), where its blobs were found
 //
 // UQFF (FORMATS §4) is a directory of `<stem>-<n>.uqff` shards and `residual.safetensors`. Static
 // hosts list no directories, so one shard's URL is expanded by asking for its siblings (HEAD
 // requests: `<stem>-0.uqff`, `<stem>-1.uqff`, … until one is missing, then `residual.safetensors`);
-// a space/comma separated list of URLs is taken as given.
+// a space/comma separated list of URLs is taken as given. An Ollama manifest's blobs are looked for
+// in the nearest `blobs/` directory above it (Ollama's models root), as the CLI does.
 
 const base = (s) => String(s).split(/[\\/]/).pop().split(/[?#]/)[0];
 const uqffNumber = (name) => { const m = /(?:-(\d+))?\.uqff$/i.exec(name); return m ? Number(m[1] ?? 0) : null; };
@@ -97,7 +100,14 @@ export async function fromUrlText(text, { fetch: fetchFn = globalThis.fetch.bind
   if (/\.json$/i.test(name) || /\/manifests\//.test(new URL(url).pathname)) {
     const json = await fetchJson(url, fetchFn);
     const layers = manifestLayers(json);
-    if (layers) return manifestSpec(name, layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: new URL(`blobs/${blobName(l.digest)}`, url).href })), url);
+    if (layers) {
+      const dir = await findBlobs(url, blobName(layers[0].digest), fetchFn);
+      if (!dir) throw new Error(`No blobs/ directory with ${blobName(layers[0].digest)} above ${url}: an Ollama manifest's blobs are in the models root's blobs/.`);
+      const spec = manifestSpec(name, tokens[0], layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: new URL(blobName(l.digest), dir).href })));
+      spec.source = { ollama: tokens[0], blobs: dir };
+      spec.blobsDir = dir;
+      return spec;
+    }
   }
   return { kind: 'file', source: tokens[0], files: [{ name, size: null, url }], quantization: null, configName: null, missing: [], notes: [] };
 }
@@ -134,8 +144,21 @@ function uqffSpec(files, missing, notes) {
   };
 }
 
-function manifestSpec(name, layers, url = null) {
-  return { kind: 'manifest', source: null, files: [{ name, size: null, url }], layers, quantization: null, configName: null, missing: [], notes: [] };
+// The nearest `blobs/` directory above a manifest URL that has the blob `file` (HEAD requests).
+async function findBlobs(url, file, fetchFn) {
+  for (let dir = new URL('.', url); ; dir = new URL('..', dir)) {
+    const blobs = new URL('blobs/', dir);
+    if (await exists(new URL(file, blobs).href, fetchFn)) return blobs.href;
+    if (dir.pathname === '/') return null;
+  }
+}
+
+function manifestSpec(name, manifest, layers) {
+  return {
+    kind: 'ollama', source: null, manifestName: name, layers,
+    files: layers.map((l) => ({ name: blobName(l.digest), size: l.size, url: typeof l.source === 'string' ? l.source : null })),
+    quantization: null, configName: null, missing: [], notes: [],
+  };
 }
 
 // An MLX model's config.json beside a URL (best effort: none is fine).
@@ -174,7 +197,16 @@ export async function fromFiles(list) {
     const layers = manifestLayers(await j.text().then(JSON.parse).catch(() => null));
     if (layers) {
       const byName = new Map(rest.map((f) => [f.name, f]));
-      return manifestSpec(j.name, layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: byName.get(blobName(l.digest)) ?? null })));
+      const spec = manifestSpec(j.name, j, layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: byName.get(blobName(l.digest)) ?? null })));
+      spec.source = {
+        ollama: j,
+        blobs: (file) => {
+          const f = byName.get(file);
+          if (!f) throw new Error(`${file} (a blob the manifest names) is not among the files given: pick the manifest with its blobs.`);
+          return f;
+        },
+      };
+      return spec;
     }
   }
   if (rest.length !== 1 || jsons.length) {

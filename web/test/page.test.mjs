@@ -491,24 +491,51 @@ test('sharded MLX (index.json + config.json; a weight and its scales in differen
   await checkAgainstCli(index, 'f32');
 });
 
-test('Ollama: the manifest lists its blobs; a blob opens with its logical weights = the CLI, loaded and checked', { skip: noCli }, async () => {
+test('Ollama: a manifest (URL, file picker) is one model of its blobs; logical weights and values = the CLI on each blob; a blob alone', { skip: noCli }, async () => {
   const manifest = JSON.parse(readFileSync(join(conventions, 'ollama', 'manifest.json'), 'utf8'));
+  const blobs = manifest.layers.map((l) => l.digest.replace(':', '-'));
+  const blobPath = (b) => join(conventions, 'ollama', 'blobs', b);
+  const short = (b) => `${b.slice(0, 19)}…`;
+  // Every blob's weights as the CLI lists them, with the blob as file.
+  const want = blobs.flatMap((b) => cliRows(blobPath(b)).map((r) => [...r, short(b)])).sort(byFirst);
+  const blobOf = Object.fromEntries(want.map((r) => [r[0], blobs.find((b) => short(b) === r[8])]));
+  const checkEach = async () => {
+    const names = await page.evaluate(() => Object.keys(window.wsPage.state.model.tensors));
+    assert.deepEqual([...names].sort(), want.map((r) => r[0]).sort());
+    for (const n of names) {
+      const r = await check(n);
+      assert.equal(r.match, true, n);
+      assert.equal(r.cpu?.equal, true, n);
+      assert.equal(r.sha256, sha(cliDequant(blobPath(blobOf[n]), n, 'f32')), `${n}: GPU bytes = the CLI's on its blob`);
+    }
+  };
   await page.click('#samples button:has-text("Ollama manifest")');
   await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid', null, { timeout: 30000 });
+  assert.match(await page.textContent('#verdict-line'), new RegExp(`Valid Ollama model \\(2 files\\): every byte read, \\d+ tensors → ${want.length} logical weights`));
+  assert.match(await page.textContent('#manifest-note'), /blobs from http:\/\/[^ ]+\/conventions\/ollama\/blobs\/$/);
   const layers = await page.$$eval('#manifest tbody tr', (trs) => trs.map((tr) => [...tr.cells].slice(0, 3).map((c) => c.textContent)));
   assert.deepEqual(layers, manifest.layers.map((l) => [l.name, `${l.digest.slice(0, 19)}…`, l.size.toLocaleString('en-US')]));
-  for (let i = 0; i < manifest.layers.length; i++) {
-    if (i > 0) await page.click('#samples button:has-text("Ollama manifest")');
+  assert.deepEqual((await logicalRows()).sort(byFirst), want);
+  assert.equal((await loadGpu('f32')).tensors, want.length);
+  await checkEach();
+  await shot('13-ollama-manifest');
+  // The file picker: the manifest with its blobs.
+  await page.setInputFiles('#file', [join(conventions, 'ollama', 'manifest.json'), ...blobs.map(blobPath)]);
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid' && !window.wsPage.state.model, null, { timeout: 30000 });
+  assert.match(await page.textContent('#source-name'), /^Ollama: manifest\.json \(2 tensor layers\)$/);
+  assert.deepEqual((await logicalRows()).sort(byFirst), want);
+  assert.equal((await loadGpu('f32')).tensors, want.length);
+  await checkEach();
+  // Each blob alone, from the manifest's list.
+  for (let i = 0; i < blobs.length; i++) {
+    await page.click('#samples button:has-text("Ollama manifest")');
     await page.waitForSelector(`#manifest button[data-layer="${i}"]`);
     await page.click(`#manifest button[data-layer="${i}"]`);
     await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid' && /blobs\/sha256-/.test(document.getElementById('source-name').textContent), null, { timeout: 30000 });
-    const blob = join(conventions, 'ollama', 'blobs', manifest.layers[i].digest.replace(':', '-'));
-    const want = cliRows(blob).sort(byFirst);
-    assert.deepEqual((await logicalRows()).sort(byFirst), want);
-    assert.equal((await loadGpu('f32')).tensors, want.length);
-    await checkAgainstCli(blob, 'f32');
+    const alone = cliRows(blobPath(blobs[i])).sort(byFirst);
+    assert.deepEqual((await logicalRows()).sort(byFirst), alone);
+    assert.equal((await loadGpu('f32')).tensors, alone.length);
   }
-  await shot('13-ollama-blob');
 });
 
 test('memory: a 1 GiB model through the page keeps JS heap + wasm memory under 64 MiB', async () => {
