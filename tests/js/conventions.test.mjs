@@ -429,6 +429,21 @@ test('sharded MLX model: a weight whose scales are in another shard decodes; eve
     assert.deepEqual([...got.keys()].sort(), Object.keys(weightMap).filter((n) => !/\.(scales|biases)$/.test(n)).sort());
     for (const [name, { bytes }] of got) assert.deepEqual(bytes, cliValues(index, name, to), `${name} ${to}`);
   }
+  // Over HTTP, with and without Range: the scales in another shard are read by range, or taken
+  // from one more pass over that shard; the same bytes either way.
+  const local = await decodeAll(index, { dtype: 'f32', quantization });
+  const files = new Map(readdirSync(dir).map((f) => [`/m/${f}`, new Uint8Array(readFileSync(join(dir, f)))]));
+  for (const ranges of [true, false]) {
+    const srv = await serve(files, { ranges });
+    try {
+      const got = await decodeAll(`${srv.base}/m/model.safetensors.index.json`, { dtype: 'f32', quantization });
+      assert.deepEqual([...got.keys()].sort(), [...local.keys()].sort());
+      for (const [name, { bytes }] of got) assert.deepEqual(bytes, local.get(name).bytes, `${name} (ranges: ${ranges})`);
+      if (ranges) assert.ok(srv.stats.rangeRequests > 0);
+    } finally {
+      await srv.close();
+    }
+  }
 });
 
 test('logical models free every handle: sessions, models and buffers back to where they were, after success and after errors', async () => {

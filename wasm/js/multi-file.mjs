@@ -23,7 +23,8 @@ async function readAll(src, signal) {
   return all;
 }
 
-// Reads tensors of the files by range (neighbours closer than `gap` share a request).
+// Reads tensors of the files by range (neighbours closer than `gap` share a request); from a
+// source that cannot seek (a URL without Range), in one pass keeping only those bytes.
 // wanted: [{f, t}] (f: a file of `files`, t: a header tensor). Returns Map(header tensor -> bytes).
 export async function readTensors(files, wanted, options, what = 'its scalar tensors') {
   const bytes = new Map();
@@ -33,6 +34,24 @@ export async function readTensors(files, wanted, options, what = 'its scalar ten
     const src = await toSource(f.input, options);
     await src.open(options.signal);
     try {
+      if (!src.seekable) {
+        // A URL served without Range: one pass over the file, keeping only the wanted bytes.
+        const bufs = ts.map((t) => new Uint8Array(t.byteLength));
+        let pos = 0, got = 0;
+        const need = ts.reduce((n, t) => n + t.byteLength, 0);
+        for await (const c of src.chunks(options.signal)) {
+          const end = pos + c.length;
+          ts.forEach((t, k) => {
+            const a = Math.max(pos, t.offset), b = Math.min(end, t.offset + t.byteLength);
+            if (a < b) { bufs[k].set(c.subarray(a - pos, b - pos), a - t.offset); got += b - a; }
+          });
+          pos = end;
+          if (got === need) break;
+        }
+        if (got !== need) throw makeError({ code: 'TruncatedData', offset: pos, tensor: ts[0].name, shard: f.name, detail: `${f.name} ends inside ${what}` });
+        ts.forEach((t, k) => bytes.set(t, bufs[k]));
+        continue;
+      }
       const gap = src.url ? 1 << 20 : 64 << 10;
       for (let i = 0; i < ts.length;) {
         let j = i + 1;
@@ -57,7 +76,7 @@ export async function readTensors(files, wanted, options, what = 'its scalar ten
 // against its index). A stream (it cannot be read twice) is read into memory first; a URL whose
 // server has no Range support is too when `buffer` (UQFF needs its scalars out of order), and
 // otherwise fetched again to stream (only a file that holds another file's companion is then read
-// into memory, below).
+// into memory: the companions another file needs are then taken from one more pass over it).
 export async function readHeaders(wasm, files, options, onHeader = null, { buffer = true } = {}) {
   for (const f of files) {
     let src = await toSource(f.input, options);
@@ -111,14 +130,6 @@ export async function buildLogical(wasm, files, options, build, { config = null,
     }
   }
   const external = new Map();
-  for (const f of new Set(wanted.map((r) => r.f))) {
-    if (f.seekable) continue;
-    // A file that cannot seek and holds a companion another file needs: read once into memory.
-    // A stream given directly cannot be read twice: its header was read, so it is refused.
-    if (typeof f.input !== 'string' && !(f.input instanceof URL)) throw makeError({ code: 'UsageError', offset: 0, shard: f.name, detail: `${f.name} holds companions of another file's weights and cannot be read twice` });
-    f.input = await readAll(await toSource(f.input, options), options.signal);
-    f.seekable = true;
-  }
   if (wanted.length) {
     const bytes = await readTensors(files, wanted, options, 'a companion of a weight in another file');
     for (const r of wanted) external.set(r.key, { bytes: bytes.get(r.t), tensor: r.t });
