@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The web page (web/) in Debian's headless Chromium with WebGPU on SwiftShader, driven by npm
 # playwright-core: tables, GPU loads with read-back checks (raw and dequantized), cancel,
-# malformed files, and the 1 GiB memory bound. Needs wasm/dist (tools/test.sh builds it first).
+# malformed files, multi-file models (UQFF directories, MLX + config.json, sharded MLX, Ollama
+# manifests; compared with the CLI build/release/tools/weightstream, or $WS_CLI, and skipped when it
+# is not built), and the 1 GiB memory bound. Needs wasm/dist (tools/test.sh builds it first).
 # Screenshots of every state: web/test-results/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
