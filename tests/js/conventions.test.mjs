@@ -522,3 +522,17 @@ test('Ollama manifest: a bad manifest, a blob of the wrong size, no blobs direct
   await assert.rejects(ws.inspect({ ollama: new TextEncoder().encode(text) }), (e) => e.code === 'ManifestNoBlobs');
   assert.deepEqual(wasm.live, base);
 });
+
+test('inspect of a sharded MLX model: the logical weights over all shards and the plan peaks the CLI reports', { skip: noCli }, async () => {
+  const dir = join(fixtures, 'sharded-mlx');
+  const index = join(dir, 'model.safetensors.index.json');
+  const quantization = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+  const wasm = await ws.init();
+  const base = { ...wasm.live };
+  const info = await ws.inspect(index, { quantization });
+  const c = cliLogical(index);
+  assert.equal(info.logical.convention, 'mlx');
+  assert.deepEqual(asCli(info.logical.weights), fromCli(c));
+  assert.deepEqual(info.logical.plan, { chunk: c.plan.chunk, sequentialPeak: c.plan.sequential_peak, seekablePeak: c.plan.seekable_peak });
+  assert.deepEqual(wasm.live, base);
+});

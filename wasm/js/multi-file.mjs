@@ -123,7 +123,8 @@ export async function buildLogical(wasm, files, options, build, { config = null,
     model.destroy();
   }
   const wanted = [];
-  for (const w of weights) {
+  // inspect() reads no data: it only lists the weights.
+  if (!options.noExternal) for (const w of weights) {
     for (const role of ['scales', 'biases', 'globalScale']) {
       const r = w.pieces[role];
       if (r && r.table !== w.pieces.packed.table) wanted.push({ f: files[r.table], t: files[r.table].header.tensors[r.index], key: `${r.table}:${r.index}` });

@@ -243,6 +243,8 @@ export interface ShardedHeader {
   metadata: Record<string, unknown> | null;
   shards: (Header & { file: string })[];
   tensors: (TensorHeader & { shard: string })[];
+  /** MLX weights over all shards (pass quantization), as for one file. */
+  logical?: LogicalInfo;
 }
 
 export interface ValidateResult {
