@@ -148,6 +148,11 @@ const modelOptions = () => (state.spec?.quantization ? { quantization: state.spe
 async function open(input) {
   const gen = ++state.generation;
   cancelLoad();
+  // The verdict says "checking" at once (before any await), so no one reads the last model's.
+  $('verdict').hidden = false;
+  setVerdict('checking', 'Reading the header…');
+  await checksDone();
+  if (gen !== state.generation) return;
   dropModel();
   state.spec = null;
   state.source = null;
@@ -249,25 +254,6 @@ async function multiHeader(spec) {
     tensors: h.tensors.map((t) => ({ ...t, shard: t.file })),
     logical: h.logical,
   }, null);
-}
-
-// A sharded model's logical weights (MLX weights whose scales may sit in another shard): the
-// package's inspect() of an index lists stored tensors only, so they are listed from what the
-// load made of them — bytes of the weight and its scales/biases, no plan scratch.
-function logicalFromLoad(model) {
-  const entries = Object.entries(model.tensors);
-  if (!entries.some(([, t]) => t.quant?.bits)) return;
-  const stored = new Map(state.header.tensors.map((t) => [t.name, t.byteLength]));
-  state.header.logical = entries.map(([name, t]) => {
-    const q = t.quant;
-    const pieces = [q?.scales, q?.biases, q?.globalScale].filter(Boolean);
-    return {
-      name, format: q?.format ?? t.source.dtype, mode: q?.mode ?? '—', bits: q?.bits ?? null, group: q?.groupSize ?? null, shape: t.shape,
-      bytes: t.source.byteLength + pieces.reduce((a, n) => a + (stored.get(n) ?? 0), 0), scratch: null, file: t.shard ?? '',
-    };
-  });
-  state.header.logicalFrom = 'load';
-  showLogical(state.header.logical, state.header);
 }
 
 // The page's rows from inspect()'s `logical` (the CLI's inspect --json values): name, format,
@@ -398,8 +384,8 @@ function showLogical(rows, h) {
   } else {
     const config = state.spec?.configName ? `; bits and group size from ${state.spec.configName.split('/').pop()}` : '';
     const from = h.convention === 'uqff' ? `UQFF ${h.version}: each layer's .weight with its .weight.* companions (format tag, GGML type, shape, scales, …)`
-      : h.logicalFrom === 'load' ? `Sharded model, as loaded (the package's inspect() of an index does not group weights): packed weights with their scales/biases, which may sit in another shard${config}`
-        : `${h.convention === 'ollama' ? `Ollama ${h.multi ? 'model (every blob of the manifest)' : 'blob'}` : 'MLX'}: packed weights with their scales/biases${config}`;
+      : h.convention === 'ollama' ? `Ollama ${h.multi ? 'model (every blob of the manifest)' : 'blob'}: packed weights with their scales/biases`
+        : `MLX${h.sharded ? ', sharded' : ''}: packed weights with their scales/biases${h.sharded ? ' (which may sit in another shard)' : ''}${config}`;
     const peaks = h.plan ? `; load plan peak scratch: ${fmtInt(h.plan.sequentialPeak)} B from a sequential stream, ${fmtInt(h.plan.seekablePeak)} B from a seekable source` : '';
     note.textContent = `${from}; bytes count every piece${peaks}.`;
     note.dataset.state = '';
@@ -408,7 +394,7 @@ function showLogical(rows, h) {
   card.querySelector('th[data-key=file]').hidden = !multi;
   card.querySelector('tbody').innerHTML = (rows ?? []).map((r) => `<tr><td>${esc(r.name)}</td><td>${esc(r.format)}</td><td>${esc(r.mode)}</td>`
     + `<td class="num">${r.bits ?? '–'}</td><td class="num">${r.group ?? '–'}</td><td>[${r.shape.join(', ')}]</td><td class="num">${fmtInt(r.bytes)}</td>`
-    + `<td class="num">${r.scratch ? `${fmtInt(r.scratch[0])} / ${fmtInt(r.scratch[1])}` : '–'}</td>${multi ? fileCell(r.file) : ''}</tr>`).join('');
+    + `<td class="num">${fmtInt(r.scratch[0])} / ${fmtInt(r.scratch[1])}</td>${multi ? fileCell(r.file) : ''}</tr>`).join('');
 }
 
 function filterRows(rows) {
@@ -547,6 +533,8 @@ function cancelLoad() { state.loading?.controller.abort(new DOMException('cancel
 
 async function load(opts = {}) {
   if (!state.gpu?.device || state.loading || !state.source) return null;
+  await checksDone();
+  if (state.loading) return null;
   dropModel();
   $('check').hidden = true;
   const dtype = opts.dtype ?? $('dtype').value;
@@ -593,7 +581,6 @@ async function load(opts = {}) {
     $('load-status').textContent = `✔ Loaded ${fmtInt(Object.keys(model.tensors).length)} tensors (${fmtBytes(gpuBytes)} on the GPU as ${dtype}) in ${fmtSecs(el)}; every byte validated on the way.`;
     if (state.verdict?.header) setVerdict('valid', `Valid ${modelName(state.header)}: every byte read while loading, ${fmtInt(Object.keys(model.tensors).length)} tensors.`);
     Object.assign(result, { ok: true, tensors: Object.keys(model.tensors).length, bytes: model.bytes, gpuBytes, ms: el });
-    if (!state.header.logical && dtype !== 'raw') logicalFromLoad(model);
     fillCheck(model);
   } catch (e) {
     show();
@@ -707,7 +694,19 @@ async function cpuDecode(name, dtype) {
   return out;
 }
 
-async function check(name) {
+// Read-backs still running (the automatic check after a load runs unawaited) finish before a
+// model is dropped: a copy from a destroyed buffer would land in the next load's GPU error scope.
+const checksRunning = new Set();
+const checksDone = () => Promise.all([...checksRunning]);
+function check(name) {
+  const p = checkNow(name);
+  const settled = p.catch(() => null);
+  checksRunning.add(settled);
+  settled.then(() => checksRunning.delete(settled));
+  return p;
+}
+
+async function checkNow(name) {
   const t = state.model?.tensors[name];
   if (!t) return null;
   $('check-tensor').value = name;

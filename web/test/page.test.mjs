@@ -370,6 +370,12 @@ test('UQFF directory by one shard URL (sample): files found by HEAD, read by Ran
   // Loaded as f32: one GPU tensor per logical weight.
   const f32 = await loadGpu('f32');
   assert.equal(f32.tensors, want.length);
+  // Progress: the data pass over the three files, all of it.
+  const total = UQFF_FILES.reduce((n, f) => n + readFileSync(join(uqffDir, f)).length, 0);
+  assert.equal(f32.bytes, total);
+  assert.equal(await page.textContent('#st-bytes'), '4.87 KiB / 4.87 KiB');
+  assert.equal(await page.textContent('#st-tensors'), '12 / 12');
+  assert.equal(total, 4984);
   const names = await checkAgainstCli(join(uqffDir, 'model-0.uqff'), 'f32');
   assert.equal(names.length, 12);
   page.off('request', onRequest);
@@ -380,6 +386,37 @@ test('UQFF directory by one shard URL (sample): files found by HEAD, read by Ran
   // f16 too.
   await loadGpu('f16');
   await checkAgainstCli(join(uqffDir, 'model-0.uqff'), 'f16');
+});
+
+test('cancel a UQFF load mid-way (residual.safetensors held back by the test): every GPU buffer destroyed, then it loads', async () => {
+  assert.equal(await openUrl('conventions/uqff/model-0.uqff'), 'valid');
+  // Once weights of model-0.uqff are on the GPU, every request for residual.safetensors waits
+  // until the test releases it: the load is then mid-way, with buffers alive.
+  let release;
+  const held = new Promise((f) => { release = f; });
+  let holding = 0;
+  await page.route('**/conventions/uqff/residual.safetensors', async (route) => {
+    if (await page.evaluate(() => window.wsPage.liveBuffers() > 0).catch(() => false)) { holding++; await held; }
+    await route.continue().catch(() => {});
+  });
+  try {
+    await page.selectOption('#dtype', 'f32');
+    await page.click('#load');
+    await page.waitForFunction(() => window.wsPage.liveBuffers() >= 1 && window.wsPage.state.loading, null, { timeout: 30000 });
+    await page.click('#cancel');
+    await page.waitForFunction(() => document.getElementById('load-status').dataset.state === 'cancelled' && !window.wsPage.state.loading, null, { timeout: 30000 });
+  } finally {
+    release();
+    await page.unroute('**/conventions/uqff/residual.safetensors');
+  }
+  const last = await page.evaluate(() => window.wsPage.state.lastLoad);
+  assert.equal(last.cancelled, true, JSON.stringify(last));
+  assert.ok(holding >= 1, 'a request for residual.safetensors was held');
+  assert.equal(last.liveBuffers, 0);
+  assert.ok(last.created >= 1 && last.created === last.destroyed, JSON.stringify(last));
+  assert.match(await page.textContent('#load-status'), /Cancelled after .*every GPU buffer was destroyed/);
+  const again = await loadGpu('f32');
+  assert.equal(again.tensors, 12);
 });
 
 test('UQFF by URL list, file picker (multiple, out of order) and drop: the same directory', { skip: noCli }, async () => {
@@ -474,7 +511,7 @@ test('MLX with config.json (found beside the URL; given with the file picker): l
   assert.deepEqual((await logicalRows()).sort(byFirst), cliRows(join(conventions, 'mlx', 'model.safetensors')).sort(byFirst));
 });
 
-test('sharded MLX (index.json + config.json; a weight and its scales in different shards): loaded logical weights = the CLI', { skip: noCli }, async () => {
+test('sharded MLX (index.json + config.json; a weight and its scales in different shards): logical weights = the CLI, loaded and checked', { skip: noCli }, async () => {
   const index = join(conventions, 'sharded-mlx', 'model.safetensors.index.json');
   const weightMap = JSON.parse(readFileSync(index, 'utf8')).weight_map;
   assert.equal(weightMap['model.layers.0.self_attn.q_proj.weight'], 'model-00001-of-00003.safetensors');
@@ -482,12 +519,13 @@ test('sharded MLX (index.json + config.json; a weight and its scales in differen
   await page.click('#samples button:has-text("sharded MLX")');
   await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid', null, { timeout: 30000 });
   assert.match(await page.textContent('#source-name'), /model\.safetensors\.index\.json \+ config\.json$/);
-  const want = cliRows(index).map((r) => [...r.slice(0, 7), '–']).sort(byFirst);
-  const last = await loadGpu('f32');
-  assert.equal(last.tensors, want.length);
+  const want = cliRows(index).sort(byFirst);
   const rows = await logicalRows();
   assert.deepEqual(rows.map((r) => r.slice(0, 8)).sort(byFirst), want);
-  for (const r of rows) assert.equal(r[8], weightMap[r[0]], r[0]);
+  for (const r of rows) assert.equal(r[8], weightMap[r[0]], r[0]);  // the packed weight's shard
+  assert.match(await page.textContent('#logical-note'), /MLX, sharded: .*another shard.*from config\.json/);
+  const last = await loadGpu('f32');
+  assert.equal(last.tensors, want.length);
   await checkAgainstCli(index, 'f32');
 });
 
