@@ -103,7 +103,7 @@ export async function fromUrlText(text, { fetch: fetchFn = globalThis.fetch.bind
     if (layers) {
       const dir = await findBlobs(url, blobName(layers[0].digest), fetchFn);
       if (!dir) throw new Error(`No blobs/ directory with ${blobName(layers[0].digest)} above ${url}: an Ollama manifest's blobs are in the models root's blobs/.`);
-      const spec = manifestSpec(name, tokens[0], layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: new URL(blobName(l.digest), dir).href })));
+      const spec = manifestSpec(name, layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: new URL(blobName(l.digest), dir).href })));
       spec.source = { ollama: tokens[0], blobs: dir };
       spec.blobsDir = dir;
       return spec;
@@ -137,9 +137,10 @@ async function discoverUqff(url, fetchFn) {
   return uqffSpec(files, missing, notes);
 }
 
+// `files`: [{name, size, url}] or, from the picker, [{name, size, file}] (a File keeps its name).
 function uqffSpec(files, missing, notes) {
   return {
-    kind: 'uqff', source: { uqff: files.map((f) => f.url ?? { name: f.name, source: f.file }) },
+    kind: 'uqff', source: { uqff: files.map((f) => f.url ?? f.file) },
     files, quantization: null, configName: null, missing, notes,
   };
 }
@@ -153,7 +154,7 @@ async function findBlobs(url, file, fetchFn) {
   }
 }
 
-function manifestSpec(name, manifest, layers) {
+function manifestSpec(name, layers) {
   return {
     kind: 'ollama', source: null, manifestName: name, layers,
     files: layers.map((l) => ({ name: blobName(l.digest), size: l.size, url: typeof l.source === 'string' ? l.source : null })),
@@ -182,7 +183,6 @@ export async function fromFiles(list) {
   if (files.some((f) => isUqff(f.name))) {
     const model = uqffOrder(files.filter((f) => !isConfig(f.name) && /\.(uqff|safetensors)$/i.test(f.name)));
     const spec = uqffSpec(model.map((f) => ({ name: f.name, size: f.size, url: null, file: f })), missingShards(model.map((f) => f.name)), []);
-    spec.source = { uqff: model.map((f) => ({ name: f.name, source: f })) };
     const ignored = names.filter((n) => !model.some((f) => f.name === n));
     if (ignored.length) spec.notes.push(`not model files, ignored: ${ignored.join(', ')}`);
     return spec;
@@ -197,7 +197,7 @@ export async function fromFiles(list) {
     const layers = manifestLayers(await j.text().then(JSON.parse).catch(() => null));
     if (layers) {
       const byName = new Map(rest.map((f) => [f.name, f]));
-      const spec = manifestSpec(j.name, j, layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: byName.get(blobName(l.digest)) ?? null })));
+      const spec = manifestSpec(j.name, layers.map((l) => ({ name: l.name, digest: l.digest, size: l.size ?? null, source: byName.get(blobName(l.digest)) ?? null })));
       spec.source = {
         ollama: j,
         blobs: (file) => {
