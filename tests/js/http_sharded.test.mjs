@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ws, safetensors } from './helpers.mjs';
+import { ws, safetensors, f32ToF16 } from './helpers.mjs';
 import { serve } from './http-server.mjs';
 import { FakeDevice } from './fake-gpu.mjs';
 
@@ -163,6 +163,36 @@ test('a sharded model over HTTP: index, then shards fetched concurrently; progre
     assert.equal(lastProgress.bytes, shardBytes);
     assert.equal(lastProgress.totalBytes, shardBytes);
     assert.equal(lastProgress.tensors, 5);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('loadToWebGPU of shards streaming at once: tensors of different shards interleave, each lands in its own buffer', async () => {
+  // Two shards of one 1 MiB F32 tensor each, arriving over HTTP in 64 KiB writes: with
+  // concurrency 2 the two tensors' pieces alternate (the writer of one must not receive the
+  // other's bytes).
+  const n = 262144;
+  const a = new Float32Array(n).map((_, i) => i), b = new Float32Array(n).map((_, i) => -i);
+  const files = new Map([
+    ['/m/model-00001-of-00002.safetensors', safetensors({ a: { dtype: 'F32', shape: [n], data: new Uint8Array(a.buffer) } })],
+    ['/m/model-00002-of-00002.safetensors', safetensors({ b: { dtype: 'F32', shape: [n], data: new Uint8Array(b.buffer) } })],
+  ]);
+  files.set('/m/model.safetensors.index.json', new TextEncoder().encode(JSON.stringify({ weight_map: { a: 'model-00001-of-00002.safetensors', b: 'model-00002-of-00002.safetensors' } })));
+  const srv = await serve(files);
+  try {
+    for (const dtype of ['raw', 'f32', 'f16']) {
+      const device = new FakeDevice();
+      const order = [];
+      for await (const ev of ws.createReader({ dtype, concurrency: 2, chunkSize: 4096 }).read(`${srv.base}/m/model.safetensors.index.json`)) if (ev.type === 'tensorData') order.push(ev.tensor.name);
+      // Decoding reads both shards' headers first, so their data streams start together.
+      if (dtype !== 'raw') assert.ok(order.indexOf('b') < order.lastIndexOf('a'), `${dtype}: the shards' pieces interleave`);
+      const model = await ws.loadToWebGPU(device, `${srv.base}/m/model.safetensors.index.json`, { dtype, concurrency: 2, chunkSize: 4096 });
+      const want = dtype === 'f16' ? (x) => new Uint8Array(new Uint16Array([...x].map((v) => f32ToF16(v))).buffer) : (x) => new Uint8Array(x.buffer);
+      assert.deepEqual(model.tensors.a.buffer.data, want(a), `${dtype}: a`);
+      assert.deepEqual(model.tensors.b.buffer.data, want(b), `${dtype}: b`);
+      model.destroy();
+    }
   } finally {
     await srv.close();
   }

@@ -31,7 +31,9 @@ export async function loadToWebGPU(device, source, options = {}) {
   const tensors = Object.create(null);
   const layouts = new Map();
   const headers = [];
-  let writer = null;
+  // One writer per tensor being written: shards stream concurrently, so tensors of different
+  // shards interleave (events carry their tensor's plan, ev.d).
+  const writers = new Map();
   let index = null;
   const scopes = typeof device.pushErrorScope === 'function';
   if (scopes) { device.pushErrorScope('out-of-memory'); device.pushErrorScope('validation'); }
@@ -60,12 +62,14 @@ export async function loadToWebGPU(device, source, options = {}) {
           }
           break;
         case 'tbegin':
-          writer = new GpuTensorWriter(device, ev.d.name, ev.d.byteLength, layouts.get(ev.d), created);
+          writers.set(ev.d, new GpuTensorWriter(device, ev.d.name, ev.d.byteLength, layouts.get(ev.d), created));
           break;
         case 'tdata':
-          writer.write(wasm.u8, ev.ptr, ev.size);
+          writers.get(ev.d).write(wasm.u8, ev.ptr, ev.size);
           break;
         case 'tend': {
+          const writer = writers.get(ev.d);
+          writers.delete(ev.d);
           writer.finish();
           const d = ev.d;
           const entry = { dtype: d.dtype, shape: d.shape, byteLength: d.byteLength, quant: d.quant, source: d.source };
@@ -73,7 +77,6 @@ export async function loadToWebGPU(device, source, options = {}) {
           else { entry.buffers = writer.buffers; entry.pieceBytes = writer.pieceBytes; }
           if (ev.shard) entry.shard = ev.shard;
           tensors[d.name] = entry;
-          writer = null;
           progress.addTensor();
           progress.maybe();
           break;
