@@ -133,6 +133,10 @@ constexpr HintEntry kHints[] = {
     {"ManifestMissingLayers", "Is this really an Ollama manifest (models/manifests/...)?"},
     {"ManifestInvalidLayer", "The manifest is corrupt: pull the model again (ollama pull)."},
     {"ManifestInvalidDigest", "The manifest is corrupt: pull the model again (ollama pull)."},
+    {"ManifestBlobSize", "The blob is incomplete or belongs to another model: pull the model again."},
+    {"ManifestTensorInOtherLayer",
+     "The manifest and its blobs come from different models: pull the model again."},
+    {"ManifestLayerNotInBlob", "The layer's digest points at another blob: pull the model again."},
     {"ConventionMissingCompanion",
      "The quantized weight cannot be decoded without its scales/biases: a shard or blob is "
      "missing, or the converter is buggy."},

@@ -11,6 +11,7 @@
 #include "error_text.h"
 #include "scan_sharded.h"
 #include "text_format.h"
+#include "weightstream/manifest_blobs.h"
 
 namespace wscli {
 namespace {
@@ -133,8 +134,9 @@ std::optional<Problem> read_manifest(const std::string& path, const ScanOptions&
       return p;
     }
     const uint64_t actual = uint64_t(st.st_size);
-    if (actual != b.size)
-      return blob_problem("ManifestBlobSize", b, actual < b.size ? actual : b.size,
+    ws::Error e;
+    if (ws::check_manifest_blob_size(m, l, actual, &e) != ws::Status::Ok)
+      return blob_problem(ws::status_name(e.code), b, e.offset,
                           "the blob of layer " + quoted(b.name) + " is " + std::to_string(actual) +
                               " bytes, the manifest says " + std::to_string(b.size) +
                               ": the blob is incomplete or belongs to another model; pull the model again.");
@@ -145,33 +147,27 @@ std::optional<Problem> read_manifest(const std::string& path, const ScanOptions&
 
 std::optional<Problem> check_blob_tensors(const ManifestFiles& files, const ManifestBlob& blob,
                                           const ws::TensorTable& table) {
+  // The rules are the library's (ws::check_manifest_blob_tensors, shared with the JS bindings);
+  // the CLI only words the problem.
   const ws::OllamaManifest& m = *files.manifest;
-  bool covered = false;
-  for (uint32_t i = 0; i < table.count(); ++i) {
-    const ws::TensorInfo t = table.get(i);
-    const uint32_t layer = m.find_layer_for_tensor(t.name.data, t.name.size);
-    if (layer == blob.layer) covered = true;
-    if (layer == ws::kNoTensor || layer == blob.layer) continue;
-    Problem p;
-    p.code = "ManifestTensorInOtherLayer";
-    p.offset = t.entry_offset;
-    p.tensor = str(t.name);
-    p.shard = blob.file;
-    p.message = "the blob of layer " + quoted(blob.name) + " holds a tensor that layer " +
-                quoted(str(m.layer(layer).name)) + " (" + str(m.layer(layer).blob_file) +
+  ws::Error e;
+  const ws::Status s = ws::check_manifest_blob_tensors(m, blob.layer, table, &e);
+  if (s == ws::Status::Ok) return std::nullopt;
+  Problem p;
+  p.code = ws::status_name(s);
+  p.offset = e.offset;
+  p.tensor = std::string(e.tensor_name ? e.tensor_name : "", e.tensor_name_size);
+  p.shard = blob.file;
+  if (s == ws::Status::ManifestTensorInOtherLayer) {
+    const ws::ManifestLayer other = m.layer(uint32_t(e.found));
+    p.message = "the blob of layer " + quoted(blob.name) + " holds a tensor that layer " + quoted(str(other.name)) +
+                " (" + str(other.blob_file) +
                 ") covers: the manifest and its blobs come from different models; pull the model again.";
-    return p;
-  }
-  if (!covered && table.count() != 0) {
-    Problem p;
-    p.code = "ManifestLayerNotInBlob";
-    p.tensor = blob.name;
-    p.shard = blob.file;
+  } else {
     p.message = "no tensor of the blob is named " + quoted(blob.name) + " or starts with " + quoted(blob.name + ".") +
                 ": the layer's digest points at another blob; pull the model again.";
-    return p;
   }
-  return std::nullopt;
+  return p;
 }
 
 }  // namespace wscli

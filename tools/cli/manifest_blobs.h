@@ -3,11 +3,10 @@
 // tensor layer's blob found at <models root>/blobs/sha256-<hex>. The models root is the nearest
 // ancestor of the manifest that has a `blobs/` directory, unless --blobs names the directory.
 //
-// The checks here are the manifest's own, before any blob is trusted: the blob exists, its size
-// is the manifest's `size`, and no tensor of a blob is one another layer's name covers. A blob
-// may hold tensors no layer name covers (a mixed blob named after one of its tensors, as in
-// tests/data/conventions/ollama); its companions (`<name>.scale`, ...) and an expert group's
-// tensors (`<prefix>.<proj>.weight`) are covered by the layer name itself.
+// Finding and opening the blobs is here (I/O: ManifestNoBlobs, ManifestBlobMissing); the rules
+// that tie a blob to its layer (size, which layer's name covers its tensors) are the library's,
+// ws::check_manifest_blob_size / check_manifest_blob_tensors (weightstream/manifest_blobs.h),
+// shared with the JS bindings; this file words their problems.
 #pragma once
 
 #include <stdint.h>

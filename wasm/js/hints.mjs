@@ -101,6 +101,9 @@ export const HINTS = Object.freeze({
   ManifestMissingLayers: "Is this really an Ollama manifest (models/manifests/...)?",
   ManifestInvalidLayer: "The manifest is corrupt: pull the model again (ollama pull).",
   ManifestInvalidDigest: "The manifest is corrupt: pull the model again (ollama pull).",
+  ManifestBlobSize: 'The blob is incomplete or belongs to another model: pull the model again.',
+  ManifestTensorInOtherLayer: 'The manifest and its blobs come from different models: pull the model again.',
+  ManifestLayerNotInBlob: "The layer's digest points at another blob: pull the model again.",
   ConventionMissingCompanion: "The quantized weight cannot be decoded without its scales/biases: a shard or blob is missing, or the converter is buggy.",
   ConventionOrphanCompanion: "Scales without their packed weight: a shard or blob is missing, or the converter is buggy.",
   ConventionCompanionShape: "The scales/biases do not fit the packed weight: the file is corrupt or the quantization config belongs to another model.",
@@ -133,7 +136,7 @@ export const JS_CODES = Object.freeze({
   GpuError: 'The GPU device refused the buffer: it may be out of memory or lost.',
   // Ollama manifests ({ ollama, blobs }): the CLI's codes for the same problems.
   ManifestNoBlobs: 'Ollama keeps manifests/ and blobs/ in one models directory: pass blobs (the directory that holds the sha256-* blobs, or (file) => source).',
-  ManifestBlobSize: 'The blob is incomplete or belongs to another model: pull the model again.',
+  ManifestBlobMissing: 'The blob is not where blobs says (HTTP 404, no such file): pull the model again (ollama pull), or pass blobs (the directory that holds it, or (file) => source).',
 });
 
 // What the first bytes of a rejected input look like, as advice (the CLI's content_guess).

@@ -79,6 +79,9 @@ namespace ws {
   X(ManifestMissingLayers, "Ollama manifest has no \"layers\" array")                              \
   X(ManifestInvalidLayer, "a manifest layer is not an object of mediaType, digest, size and name") \
   X(ManifestInvalidDigest, "a manifest digest is not sha256: followed by 64 lowercase hex digits") \
+  X(ManifestBlobSize, "an Ollama blob's size differs from its manifest layer's size")          \
+  X(ManifestTensorInOtherLayer, "a tensor of an Ollama blob is covered by another manifest layer's name") \
+  X(ManifestLayerNotInBlob, "an Ollama manifest layer's name covers no tensor of its blob")       \
   X(ConventionMissingCompanion, "a packed weight lacks a companion tensor (scales, biases)")        \
   X(ConventionOrphanCompanion, "a companion tensor has no packed weight beside it")                \
   X(ConventionCompanionShape, "a companion tensor's dtype or shape does not fit its packed weight") \
