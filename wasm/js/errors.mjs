@@ -6,6 +6,7 @@ import { HINTS, JS_CODES, contentGuess } from './hints.mjs';
 const JS_DESCRIPTIONS = {
   IoError: 'the input could not be read',
   UnsafeShardPath: 'the index names a shard outside its own directory',
+  ShardNotGiven: 'a shard the index names is not among the files given',
   BufferTooLarge: "a tensor is larger than the device's maxBufferSize",
   GpuError: 'creating or writing a GPU buffer failed',
   Aborted: 'the caller aborted the stream',

@@ -132,6 +132,7 @@ export const HINTS = Object.freeze({
 export const JS_CODES = Object.freeze({
   IoError: 'Check the URL or file and the network; HTTP errors carry the status in the message.',
   UnsafeShardPath: 'Shard names must be relative paths without "..": this index may be crafted to read other files.',
+  ShardNotGiven: 'Pass every shard the index names in shards (pick or drop them together with the index).',
   BufferTooLarge: 'Request a device with a larger maxBufferSize (requestDevice({requiredLimits})), or pass split: true to spread the tensor over several buffers.',
   GpuError: 'The GPU device refused the buffer: it may be out of memory or lost.',
   // Ollama manifests ({ ollama, blobs }): the CLI's codes for the same problems.

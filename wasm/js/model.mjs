@@ -4,11 +4,12 @@ import { toSource, toUrl, isIndexUrl } from './sources.mjs';
 import { scanFile } from './scan.mjs';
 import { decodePipeline } from './decode.mjs';
 import { toSelect } from './options.mjs';
-import { shardedEvents } from './sharded.mjs';
+import { shardedEvents, isShardedFiles } from './sharded.mjs';
 import { isUqffSource, uqffEvents } from './uqff.mjs';
 import { isManifestSource, manifestEvents } from './ollama-manifest.mjs';
 
 export async function isShardedSource(source) {
+  if (isShardedFiles(source)) return true;  // { index, shards }: local files
   if (typeof source !== 'string' && !(source instanceof URL)) return false;
   return isIndexUrl(await toUrl(source));
 }

@@ -2,9 +2,17 @@
 //
 // The index is read whole (it is small) and parsed by ws::ShardIndex in wasm; every shard is
 // cross-checked against it at its HeaderReady, before its data is read (check_shard), and the
-// model as a whole at the end (finish_checks: every listed tensor seen, total_size right). Shard
-// names resolve against the index's URL; names that would leave its directory are refused before
-// anything is fetched. `concurrency` shards stream at once (default 2).
+// model as a whole at the end (finish_checks: every listed tensor seen, total_size right).
+// `concurrency` shards stream at once (default 2).
+//
+// Two ways to give the model; only where a shard's bytes come from differs (resolveShards):
+//   - the index's URL or path: shard names resolve against it; names that would leave its
+//     directory are refused before anything is fetched;
+//   - `{ index, shards }` (local files: a File list, Blobs or buffers in Node): `index` is any
+//     source; `shards` a list of Files / `{name, source}` / paths (named as `{ uqff: [...] }`
+//     names its files: the File's name, the path's last segment), a directory, or
+//     (file) => source. A shard the index names that is not given is ShardNotGiven (naming it)
+//     before any shard is read; files the index does not name are not read.
 import { toSource, toUrl } from './sources.mjs';
 import { makeError, WeightstreamError } from './errors.mjs';
 import { readError } from './session.mjs';
@@ -106,10 +114,61 @@ function safeShardName(name) {
   return !name.split('/').includes('..');
 }
 
-// Reads and checks the index; returns {index, shards: [{file, url}], metadata}.
+export function isShardedFiles(source) {
+  return source !== null && typeof source === 'object' && !(source instanceof URL) && 'index' in source && 'shards' in source;
+}
+
+const lastSegment = (s) => String(s).split(/[\\/]/).pop();
+
+// A list entry's file name and input (as `{ uqff: [...] }` names its files).
+function listEntry(e, i) {
+  if (e && typeof e === 'object' && 'source' in e && !(e instanceof URL)) return { name: e.name ?? null, input: e.source };
+  if (typeof e === 'string') return { name: lastSegment(e), input: e };
+  if (e instanceof URL) return { name: lastSegment(e.pathname), input: e };
+  if (typeof Blob !== 'undefined' && e instanceof Blob && e.name) return { name: e.name, input: e };
+  throw new TypeError(`weightstream: shards[${i}] has no file name: give a File, a path, a URL or { name, source }`);
+}
+
+// (file) => input for the shards of `{ index, shards }`; an index name "sub/x.safetensors" also
+// finds a list entry named "x.safetensors" (a File has no directory).
+async function shardResolver(shards) {
+  if (typeof shards === 'function') return shards;
+  if (typeof shards === 'string' || shards instanceof URL) {
+    const dir = await toUrl(shards);
+    const base = new URL(dir.href.endsWith('/') ? dir.href : `${dir.href}/`);
+    return (file) => new URL(file, base);
+  }
+  if (Array.isArray(shards)) {
+    const byName = new Map();
+    shards.forEach((e, i) => { const { name, input } = listEntry(e, i); if (!byName.has(name)) byName.set(name, input); });
+    return (file) => byName.get(file) ?? byName.get(lastSegment(file)) ?? null;
+  }
+  throw new TypeError('weightstream: { index, shards }: shards must be a list (Files, paths, { name, source }), a directory, or (file) => source');
+}
+
+// Where each shard's bytes come from: [{file, input}], or ShardNotGiven for the first shard the
+// index names that is not given (all of them in the detail).
+async function resolveShards(source, url, names) {
+  if (url) return names.map((file) => ({ file, input: new URL(file, url) }));
+  const resolve = await shardResolver(source.shards);
+  const out = [];
+  for (const file of names) out.push({ file, input: (await resolve(file)) ?? null });
+  const missing = out.filter((s) => s.input === null).map((s) => s.file);
+  if (missing.length) {
+    throw makeError({
+      code: 'ShardNotGiven', offset: null, shard: missing[0],
+      detail: `the index names ${names.length} shard${names.length === 1 ? '' : 's'}; not given: ${missing.join(', ')}`,
+      hint: `Pass every shard the index names: add ${missing.join(', ')} to shards (pick or drop them with the index).`,
+    });
+  }
+  return out;
+}
+
+// Reads and checks the index; returns {index, shards: [{file, input}], metadata}.
 export async function openIndex(wasm, source, options) {
-  const url = await toUrl(source);
-  const src = await toSource(url, options);
+  const files = isShardedFiles(source);
+  const url = files ? null : await toUrl(source);
+  const src = await toSource(files ? source.index : url, options);
   const bytes = await readAll(src, options.signal);
   await wasm.whenIdle();
   const index = new Index(wasm, bytes);
@@ -120,6 +179,7 @@ export async function openIndex(wasm, source, options) {
   }
   const names = index.shardNames().sort();
   for (const file of names) {
+    // Local files are found by name, not by path: the check still refuses a crafted index.
     if (!safeShardName(file)) {
       index.destroy();
       throw makeError({ code: 'UnsafeShardPath', offset: 0, detail: JSON.stringify(file) });
@@ -127,12 +187,19 @@ export async function openIndex(wasm, source, options) {
   }
   let metadata = null;
   try { metadata = JSON.parse(new TextDecoder().decode(bytes)).metadata ?? null; } catch { /* validated above */ }
+  let shards;
+  try {
+    shards = await resolveShards(source, url, names);
+  } catch (e) {
+    index.destroy();
+    throw e;
+  }
   const info = index.info();
   return {
     index, url, metadata,
     tensorCount: info.tensorCount,
     totalSize: info.hasTotalSize ? info.totalSize : null,
-    shards: names.map((file) => ({ file, url: new URL(file, url) })),
+    shards,
   };
 }
 
@@ -173,7 +240,7 @@ async function* merge(factories, n) {
 // library's logical model over all shards (build_mlx: a weight's scales may be in another shard,
 // read by range before the shards stream). 'raw' needs no model: shards stream at once.
 async function shardsLogical(wasm, model, options) {
-  const files = model.shards.map((sh) => ({ name: sh.file, input: sh.url }));
+  const files = model.shards.map((sh) => ({ name: sh.file, input: sh.input }));
   try {
     await readHeaders(wasm, files, options, (f, h, s) => shardCheck(wasm, model.index, f.name)(h, s), { buffer: false });
     await buildLogical(wasm, files, options, (m) => m.build('mlx'), { config: configBytes(options.quantization) });
@@ -190,7 +257,7 @@ export async function* shardedEvents(wasm, source, options, progress) {
     const sizes = new Map();
     const pre = (options.dtype ?? 'raw') !== 'raw' ? await shardsLogical(wasm, model, options) : null;
     const factories = model.shards.map((sh, i) => () => (async function* () {
-      const src = await toSource(pre ? pre[i].input : sh.url, options);
+      const src = await toSource(pre ? pre[i].input : sh.input, options);
       const open = src.open.bind(src);
       src.open = async (signal) => {
         await open(signal);
@@ -229,7 +296,7 @@ export async function scanSharded(wasm, source, options) {
   const kept = [];  // inspect: every shard's session, for the logical model over all shards
   try {
     for (const sh of model.shards) {
-      const src = await toSource(sh.url, options);
+      const src = await toSource(sh.input, options);
       const keep = inspectMode ? {} : null;
       const o = { ...options, select: () => false, ranges: false, headerOnly: inspectMode, shard: sh.file, onHeader: shardCheck(wasm, index, sh.file), keep };
       try {

@@ -15,6 +15,11 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
   console.log(uv.valid, uv.version);
   const o = await inspect({ ollama: 'models/manifests/registry.ollama.ai/library/m/latest', blobs: (f: string) => `https://host/blobs/${f}` });
   console.log(o.convention, o.logical.weights.length);
+  const files: File[] = [file];
+  const s = await inspect({ index: file, shards: files }, { quantization: { group_size: 64, bits: 4 } });
+  console.log(s.shards.map((sh) => sh.file), s.logical?.weights.length);
+  const sv = await validate({ index: new Uint8Array(0), shards: (name: string) => (name === 'a.safetensors' ? file : null) });
+  if (!sv.valid && sv.error?.code === 'ShardNotGiven') console.log(sv.error.shard);
 
   const reader = createReader({ dtype: 'f16', filter: ['lm_head.weight'], signal });
   for await (const ev of reader.read(await fetch('/model.gguf'))) {

@@ -31,8 +31,20 @@ export interface OllamaManifestSource {
   blobs?: string | URL | ((file: string) => Source | Promise<Source>);
 }
 
+/** A sharded model (model.safetensors.index.json + shards) from local files: a File list, Blobs
+ * or buffers. `index`: the index's bytes. `shards`: Files / paths / URLs (named by their file
+ * name, as in `uqff`) or `{name, source}` entries, a directory (path or URL), or a function from
+ * a shard name of the index to its source. Entries the index does not name are not read; a
+ * shard it names but not given is `ShardNotGiven` (error.shard names it). Checks and errors are
+ * those of the index's URL. */
+export interface ShardedFilesSource {
+  index: Source;
+  shards: (Source | { name: string; source: Source })[] | string | URL
+    | ((file: string) => Source | null | undefined | Promise<Source | null | undefined>);
+}
+
 /** What validate/inspect/createReader/loadToWebGPU take. */
-export type ModelSource = Source | UqffSource | OllamaManifestSource;
+export type ModelSource = Source | UqffSource | OllamaManifestSource | ShardedFilesSource;
 
 /** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes. */
 export type ErrorCode = string;
@@ -335,8 +347,8 @@ export interface GpuLoadOptions extends LoadOptions {
 
 export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;
 export declare function validate(source: ModelSource, options?: CommonOptions): Promise<ValidateResult>;
-/** A UQFF list gives a UqffHeader; a file a Header (with `logical` for MLX/Ollama); an index a ShardedHeader. */
-export declare function inspect<S extends ModelSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource | OllamaManifestSource ? ModelHeader : Header | ShardedHeader>;
+/** A UQFF list gives a UqffHeader; a file a Header (with `logical` for MLX/Ollama); an index or `{ index, shards }` a ShardedHeader. */
+export declare function inspect<S extends ModelSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
 export declare function loadToWebGPU(device: GPUDevice, source: ModelSource, options?: GpuLoadOptions): Promise<GpuModel>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
