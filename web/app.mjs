@@ -137,6 +137,10 @@ async function toSpec(input) {
 function describeSpec(spec) {
   if (spec.kind === 'uqff') return `UQFF: ${spec.files.map((f) => f.name + (f.size != null ? ` (${fmtBytes(f.size)})` : '')).join(', ')}`;
   if (spec.kind === 'ollama') return `Ollama: ${spec.manifestName} (${spec.layers.length} tensor layers)`;
+  if (spec.kind === 'sharded' && typeof spec.source !== 'string') {
+    const files = `${spec.files[0].name} + ${spec.files.length - 1} shard file${spec.files.length === 2 ? '' : 's'}`;
+    return spec.configName ? `${files} + ${spec.configName}` : files;
+  }
   const f = spec.files[0];
   const name = typeof spec.source === 'string' ? spec.source : f.url ?? `${f.name}${f.size != null ? ` (${fmtBytes(f.size)})` : ''}`;
   return spec.configName ? `${name} + ${spec.configName.split('/').pop()}` : name;

@@ -3,7 +3,8 @@
 //
 //   { kind: 'file' | 'sharded' | 'uqff' | 'ollama',
 //     source,                 what inspect/createReader/loadToWebGPU take ({ uqff: [...] } for UQFF,
-//                             { ollama: manifest, blobs } for an Ollama model by its manifest)
+//                             { ollama: manifest, blobs } for an Ollama model by its manifest,
+//                             { index, shards } for a sharded model from files)
 //     files: [{ name, size, url }],   every file of the model, in load order (size null when unknown)
 //     quantization, configName,       an MLX config.json found beside the model (or given), or null
 //     missing: [names], notes: [text] shards the page looked for and did not find; what it did
@@ -173,9 +174,35 @@ export async function attachConfig(spec, url, fetchFn = globalThis.fetch.bind(gl
 
 // ---------------- files (picker, drop) ----------------
 
-// Several files: `.uqff` shards (+ residual.safetensors, config.json) are a UQFF directory; one
-// model file with a config.json is an MLX model with its quantization; an Ollama manifest with
-// its blobs.
+// A config.json File's quantization onto the spec (a note when it has none).
+async function attachConfigFile(spec, configs) {
+  if (!configs.length) return;
+  const config = await configs[0].text().then(JSON.parse).catch(() => null);
+  const q = quantizationOf(config);
+  if (q) { spec.quantization = q; spec.configName = configs[0].name; } else spec.notes.push('config.json has no quantization section');
+}
+
+// A sharded model from files: its index, the .safetensors files (the package takes the ones the
+// index names, by file name, and names any shard that is missing: ShardNotGiven), config.json.
+async function shardedFilesSpec(files, configs) {
+  const indexes = files.filter((f) => isIndex(f.name));
+  if (indexes.length > 1) throw new Error(`Several indexes (${indexes.map((f) => f.name).join(', ')}): open one sharded model at a time.`);
+  const index = indexes[0];
+  const shards = files.filter((f) => /\.safetensors$/i.test(f.name));
+  const spec = {
+    kind: 'sharded', source: { index, shards },
+    files: [index, ...shards].map((f) => ({ name: f.name, size: f.size, url: null })),
+    quantization: null, configName: null, missing: [], notes: [],
+  };
+  const ignored = files.filter((f) => f !== index && !shards.includes(f) && !configs.includes(f)).map((f) => f.name);
+  if (ignored.length) spec.notes.push(`not model files, ignored: ${ignored.join(', ')}`);
+  await attachConfigFile(spec, configs);
+  return spec;
+}
+
+// Several files: `.uqff` shards (+ residual.safetensors, config.json) are a UQFF directory; a
+// `*.index.json` with its shards (+ config.json) a sharded model; one model file with a
+// config.json is an MLX model with its quantization; an Ollama manifest with its blobs.
 export async function fromFiles(list) {
   const files = [...list];
   if (!files.length) throw new Error('No file.');
@@ -187,10 +214,8 @@ export async function fromFiles(list) {
     if (ignored.length) spec.notes.push(`not model files, ignored: ${ignored.join(', ')}`);
     return spec;
   }
-  if (files.some((f) => isIndex(f.name))) {
-    throw new Error('A sharded model (model.safetensors.index.json) opens by URL: the package reads its shards by URL, not from local files. Serve the folder (node web/serve.mjs) or open the index\'s URL.');
-  }
   const configs = files.filter((f) => isConfig(f.name));
+  if (files.some((f) => isIndex(f.name))) return shardedFilesSpec(files, configs);
   const jsons = files.filter((f) => /\.json$/i.test(f.name) && !isConfig(f.name));
   const rest = files.filter((f) => !/\.json$/i.test(f.name));
   for (const j of jsons) {
@@ -214,10 +239,6 @@ export async function fromFiles(list) {
   }
   const f = rest[0];
   const spec = { kind: 'file', source: f, files: [{ name: f.name, size: f.size, url: null }], quantization: null, configName: null, missing: [], notes: [] };
-  if (configs.length) {
-    const config = await configs[0].text().then(JSON.parse).catch(() => null);
-    const q = quantizationOf(config);
-    if (q) { spec.quantization = q; spec.configName = configs[0].name; } else spec.notes.push('config.json has no quantization section');
-  }
+  await attachConfigFile(spec, configs);
   return spec;
 }

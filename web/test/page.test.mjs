@@ -529,6 +529,39 @@ test('sharded MLX (index.json + config.json; a weight and its scales in differen
   await checkAgainstCli(index, 'f32');
 });
 
+test('sharded MLX from local files (picker: index.json + 3 shards + config.json; a drop): logical weights = the CLI, loaded and checked; a missing shard named', { skip: noCli }, async () => {
+  const dir = join(conventions, 'sharded-mlx');
+  const index = join(dir, 'model.safetensors.index.json');
+  const weightMap = JSON.parse(readFileSync(index, 'utf8')).weight_map;
+  const shards = [...new Set(Object.values(weightMap))].sort();
+  assert.equal(shards.length, 3);
+  const want = cliRows(index).sort(byFirst);
+  // The picker, files in any order.
+  await page.setInputFiles('#file', [join(dir, 'config.json'), ...shards.slice().reverse().map((f) => join(dir, f)), index]);
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid' && /shard files/.test(document.getElementById('source-name').textContent), null, { timeout: 30000 });
+  assert.equal(await page.textContent('#source-name'), 'model.safetensors.index.json + 3 shard files + config.json');
+  assert.match(await page.textContent('#verdict-line'), new RegExp(`^✔ Valid .*\\(3 shards\\): every byte read, ${Object.keys(weightMap).length} tensors → ${want.length} logical weights`));
+  const rows = await logicalRows();
+  assert.deepEqual(rows.map((r) => r.slice(0, 8)).sort(byFirst), want);
+  for (const r of rows) assert.equal(r[8], weightMap[r[0]], r[0]);  // the packed weight's shard
+  assert.match(await page.textContent('#logical-note'), /MLX, sharded: .*another shard.*from config\.json/);
+  const last = await loadGpu('f32');
+  assert.equal(last.tensors, want.length);
+  await checkAgainstCli(index, 'f32');
+  await shot('12b-sharded-mlx-files');
+  // A drop of the same files, one shard left out: ShardNotGiven, naming it.
+  const files = [index, join(dir, shards[0]), join(dir, shards[2]), join(dir, 'config.json')].map((f) => [f.split('/').pop(), [...readFileSync(f)]]);
+  await page.evaluate((fs) => {
+    const dt = new DataTransfer();
+    for (const [name, b] of fs) dt.items.add(new File([new Uint8Array(b)], name));
+    window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, cancelable: true }));
+  }, files);
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'invalid', null, { timeout: 30000 });
+  assert.equal(await page.textContent('#error-code'), 'ShardNotGiven');
+  assert.match(await page.textContent('#error'), new RegExp(shards[1].replaceAll('.', '\\.')));
+  await shot('12c-sharded-missing-shard');
+});
+
 test('Ollama: a manifest (URL, file picker) is one model of its blobs; logical weights and values = the CLI on each blob; a blob alone', { skip: noCli }, async () => {
   const manifest = JSON.parse(readFileSync(join(conventions, 'ollama', 'manifest.json'), 'utf8'));
   const blobs = manifest.layers.map((l) => l.digest.replace(':', '-'));
