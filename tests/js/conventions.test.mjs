@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ws, repo, streamOf, safetensors, decodeAll, f32ToF16 } from './helpers.mjs';
@@ -520,6 +520,63 @@ test('Ollama manifest: a bad manifest, a blob of the wrong size, no blobs direct
   assert.deepEqual([v.valid, v.error.code], [false, 'ManifestBlobSize']);
   // A manifest given as bytes has no directory to find blobs/ from.
   await assert.rejects(ws.inspect({ ollama: new TextEncoder().encode(text) }), (e) => e.code === 'ManifestNoBlobs');
+  assert.deepEqual(wasm.live, base);
+});
+
+// The malformed models of the CLI's OllamaManifestMissingOrWrongBlobs test: the blob rules are
+// the library's (ws::check_manifest_blob_*), so JS reports what the CLI reports — code, offset,
+// tensor and blob — from paths and over HTTP (with and without Range).
+test('Ollama manifest: a tensor of another layer, a layer not in its blob, a missing blob, a short blob — the CLI\'s JSON error, from paths and URLs', { skip: noCli }, async () => {
+  const wasm = await ws.init();
+  const base = { ...wasm.live };
+  const text = readFileSync(manifest, 'utf8');
+  const blobsDir = join(fixtures, 'ollama', 'blobs');
+  const [blobA, blobB] = ['sha256-4f1d', 'sha256-9a8b'].map((p) => readdirSync(blobsDir).find((f) => f.startsWith(p)));
+  const tensorLayer = '{"mediaType":"application/vnd.ollama.image.tensor"';
+  const layerA = text.slice(text.indexOf(tensorLayer), text.indexOf('},' + tensorLayer) + 1);
+  assert.ok(layerA.includes('"name":"a.weight"'), layerA);
+  const cases = [
+    { why: 'a second layer named b.weight points at blob A', code: 'ManifestTensorInOtherLayer',
+      manifest: text.replace(layerA, layerA + ',' + layerA.replace('"a.weight"', '"b.weight"')) },
+    { why: 'the expert layer renamed to a prefix its blob does not hold', code: 'ManifestLayerNotInBlob',
+      manifest: text.replace('model.layers.0.mlp.experts', 'model.layers.1.mlp.experts') },
+    { why: 'blob B not pulled', code: 'ManifestBlobMissing', manifest: text, drop: blobB },
+    { why: 'blob A cut to 1000 bytes', code: 'ManifestBlobSize', manifest: text, cut: [blobA, 1000] },
+  ];
+  for (const c of cases) {
+    const root = mkdtempSync(join(tmp, 'ollama-'));
+    mkdirSync(join(root, 'manifests', 'm'), { recursive: true });
+    mkdirSync(join(root, 'blobs'));
+    const path = join(root, 'manifests', 'm', 'latest');
+    writeFileSync(path, c.manifest);
+    const served = new Map([['/models/manifests/m/latest', new TextEncoder().encode(c.manifest)]]);
+    for (const f of readdirSync(blobsDir)) {
+      if (f === c.drop) continue;
+      let b = new Uint8Array(readFileSync(join(blobsDir, f)));
+      if (c.cut?.[0] === f) b = b.subarray(0, c.cut[1]);
+      writeFileSync(join(root, 'blobs', f), b);
+      served.set(`/models/blobs/${f}`, b);
+    }
+    const r = spawnSync(cli, ['inspect', '--json', path], { encoding: 'utf8' });
+    const want = JSON.parse(r.stdout).error;
+    assert.equal(want.code, c.code, c.why);
+    const got = (e) => [e.code, e.offset, e.tensor, e.shard];
+    const expected = [want.code, want.offset, want.tensor, want.shard];
+    for (const op of [ws.inspect, (s) => decodeAll(s, { dtype: 'f32' })]) {
+      await assert.rejects(op({ ollama: path }), (e) => { assert.deepEqual(got(e), expected, c.why); assert.ok(e.hint.length > 0, c.why); return true; });
+    }
+    const v = await ws.validate({ ollama: path });
+    assert.deepEqual(got(v.error), expected, `validate: ${c.why}`);
+    for (const ranges of [true, false]) {
+      const srv = await serve(served, { ranges });
+      try {
+        const source = { ollama: `${srv.base}/models/manifests/m/latest`, blobs: `${srv.base}/models/blobs/` };
+        await assert.rejects(ws.inspect(source), (e) => { assert.deepEqual(got(e), expected, `${c.why} (HTTP, ranges: ${ranges})`); return true; });
+      } finally {
+        await srv.close();
+      }
+    }
+  }
   assert.deepEqual(wasm.live, base);
 });
 

@@ -1,11 +1,14 @@
 // weightstream wasm — ws::OllamaManifest behind a handle: the manifest JSON is copied into the
 // handle's input buffer (it is small: JS reads it whole) and parsed once; JS then reads the layers
-// (blob file, name, size, whether it is a tensor layer) to know which blobs form the model.
+// (blob file, name, size, whether it is a tensor layer) to know which blobs form the model, and
+// checks each blob against its layer with the library's rules (weightstream/manifest_blobs.h), the
+// CLI's own: its size, and which layers' names cover the tensors of its header.
 #include <new>
 #include <stdlib.h>
 #include <string.h>
 
 #include "abi.h"
+#include "weightstream/manifest_blobs.h"
 #include "weightstream/ollama_manifest.h"
 
 using wsabi::ptr32;
@@ -20,6 +23,10 @@ struct WsManifest {
   // 14 media type ptr, 15 its length, 16 blob file ptr ("sha256-<hex>"), 17 its length, 18 name
   // ptr, 19 its length, 20-21 size, 22 is_tensor.
   uint32_t info[23];
+  // The last blob check's error (ws_manifest_check_*), apart from the parse error: its tensor
+  // name points into the manifest's arena (a layer's name) or the session's (a tensor's).
+  ws::Error check;
+  uint32_t check_info[12];
   WsManifest(uint8_t* a, size_t n) : manifest(a, n) {}
 };
 
@@ -78,4 +85,24 @@ WS_EXPORT(ws_manifest_layer) uint32_t* ws_manifest_layer(WsManifest* m, uint32_t
   put_u64(w + 20, l.size);
   w[22] = l.is_tensor;
   return w;
+}
+
+// Blob of tensor layer `layer` is (lo | hi << 32) bytes: ws::check_manifest_blob_size; returns the
+// ws::Status, the error in ws_manifest_check_error.
+WS_EXPORT(ws_manifest_check_size) uint32_t ws_manifest_check_size(WsManifest* m, uint32_t layer, uint32_t lo, uint32_t hi) {
+  m->check = ws::Error();
+  return static_cast<uint32_t>(ws::check_manifest_blob_size(m->manifest, layer, (uint64_t(hi) << 32) | lo, &m->check));
+}
+
+// The session `s` holds the header of tensor layer `layer`'s blob (its table complete):
+// ws::check_manifest_blob_tensors; returns the ws::Status, the error in ws_manifest_check_error.
+WS_EXPORT(ws_manifest_check_tensors) uint32_t ws_manifest_check_tensors(WsManifest* m, uint32_t layer, const WsSession* s) {
+  m->check = ws::Error();
+  return static_cast<uint32_t>(ws::check_manifest_blob_tensors(m->manifest, layer, wsabi::session_table(s), &m->check));
+}
+
+// The last check's error, as ErrorOut words (abi.h).
+WS_EXPORT(ws_manifest_check_error) uint32_t* ws_manifest_check_error(WsManifest* m) {
+  wsabi::put_error(reinterpret_cast<wsabi::ErrorOut*>(m->check_info), m->check);
+  return m->check_info;
 }
