@@ -26,6 +26,8 @@ const files = () => ({ index: new File([bytesOf('model.safetensors.index.json')]
 // The same model in each shape `{ index, shards }` takes.
 const shapes = () => [
   ['Files', files()],
+  // As a page gets them: everything picked, the index and config.json among the shards.
+  ['every picked File', (() => { const f = files(); return { index: f.index, shards: [new File([readFileSync(join(dir, 'config.json'))], 'config.json'), f.index, ...f.shards.reverse()] }; })()],
   ['{name, source} with bytes', { index: bytesOf('model.safetensors.index.json'), shards: SHARDS.map((n) => ({ name: n, source: bytesOf(n) })) }],
   ['{name, source} with streams', { index: streamOf(bytesOf('model.safetensors.index.json'), 100), shards: SHARDS.map((n) => ({ name: n, source: streamOf(bytesOf(n), 37) })) }],
   ['paths', { index: indexPath, shards: SHARDS.map((n) => join(dir, n)) }],
