@@ -229,6 +229,34 @@ TEST(Ollama, UnknownQuantType) {
   EXPECT_EQ(m.error().offset, entry_of(file, "b.weight"));
 }
 
+// The convention is what the writer's metadata says, never guessed from tensor names.
+TEST(ConventionSignal, MetadataDecides) {
+  const samplegen::MlxFixture mlx = samplegen::mlx_fixture();
+  const samplegen::OllamaFixture ollama = samplegen::ollama_fixture();
+  struct Case {
+    std::map<std::string, std::string> metadata;
+    ws::Convention want;
+  };
+  const Case cases[] = {
+      {{{"format", "mlx"}}, ws::Convention::Mlx},
+      {{{"format", "pt"}}, ws::Convention::Plain},
+      {{}, ws::Convention::Plain},  // MLX-looking names alone are no signal
+      {{{"quant_type", "Q4_0"}}, ws::Convention::Ollama},
+      {{{"b.weight.quant_type", "Q8_0"}, {"format", "mlx"}}, ws::Convention::Ollama},
+      {{{"my_quant_type", "x"}}, ws::Convention::Plain},  // only the key or a `.`-separated suffix
+  };
+  for (const Case& c : cases) {
+    Parsed p;
+    parse(samplegen::serialize_raw(mlx.tensors, mlx.data_order, c.metadata, false), Split::Whole, &p);
+    EXPECT_EQ(ws::convention_signal(p.reader->tensors()), c.want) << c.metadata.size();
+  }
+  Parsed p;
+  std::vector<size_t> order;
+  for (size_t i = 0; i < ollama.tensors.size(); ++i) order.push_back(i);
+  parse(samplegen::serialize_raw(ollama.tensors, order, ollama.metadata, true), Split::Whole, &p);
+  EXPECT_EQ(ws::convention_signal(p.reader->tensors()), ws::Convention::Ollama);
+}
+
 // Streams the MLX file sequentially, holding exactly what decoding needs, and measures the peak.
 TEST(LoadPlan, SequentialAndSeekableScratchAsPlanned) {
   samplegen::MlxFixture f = samplegen::mlx_fixture();

@@ -38,12 +38,13 @@ std::vector<uint8_t> blob(const std::vector<std::string>& names, std::string* he
             std::to_string(4 * i) + "," + std::to_string(4 * i + 4) + "]}";
   }
   json += "}";
-  std::vector<uint8_t> f(8, 0);
-  for (int b = 0; b < 8; ++b) f[b] = uint8_t(uint64_t(json.size()) >> (8 * b));
-  f.insert(f.end(), json.begin(), json.end());
-  f.resize(f.size() + 4 * names.size(), 0);
+  // Built as a string: GCC 12's -Warray-bounds misfires on vector::insert after vector(8) at -O2.
+  std::string file(8, '\0');
+  for (int b = 0; b < 8; ++b) file[b] = char(uint8_t(uint64_t(json.size()) >> (8 * b)));
+  file += json;
+  file.append(4 * names.size(), '\0');
   if (header) *header = json;
-  return f;
+  return std::vector<uint8_t>(file.begin(), file.end());
 }
 
 class ManifestBlobs : public ::testing::Test {

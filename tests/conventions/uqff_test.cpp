@@ -261,7 +261,8 @@ TEST(Uqff, MalformedVariantsExactStatusNameOffset) {
     const std::string at = v.at.empty() ? v.tensor : v.at;
     const samplegen::UqffFile& file = v.fixture.files[v.file];
     uint64_t offset = v.data_offset ? samplegen::uqff_data_offset(file, at) : samplegen::uqff_entry_offset(file, at);
-    if (offset == ~0ull) offset = 0;  // the tensor is absent (a missing version tensor)
+    const bool absent = offset == ~0ull;  // the tensor is absent (a missing version tensor)
+    if (absent) offset = 0;
     ws::Error first;
     for (Split split : convtest::kSplits) {
       std::vector<FileStream> fs = streams_of(v.fixture);
@@ -272,6 +273,8 @@ TEST(Uqff, MalformedVariantsExactStatusNameOffset) {
       EXPECT_EQ(o.name, v.tensor) << v.name;
       EXPECT_EQ(o.error.offset, offset) << v.name;
       EXPECT_EQ(o.detail, v.detail) << v.name;
+      // The file the offset is in: the variant's own (tables are added in the fixture's order).
+      EXPECT_EQ(m.error_table(), absent ? ws::kNoTensor : v.file) << v.name;
       if (split == Split::Whole) {
         first = o.error;
       } else {

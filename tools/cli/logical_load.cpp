@@ -78,24 +78,6 @@ std::optional<Problem> read_header(const ScanOptions& options, LoadedTable* t, b
   return std::nullopt;
 }
 
-bool has_ollama_metadata(const ws::TensorTable& t) {
-  uint32_t cursor = 0;
-  for (uint32_t i = 0; i < t.metadata_count(); ++i) {
-    const ws::MetadataEntry e = t.metadata_at(&cursor);
-    const char kKey[] = "quant_type";
-    const size_t n = sizeof kKey - 1;
-    if (e.key.size >= n && memcmp(e.key.data + e.key.size - n, kKey, n) == 0 &&
-        (e.key.size == n || e.key.data[e.key.size - n - 1] == '.'))
-      return true;
-  }
-  return false;
-}
-
-bool says_mlx(const ws::TensorTable& t) {
-  ws::StrView v;
-  return t.find_metadata("format", &v) && v.equals("mlx");
-}
-
 // config.json beside the model, when it has a quantization section. A config.json that does not
 // parse is reported only when the files say MLX (it is then the model's quantization source).
 std::optional<Problem> load_config(const std::string& model_path, bool mlx_files, LogicalView* v) {
@@ -246,25 +228,6 @@ std::optional<Problem> feed_uqff_scalars(LogicalView* v) {
 
 }  // namespace
 
-std::string error_file(const LogicalView& v, const ws::Error& err) {
-  if (!err.tensor_name) return std::string();
-  const std::string name(err.tensor_name, err.tensor_name_size);
-  for (const auto& t : v.tables) {
-    const ws::TensorTable& tab = t->reader->tensors();
-    const uint64_t data = t->reader->data_start();
-    for (uint32_t i = 0; i < tab.count(); ++i) {
-      const ws::TensorInfo info = tab.get(i);
-      const size_t n = info.name.size;
-      const bool named = n >= name.size() && memcmp(info.name.data, name.data(), name.size()) == 0 &&
-                         (n == name.size() || info.name.data[name.size()] == '.');
-      if (!named) continue;
-      const bool in_data = err.offset >= data + info.begin && err.offset < data + info.end;
-      if (info.entry_offset == err.offset || in_data) return t->shard;
-    }
-  }
-  return std::string();
-}
-
 std::optional<Problem> load_logical(const std::string& path, const ScanOptions& options, LogicalView* v,
                                     bool* not_safetensors) {
   *not_safetensors = false;
@@ -352,8 +315,9 @@ std::optional<Problem> load_logical(const std::string& path, const ScanOptions& 
   for (const auto& t : v->tables) {
     const ws::TensorTable& tab = t->reader->tensors();
     tensors += tab.count();
-    ollama = ollama || has_ollama_metadata(tab);
-    mlx = mlx || says_mlx(tab);
+    const ws::Convention said = ws::convention_signal(tab);
+    ollama = ollama || said == ws::Convention::Ollama;
+    mlx = mlx || said == ws::Convention::Mlx;
   }
   ollama = ollama || manifest;
   if (!ollama && !uqff) {
@@ -392,7 +356,8 @@ std::optional<Problem> load_logical(const std::string& path, const ScanOptions& 
     // UQFF companion-set errors say which suffix is missing or unexpected (or which type).
     const ws::StrView detail = v->model->error_detail();
     if (detail.size) p.message += " (" + display_text(str(detail)) + ")";
-    if (sharded || uqff || manifest) p.shard = error_file(*v, err);
+    const uint32_t t = v->model->error_table();
+    if ((sharded || uqff || manifest) && t < v->tables.size()) p.shard = v->tables[t]->shard;
     return p;
   }
   return std::nullopt;

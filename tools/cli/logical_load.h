@@ -57,12 +57,6 @@ struct LogicalView {
 std::optional<Problem> load_logical(const std::string& path, const ScanOptions& options, LogicalView* view,
                                     bool* not_safetensors);
 
-// The file (LoadedTable::shard) an Error of the model is in. An Error names a tensor but no file
-// (conventions.h), and the same offset exists in every file, so the file is the one holding a
-// tensor of that name (or a companion of it: `<name>.<suffix>`) whose header entry is at the
-// offset (a header error) or whose data holds it (a UQFF scalar such as a bad format tag);
-// empty when no table matches.
-std::string error_file(const LogicalView& v, const ws::Error& err);
 
 // "affine 4-bit g32" style description of a weight's quantization ("plain BF16" when none).
 std::string quant_text(const ws::LogicalModel& m, const ws::LogicalWeight& w);

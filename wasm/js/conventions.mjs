@@ -94,6 +94,13 @@ export class Model {
     else throw new TypeError(`unknown convention ${kind}`);
   }
 
+  // The convention the files' metadata says (ws::convention_signal over every table, as the CLI
+  // decides): 'ollama' if any file says so, else 'mlx' if any does or a config is given, else 'plain'.
+  kind() {
+    const said = this.files.map((f) => CONVENTIONS[this.wasm.x.ws_session_convention(f.session.h)]);
+    return said.includes('ollama') ? 'ollama' : said.includes('mlx') || this.config ? 'mlx' : 'plain';
+  }
+
   // True when the config itself was rejected (its error is set), not the model.
   configFailed() {
     const w = this.wasm.x.ws_model_config_error(this.h) >> 2;

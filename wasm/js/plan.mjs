@@ -23,21 +23,15 @@ function fail(code, tensor, detail, shard) {
   return makeError({ code, offset: tensor.offset, tensor: tensor.name, detail, shard });
 }
 
-// The blob says Ollama when a metadata key is `quant_type` or ends in `.quant_type` (as the CLI
-// decides between build_ollama and build_mlx).
-export function isOllamaBlob(header) {
-  if (header.format !== 'safetensors' || !header.metadata) return false;
-  return Object.keys(header.metadata).some((k) => k === 'quant_type' || k.endsWith('.quant_type'));
-}
-
 // The logical weights of one safetensors file, by the library (its session is alive: the model
-// reads its table). `logical` for planOutputs.
+// reads its table). `logical` for planOutputs. The file's metadata decides the convention (Model.kind(), as in the CLI); the quantization
+// option (config.json) also makes it MLX.
 export function fileWeights(wasm, header, session, { quantization = null, shard = null, chunk = 1 << 20 } = {}) {
-  const ollama = isOllamaBlob(header);
-  const model = new Model(wasm, [{ session, header, name: shard }], { config: ollama ? null : configBytes(quantization) });
+  const model = new Model(wasm, [{ session, header, name: shard }], { config: configBytes(quantization) });
+  const kind = model.kind();
   try {
-    model.build(ollama ? 'ollama' : 'mlx');
-    return { table: 0, headers: [header], names: [shard], weights: model.weights(chunk), plan: model.plan(chunk), convention: ollama ? 'ollama' : 'mlx' };
+    model.build(kind);
+    return { table: 0, headers: [header], names: [shard], weights: model.weights(chunk), plan: model.plan(chunk), convention: kind };
   } finally {
     model.destroy();
   }

@@ -243,7 +243,7 @@ async function shardsLogical(wasm, model, options) {
   const files = model.shards.map((sh) => ({ name: sh.file, input: sh.input }));
   try {
     await readHeaders(wasm, files, options, (f, h, s) => shardCheck(wasm, model.index, f.name)(h, s), { buffer: false });
-    await buildLogical(wasm, files, options, (m) => m.build('mlx'), { config: configBytes(options.quantization) });
+    await buildLogical(wasm, files, options, (m) => m.build(m.kind()), { config: configBytes(options.quantization) });
   } finally {
     destroySessions(files);
   }
@@ -321,7 +321,7 @@ export async function scanSharded(wasm, source, options) {
     // The library's logical weights over all shards (MLX: pass quantization), as for one file.
     const files = shards.map((sh, i) => ({ header: sh.header, name: sh.file, session: kept[i] }));
     try {
-      const l = await buildLogical(wasm, files, { ...options, noExternal: true }, (m) => m.build('mlx'), { config: configBytes(options.quantization) });
+      const l = await buildLogical(wasm, files, { ...options, noExternal: true }, (m) => m.build(m.kind()), { config: configBytes(options.quantization) });
       if (l.weights.some((w) => w.convention !== 'plain')) out.logical = { convention: 'mlx', weights: l.weights.map((w) => publicWeight(files, w)), plan: l.plan, error: null };
     } catch (e) {
       if (!(e instanceof WeightstreamError)) throw e;

@@ -41,7 +41,7 @@ struct WsModel {
   uint8_t* input;
   uint32_t input_cap;
   // Words: 0-11 the error (abi.h); 12 detail ptr, 13 detail length, 14 the error's table
-  // (0xFFFFFFFF: none found), 15 owner role, 16-17 sequential peak, 18-19 seekable peak,
+  // (0xFFFFFFFF: none), 15 unused, 16-17 sequential peak, 18-19 seekable peak,
   // 20 config arena needed.
   uint32_t info[21];
   uint32_t weight[kWeightWords];
@@ -101,6 +101,11 @@ WS_EXPORT(ws_model_add_table) uint32_t ws_model_add_table(WsModel* m, const WsSe
   return static_cast<uint32_t>(m->model.add_table(&wsabi::session_table(s), uint64_t(data_lo) | uint64_t(data_hi) << 32));
 }
 
+// What a session's table says it is (ws::convention_signal): 0 Plain, 1 Mlx, 2 Ollama.
+WS_EXPORT(ws_session_convention) uint32_t ws_session_convention(const WsSession* s) {
+  return static_cast<uint32_t>(ws::convention_signal(wsabi::session_table(s)));
+}
+
 // config.json (or any document with a "quantization" / "quantization_config" object) as the
 // first n bytes of the input buffer; n = 0: no config.
 WS_EXPORT(ws_model_build_mlx) uint32_t ws_model_build_mlx(WsModel* m, uint32_t n) {
@@ -140,31 +145,13 @@ WS_EXPORT(ws_model_uqff_version) uint32_t ws_model_uqff_version(WsModel* m, uint
   return m->model.uqff_version(i);
 }
 
-// The model's error into info words 0-14. The library's Error has no file: the table is the one
-// whose tensor `error.tensor` sits at the error's offset (its header entry or its data), preferring
-// one where that tensor has the error's name; the last such table, as a duplicate key is reported
-// at its second occurrence.
+// The model's error into info words 0-14; word 14 is the table (file) its offset is in.
 WS_EXPORT(ws_model_error) uint32_t* ws_model_error(WsModel* m) {
-  const ws::Error& e = m->model.error();
-  wsabi::put_error(reinterpret_cast<wsabi::ErrorOut*>(m->info), e);
+  wsabi::put_error(reinterpret_cast<wsabi::ErrorOut*>(m->info), m->model.error());
   const ws::StrView d = m->model.error_detail();
   m->info[12] = ptr32(d.data);
   m->info[13] = static_cast<uint32_t>(d.size);
-  m->info[14] = kNone;
-  if (e.tensor == ws::kNoTensor) return m->info;
-  bool named = false;
-  for (uint32_t t = m->model.table_count(); t-- > 0;) {
-    const ws::TensorTable& tab = m->model.table(t);
-    if (e.tensor >= tab.count()) continue;
-    const ws::TensorInfo info = tab.get(e.tensor);
-    if (info.entry_offset != e.offset && m->model.data_start(t) + info.begin != e.offset) continue;
-    const bool same = e.tensor_name && info.name.size == e.tensor_name_size &&
-                      memcmp(info.name.data, e.tensor_name, info.name.size) == 0;
-    if (m->info[14] == kNone || (same && !named)) {
-      m->info[14] = t;
-      named = same;
-    }
-  }
+  m->info[14] = m->model.error_table();  // ws::kNoTensor (0xFFFFFFFF) when none
   return m->info;
 }
 
@@ -199,17 +186,6 @@ WS_EXPORT(ws_model_weight) uint32_t* ws_model_weight(WsModel* m, uint32_t i, uin
   put_u64(o + 45, p.sequential_scratch);
   put_u64(o + 47, p.seekable_scratch);
   return o;
-}
-
-// The weight tensor (table, tensor) belongs to (0xFFFFFFFF: none), its role in info word 15.
-WS_EXPORT(ws_model_owner) uint32_t ws_model_owner(WsModel* m, uint32_t table, uint32_t tensor) {
-  ws::TensorRef r;
-  r.table = table;
-  r.index = tensor;
-  ws::PieceRole role = ws::PieceRole::Packed;
-  const uint32_t w = m->model.owner(r, &role);
-  m->info[15] = static_cast<uint32_t>(role);
-  return w;
 }
 
 // The whole model's peaks into info words 16-19.

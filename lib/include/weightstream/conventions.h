@@ -36,8 +36,8 @@
 // caller memory (set_index_slots) or, for small models, in the model object itself; a model too
 // large for both falls back to linear scans with the same results.
 //
-// Errors name a tensor and give an offset in that tensor's own file (Error has no file field: a
-// caller with several files finds the table by the name). Header-detected errors point at the
+// Errors name a tensor and give an offset in that tensor's own file; error_table() says which
+// table (file) that is, since Error itself has no file field. Header-detected errors point at the
 // tensor's header entry; errors about a scalar's value (version, tag, bits, type id) at its data.
 #pragma once
 
@@ -55,6 +55,11 @@ namespace ws {
 
 enum class Convention : uint8_t { Plain, Mlx, Ollama, Uqff };
 const char* convention_name(Convention c);
+
+// What a safetensors file's metadata says it is: Ollama (a `quant_type` or `<tensor>.quant_type`
+// key), Mlx (`"format": "mlx"`) or Plain (no signal; a config.json with a quantization section
+// still makes a model MLX). Several files: Ollama if any says so, else Mlx if any says so.
+Convention convention_signal(const TensorTable& table);
 
 // A tensor of one of the model's tables.
 struct TensorRef {
@@ -134,6 +139,9 @@ class LogicalModel {
   uint32_t uqff_version(uint32_t i) const;
 
   const Error& error() const { return error_; }
+  // The table whose file error().offset is in: the tensor the check failed at (a header entry or
+  // a scalar's data). kNoTensor when the error is about no tensor (a missing version tensor).
+  uint32_t error_table() const { return error_table_; }
   // UQFF companion-set errors: the suffix that is missing or unexpected (".weight.scales");
   // UqffUnsupportedType: "hqq" or "fp8". Empty otherwise.
   StrView error_detail() const { return detail_; }
@@ -178,6 +186,7 @@ class LogicalModel {
   uint64_t data_start_[kMaxTables] = {};
   uint32_t table_count_ = 0;
   Error error_;
+  uint32_t error_table_ = kNoTensor;
   StrView detail_;
   // Name hash: [0, half) tensors ((table << 26 | index) + 1), [half, 2 half) weights (index + 1);
   // 0 = empty. indexed_ is false when the model does not fit (linear scans then).

@@ -219,6 +219,7 @@ Status LogicalModel::fail(Status s, TensorRef at, const StrView& name) {
     TensorInfo t = tensor(at);
     error_.offset = t.entry_offset;
     error_.tensor = at.index;
+    error_table_ = at.table;
   }
   error_.tensor_name = name.data;
   error_.tensor_name_size = name.size;
