@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <string>
+
+#include "weightstream/conventions.h"
 #include <vector>
 
 #include "weightstream/dequant.h"
@@ -144,6 +146,11 @@ inline void describe_difference(const Run& a, const Run& b) {
 
 // Byte size a validated tensor must have, from dtype (or GGML type) × shape.
 inline void check_table(const ws::Reader& r) {
+  // The convention signal reads the (hostile) metadata: one of the three answers, never a crash.
+  if (r.format() == ws::Format::Safetensors) {
+    const ws::Convention c = ws::convention_signal(r.tensors());
+    WS_CHECK(c == ws::Convention::Plain || c == ws::Convention::Mlx || c == ws::Convention::Ollama, int(c));
+  }
   const uint32_t n = r.tensor_count();
   uint64_t prev_end = 0;
   for (uint32_t i = 0; i < n; ++i) {
