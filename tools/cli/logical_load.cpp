@@ -1,6 +1,8 @@
 // weightstream CLI — logical weights of a file or sharded model (see logical_load.h).
 #include "logical_load.h"
 
+#include "json_doc_file.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -84,64 +86,32 @@ std::optional<Problem> load_config(const std::string& model_path, bool mlx_files
   const std::string path = directory_of(model_path) + "config.json";
   FILE* f = fopen(path.c_str(), "rb");
   if (!f) return std::nullopt;
-  size_t arena = 1 << 16;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    rewind(f);
-    v->config_arena.assign(arena / 8, 0);
-    v->config.reset(new ws::MlxQuantConfig(v->config_arena.data(), arena));
-    ws::Status s = ws::Status::Ok;
-    char buf[65536];
-    size_t n;
-    while (s == ws::Status::Ok && (n = fread(buf, 1, sizeof buf, f)) > 0) s = v->config->feed(buf, n);
-    if (s == ws::Status::Ok) s = v->config->finish();
-    if (s == ws::Status::ArenaExhausted && attempt == 0) {
-      arena = (v->config->arena_needed() + 7) & ~size_t(7);
-      continue;
+  const ws::Status s = read_json_doc(f, 1 << 16, &v->config_arena, &v->config);
+  fclose(f);
+  if (s != ws::Status::Ok) {
+    std::optional<Problem> p;
+    if (mlx_files) {
+      ErrorFacts facts;
+      facts.code = s;
+      facts.offset = v->config->error().offset;
+      p = problem_from(v->config->error(), facts);
+      p->shard = path;  // the offset is in config.json
     }
-    fclose(f);
-    if (s != ws::Status::Ok) {
-      std::optional<Problem> p;
-      if (mlx_files) {
-        ErrorFacts facts;
-        facts.code = s;
-        facts.offset = v->config->error().offset;
-        p = problem_from(v->config->error(), facts);
-        p->shard = path;  // the offset is in config.json
-      }
-      v->config.reset();
-      return p;
-    }
-    if (!v->config->has_quantization()) {
-      v->config.reset();
-      return std::nullopt;
-    }
-    v->config_path = path;
+    v->config.reset();
+    return p;
+  }
+  if (!v->config->has_quantization()) {
+    v->config.reset();
     return std::nullopt;
   }
-  fclose(f);
+  v->config_path = path;
   return std::nullopt;
 }
 
 std::optional<Problem> load_index(const std::string& path, const ScanOptions& options, LogicalView* v) {
   FILE* f = fopen(path.c_str(), "rb");
   if (!f) return io_problem("cannot open " + path, strerror(errno), 0);
-  size_t arena = options.arena_size;
-  ws::Status s = ws::Status::Ok;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    rewind(f);
-    v->index_arena.assign((arena + 7) / 8, 0);
-    v->index.reset(new ws::ShardIndex(v->index_arena.data(), v->index_arena.size() * 8));
-    s = ws::Status::Ok;
-    char buf[65536];
-    size_t n;
-    while (s == ws::Status::Ok && (n = fread(buf, 1, sizeof buf, f)) > 0) s = v->index->feed(buf, n);
-    if (s == ws::Status::Ok) s = v->index->finish();
-    if (s == ws::Status::ArenaExhausted && attempt == 0) {
-      arena = (v->index->arena_needed() + 7) & ~size_t(7);
-      continue;
-    }
-    break;
-  }
+  const ws::Status s = read_json_doc(f, options.arena_size, &v->index_arena, &v->index);
   fclose(f);
   if (s != ws::Status::Ok) {
     ErrorFacts facts;

@@ -1,6 +1,8 @@
 // weightstream CLI — Ollama manifests and their blobs (see manifest_blobs.h).
 #include "manifest_blobs.h"
 
+#include "json_doc_file.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -71,23 +73,7 @@ bool is_manifest_path(const std::string& path) {
 std::optional<Problem> read_manifest(const std::string& path, const ScanOptions& options, ManifestFiles* out) {
   FILE* f = fopen(path.c_str(), "rb");
   if (!f) return io_problem("cannot open " + path, strerror(errno), 0);
-  size_t arena = options.arena_size;
-  ws::Status s = ws::Status::Ok;
-  for (int attempt = 0; attempt < 2; ++attempt) {  // one retry with the arena measured, as elsewhere
-    rewind(f);
-    out->arena.assign((arena + 7) / 8, 0);
-    out->manifest.reset(new ws::OllamaManifest(out->arena.data(), out->arena.size() * 8));
-    s = ws::Status::Ok;
-    char buf[65536];
-    size_t n;
-    while (s == ws::Status::Ok && (n = fread(buf, 1, sizeof buf, f)) > 0) s = out->manifest->feed(buf, n);
-    if (s == ws::Status::Ok) s = out->manifest->finish();
-    if (s == ws::Status::ArenaExhausted && attempt == 0) {
-      arena = (out->manifest->arena_needed() + 7) & ~size_t(7);
-      continue;
-    }
-    break;
-  }
+  const ws::Status s = read_json_doc(f, options.arena_size, &out->arena, &out->manifest);
   fclose(f);
   if (s != ws::Status::Ok) {
     ErrorFacts facts;

@@ -6,22 +6,10 @@
 //
 // Every file's input is made seekable first: a source that cannot seek (a stream, a server
 // without Range) is read into memory once, so its companions and scalars can be read out of order.
-import { toSource } from './sources.mjs';
+import { toSource, readAll } from './sources.mjs';
 import { makeError } from './errors.mjs';
 import { scanFile } from './scan.mjs';
 import { Model } from './conventions.mjs';
-
-async function readAll(src, signal) {
-  await src.open(signal);
-  const parts = [];
-  let n = 0;
-  for await (const c of src.chunks(signal)) { parts.push(c); n += c.length; }
-  src.close();
-  const all = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) { all.set(p, at); at += p.length; }
-  return all;
-}
 
 // Reads tensors of the files by range (neighbours closer than `gap` share a request); from a
 // source that cannot seek (a URL without Range), in one pass keeping only those bytes.

@@ -12,7 +12,7 @@
 // check_manifest_blob_tensors through wasm/src/abi_manifest.cpp), the CLI's: ManifestBlobSize,
 // ManifestTensorInOtherLayer, ManifestLayerNotInBlob, with the CLI's offset, tensor and shard. A
 // blob that is not there (HTTP 404, ENOENT) is ManifestBlobMissing, as in the CLI.
-import { toSource, toUrl } from './sources.mjs';
+import { toSource, toUrl, readAll } from './sources.mjs';
 import { makeError } from './errors.mjs';
 import { readError } from './session.mjs';
 import { u64 } from './module.mjs';
@@ -21,18 +21,6 @@ import { readHeaders, buildLogical, destroySessions } from './multi-file.mjs';
 
 export function isManifestSource(source) {
   return source !== null && typeof source === 'object' && !(source instanceof URL) && 'ollama' in source;
-}
-
-async function readAll(src, signal) {
-  await src.open(signal);
-  const parts = [];
-  let n = 0;
-  for await (const c of src.chunks(signal)) { parts.push(c); n += c.length; }
-  src.close();
-  const all = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) { all.set(p, at); at += p.length; }
-  return all;
 }
 
 // The manifest parsed by the library, kept while its blobs are checked (the check's error names

@@ -13,7 +13,7 @@
 //     names its files: the File's name, the path's last segment), a directory, or
 //     (file) => source. A shard the index names that is not given is ShardNotGiven (naming it)
 //     before any shard is read; files the index does not name are not read.
-import { toSource, toUrl } from './sources.mjs';
+import { toSource, toUrl, readAll } from './sources.mjs';
 import { makeError, WeightstreamError } from './errors.mjs';
 import { readError } from './session.mjs';
 import { u64 } from './module.mjs';
@@ -24,18 +24,6 @@ import { readHeaders, buildLogical, destroySessions } from './multi-file.mjs';
 import { configBytes, publicWeight } from './conventions.mjs';
 
 const INDEX_ARENA = 1 << 20;
-
-async function readAll(src, signal) {
-  await src.open(signal);
-  const parts = [];
-  let n = 0;
-  for await (const c of src.chunks(signal)) { parts.push(c); n += c.length; }
-  src.close();
-  const all = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) { all.set(p, at); at += p.length; }
-  return all;
-}
 
 class Index {
   constructor(wasm, bytes) {

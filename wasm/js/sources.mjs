@@ -275,3 +275,17 @@ export async function toSource(source, options = {}) {
   if (source && typeof source[Symbol.asyncIterator] === 'function') return new IterableSource(source, options.size ?? null);
   throw new TypeError('weightstream: source must be a URL, a path (Node), a Response, a Blob or File, a ReadableStream, an ArrayBuffer or typed array, or an async iterable of bytes');
 }
+
+// Every byte of an (unopened) source, in one buffer: for inputs that must be read out of order or
+// twice (an index, a manifest, a stream in a multi-file model).
+export async function readAll(src, signal) {
+  await src.open(signal);
+  const parts = [];
+  let n = 0;
+  for await (const c of src.chunks(signal)) { parts.push(c); n += c.length; }
+  src.close();
+  const all = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) { all.set(p, at); at += p.length; }
+  return all;
+}

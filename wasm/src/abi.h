@@ -14,6 +14,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
 
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
@@ -37,6 +41,38 @@ struct ErrorOut {
   uint32_t w[12];
 };
 void put_error(ErrorOut* out, const ws::Error& e);
+
+// A handle over a caller-sized arena with an input buffer JS copies bytes into (an index, a
+// manifest): T has members `arena`, `input`, `input_cap`, `info[]` and a constructor
+// T(uint8_t* arena, size_t arena_size, args...). Everything is allocated here, once; nullptr when
+// not.
+template <class T, class... Args>
+T* create_arena_handle(uint32_t arena_size, uint32_t input_cap, const Args&... args) {
+  void* mem = malloc(sizeof(T));
+  uint8_t* arena = static_cast<uint8_t*>(malloc(arena_size ? arena_size : 8));
+  uint8_t* input = static_cast<uint8_t*>(malloc(input_cap ? input_cap : 1));
+  if (!mem || !arena || !input) {
+    free(mem);
+    free(arena);
+    free(input);
+    return nullptr;
+  }
+  T* x = new (mem) T(arena, arena_size, args...);
+  x->arena = arena;
+  x->input = input;
+  x->input_cap = input_cap;
+  memset(&x->info, 0, sizeof x->info);
+  return x;
+}
+
+template <class T>
+void destroy_arena_handle(T* x) {
+  if (!x) return;
+  free(x->arena);
+  free(x->input);
+  x->~T();
+  free(x);
+}
 
 // The validated table of a session's reader (for the shard index's cross-checks).
 const ws::TensorTable& session_table(const WsSession* s);

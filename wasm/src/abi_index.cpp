@@ -23,30 +23,10 @@ struct WsIndex {
 };
 
 WS_EXPORT(ws_index_create) WsIndex* ws_index_create(uint32_t arena_size, uint32_t input_cap) {
-  void* mem = malloc(sizeof(WsIndex));
-  uint8_t* arena = static_cast<uint8_t*>(malloc(arena_size ? arena_size : 8));
-  uint8_t* input = static_cast<uint8_t*>(malloc(input_cap ? input_cap : 1));
-  if (!mem || !arena || !input) {
-    free(mem);
-    free(arena);
-    free(input);
-    return nullptr;
-  }
-  WsIndex* x = new (mem) WsIndex(arena, arena_size);
-  x->arena = arena;
-  x->input = input;
-  x->input_cap = input_cap;
-  memset(x->info, 0, sizeof x->info);
-  return x;
+  return wsabi::create_arena_handle<WsIndex>(arena_size, input_cap);
 }
 
-WS_EXPORT(ws_index_destroy) void ws_index_destroy(WsIndex* x) {
-  if (!x) return;
-  free(x->arena);
-  free(x->input);
-  x->~WsIndex();
-  free(x);
-}
+WS_EXPORT(ws_index_destroy) void ws_index_destroy(WsIndex* x) { wsabi::destroy_arena_handle(x); }
 
 WS_EXPORT(ws_index_input) uint8_t* ws_index_input(WsIndex* x) { return x->input; }
 

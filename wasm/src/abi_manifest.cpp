@@ -31,30 +31,10 @@ struct WsManifest {
 };
 
 WS_EXPORT(ws_manifest_create) WsManifest* ws_manifest_create(uint32_t arena_size, uint32_t input_cap) {
-  void* mem = malloc(sizeof(WsManifest));
-  uint8_t* arena = static_cast<uint8_t*>(malloc(arena_size ? arena_size : 8));
-  uint8_t* input = static_cast<uint8_t*>(malloc(input_cap ? input_cap : 1));
-  if (!mem || !arena || !input) {
-    free(mem);
-    free(arena);
-    free(input);
-    return nullptr;
-  }
-  WsManifest* m = new (mem) WsManifest(arena, arena_size);
-  m->arena = arena;
-  m->input = input;
-  m->input_cap = input_cap;
-  memset(m->info, 0, sizeof m->info);
-  return m;
+  return wsabi::create_arena_handle<WsManifest>(arena_size, input_cap);
 }
 
-WS_EXPORT(ws_manifest_destroy) void ws_manifest_destroy(WsManifest* m) {
-  if (!m) return;
-  free(m->arena);
-  free(m->input);
-  m->~WsManifest();
-  free(m);
-}
+WS_EXPORT(ws_manifest_destroy) void ws_manifest_destroy(WsManifest* x) { wsabi::destroy_arena_handle(x); }
 
 WS_EXPORT(ws_manifest_input) uint8_t* ws_manifest_input(WsManifest* m) { return m->input; }
 

@@ -69,37 +69,19 @@ ws::Limits read_limits(const uint32_t* w) {
 
 }  // namespace
 
-// Everything a session needs is allocated here, once: the reader, its arena and the input buffer.
+// Everything a session needs is allocated here, once: the reader, its arena (malloc's 8-byte
+// alignment is what it needs) and the input buffer.
 WS_EXPORT(ws_session_create) WsSession* ws_session_create(uint32_t arena_size, uint32_t input_cap, const uint32_t* limits) {
-  void* mem = malloc(sizeof(WsSession));
-  // malloc's 8-byte alignment is what the arena needs.
-  uint8_t* arena = static_cast<uint8_t*>(malloc(arena_size ? arena_size : 8));
-  uint8_t* input = static_cast<uint8_t*>(malloc(input_cap ? input_cap : 1));
-  if (!mem || !arena || !input) {
-    free(mem);
-    free(arena);
-    free(input);
-    return nullptr;
-  }
-  WsSession* s = new (mem) WsSession(arena, arena_size, read_limits(limits));
-  s->arena = arena;
+  WsSession* s = wsabi::create_arena_handle<WsSession>(arena_size, input_cap, read_limits(limits));
+  if (!s) return nullptr;
   s->arena_size = arena_size;
-  s->input = input;
-  s->input_cap = input_cap;
   memset(&s->event, 0, sizeof s->event);
-  memset(&s->info, 0, sizeof s->info);
   s->meta_cursor = 0;
   s->meta_index = 0;
   return s;
 }
 
-WS_EXPORT(ws_session_destroy) void ws_session_destroy(WsSession* s) {
-  if (!s) return;
-  free(s->arena);
-  free(s->input);
-  s->~WsSession();
-  free(s);
-}
+WS_EXPORT(ws_session_destroy) void ws_session_destroy(WsSession* s) { wsabi::destroy_arena_handle(s); }
 
 WS_EXPORT(ws_session_input) uint8_t* ws_session_input(WsSession* s) { return s->input; }
 WS_EXPORT(ws_session_event) wsabi::EventOut* ws_session_event(WsSession* s) { return &s->event; }
