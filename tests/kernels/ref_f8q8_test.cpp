@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernel_api.h"
@@ -106,15 +107,112 @@ TEST(RefF8Q8, DividingLastGivesOtherBits) {
   EXPECT_GT(differs, 0u);
 }
 
-TEST(RefF8Q8, ElementsMustBeWholeBlocks) {
+// mistral.rs pads the flattened weight to whole 32-value blocks (f8q8 `from_weight`) and drops
+// the decoded tail (`dequantize`: output[..n]): ceil(elements / 32) blocks are read, the values
+// past `elements` never written. Until issue #14 the Dequantizer refused such counts (the test
+// asserted InvalidQuantParams for 48 elements); upstream writes them for any layer whose element
+// count is not a multiple of 32.
+TEST(RefF8Q8, PaddedLastBlockReadsWholeBlocks) {
   ws::DequantSpec spec;
   spec.format = ws::QuantFormat::F8Q8;
+  for (uint64_t elements : {1ull, 31ull, 33ull, 48ull, 60ull, 64ull}) {
+    spec.elements = elements;
+    ws::Dequantizer d;
+    ASSERT_EQ(d.init(spec), ws::Status::Ok) << elements;
+    EXPECT_EQ(d.input_bytes(), (elements + 31) / 32 * 33) << elements;
+  }
+  // Other block formats still hold whole blocks of the tensor's values.
+  spec.format = ws::QuantFormat::Q8_0;
   spec.elements = 48;
-  ws::Dequantizer d;
-  EXPECT_EQ(d.init(spec), ws::Status::InvalidQuantParams);
-  spec.elements = 64;
-  EXPECT_EQ(d.init(spec), ws::Status::Ok);
-  EXPECT_EQ(d.input_bytes(), 66u);
+  ws::Dequantizer q;
+  EXPECT_EQ(q.init(spec), ws::Status::InvalidQuantParams);
+}
+
+// Every chunking of the input, output buffers from the tail's exact size up, f32 and f16, both
+// kernels: the first `elements` values of the padded blocks, and not one byte written past them.
+TEST(RefF8Q8, PaddedLastBlockDropsItsTailInEveryChunking) {
+  for (uint64_t elements : {1ull, 20ull, 60ull, 95ull}) {
+    const uint64_t blocks = (elements + 31) / 32;
+    std::vector<uint8_t> in(blocks * 33);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = uint8_t(i * 37 + 11);
+    for (uint64_t b = 0; b < blocks; ++b) in[b * 33] = uint8_t(0x30 + b * 5);  // finite scales
+    for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16}) {
+      const size_t vb = out == ws::OutType::F32 ? 4 : 2;
+      for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128}) {
+        // in pieces: whole, 1 byte, 7 bytes; output room: the whole tensor, one block, the tail only
+        for (size_t piece : {in.size(), size_t(1), size_t(7)}) {
+          for (size_t room : {size_t(elements * vb), size_t(32 * vb), size_t((elements - (blocks - 1) * 32) * vb)}) {
+            ws::DequantSpec spec;
+            spec.format = ws::QuantFormat::F8Q8;
+            spec.elements = elements;
+            spec.out = out;
+            spec.impl = impl;
+            ws::Dequantizer d;
+            ASSERT_EQ(d.init(spec), ws::Status::Ok);
+            std::vector<uint8_t> got;
+            std::vector<uint8_t> buf(room + 64, 0xAB);  // a canary past the room given
+            size_t at = 0;
+            bool stuck = false;
+            while (at < in.size() && !stuck) {
+              const size_t n = std::min(piece, in.size() - at);
+              size_t used = 0;
+              while (used < n) {
+                size_t in_used = 0, out_bytes = 0;
+                const ws::Status st = d.decode(in.data() + at + used, n - used, &in_used, buf.data(), room, &out_bytes);
+                if (st == ws::Status::OutputTooSmall) {  // a room below a whole block before the last
+                  ASSERT_LT(room, 32 * vb);
+                  stuck = true;
+                  break;
+                }
+                ASSERT_EQ(st, ws::Status::Ok);
+                for (size_t k = room; k < buf.size(); ++k) ASSERT_EQ(buf[k], 0xAB) << "written past the room";
+                got.insert(got.end(), buf.begin(), buf.begin() + out_bytes);
+                if (in_used == 0 && out_bytes == 0) break;
+                used += in_used;
+              }
+              at += n;
+            }
+            if (stuck) {
+              EXPECT_GT(blocks, 1u);  // only a tensor with whole blocks before its tail
+              continue;
+            }
+            EXPECT_TRUE(d.done()) << elements;
+            ASSERT_EQ(got.size(), elements * vb) << elements << " piece " << piece << " room " << room;
+            for (uint64_t i = 0; i < elements; ++i) {
+              const float e = expected_value(in[i / 32 * 33], int8_t(in[i / 32 * 33 + 1 + i % 32]));
+              if (out == ws::OutType::F32) {
+                float g;
+                memcpy(&g, &got[i * 4], 4);
+                ASSERT_EQ(bits_of(g), bits_of(e)) << elements << " [" << i << "]";
+              } else {
+                uint16_t h;
+                memcpy(&h, &got[i * 2], 2);
+                ASSERT_EQ(h, ws::f32_to_f16(e)) << elements << " [" << i << "]";
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The one-shot call: the stored bytes of ceil(elements / 32) blocks, room for `elements` values.
+TEST(RefF8Q8, OneShotPaddedTensor) {
+  std::vector<uint8_t> in(2 * 33, 0);
+  in[0] = 0x7E;  // 448 / 448 = 1
+  in[33] = 0x7E;
+  for (int j = 0; j < 32; ++j) in[1 + j] = uint8_t(j), in[34 + j] = uint8_t(100 + j);
+  ws::DequantSpec spec;
+  spec.format = ws::QuantFormat::F8Q8;
+  spec.elements = 40;
+  std::vector<float> out(40);
+  ws::Error err;
+  ASSERT_EQ(ws::dequantize(spec, in.data(), in.size(), out.data(), out.size() * 4, &err), ws::Status::Ok);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(out[i], float(i));
+  for (int i = 32; i < 40; ++i) EXPECT_EQ(out[i], float(100 + i - 32));
+  // 40 values take two blocks: one block's bytes are too few.
+  EXPECT_EQ(ws::dequantize(spec, in.data(), 33, out.data(), out.size() * 4, &err), ws::Status::InvalidQuantParams);
 }
 
 }  // namespace

@@ -84,7 +84,10 @@ struct DequantSpec {
   QuantFormat format = QuantFormat::F32;
   OutType out = OutType::F32;
   KernelImpl impl = KernelImpl::Auto;
-  uint64_t elements = 0;  // logical elements of the tensor (a multiple of the block/group size)
+  // Logical elements of the tensor: a multiple of the block/group size, except F8Q8, whose
+  // writer (mistral.rs f8q8 `from_weight`) pads the flattened weight to whole 32-value blocks:
+  // ceil(elements / 32) blocks are read and the last block's values past `elements` dropped.
+  uint64_t elements = 0;
 
   // Companion formats. MlxAffine: bits 2,3,4,5,6,8, group 32/64/128, scales and biases one per
   // group in scale_dtype (BF16, F16 or F32). MlxMxfp4/MlxMxfp8: group 32, scales U8 E8M0.
@@ -114,7 +117,8 @@ class Dequantizer {
 
   // Consumes stored bytes from `in` (any piece size) and writes whole values into `out`
   // (out_cap bytes, at least one block's output: 256 values for K-quants) in element order.
-  // Decodes as many whole blocks as fit in both; a block split across pieces is carried.
+  // Decodes as many whole blocks as fit in both; a block split across pieces is carried. (The
+  // last block of a padded F8Q8 tensor writes only its values within `elements`.)
   // Alignment: `in` may have any alignment; `out` must be aligned to the output type (4 bytes
   // for F32, 2 for F16), and 16 bytes is recommended (the SIMD128 kernels write 16-byte
   // vectors: an unaligned `out` works but splits stores across cache lines). Natively on x86,
@@ -134,13 +138,23 @@ class Dequantizer {
 
  private:
   Status fail(Status s, uint64_t offset);
-  Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst);
+  // Decodes n_blocks whole blocks to dst; *out_bytes = the bytes written (less than n_blocks
+  // blocks' output when they end with a padded last block).
+  Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst, size_t* out_bytes);
+  void decode_blocks(const uint8_t* src, size_t n_blocks, uint8_t* dst, uint64_t first_block);
+  void decode_padded_block(const uint8_t* src, uint8_t* dst, uint64_t block, size_t out_bytes);
+  // Output bytes of block `b` (a padded last block's are fewer), and how many of the blocks from
+  // `b` on fit in `room` output bytes.
+  size_t output_of_block(uint64_t b) const;
+  size_t blocks_fitting(uint64_t b, size_t room) const;
 
   DequantSpec spec_;
   Error error_;
   KernelImpl impl_ = KernelImpl::Reference;
   uint32_t block_elems_ = 0, block_bytes_ = 0;
   uint64_t input_bytes_ = 0;
+  uint64_t total_blocks_ = 0;
+  uint32_t tail_elems_ = 0;  // values of a padded last block within the tensor; 0: no padding
   uint64_t blocks_done_ = 0;
   uint64_t elements_done_ = 0;
   uint64_t consumed_ = 0;

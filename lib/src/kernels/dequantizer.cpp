@@ -15,6 +15,8 @@ namespace {
 // f16 output goes through an f32 tile on the stack: 256 values (one K-quant block) keeps the
 // decoder within a microcontroller's 2 KB stack budget.
 constexpr size_t kTileElems = 256;
+// The largest block a format with a padded last block has (F8Q8: 32 values).
+constexpr size_t kPaddedBlockElems = 32;
 
 bool fp16_is_finite(uint16_t h) { return (h & 0x7C00) != 0x7C00; }
 
@@ -68,8 +70,16 @@ Status Dequantizer::init(const DequantSpec& spec) {
     default:
       break;
   }
-  if (spec.elements % block_elems_ != 0) return fail(Status::InvalidQuantParams, spec.input_offset);
+  // F8Q8 alone pads its last block (mistral.rs pads the flattened weight to whole blocks and
+  // drops the decoded tail); every other format holds whole blocks of the tensor's values.
   uint64_t blocks = spec.elements / block_elems_;
+  if (spec.elements % block_elems_ != 0) {
+    if (spec.format != QuantFormat::F8Q8 || block_elems_ > kPaddedBlockElems)
+      return fail(Status::InvalidQuantParams, spec.input_offset);
+    tail_elems_ = uint32_t(spec.elements % block_elems_);
+    ++blocks;
+  }
+  total_blocks_ = blocks;
   if (__builtin_mul_overflow(blocks, uint64_t(block_bytes_), &input_bytes_))
     return fail(Status::InvalidQuantParams, spec.input_offset);
   if (block_bytes_ > sizeof(carry_)) return fail(Status::UnsupportedFormat, spec.input_offset);
@@ -147,7 +157,61 @@ bool scales_may_be_invalid(const kernels::FormatEntry& e, const uint8_t* src, si
 
 }  // namespace
 
-Status Dequantizer::run(const uint8_t* src, size_t n_blocks, uint8_t* dst) {
+size_t Dequantizer::output_of_block(uint64_t b) const {
+  const size_t value_bytes = spec_.out == OutType::F16 ? 2 : 4;
+  return tail_elems_ != 0 && b + 1 == total_blocks_ ? size_t(tail_elems_) * value_bytes : block_output_bytes();
+}
+
+size_t Dequantizer::blocks_fitting(uint64_t b, size_t room) const {
+  const uint64_t left = total_blocks_ - b;
+  uint64_t n = room / block_output_bytes();
+  if (n >= left) return size_t(left);
+  // A padded last block needs only its own values' room.
+  if (tail_elems_ != 0 && n + 1 == left && room - n * block_output_bytes() >= output_of_block(total_blocks_ - 1)) ++n;
+  return size_t(n);
+}
+
+// Whole blocks' values, f32 straight into dst or f16 through a stack tile.
+void Dequantizer::decode_blocks(const uint8_t* src, size_t n_blocks, uint8_t* dst, uint64_t first_block) {
+  kernels::BlockKernel k = reinterpret_cast<kernels::BlockKernel>(kernel_);
+  if (spec_.out == OutType::F32) {
+    kernels::KernelContext ctx{&spec_, first_block};
+    k(src, n_blocks, reinterpret_cast<float*>(dst), ctx);
+    return;
+  }
+  alignas(16) float tile[kTileElems];
+  size_t per_tile = block_elems_ >= kTileElems ? 1 : kTileElems / block_elems_;
+  uint16_t* out = reinterpret_cast<uint16_t*>(dst);
+  for (size_t b = 0; b < n_blocks;) {
+    size_t nb = n_blocks - b < per_tile ? n_blocks - b : per_tile;
+    // Blocks larger than the tile (none today) would need splitting; init() keeps them out.
+    kernels::KernelContext ctx{&spec_, first_block + b};
+    k(src + b * block_bytes_, nb, tile, ctx);
+    size_t n = nb * block_elems_;
+#if !defined(WS_KERNELS_REFERENCE_ONLY)
+    if (impl_ == KernelImpl::Simd128) {
+      kernels::simd128::f32_to_f16_row(tile, n, out);  // bit-identical, ~10x faster
+      out += n;
+      b += nb;
+      continue;
+    }
+#endif
+    for (size_t i = 0; i < n; ++i) out[i] = kernels::f32_to_fp16(tile[i]);
+    out += n;
+    b += nb;
+  }
+}
+
+// Out of line, so that only a padded tensor's last block pays for the bounce buffer on the stack
+// (the microcontroller build measures the stack high-water of every decode).
+__attribute__((noinline)) void Dequantizer::decode_padded_block(const uint8_t* src, uint8_t* dst, uint64_t block,
+                                                                size_t out_bytes) {
+  alignas(16) uint8_t values[kPaddedBlockElems * 4];
+  decode_blocks(src, 1, values, block);
+  memcpy(dst, values, out_bytes);
+}
+
+Status Dequantizer::run(const uint8_t* src, size_t n_blocks, uint8_t* dst, size_t* out_bytes) {
   const kernels::FormatEntry& e = kernels::format_entry(spec_.format);
   // The exact loop runs when a block-level check exists (IQ1_M, Q8_K) or the fast pass saw a
   // bad scale; it reports the first invalid field's byte offset.
@@ -168,35 +232,18 @@ Status Dequantizer::run(const uint8_t* src, size_t n_blocks, uint8_t* dst) {
       }
     }
   }
-  kernels::BlockKernel k = reinterpret_cast<kernels::BlockKernel>(kernel_);
-  if (spec_.out == OutType::F32) {
-    kernels::KernelContext ctx{&spec_, blocks_done_};
-    k(src, n_blocks, reinterpret_cast<float*>(dst), ctx);
-  } else {
-    alignas(16) float tile[kTileElems];
-    size_t per_tile = block_elems_ >= kTileElems ? 1 : kTileElems / block_elems_;
-    uint16_t* out = reinterpret_cast<uint16_t*>(dst);
-    for (size_t b = 0; b < n_blocks;) {
-      size_t nb = n_blocks - b < per_tile ? n_blocks - b : per_tile;
-      // Blocks larger than the tile (none today) would need splitting; init() keeps them out.
-      kernels::KernelContext ctx{&spec_, blocks_done_ + b};
-      k(src + b * block_bytes_, nb, tile, ctx);
-      size_t n = nb * block_elems_;
-#if !defined(WS_KERNELS_REFERENCE_ONLY)
-      if (impl_ == KernelImpl::Simd128) {
-        kernels::simd128::f32_to_f16_row(tile, n, out);  // bit-identical, ~10x faster
-        out += n;
-        b += nb;
-        continue;
-      }
-#endif
-      for (size_t i = 0; i < n; ++i) out[i] = kernels::f32_to_fp16(tile[i]);
-      out += n;
-      b += nb;
-    }
+  // A padded last block is decoded into a tile and only its values within the tensor kept.
+  const bool padded_last = tail_elems_ != 0 && blocks_done_ + n_blocks == total_blocks_;
+  const size_t whole = padded_last ? n_blocks - 1 : n_blocks;
+  decode_blocks(src, whole, dst, blocks_done_);
+  *out_bytes = whole * block_output_bytes();
+  if (padded_last) {
+    const size_t tail = output_of_block(total_blocks_ - 1);
+    decode_padded_block(src + whole * block_bytes_, dst + *out_bytes, blocks_done_ + whole, tail);
+    *out_bytes += tail;
   }
   blocks_done_ += n_blocks;
-  elements_done_ += uint64_t(n_blocks) * block_elems_;
+  elements_done_ = padded_last ? spec_.elements : elements_done_ + uint64_t(n_blocks) * block_elems_;
   return Status::Ok;
 }
 
@@ -207,11 +254,9 @@ Status Dequantizer::decode(const uint8_t* in, size_t in_size, size_t* in_used, v
   if (error_.code != Status::Ok) return error_.code;
   if (!kernel_) return fail(Status::UsageError, 0);
   if (done()) return Status::Ok;  // nothing left (a zero-element tensor): no output room needed
-  const size_t block_out = block_output_bytes();
-  if (out_cap < block_out) return fail(Status::OutputTooSmall, spec_.input_offset + consumed_);
+  if (out_cap < output_of_block(blocks_done_)) return fail(Status::OutputTooSmall, spec_.input_offset + consumed_);
   uint8_t* dst = static_cast<uint8_t*>(out);
   size_t used = 0, written = 0;
-  const uint64_t total_blocks = spec_.elements / block_elems_;
 
   // A block begun in an earlier piece.
   if (carry_size_ != 0) {
@@ -225,26 +270,27 @@ Status Dequantizer::decode(const uint8_t* in, size_t in_size, size_t* in_used, v
       *in_used = used;
       return Status::Ok;
     }
-    Status s = run(carry_, 1, dst);
+    size_t n_out = 0;
+    Status s = run(carry_, 1, dst, &n_out);
     if (s != Status::Ok) return s;
     carry_size_ = 0;
-    written += block_out;
+    written += n_out;
   }
   // Whole blocks straight from the input, as many as the output holds.
-  uint64_t left = total_blocks - blocks_done_;
   size_t n = (in_size - used) / block_bytes_;
-  if (n > (out_cap - written) / block_out) n = (out_cap - written) / block_out;
-  if (n > left) n = size_t(left);
+  const size_t fit = blocks_fitting(blocks_done_, out_cap - written);
+  if (n > fit) n = fit;
   if (n != 0) {
-    Status s = run(in + used, n, dst + written);
+    size_t n_out = 0;
+    Status s = run(in + used, n, dst + written, &n_out);
     if (s != Status::Ok) return s;
     used += n * size_t(block_bytes_);
     consumed_ += n * uint64_t(block_bytes_);
-    written += n * block_out;
+    written += n_out;
   }
   // A tail shorter than a block: carry it, if the tensor still needs it.
   size_t rest = in_size - used;
-  if (rest != 0 && rest < block_bytes_ && blocks_done_ < total_blocks) {
+  if (rest != 0 && rest < block_bytes_ && blocks_done_ < total_blocks_) {
     memcpy(carry_, in + used, rest);
     carry_size_ = uint32_t(rest);
     used += rest;
