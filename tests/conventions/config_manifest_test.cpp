@@ -47,7 +47,7 @@ TEST(MlxQuantConfig, DefaultsAndOverridesEverySplit) {
     EXPECT_EQ(p.mode, QuantMode::None);
     ASSERT_TRUE(c.lookup("model.embed_tokens", 18, &p));
     EXPECT_EQ(p.bits, 8u);
-    EXPECT_EQ(p.group, 64u);  // not stated in the override: the default
+    EXPECT_EQ(p.group, 64u);  // not stated in the override: affine's default (not the top level's)
     ASSERT_TRUE(c.lookup("model.layers.0.self_attn.q_proj", 31, &p));
     EXPECT_EQ(p.bits, 4u);
     EXPECT_EQ(p.group, 64u);
@@ -82,7 +82,15 @@ TEST(MlxQuantConfig, ErrorsWithOffsets) {
       {"{\"quantization\": {\"group_size\": -64}}", Status::ConfigInvalidQuantization, 32},
       {"{\"quantization\": {\"mode\": \"mxfp6\"}}", Status::ConfigUnknownMode, 26},
       {"{\"quantization\": {\"a.b\": {\"mode\": 3}}}", Status::ConfigUnknownMode, 34},
-      {"{\"quantization\": {\"bits\": 4}", Status::JsonUnexpectedEnd, 28},
+      {"{\"quantization\": {\"group_size\": 64, \"bits\": 4}", Status::JsonUnexpectedEnd, 46},
+      // mlx-lm's load_model reads quantization["group_size"] and ["bits"]: without either the
+      // model does not load, whatever the overrides say. At the section's closing brace.
+      {"{\"quantization\": {\"bits\": 4}}", Status::ConfigQuantizationIncomplete, 27},
+      {"{\"quantization\": {}}", Status::ConfigQuantizationIncomplete, 18},
+      {"{\"quantization\": {\"group_size\": 32, \"mode\": \"mxfp4\", \"m.gate\": {\"bits\": 8, \"group_size\": 64}}, "
+       "\"x\": 1}",
+       Status::ConfigQuantizationIncomplete, 92},
+      {"{\"quantization_config\": {\"mode\": \"nvfp4\"}}", Status::ConfigQuantizationIncomplete, 40},
   };
   for (const BadCase& bc : cases) {
     for (Split split : kSplits) {
@@ -91,6 +99,58 @@ TEST(MlxQuantConfig, ErrorsWithOffsets) {
       EXPECT_EQ(c.error().offset, bc.offset) << bc.json;
     }
   }
+}
+
+// Overrides stand alone (mlx nn/layers/quantized.py `_maybe_quantize`: `to_quantized(**override)`,
+// Linear.to_quantized's mode="affine", `_defaults_for_mode`): what an object does not state is its
+// own mode's default, never the top level's; `true` is the top level; `false` and {} (falsy in
+// Python) are not quantized. The top level here is mxfp4, as `mlx_lm.convert --q-mode mxfp4`
+// writes it with an 8-bit g64 router gate beside it (Qwen3-MoE, gpt-oss).
+TEST(MlxQuantConfig, OverridesStandAloneEverySplit) {
+  const std::string json =
+      "{\"quantization\": {\"group_size\": 32, \"bits\": 4, \"mode\": \"mxfp4\",\n"
+      " \"l.mlp.gate\": {\"group_size\": 64, \"bits\": 8},\n"
+      " \"l.a\": {\"bits\": 8}, \"l.b\": {\"group_size\": 128}, \"l.c\": {\"mode\": \"nvfp4\"},\n"
+      " \"l.d\": {\"mode\": \"mxfp8\"}, \"l.e\": {\"mode\": \"affine\", \"bits\": 3, \"group_size\": 32},\n"
+      " \"l.f\": true, \"l.g\": false, \"l.h\": {}, \"l.i\": {\"quantize_input\": false}}}";
+  struct Want {
+    const char* path;
+    QuantMode mode;
+    uint32_t bits, group;
+  };
+  const Want want[] = {
+      {"l.mlp.gate", QuantMode::Affine, 8, 64}, {"l.a", QuantMode::Affine, 8, 64},
+      {"l.b", QuantMode::Affine, 4, 128},       {"l.c", QuantMode::Nvfp4, 4, 16},
+      {"l.d", QuantMode::Mxfp8, 8, 32},         {"l.e", QuantMode::Affine, 3, 32},
+      {"l.f", QuantMode::Mxfp4, 4, 32},         {"l.g", QuantMode::None, 0, 0},
+      {"l.h", QuantMode::None, 0, 0},           {"l.i", QuantMode::Affine, 4, 64},
+      {"l.other", QuantMode::Mxfp4, 4, 32},  // no override: the top level
+  };
+  for (Split split : kSplits) {
+    ws::MlxQuantConfig c(g_arena, sizeof g_arena);
+    ASSERT_EQ(feed_all(c, json, split), Status::Ok) << ws::status_name(c.error().code) << " at " << c.error().offset;
+    EXPECT_EQ(c.override_count(), 10u);
+    for (const Want& w : want) {
+      ws::QuantParams p;
+      ASSERT_TRUE(c.lookup(w.path, strlen(w.path), &p)) << w.path;
+      EXPECT_EQ(p.mode, w.mode) << w.path;
+      EXPECT_EQ(p.bits, w.bits) << w.path;
+      EXPECT_EQ(p.group, w.group) << w.path;
+    }
+  }
+}
+
+TEST(QuantParams, ModeDefaultsAreMlxs) {
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::Affine).group, 64u);
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::Affine).bits, 4u);
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::Mxfp4).group, 32u);
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::Mxfp4).bits, 4u);
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::Nvfp4).group, 16u);
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::Nvfp4).bits, 4u);
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::Mxfp8).group, 32u);
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::Mxfp8).bits, 8u);
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::None).mode, QuantMode::None);
+  EXPECT_EQ(ws::quant_mode_defaults(QuantMode::None).bits, 0u);
 }
 
 const std::string kHex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";

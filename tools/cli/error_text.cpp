@@ -159,8 +159,8 @@ constexpr HintEntry kHints[] = {
      "A UQFF file from before version 1.0 (opaque numbered blobs): re-create it with a current "
      "mistral.rs (--write-uqff)."},
     {"UqffMissingVersion",
-     "Give the UQFF shards in order, the first shard (the one holding uqff.version.*) first; "
-     "otherwise the file is not UQFF."},
+     "Give every file of the UQFF directory (the shards hold uqff.version.*); otherwise the "
+     "file is not UQFF."},
     {"UqffVersionNotScalar",
      "The UQFF version tensors must be U32 scalars: the file is corrupt or was not written by "
      "mistral.rs."},
@@ -189,6 +189,20 @@ constexpr HintEntry kHints[] = {
     {"UqffScalarNotFed",
      "Feed every UQFF scalar tensor's bytes (TensorBytes events) to the model before "
      "resolving: a usage error."},
+    // Conventions as the upstream tools write them (issue #14).
+    {"ConfigQuantizationIncomplete",
+     "mlx-lm reads quantization.group_size and quantization.bits: give both, or re-convert with "
+     "mlx-lm."},
+    {"ConventionGroupNotInferable",
+     "Ollama infers int4/int8 and the group from the shapes only for groups of 16, 32, 64 or 128 "
+     "(and needs quant_type when both widths fit): state quant_type and group_size in the blob's "
+     "metadata, or re-import the model."},
+    {"UqffVersionMismatch",
+     "The files of the UQFF directory state different versions: they come from different "
+     "mistral.rs runs; re-create the directory in one run."},
+    {"UqffNumBlocksMismatch",
+     "An F8Q8 layer holds ceil(elements / 32) blocks of 33 bytes: the file is corrupt or was not "
+     "written by mistral.rs."},
     // GGUF: ggml's own checks (FORMATS.md §5).
     {"GgufInvalidVersion", "No GGUF writer produces version 0: the file is corrupt."},
     {"GgufByteSwapped",

@@ -113,7 +113,7 @@ export const HINTS = Object.freeze({
   ConventionBitsNotAllowed: "MLX cannot produce this bits/group combination: check the quantization config.",
   ConventionTooManyWeights: "Give the logical model more storage for weights.",
   UqffPreV1: "A UQFF file from before version 1.0 (opaque numbered blobs): re-create it with a current mistral.rs (--write-uqff).",
-  UqffMissingVersion: "Give the UQFF shards in order, the first shard (the one holding uqff.version.*) first; otherwise the file is not UQFF.",
+  UqffMissingVersion: 'Give every file of the UQFF directory (the shards hold uqff.version.*); otherwise the file is not UQFF.',
   UqffVersionNotScalar: "The UQFF version tensors must be U32 scalars: the file is corrupt or was not written by mistral.rs.",
   UqffMajorVersion: "This reader reads UQFF 1.x: re-create the file with a mistral.rs that writes UQFF 1.",
   UqffMinorVersionTooNew: "The UQFF file is newer than this reader (1.2): update weightstream.",
@@ -125,6 +125,10 @@ export const HINTS = Object.freeze({
   UqffMissingCompanion: "The layer lacks a tensor its format needs (see the detail): a shard is missing or the file is corrupt.",
   UqffUnsupportedType: "Hqq and Fp8 UQFF layers are not decoded: re-create the UQFF with a GGUF, AFQ, F8Q8 or MXFP4 type.",
   UqffScalarNotFed: "Feed every UQFF scalar tensor's bytes (TensorBytes events) to the model before resolving: a usage error.",
+  ConfigQuantizationIncomplete: 'mlx-lm reads quantization.group_size and quantization.bits: give both, or re-convert with mlx-lm.',
+  ConventionGroupNotInferable: "Ollama infers int4/int8 and the group from the shapes only for groups of 16, 32, 64 or 128 (and needs quant_type when both widths fit): state quant_type and group_size in the blob's metadata, or re-import the model.",
+  UqffVersionMismatch: 'The files of the UQFF directory state different versions: they come from different mistral.rs runs; re-create the directory in one run.',
+  UqffNumBlocksMismatch: 'An F8Q8 layer holds ceil(elements / 32) blocks of 33 bytes: the file is corrupt or was not written by mistral.rs.',
   ModelConfigInvalidFact: "A setting such as num_hidden_layers must be a plain non-negative number (model_type a string, text_config an object): fix the value at this offset.",
 });
 

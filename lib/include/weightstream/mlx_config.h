@@ -6,8 +6,16 @@
 //
 // `quantization_config` is read the same way (mlx-lm writes it as a copy; the first of the two
 // wins, the second is skipped). Every other key of the document is skipped unread, whatever its
-// size. Per-layer overrides are keyed by module path (without ".weight") and kept in the caller's
-// arena; `false` means "not quantized". Mode defaults to affine, as in mlx-lm.
+// size. Mode defaults to affine, as in mlx-lm; group_size and bits must be stated (mlx-lm's
+// load_model reads quantization["group_size"] and ["bits"]: ConfigQuantizationIncomplete).
+//
+// Per-layer overrides are keyed by module path (without ".weight") and kept in the caller's arena.
+// MLX applies one as nn.quantize's class_predicate result (mlx nn/layers/quantized.py
+// `_maybe_quantize`): `true` = the top-level parameters; `false` or an empty object {} (falsy in
+// Python) = not quantized; any other object is passed alone as `to_quantized(**override)`, so its
+// missing mode is affine and its missing group_size / bits are that mode's defaults
+// (quant_mode_defaults), never the top-level values. Keys other than group_size, bits and mode
+// inside an override are skipped.
 #pragma once
 
 #include <stddef.h>
@@ -37,6 +45,7 @@ class MlxQuantConfig {
   QuantParams defaults() const { return defaults_; }  // mode Affine unless "mode" said otherwise
   uint32_t override_count() const { return override_count_; }
   StrView override_path(uint32_t i) const;
+  // The params override i stands for (see the top of this file); mode None for `false` / {}.
   QuantParams override_params(uint32_t i) const;
   // Params of the module at `path` (no ".weight"): its override, else the defaults. False when
   // the config has no quantization section at all.
@@ -45,10 +54,11 @@ class MlxQuantConfig {
  private:
   struct Override {
     uint32_t path;  // arena offset of [u32 len][bytes]
-    uint8_t mode;
-    uint8_t pad[3];
-    uint32_t bits;
-    uint32_t group;
+    uint8_t mode;   // QuantMode as stated (None for false / {}), or unset
+    uint8_t is_true;  // `true`: the top-level parameters
+    uint8_t pad[2];
+    uint32_t bits;   // 0: not stated
+    uint32_t group;  // 0: not stated
     uint32_t reserved;
   };
   Status fail(Status s, uint64_t offset);
@@ -72,6 +82,8 @@ class MlxQuantConfig {
   bool finished_ = false;
   QuantParams defaults_;
   QuantParams cur_;  // override being read
+  bool cur_true_ = false;  // it is `true`
+  uint32_t cur_keys_ = 0;  // keys its object held
   uint32_t cur_path_ = 0;
   uint32_t override_count_ = 0;
   const Override* overrides_ = nullptr;

@@ -24,4 +24,8 @@ struct QuantParams {
 // True when (mode, bits, group) is a combination MLX can produce (FORMATS.md §2 table).
 bool quant_params_allowed(const QuantParams& p);
 
+// A mode with MLX's defaults for it (mlx nn/layers/quantized.py `_defaults_for_mode`: affine
+// group 64 / 4 bits, mxfp4 32/4, nvfp4 16/4, mxfp8 32/8); None gives {None, 0, 0}.
+QuantParams quant_mode_defaults(QuantMode m);
+
 }  // namespace ws

@@ -92,7 +92,7 @@ namespace ws {
   X(ConventionTooManyWeights, "more logical weights than the caller's storage holds")              \
   /* UQFF (mistral.rs): version tensors, layer format tags and their companion sets */           \
   X(UqffPreV1, "all tensor names are numeric: a pre-1.0 UQFF file of opaque blobs (unsupported)") \
-  X(UqffMissingVersion, "the first UQFF shard lacks a uqff.version.major/minor/patch tensor")    \
+  X(UqffMissingVersion, "no UQFF file holds a uqff.version.major/minor/patch tensor")    \
   X(UqffVersionNotScalar, "a UQFF version tensor is not a U32 scalar")                             \
   X(UqffMajorVersion, "UQFF major version is not 1")                                               \
   X(UqffMinorVersionTooNew, "UQFF minor version is newer than this reader supports (1.2)")        \
@@ -104,6 +104,11 @@ namespace ws {
   X(UqffMissingCompanion, "a UQFF layer lacks a weight* tensor its format needs")                 \
   X(UqffUnsupportedType, "UQFF Hqq and Fp8 layers are not decoded by this reader")                \
   X(UqffScalarNotFed, "a UQFF scalar tensor's bytes were not fed before resolving the layers")    \
+  /* conventions as the upstream tools write them (mlx-lm, Ollama, mistral.rs; issue #14) */      \
+  X(ConfigQuantizationIncomplete, "the quantization section lacks group_size or bits (mlx-lm reads both)") \
+  X(ConventionGroupNotInferable, "no quant_type, and the weight's and scales' last dimensions fit no int4/int8 group (Ollama's shape rule)") \
+  X(UqffVersionMismatch, "a uqff.version tensor repeated in another UQFF file holds another value") \
+  X(UqffNumBlocksMismatch, "a UQFF F8Q8 layer's .weight.num_blocks is not ceil(elements / 32) of its .weight.shape") \
   /* GGUF */                                                                                       \
   X(GgufInvalidVersion, "GGUF version 0 is not a version")                                         \
   X(GgufByteSwapped, "GGUF version looks byte-swapped: a big-endian file")                         \

@@ -318,9 +318,15 @@ Status LogicalModel::finish_quantized(LogicalWeight* w) {
   TensorRef pr = w->ref(PieceRole::Packed), sr = w->ref(PieceRole::Scales), br = w->ref(PieceRole::Biases);
   TensorInfo p = tensor(pr), s = tensor(sr);
   const bool affine = w->params.mode == QuantMode::Affine;
+  // The params first: MLX rejects them when it builds the layer (to_quantized), before it looks
+  // at any tensor.
+  if (!quant_params_allowed(w->params)) {
+    fail(Status::ConventionBitsNotAllowed, pr, w->name);
+    error_.set_found(w->params.bits);
+    return error_.code;
+  }
   if (affine && !br.present()) return fail(Status::ConventionMissingCompanion, pr, w->name);
   if (!affine && br.present()) return fail(Status::ConventionCompanionShape, br, w->name);
-  if (!quant_params_allowed(w->params)) return fail(Status::ConventionBitsNotAllowed, pr, w->name);
   if (p.dtype() != DType::U32 || p.rank == 0 || p.rank > kMaxLogicalRank)
     return fail(Status::ConventionCompanionShape, pr, w->name);
   // Scales: float for affine (biases the same dtype and shape), U8 (E8M0 / E4M3) otherwise.
@@ -333,8 +339,17 @@ Status LogicalModel::finish_quantized(LogicalWeight* w) {
   const uint32_t last = p.rank - 1;
   for (uint32_t d = 0; d < last; ++d)
     if (sshape[d] != pshape[d]) return fail(Status::ConventionCompanionShape, sr, w->name);
+  // Rows of no words have no group to check the params against, and no MLX writer makes them
+  // (mx.quantize reshapes each row into groups, which an empty row cannot be). Issue #16: the
+  // element count below divided by this dimension.
+  if (pshape[last] == 0) {
+    fail(Status::ConventionCompanionShape, pr, w->name);
+    error_.set_found(0);
+    return error_.code;
+  }
   // K values per row: the row's words hold K*bits bits.
-  const uint64_t row_bits = pshape[last] * 32;
+  uint64_t row_bits = 0;
+  if (__builtin_mul_overflow(pshape[last], uint64_t(32), &row_bits)) return fail(Status::ShapeOverflow, pr, w->name);
   if (row_bits % w->params.bits != 0) return fail(Status::ConventionCompanionShape, pr, w->name);
   const uint64_t k = row_bits / w->params.bits;
   if (k % w->params.group != 0) return fail(Status::ConventionGroupNotDividing, pr, w->name);
@@ -359,10 +374,9 @@ Status LogicalModel::finish_quantized(LogicalWeight* w) {
   w->rank = p.rank;
   for (uint32_t d = 0; d < p.rank; ++d) w->shape[d] = pshape[d];
   w->shape[last] = k;
-  w->elements = p.element_count() / pshape[last] * k;
-  if (pshape[last] == 0) {  // an empty row count: the product is 0 either way
-    w->elements = 0;
-  }
+  // rows * K: K values in the words of each row (pshape[last] > 0 here).
+  if (__builtin_mul_overflow(p.element_count() / pshape[last], k, &w->elements))
+    return fail(Status::ShapeOverflow, pr, w->name);
   return Status::Ok;
 }
 

@@ -17,7 +17,7 @@ enum Ctx : uint8_t {
 };
 enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode };
 
-constexpr uint8_t kUnset = 0xFF;  // override field not stated: the defaults apply
+constexpr uint8_t kUnset = 0xFF;  // an override object that states no mode
 
 }  // namespace
 
@@ -113,6 +113,10 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
       return Status::Ok;
     case kQuantKey:
       if (t == L::kObjectEnd) {
+        // mlx-lm's load_model indexes quantization["group_size"] and ["bits"]: a section
+        // without them does not load (a KeyError), whatever the overrides say.
+        if (defaults_.bits == 0 || defaults_.group == 0)
+          return fail(Status::ConfigQuantizationIncomplete, lexer_.token_pos());
         ctx_ = kRootKey;
         return Status::Ok;
       }
@@ -137,11 +141,13 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         return Status::Ok;
       }
       if (t == L::kObjectBegin || t == L::kFalse || t == L::kTrue) {
-        // An override: `false` = not quantized; `true` or an object = quantized, with the
-        // defaults for whatever the object does not state.
+        // An override: `false` = not quantized; `true` = the top-level parameters; an object =
+        // what it states (override_params() fills in the rest).
         cur_.mode = t == L::kFalse ? QuantMode::None : QuantMode(kUnset);
         cur_.bits = 0;
         cur_.group = 0;
+        cur_true_ = t == L::kTrue;
+        cur_keys_ = 0;
         if (t == L::kObjectBegin) {
           ctx_ = kOverKey;
           return Status::Ok;
@@ -156,11 +162,14 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     }
     case kOverKey:
       if (t == L::kObjectEnd) {
+        // {} is falsy in Python: nn.quantize's predicate leaves the layer unquantized.
+        if (!cur_true_ && cur_keys_ == 0) cur_.mode = QuantMode::None;
         Override* o = static_cast<Override*>(arena_.grow_high(sizeof(Override)));
         if (o) {
           *o = Override{};
           o->path = cur_path_;
           o->mode = uint8_t(cur_.mode);
+          o->is_true = cur_true_ ? 1 : 0;
           o->bits = cur_.bits;
           o->group = cur_.group;
         }
@@ -170,6 +179,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
       }
       if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
       key_kind_ = key_kind();
+      ++cur_keys_;
       ctx_ = kOverValue;
       return Status::Ok;
     case kOverValue: {
@@ -214,10 +224,12 @@ QuantParams MlxQuantConfig::override_params(uint32_t i) const {
   QuantParams p;
   if (i >= override_count_ || !overrides_) return p;
   const Override& o = overrides_[i];
-  if (o.mode == uint8_t(QuantMode::None)) return p;  // `false`
-  p.mode = o.mode == kUnset ? defaults_.mode : QuantMode(o.mode);
-  p.bits = o.bits ? o.bits : defaults_.bits;
-  p.group = o.group ? o.group : defaults_.group;
+  if (o.mode == uint8_t(QuantMode::None)) return p;  // `false` or {}
+  if (o.is_true) return defaults_;
+  // to_quantized(**override): Linear.to_quantized's mode="affine", then _defaults_for_mode.
+  p = quant_mode_defaults(o.mode == kUnset ? QuantMode::Affine : QuantMode(o.mode));
+  if (o.bits) p.bits = o.bits;
+  if (o.group) p.group = o.group;
   return p;
 }
 

@@ -42,4 +42,15 @@ bool quant_params_allowed(const QuantParams& p) {
   return false;
 }
 
+QuantParams quant_mode_defaults(QuantMode m) {
+  switch (m) {
+    case QuantMode::None: break;
+    case QuantMode::Affine: return QuantParams{m, 4, 64};
+    case QuantMode::Mxfp4: return QuantParams{m, 4, 32};
+    case QuantMode::Mxfp8: return QuantParams{m, 8, 32};
+    case QuantMode::Nvfp4: return QuantParams{m, 4, 16};
+  }
+  return QuantParams();
+}
+
 }  // namespace ws
