@@ -333,7 +333,9 @@ TEST(FixtureFiles, MlxBitsMalformedVariants) {
 TEST(FixtureFiles, OllamaMalformedVariants) {
   const std::vector<uint8_t> blob =
       read_bytes(kDir + "/ollama/blobs/sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9");
-  auto verdict = [](const std::vector<uint8_t>& file) {
+  ws::QuantParams params;  // of down_proj, when the blob builds
+  uint32_t plain = 0;      // weights with mode None, when the blob builds
+  auto verdict = [&](const std::vector<uint8_t>& file) {
     Parsed p;
     parse(file, Split::Whole, &p);
     EXPECT_EQ(p.status, Status::Ok);
@@ -344,6 +346,11 @@ TEST(FixtureFiles, OllamaMalformedVariants) {
     v.code = m.build_ollama();
     v.offset = m.error().offset;
     v.name = name_of(m.error());
+    const std::string down = "model.layers.0.mlp.experts.down_proj.weight";
+    const uint32_t d = m.find(down.data(), down.size());
+    params = d == ws::kNoTensor ? ws::QuantParams() : m.weight(d).params;
+    plain = 0;
+    for (uint32_t i = 0; v.code == Status::Ok && i < m.weight_count(); ++i) plain += m.weight(i).params.mode == ws::QuantMode::None;
     return v;
   };
   const std::string P = "model.layers.0.mlp.experts.";
@@ -353,16 +360,23 @@ TEST(FixtureFiles, OllamaMalformedVariants) {
   EXPECT_EQ(v.code, Status::ConventionUnknownQuantType);
   EXPECT_EQ(v.name, P + "up_proj.weight");
   EXPECT_EQ(v.offset, entry_of(f, P + "up_proj.weight"));
-  // No quant_type for down_proj (its key renamed) and none for the blob: params unknown.
+  // No quant_type for down_proj (its key renamed) and none for the blob: Ollama infers the type
+  // from the shapes (x/mlxrunner/model root.go inferQuantTypeFromShapes): 16 words per row and one
+  // scale give int8 g64 (g8 = 16 * 4 / 1 = 64). Until issue #14 this was ConventionUnknownParams.
   f = patched(blob, "down_proj.weight.quant_type", "down_proj.weight.quant_typo");
   v = verdict(f);
-  EXPECT_EQ(v.code, Status::ConventionUnknownParams);
-  EXPECT_EQ(v.name, P + "down_proj.weight");
-  // A scale whose weight is gone.
+  EXPECT_EQ(v.code, Status::Ok) << ws::status_name(v.code);
+  EXPECT_EQ(params.mode, ws::QuantMode::Affine);
+  EXPECT_EQ(params.bits, 8u);
+  EXPECT_EQ(params.group, 64u);
+  // A scale whose weight is gone: a tensor ending in ".scale" without a quantized base is an
+  // ordinary tensor in Ollama (it only looks for "<main>.scale"; Gemma-4 MoE blobs hold
+  // model.layers.N.router.scale). Until issue #14 this was ConventionOrphanCompanion. The packed
+  // U32 weight (renamed) is then plain too: no "<its name>.scale" exists.
   f = patched(blob, "\"" + P + "up_proj.weight\"", "\"" + P + "up_proj.weighT\"");
   v = verdict(f);
-  EXPECT_EQ(v.code, Status::ConventionOrphanCompanion);
-  EXPECT_EQ(v.name, P + "up_proj.weight.scale");
+  EXPECT_EQ(v.code, Status::Ok) << ws::status_name(v.code);
+  EXPECT_EQ(plain, 2u);
   // int8 with group 32 declared but one scale per 64 values stored.
   v = verdict(patched(blob, P + "down_proj.weight.group_size\":\"64\"", P + "down_proj.weight.group_size\":\"32\""));
   EXPECT_EQ(v.code, Status::ConventionCompanionShape);

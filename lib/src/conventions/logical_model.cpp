@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "weightstream/ollama_quant.h"
+
 namespace ws {
 
 namespace {
@@ -480,70 +482,88 @@ Status LogicalModel::build_mlx(const MlxQuantConfig* config) {
   return Status::Ok;
 }
 
-// Ollama quant_type (with the aliases of FORMATS.md §3) to params; group 0 = the type's default.
-static bool ollama_type(const StrView& s, QuantParams* p) {
-  struct Row { const char* name; QuantMode mode; uint32_t bits, group; };
-  static const Row kRows[] = {
-      {"int4", QuantMode::Affine, 4, 64}, {"FP4", QuantMode::Affine, 4, 64},
-      {"Q4", QuantMode::Affine, 4, 64},   {"int8", QuantMode::Affine, 8, 64},
-      {"FP8", QuantMode::Affine, 8, 64},  {"Q8", QuantMode::Affine, 8, 64},
-      {"nvfp4", QuantMode::Nvfp4, 4, 16}, {"mxfp4", QuantMode::Mxfp4, 4, 32},
-      {"mxfp8", QuantMode::Mxfp8, 8, 32},
-  };
-  for (const Row& r : kRows) {
-    if (s.equals(r.name)) {
-      *p = QuantParams{r.mode, r.bits, r.group};
-      return true;
-    }
+// A metadata group_size: "" = not stated (Ollama tests gs != ""), "0" too (strconv.Atoi gives 0,
+// the value Ollama treats as unset). Anything but digits is rejected: Ollama ignores a per-tensor
+// value Atoi cannot parse and uses a negative one as "default"; a corrupt number is an error here.
+static bool group_size_value(const StrView& s, uint32_t* out) {
+  if (s.size == 0) {
+    *out = 0;
+    return true;
   }
-  return false;
+  return parse_u32(s, out);
 }
 
+// Ollama blobs (FORMATS.md §3; ollama x/mlxrunner/model root.go readBlobTensorQuantInfo, x/quant
+// quant.go). A main tensor is one whose name does not end in ".scale" or ".bias"; it is quantized
+// iff "<name>.scale" is in its blob. A ".scale", ".bias" or ".global_scale" is a companion only of
+// a quantized main tensor; otherwise it is an ordinary tensor (Gemma-4 MoE blobs hold
+// model.layers.N.router.scale, a plain [2816] vector).
 Status LogicalModel::build_ollama() {
   if (build_index(false) != Status::Ok) return error_.code;
   for (uint32_t t = 0; t < table_count_; ++t) {
     const TensorTable& tab = *tables_[t];
+    auto is_main = [](const StrView& n) {
+      size_t b;
+      return !ends_with(n, ".scale", &b) && !ends_with(n, ".bias", &b);
+    };
+    // `n` (its first `len` bytes) is a quantized main tensor of this blob.
+    auto quantized_main = [&](const char* n, size_t len) {
+      StrView v;
+      v.data = n;
+      v.size = len;
+      return is_main(v) && find_concat(n, len, "", t).present() && find_concat(n, len, ".scale", t).present();
+    };
     for (uint32_t i = 0; i < tab.count(); ++i) {
       TensorRef r{t, i};
       StrView name = tab.get(i).name;
       size_t base = 0;
-      // Companions: `.scale` and `.global_scale` always; `.bias` only beside a `.scale`
-      // (otherwise it is a linear's plain bias).
-      bool companion = false;
-      if (ends_with(name, ".scale", &base) || ends_with(name, ".global_scale", &base)) {
-        if (!find_concat(name.data, base, "", t).present())
-          return fail(Status::ConventionOrphanCompanion, r, name);
-        companion = true;
-      } else if (ends_with(name, ".bias", &base)) {
-        companion = find_concat(name.data, base, ".scale", t).present();
-      }
-      if (companion) continue;
+      if ((ends_with(name, ".scale", &base) || ends_with(name, ".bias", &base) ||
+           ends_with(name, ".global_scale", &base)) &&
+          quantized_main(name.data, base))
+        continue;  // read with its weight
       LogicalWeight w;
       plain_weight(r, &w);
       // Names are unique within a table (the reader rejects duplicates): one match at most.
-      TensorRef sr = find_concat(name.data, name.size, ".scale", t);
-      TensorRef br = find_concat(name.data, name.size, ".bias", t);
-      TensorRef gr = find_concat(name.data, name.size, ".global_scale", t);
+      const TensorRef sr = is_main(name) ? find_concat(name.data, name.size, ".scale", t) : TensorRef();
       if (!sr.present()) {
         if (add_weight(w) != Status::Ok) return error_.code;
         continue;
       }
+      // The type: "<name>.quant_type" when not empty, else the blob's quant_type, else the shapes.
       StrView qt, gs;
-      if (!find_meta_concat(tab, name.data, name.size, ".quant_type", &qt) &&
-          !tab.find_metadata("quant_type", &qt))
+      if (!find_meta_concat(tab, name.data, name.size, ".quant_type", &qt) || qt.size == 0)
+        if (!tab.find_metadata("quant_type", &qt)) qt = StrView();
+      // The group: "<name>.group_size", else the blob's group_size, else the group the shapes give
+      // (with the stated type as the hint, so early int4 g32 blobs without group_size read right),
+      // else the type's default.
+      uint32_t group = 0;
+      const bool own_group = find_meta_concat(tab, name.data, name.size, ".group_size", &gs) && gs.size != 0;
+      if ((own_group || tab.find_metadata("group_size", &gs)) && !group_size_value(gs, &group))
         return fail(Status::ConventionUnknownParams, r, name);
-      QuantParams p;
-      if (!ollama_type(qt, &p)) return fail(Status::ConventionUnknownQuantType, r, name);
-      // Always trust an explicit group_size (early int4 files used 32).
-      if (find_meta_concat(tab, name.data, name.size, ".group_size", &gs) ||
-          tab.find_metadata("group_size", &gs)) {
-        if (!parse_u32(gs, &p.group) || p.group == 0) return fail(Status::ConventionUnknownParams, r, name);
+      const TensorInfo pi = tensor(r), si = tensor(sr);
+      const OllamaInferred inferred =
+          pi.rank == 0 || si.rank == 0 ? OllamaInferred()
+                                       : ollama_infer_from_shapes(pi.dim(pi.rank - 1), si.dim(si.rank - 1), qt.data, qt.size);
+      OllamaQuantType type = inferred.type;
+      if (qt.size != 0) {
+        type = ollama_quant_type(qt.data, qt.size);
+        if (type == OllamaQuantType::Unknown) return fail(Status::ConventionUnknownQuantType, r, name);
+      } else if (type == OllamaQuantType::Unknown) {
+        fail(Status::ConventionGroupNotInferable, r, name);
+        if (pi.rank != 0 && si.rank != 0) {
+          error_.set_found(pi.dim(pi.rank - 1));
+          error_.set_expected(si.dim(si.rank - 1));
+        }
+        return error_.code;
       }
+      QuantParams p = ollama_quant_params(type);
+      if (group == 0) group = inferred.group;
+      if (group != 0) p.group = group;
       w.convention = Convention::Ollama;
       w.params = p;
       w.piece[uint32_t(PieceRole::Scales)] = sr;
-      w.piece[uint32_t(PieceRole::Biases)] = br;
-      w.piece[uint32_t(PieceRole::GlobalScale)] = gr;
+      w.piece[uint32_t(PieceRole::Biases)] = find_concat(name.data, name.size, ".bias", t);
+      w.piece[uint32_t(PieceRole::GlobalScale)] = find_concat(name.data, name.size, ".global_scale", t);
       w.global_scale_is_ollama = true;
       if (finish_quantized(&w) != Status::Ok) return error_.code;
       if (add_weight(w) != Status::Ok) return error_.code;
