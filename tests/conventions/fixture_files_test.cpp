@@ -119,7 +119,9 @@ TEST(FixtureFiles, CommittedFixturesEqualTheGenerator) {
         << f.path << " differs from the generator: run ws-make-samples --conventions tests/data/conventions";
   }
   EXPECT_EQ(committed, generated);
-  EXPECT_EQ(committed.size(), 16u);  // 12 + uqff/ (two shards, residual, config.json)
+  // 12 + uqff/ (two shards, residual, config.json) + issue #14: mlx-overrides/ (2), ollama-inferred/
+  // (manifest, 2 blobs), uqff-f8q8/ (4), malformed/ (8 cases in 19 files, expected.json).
+  EXPECT_EQ(committed.size(), 45u);
 }
 
 // An MLX directory: model.safetensors + config.json, every split of both.

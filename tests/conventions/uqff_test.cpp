@@ -275,6 +275,12 @@ TEST(Uqff, MalformedVariantsExactStatusNameOffset) {
       EXPECT_EQ(o.detail, v.detail) << v.name;
       // The file the offset is in: the variant's own (tables are added in the fixture's order).
       EXPECT_EQ(m.error_table(), absent ? ws::kNoTensor : v.file) << v.name;
+      if (v.found >= 0) {
+        EXPECT_EQ(o.error.found, uint64_t(v.found)) << v.name;
+      }
+      if (v.expected >= 0) {
+        EXPECT_EQ(o.error.expected, uint64_t(v.expected)) << v.name;
+      }
       if (split == Split::Whole) {
         first = o.error;
       } else {

@@ -96,8 +96,8 @@ std::optional<int> LogicalJob::run() {
   if (not_safetensors) return std::nullopt;
   if (p) {
     // A single file's header errors are reported by the tensor path in its own words; index,
-    // shard and convention errors are this model's.
-    if (!sharded && !view_.model) return std::nullopt;
+    // shard and convention errors (an MLX model's config.json among them) are this model's.
+    if (!sharded && !view_.model && !view_.config_rejected) return std::nullopt;
     fail(*p, p->io ? 2 : 1);
     return finish();
   }

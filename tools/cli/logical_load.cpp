@@ -96,6 +96,9 @@ std::optional<Problem> load_config(const std::string& model_path, bool mlx_files
       facts.offset = v->config->error().offset;
       p = problem_from(v->config->error(), facts);
       p->shard = path;  // the offset is in config.json
+      v->config_rejected = true;
+      v->convention = ws::Convention::Mlx;
+      v->config_path = path;
     }
     v->config.reset();
     return p;

@@ -42,6 +42,7 @@ struct LogicalView {
   std::vector<std::unique_ptr<LoadedTable>> tables;  // table t of the model
   ws::Convention convention = ws::Convention::Plain;
   std::string config_path;  // the config.json whose quantization was used; empty if none
+  bool config_rejected = false;  // the MLX model's config.json was rejected (the problem says where)
   std::vector<uint64_t> config_arena;
   std::unique_ptr<ws::MlxQuantConfig> config;
   std::vector<uint64_t> index_arena;

@@ -47,8 +47,9 @@ std::optional<LogicalSummary> logical_summary_of(const std::string& path, const 
   std::optional<Problem> p = load_logical(path, options, &view, &not_safetensors);
   if (not_safetensors) return std::nullopt;
   if (p) {
-    // Header and index problems are the scan's to report; only convention errors belong here.
-    if (!view.model) return std::nullopt;
+    // Header and index problems are the scan's to report; only convention errors (an MLX
+    // model's config.json among them) belong here.
+    if (!view.model && !view.config_rejected) return std::nullopt;
     LogicalSummary s;
     s.convention = ws::convention_name(view.convention);
     s.config = view.config_path;

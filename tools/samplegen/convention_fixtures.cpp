@@ -10,6 +10,7 @@
 #include "index_writer.h"
 #include "prng.h"
 #include "safetensors_writer.h"
+#include "malformed_fixtures.h"
 #include "uqff_fixtures.h"
 
 namespace samplegen {
@@ -20,6 +21,10 @@ namespace {
 std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
   return xorshift32_bytes(n, seed * 747796405u + 2891336453u, 7);
 }
+
+// Made-up digests (weightstream never hashes blobs): 64 hex digits per blob.
+const char kInferredBlobA[] = "1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d";
+const char kInferredBlobB[] = "d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c1";
 
 RawTensor packed(const std::string& name, std::vector<uint64_t> shape, uint32_t seed) {
   return RawTensor{name, "U32", shape, random_bytes(element_count(shape) * 4, seed)};
@@ -224,6 +229,118 @@ OllamaFixture ollama_experts_fixture() {
   return f;
 }
 
+MlxFixture mlx_overrides_fixture() {
+  MlxFixture f;
+  const std::string L = "model.layers.0.";
+  // Words per row = K * bits / 32; groups per row = K / group.
+  f.tensors = {
+      packed(L + "mlp.experts.gate_proj.weight", {2, 4, 8}, 51),            // top level: mxfp4, K = 64
+      u8_scales(L + "mlp.experts.gate_proj.scales", {2, 4, 2}, false),
+      packed(L + "mlp.gate.weight", {4, 16}, 52),                           // {"group_size":64,"bits":8}
+      floats(L + "mlp.gate.scales", "BF16", {4, 1}, false),
+      floats(L + "mlp.gate.biases", "BF16", {4, 1}, true),
+      packed(L + "mlp.shared_expert_gate.weight", {1, 16}, 53),             // {"bits": 8}: affine g64
+      floats(L + "mlp.shared_expert_gate.scales", "F16", {1, 1}, false),
+      floats(L + "mlp.shared_expert_gate.biases", "F16", {1, 1}, true),
+      packed(L + "self_attn.k_proj.weight", {2, 16}, 54),                   // {"group_size": 128}: 4-bit, K = 128
+      floats(L + "self_attn.k_proj.scales", "F32", {2, 1}, false),
+      floats(L + "self_attn.k_proj.biases", "F32", {2, 1}, true),
+      packed(L + "self_attn.q_proj.weight", {2, 8}, 55),                    // {"mode": "nvfp4"}: g16, K = 64
+      u8_scales(L + "self_attn.q_proj.scales", {2, 4}, true),
+      packed(L + "self_attn.v_proj.weight", {2, 8}, 56),                    // true: mxfp4 g32, K = 64
+      u8_scales(L + "self_attn.v_proj.scales", {2, 2}, false),
+      packed(L + "self_attn.o_proj.weight", {2, 16}, 57),                   // {"mode": "mxfp8"}: g32, K = 64
+      u8_scales(L + "self_attn.o_proj.scales", {2, 2}, false),
+      floats(L + "mlp.down_proj.weight", "BF16", {4, 8}, false),            // {}: not quantized
+      floats("lm_head.weight", "F16", {4, 8}, false),                       // false: not quantized
+      floats("model.norm.weight", "F32", {8}, false),
+  };
+  std::sort(f.tensors.begin(), f.tensors.end(),
+            [](const RawTensor& a, const RawTensor& b) { return a.name < b.name; });
+  // Data in another order than the keys, as MLX's hash map leaves it: every second tensor, then
+  // the others.
+  for (size_t start : {size_t(1), size_t(0)})
+    for (size_t i = start; i < f.tensors.size(); i += 2) f.data_order.push_back(i);
+  f.config_json = mlx_overrides_config("{\"bits\": 8}", "\"group_size\": 32, \"bits\": 4, \"mode\": \"mxfp4\"");
+  return f;
+}
+
+std::string mlx_overrides_config(const std::string& gate_override, const std::string& top) {
+  const std::string section =
+      "{\n    " + top + ",\n"
+      "    \"model.layers.0.mlp.gate\": {\"group_size\": 64, \"bits\": 8},\n"
+      "    \"model.layers.0.mlp.shared_expert_gate\": " + gate_override + ",\n"
+      "    \"model.layers.0.self_attn.k_proj\": {\"group_size\": 128},\n"
+      "    \"model.layers.0.self_attn.q_proj\": {\"mode\": \"nvfp4\"},\n"
+      "    \"model.layers.0.self_attn.v_proj\": true,\n"
+      "    \"model.layers.0.self_attn.o_proj\": {\"mode\": \"mxfp8\"},\n"
+      "    \"model.layers.0.mlp.down_proj\": {},\n"
+      "    \"lm_head\": false\n  }";
+  return "{\n  \"model_type\": \"qwen3_moe\",\n  \"quantization\": " + section + ",\n  \"quantization_config\": " +
+         section + "\n}\n";
+}
+
+OllamaInferredFixture ollama_inferred_fixture() {
+  OllamaInferredFixture f;
+  const std::string L = "model.layers.0.";
+  f.plain.tensors = {
+      packed(L + "mlp.up_proj.weight", {2, 32}, 61),                     // 32 words / 1 scale: int8 g128
+      floats(L + "mlp.up_proj.weight.bias", "BF16", {2, 1}, true),
+      floats(L + "mlp.up_proj.weight.scale", "BF16", {2, 1}, false),
+      floats(L + "router.scale", "F32", {8}, false),                     // no base tensor: plain
+      packed(L + "self_attn.k_proj.weight", {2, 16}, 62),                // 16 words / 1 scale: int8 g64
+      floats(L + "self_attn.k_proj.weight.bias", "BF16", {2, 1}, true),
+      floats(L + "self_attn.k_proj.weight.scale", "BF16", {2, 1}, false),
+      packed(L + "self_attn.q_proj.weight", {4, 8}, 63),                 // 8 words / 2 scales: int4 g32
+      floats(L + "self_attn.q_proj.weight.bias", "BF16", {4, 2}, true),
+      floats(L + "self_attn.q_proj.weight.scale", "BF16", {4, 2}, false),
+      floats("model.norm.weight", "BF16", {8}, false),
+  };
+  const std::string E = L + "mlp.experts.";
+  f.named.tensors = {
+      packed(E + "down_proj.weight", {2, 2, 8}, 64),                     // " Nvfp4 ": g16, K = 64
+      floats(E + "down_proj.weight.global_scale", "F32", {}, false),
+      u8_scales(E + "down_proj.weight.scale", {2, 2, 4}, true),
+      packed(E + "gate_proj.weight", {2, 2, 16}, 65),                    // blob "INT8": g32, K = 64
+      floats(E + "gate_proj.weight.bias", "BF16", {2, 2, 2}, true),
+      floats(E + "gate_proj.weight.scale", "BF16", {2, 2, 2}, false),
+      packed(E + "up_proj.weight", {2, 2, 8}, 66),                       // "q4": int4, group 32 from shapes
+      floats(E + "up_proj.weight.bias", "BF16", {2, 2, 2}, true),
+      floats(E + "up_proj.weight.scale", "BF16", {2, 2, 2}, false),
+  };
+  f.named.metadata = {{"quant_type", "INT8"}, {E + "down_proj.weight.quant_type", " Nvfp4 "},
+                      {E + "up_proj.weight.quant_type", "q4"}};
+  const std::vector<uint8_t> a = ollama_blob_bytes(f.plain), b = ollama_blob_bytes(f.named);
+  f.manifest_json = ollama_manifest_json({{kInferredBlobA, a.size(), L + "self_attn.q_proj.weight"},
+                                          {kInferredBlobB, b.size(), L + "mlp.experts"}});
+  return f;
+}
+
+std::string ollama_blob_file(const std::string& hex) { return "sha256-" + hex; }
+
+std::string ollama_manifest_json(const std::vector<ManifestLayerSpec>& layers) {
+  std::string m =
+      "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.docker.distribution.manifest.v2+json\","
+      "\"config\":{\"mediaType\":\"application/vnd.docker.container.image.v1+json\",\"digest\":\"sha256:" +
+      std::string(64, '0') + "\",\"size\":2},\"layers\":[";
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (i) m += ",";
+    m += "{\"mediaType\":\"application/vnd.ollama.image.tensor\",\"digest\":\"sha256:" + layers[i].hex +
+         "\",\"size\":" + std::to_string(layers[i].size) + ",\"name\":\"" + layers[i].name + "\"}";
+  }
+  return m + "]}\n";
+}
+
+std::vector<uint8_t> mlx_file_bytes(const MlxFixture& f) {
+  return serialize_raw(f.tensors, f.data_order, {{"format", "mlx"}}, false);
+}
+
+std::vector<uint8_t> ollama_blob_bytes(const OllamaFixture& f) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < f.tensors.size(); ++i) order.push_back(i);
+  return serialize_raw(f.tensors, order, f.metadata, true);
+}
+
 std::string shard_file_name(size_t shard, size_t count) {
   char b[64];
   snprintf(b, sizeof b, "model-%05zu-of-%05zu.safetensors", shard + 1, count);
@@ -305,7 +422,15 @@ std::vector<SampleFile> build_convention_fixtures() {
                    serialize_raw(sf.shards[s].tensors, sf.shards[s].data_order, {{"format", "mlx"}}, false)});
   out.push_back({"sharded-mlx/model.safetensors.index.json", bytes_of(shard_index_json(sf.total_size, sf.weight_map))});
   out.push_back({"sharded-mlx/config.json", bytes_of(sf.config_json)});
+  MlxFixture mo = mlx_overrides_fixture();
+  out.push_back({"mlx-overrides/model.safetensors", mlx_file_bytes(mo)});
+  out.push_back({"mlx-overrides/config.json", bytes_of(mo.config_json)});
+  const OllamaInferredFixture oi = ollama_inferred_fixture();
+  out.push_back({"ollama-inferred/blobs/" + ollama_blob_file(kInferredBlobA), ollama_blob_bytes(oi.plain)});
+  out.push_back({"ollama-inferred/blobs/" + ollama_blob_file(kInferredBlobB), ollama_blob_bytes(oi.named)});
+  out.push_back({"ollama-inferred/manifest.json", bytes_of(oi.manifest_json)});
   for (SampleFile& f : build_uqff_fixtures()) out.push_back(std::move(f));  // uqff_fixtures.h
+  for (SampleFile& f : build_malformed_fixtures()) out.push_back(std::move(f));  // malformed_fixtures.h
   return out;
 }
 

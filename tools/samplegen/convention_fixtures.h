@@ -69,8 +69,48 @@ struct ShardedFixture {
 ShardedFixture sharded_fixture();
 std::string shard_file_name(size_t shard, size_t count);  // "model-00001-of-00003.safetensors"
 
+// MLX as `mlx_lm.convert --q-mode mxfp4` writes a MoE model (issue #14; FORMATS.md §2): a
+// top-level mxfp4 section and per-layer override objects that stand alone — the router gate
+// {"group_size": 64, "bits": 8} (affine 8-bit g64 with biases), {"bits": 8}, {"group_size": 128}
+// (affine, g64 / 4-bit defaults), {"mode": "nvfp4"}, {"mode": "mxfp8"}, `true` (the top level),
+// {} and `false` (plain tensors); an mxfp4 MoE stack. `config_json` with a quantization_config copy.
+MlxFixture mlx_overrides_fixture();
+// The same config with one override or the top level changed (for malformed neighbours):
+// `gate_override` replaces the shared expert gate's {"bits": 8}; `top` the top-level
+// "group_size": 32, "bits": 4, "mode": "mxfp4".
+std::string mlx_overrides_config(const std::string& gate_override, const std::string& top);
+
+// Ollama blobs as Ollama reads them (issue #14; FORMATS.md §3). `plain`: an MLX model converted
+// before mlx-lm wrote `mode` and imported: `.scale` companions and no quant_type, so the types
+// and groups come from the shapes (int4 g32, int8 g64, int8 g128), beside a Gemma-4-style
+// `model.layers.0.router.scale` with no base tensor (a plain tensor) and a norm. `named`: type
+// names as other writers spell them — blob quant_type "INT8" without group_size (the shapes fit
+// int4 g64 and int8 g32: the type's 8 decides, g32), per-tensor " Nvfp4 " (with a global scale)
+// and "q4" (group from the shapes: 32).
+struct OllamaInferredFixture {
+  OllamaFixture plain, named;
+  std::string manifest_json;  // both blobs (made-up digests, sizes of the blobs as written)
+};
+OllamaInferredFixture ollama_inferred_fixture();
+
+// Blob file names (`sha256-<hex>`) and an Ollama manifest over blobs (digest hex, size, layer
+// name), as ollama writes it.
+std::string ollama_blob_file(const std::string& hex);
+struct ManifestLayerSpec {
+  std::string hex;
+  uint64_t size;
+  std::string name;
+};
+std::string ollama_manifest_json(const std::vector<ManifestLayerSpec>& layers);
+
+// A safetensors file's bytes with `tensors` in key (header) order and data in `order` (MLX
+// fixtures) or key order (Ollama blobs, padded as the reference writer pads).
+std::vector<uint8_t> mlx_file_bytes(const MlxFixture& f);
+std::vector<uint8_t> ollama_blob_bytes(const OllamaFixture& f);
+
 // Every convention fixture, as `ws-make-samples --conventions OUTDIR` writes it (committed in
-// tests/data/conventions/): mlx/, mlx-bits/, ollama/ (manifest.json + blobs/), sharded-mlx/.
+// tests/data/conventions/): mlx/, mlx-bits/, mlx-overrides/, ollama/ and ollama-inferred/
+// (manifest.json + blobs/), sharded-mlx/, uqff/, uqff-f8q8/, and malformed/ (malformed_fixtures.h).
 std::vector<SampleFile> build_convention_fixtures();
 
 }  // namespace samplegen

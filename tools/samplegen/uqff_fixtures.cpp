@@ -85,15 +85,28 @@ void afq_layer(std::vector<RawTensor>* out, const std::string& key, uint32_t bit
   out->push_back(u8_scalar(key + ".weight.group_size", uint8_t(group)));
 }
 
-// F8Q8: 33-byte blocks {e4m3 d; i8 qs[32]}; d bytes 0x28..0x47 (finite, never 0x7F/0xFF).
-void f8q8_layer(std::vector<RawTensor>* out, const std::string& key, uint32_t rows, uint32_t cols, uint32_t seed) {
-  const uint32_t blocks = rows * cols / 32;
+// F8Q8: 33-byte blocks {e4m3 d; i8 qs[32]}; d bytes 0x28..0x47 (finite, never 0x7F/0xFF). The
+// flattened weight is padded to whole blocks, as mistral.rs's from_weight pads it (with zeros
+// before quantizing; here the padding's codes are noise, which the reader must drop anyway).
+void f8q8_layer(std::vector<RawTensor>* out, const std::string& key, const std::vector<uint32_t>& shape, uint32_t seed) {
+  uint32_t elements = 1;
+  for (uint32_t d : shape) elements *= d;
+  const uint32_t blocks = (elements + 31) / 32;
   std::vector<uint8_t> b = noise(33 * blocks, seed);
   for (uint32_t i = 0; i < blocks; ++i) b[33 * i] = uint8_t(0x28 + (i * 11) % 0x20);
   out->push_back(RawTensor{key + ".weight", "U8", {b.size()}, b});
   out->push_back(u8_scalar(key + ".weight.format", 5));
   out->push_back(u32_scalar(key + ".weight.num_blocks", blocks));
-  out->push_back(u32_vector(key + ".weight.shape", {rows, cols}));
+  out->push_back(u32_vector(key + ".weight.shape", shape));
+}
+void f8q8_layer(std::vector<RawTensor>* out, const std::string& key, uint32_t rows, uint32_t cols, uint32_t seed) {
+  f8q8_layer(out, key, {rows, cols}, seed);
+}
+
+void version_tensors(std::vector<RawTensor>* out, uint32_t major, uint32_t minor, uint32_t patch) {
+  out->push_back(u32_scalar("uqff.version.major", major));
+  out->push_back(u32_scalar("uqff.version.minor", minor));
+  out->push_back(u32_scalar("uqff.version.patch", patch));
 }
 
 // Mxfp4: U8 [rows, K/2] nibbles, U8 E8M0 scales [rows, K/32] around 2^0 (124..130).
@@ -150,6 +163,23 @@ UqffFixture uqff_fixture() {
   f.config_json =
       "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n"
       "  \"hidden_size\": 64,\n  \"num_hidden_layers\": 1,\n  \"vocab_size\": 8\n}\n";
+  return f;
+}
+
+UqffFixture uqff_f8q8_fixture() {
+  UqffFixture f;
+  UqffFile s0{"model-0.uqff", {}}, s1{"model-1.uqff", {}}, res{"residual.safetensors", {}};
+  version_tensors(&s0.tensors, 1, 2, 0);
+  f8q8_layer(&s0.tensors, L + "self_attn.q_proj", {3, 20}, 41);              // 60 values: 2 blocks
+  f8q8_layer(&s0.tensors, L + "self_attn.k_proj", {1, 32}, 42);              // 32 values: 1 block
+  version_tensors(&s1.tensors, 1, 2, 0);                                       // the same, again
+  f8q8_layer(&s1.tensors, L + "mlp.experts.down_proj", {2, 3, 7}, 43);       // 42 values: 2 blocks
+  f8q8_layer(&s1.tensors, L + "mlp.gate_proj", {5, 5}, 44);                  // 25 values: 1 block
+  res.tensors.push_back(floats("model.norm.weight", "F32", {4}, false));
+  f.files = {s0, s1, res};
+  f.config_json =
+      "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\",\n"
+      "  \"hidden_size\": 32,\n  \"num_hidden_layers\": 1\n}\n";
   return f;
 }
 
@@ -273,8 +303,11 @@ std::vector<UqffVariant> uqff_malformed_variants() {
       [&](UqffFixture* f) { *uqff_find(f, q + ".weight.dtype") = u32_scalar(q + ".weight.dtype", 4); });
   add("gguf-size-mismatch", "ConventionCompanionShape", 0, q + ".weight", false, "",
       [&](UqffFixture* f) { *uqff_find(f, q + ".weight.shape") = u32_vector(q + ".weight.shape", {4, 96}); });
-  add("f8q8-num-blocks", "ConventionCompanionShape", 1, down + ".weight.num_blocks", true, "",
+  // 2 x 64 values take 4 blocks: 5 is one too many (mistral.rs writes ceil(elements / 32)).
+  add("f8q8-num-blocks", "UqffNumBlocksMismatch", 1, down + ".weight.num_blocks", true, "",
       [&](UqffFixture* f) { *uqff_find(f, down + ".weight.num_blocks") = u32_scalar(down + ".weight.num_blocks", 5); });
+  out.back().found = 5;
+  out.back().expected = 4;
   // Errors about a layer's companion values name the layer (`<key>.weight`, as the MLX and Ollama
   // layers do) and give the offset of the companion at fault.
   const std::pair<const char*, std::string> kAt[] = {
@@ -293,11 +326,40 @@ std::vector<UqffVariant> uqff_malformed_variants() {
   return out;
 }
 
+std::vector<UqffVariant> uqff_f8q8_variants() {
+  std::vector<UqffVariant> out;
+  const std::string q = L + "self_attn.q_proj", ex = L + "mlp.experts.down_proj";
+  auto add = [&](const std::string& name, const std::string& status, size_t file, const std::string& tensor,
+                 const std::string& at, bool data, int64_t found, int64_t expected, auto edit) {
+    UqffVariant v{name, uqff_f8q8_fixture(), status, file, tensor, at, data, "", found, expected};
+    edit(&v.fixture);
+    out.push_back(v);
+  };
+  // [3, 20] = 60 values need 2 blocks (the last one padded): 1 cannot hold them.
+  add("f8q8-blocks-short", "UqffNumBlocksMismatch", 0, q + ".weight", q + ".weight.num_blocks", true, 1, 2,
+      [&](UqffFixture* f) { *uqff_find(f, q + ".weight.num_blocks") = u32_scalar(q + ".weight.num_blocks", 1); });
+  // [2, 3, 7] = 42 values take 2 blocks: 3 is not what mistral.rs writes.
+  add("f8q8-blocks-long", "UqffNumBlocksMismatch", 1, ex + ".weight", ex + ".weight.num_blocks", true, 3, 2,
+      [&](UqffFixture* f) { *uqff_find(f, ex + ".weight.num_blocks") = u32_scalar(ex + ".weight.num_blocks", 3); });
+  // model-1.uqff's copy says 1.1.0, model-0.uqff's 1.2.0: an error at the copy's data.
+  add("version-copy-differs", "UqffVersionMismatch", 1, "uqff.version.minor", "", true, 1, 2, [](UqffFixture* f) {
+    for (RawTensor& t : f->files[1].tensors)
+      if (t.name == "uqff.version.minor") t = u32_scalar("uqff.version.minor", 1);
+  });
+  add("version-copy-u8", "UqffVersionNotScalar", 1, "uqff.version.patch", "", false, -1, -1, [](UqffFixture* f) {
+    for (RawTensor& t : f->files[1].tensors)
+      if (t.name == "uqff.version.patch") t = u8_scalar("uqff.version.patch", 0);
+  });
+  return out;
+}
+
 std::vector<SampleFile> build_uqff_fixtures() {
   std::vector<SampleFile> out;
-  const UqffFixture f = uqff_fixture();
-  for (const UqffFile& file : f.files) out.push_back({"uqff/" + file.name, uqff_file_bytes(file)});
-  out.push_back({"uqff/config.json", std::vector<uint8_t>(f.config_json.begin(), f.config_json.end())});
+  for (const char* dir : {"uqff", "uqff-f8q8"}) {
+    const UqffFixture f = std::string(dir) == "uqff" ? uqff_fixture() : uqff_f8q8_fixture();
+    for (const UqffFile& file : f.files) out.push_back({std::string(dir) + "/" + file.name, uqff_file_bytes(file)});
+    out.push_back({std::string(dir) + "/config.json", std::vector<uint8_t>(f.config_json.begin(), f.config_json.end())});
+  }
   return out;
 }
 

@@ -28,6 +28,13 @@ struct UqffFixture {
 
 UqffFixture uqff_fixture();
 
+// UQFF as mistral.rs writes it where the first fixture did not look (issue #14; FORMATS.md §4):
+// F8Q8 layers whose element counts are not multiples of 32 (f8q8 from_weight pads the flattened
+// weight to whole blocks: [3, 20] = 60 values in 2 blocks, [2, 3, 7] = 42 in 2, [5, 5] = 25 in 1)
+// beside one that is ([1, 32]), and the version tensors 1.2.0 in both shards (every shard set
+// mistral.rs writes starts with them). model-0.uqff, model-1.uqff, residual.safetensors.
+UqffFixture uqff_f8q8_fixture();
+
 // The file's bytes: tensors in the reference writer's order, header padded to 8.
 std::vector<uint8_t> uqff_file_bytes(const UqffFile& f);
 // Where a tensor sits in uqff_file_bytes(f): the offset of its quoted name in the header (its
@@ -49,10 +56,15 @@ struct UqffVariant {
   bool data_offset;      // the offset is the tensor's first data byte (else its header entry);
                          // offset 0 when `tensor` is absent from the files
   std::string detail;    // the missing/unexpected suffix or the unsupported type, or ""
+  int64_t found = -1;    // Error::found / expected where the error carries them (-1: not checked)
+  int64_t expected = -1;
 };
 std::vector<UqffVariant> uqff_malformed_variants();
+// The malformed neighbours of uqff_f8q8_fixture(): F8Q8 num_blocks one too few / one too many,
+// a version copy of another value, a version copy that is not a U32 scalar.
+std::vector<UqffVariant> uqff_f8q8_variants();
 
-// uqff/model-0.uqff, uqff/model-1.uqff, uqff/residual.safetensors, uqff/config.json.
+// uqff/ and uqff-f8q8/: model-0.uqff, model-1.uqff, residual.safetensors, config.json.
 std::vector<SampleFile> build_uqff_fixtures();
 
 }  // namespace samplegen

@@ -17,9 +17,12 @@
 // may come from several shards or blobs: companions are looked up across all of them, so a model
 // split anywhere is one logical model. Nothing allocates: weights live in the caller's storage.
 //
-// UQFF (§4; mistral.rs): add the shards in order (the first shard, which holds the version
-// tensors, first) and then residual.safetensors, each table once its file's header is read (the
-// Reader at HeaderReady; every file's header is needed before build_uqff(), the data after it).
+// UQFF (§4; mistral.rs): add every file of the directory (the shards, then residual.safetensors,
+// by convention; the version tensors are found in whichever files hold them), each table once its
+// file's header is read (the Reader at HeaderReady; every file's header is needed before
+// build_uqff(), the data after it). Every shard set mistral.rs writes starts with the three
+// `uqff.version.*` U32 scalars, so several files may hold them: the copies must be equal (the
+// first in table order is the version), and no other name may appear in two files.
 // A layer `<key>` is recognised by its
 // `<key>.weight.format` tensor; its set of `<key>.weight*` tensors must be exactly one type's set
 // (see uqff.h), which the header alone decides. The format tag, GGML type id, bits, group size,
@@ -131,9 +134,10 @@ class LogicalModel {
   Status build_uqff();
   Status feed_uqff(uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data, size_t size);
   Status resolve_uqff();
-  // True when feed_uqff() wants this tensor's bytes (a version tensor or a layer's scalar).
+  // True when feed_uqff() wants this tensor's bytes (a version tensor, any copy, or a layer's
+  // scalar).
   bool uqff_wants(uint32_t table, uint32_t tensor) const;
-  // The version tensors (major, minor, patch) in table 0, after build_uqff().
+  // The version tensors (major, minor, patch) after build_uqff(): the first copy in table order.
   TensorRef uqff_version_ref(uint32_t i) const { return version_ref_[i < 3 ? i : 0]; }
   // After resolve_uqff(): the version the file states.
   uint32_t uqff_version(uint32_t i) const;
@@ -195,8 +199,10 @@ class LogicalModel {
   uint32_t half_ = 0;
   bool indexed_ = false;
   TensorRef version_ref_[3];
-  uint8_t version_bytes_[12] = {};
-  uint8_t version_got_[3] = {};
+  uint8_t version_bytes_[12] = {};  // the version (the first copy's bytes), after resolve_uqff()
+  // Every file's copy of the version tensors, by table: bytes as fed, and how many arrived.
+  uint8_t version_copy_[kMaxTables][12] = {};
+  uint8_t version_copy_got_[kMaxTables][3] = {};
   uint32_t inline_slots_[kInlineSlots] = {};
 };
 

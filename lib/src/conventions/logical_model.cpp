@@ -126,9 +126,16 @@ uint32_t LogicalModel::index_slots_for(uint64_t tensors) {
   return half * 2 > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(half * 2);
 }
 
+// UQFF's version tensors, which every shard set repeats (mistral.rs writes them first in each).
+static bool is_uqff_version_name(const StrView& n) {
+  return n.equals("uqff.version.major") || n.equals("uqff.version.minor") || n.equals("uqff.version.patch");
+}
+
 // Fills the tensor half of the hash from every table. Called by each build: tables are complete
 // by then. Linear probing without deletion keeps equal names in insertion (table) order along a
-// probe chain, so "first" and "last" lookups give what the linear scans gave.
+// probe chain, so "first" and "last" lookups give what the linear scans gave. `reject_duplicates`
+// (UQFF): a name in two tables is an error, except the version tensors (resolve_uqff() compares
+// their copies).
 Status LogicalModel::build_index(bool reject_duplicates) {
   uint64_t total = 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
@@ -144,6 +151,7 @@ Status LogicalModel::build_index(bool reject_duplicates) {
       for (uint32_t t = 1; t < table_count_; ++t)
         for (uint32_t i = 0; i < tables_[t]->count(); ++i) {
           StrView n = tables_[t]->get(i).name;
+          if (is_uqff_version_name(n)) continue;
           for (uint32_t u = 0; u < t; ++u)
             if (tables_[u]->find(n.data, n.size) != kNoTensor)
               return fail(Status::UqffDuplicateKey, TensorRef{t, i}, n);
@@ -156,10 +164,11 @@ Status LogicalModel::build_index(bool reject_duplicates) {
   for (uint32_t t = 0; t < table_count_; ++t) {
     for (uint32_t i = 0; i < tables_[t]->count(); ++i) {
       StrView n = tables_[t]->get(i).name;
+      const bool check = reject_duplicates && !is_uqff_version_name(n);
       uint32_t at = hash_concat(n.data, n.size, "", 0) & mask;
       while (slots_[at] != 0) {
         const uint32_t v = slots_[at] - 1;
-        if (reject_duplicates && tables_[v >> kTableShift]->get(v & ((1u << kTableShift) - 1)).name.equals(n.data, n.size))
+        if (check && tables_[v >> kTableShift]->get(v & ((1u << kTableShift) - 1)).name.equals(n.data, n.size))
           return fail(Status::UqffDuplicateKey, TensorRef{t, i}, n);
         at = (at + 1) & mask;
       }

@@ -38,6 +38,13 @@ bool all_digits(const StrView& s) {
   return true;
 }
 
+// 0, 1, 2 for uqff.version.major / minor / patch; 3 for any other name.
+uint32_t version_index(const StrView& name) {
+  uint32_t v = 0;
+  while (v < 3 && !name.equals(kVersionNames[v])) ++v;
+  return v;
+}
+
 uint32_t le32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
 
 // Where each scalar role's bytes live in LogicalWeight::uqff_scalar, and how many it may hold.
@@ -232,26 +239,30 @@ Status LogicalModel::build_uqff() {
     if (numeric) return fail(Status::UqffPreV1, TensorRef{t, 0}, tab.get(0).name);
   }
   if (build_index(true) != Status::Ok) return error_.code;
+  // The version: in whichever files hold it (mistral.rs repeats it in every shard set), the first
+  // copy in table order; every copy must be a U32 scalar (their values are compared once fed).
   for (uint32_t v = 0; v < 3; ++v) {
-    const TensorRef r = find_concat(kVersionNames[v], strlen(kVersionNames[v]), "", 0);
-    if (!r.present()) {
+    version_ref_[v] = TensorRef();
+    for (uint32_t t = 0; t < table_count_; ++t) {
+      const TensorRef r = find_concat(kVersionNames[v], strlen(kVersionNames[v]), "", t);
+      if (!r.present()) continue;
+      const TensorInfo info = tensor(r);
+      if (info.dtype() != DType::U32 || info.rank != 0) return fail(Status::UqffVersionNotScalar, r, info.name);
+      if (!version_ref_[v].present()) version_ref_[v] = r;
+    }
+    if (!version_ref_[v].present()) {
       StrView n;
       n.data = kVersionNames[v];
       n.size = strlen(kVersionNames[v]);
       return fail(Status::UqffMissingVersion, TensorRef(), n);  // offset 0: it is nowhere
     }
-    const TensorInfo info = tensor(r);
-    if (info.dtype() != DType::U32 || info.rank != 0) return fail(Status::UqffVersionNotScalar, r, info.name);
-    version_ref_[v] = r;
   }
   for (uint32_t t = 0; t < table_count_; ++t) {
     const TensorTable& tab = *tables_[t];
     for (uint32_t i = 0; i < tab.count(); ++i) {
       const TensorRef r{t, i};
       const StrView name = tab.get(i).name;
-      if (t == 0 && (r.index == version_ref_[0].index || r.index == version_ref_[1].index ||
-                     r.index == version_ref_[2].index))
-        continue;
+      if (version_index(name) < 3) continue;
       size_t key = 0;
       if (ends_with(name, kSuffix[uint32_t(UqffSuffix::Format)], &key)) {
         if (uqff_layer(r, key) != Status::Ok) return error_.code;
@@ -290,15 +301,14 @@ bool LogicalModel::uqff_scalar_slot(uint32_t table, uint32_t tensor_index, uint8
                                     uint64_t* begin) {
   if (table >= table_count_ || tensor_index >= tables_[table]->count()) return false;
   const TensorRef r{table, tensor_index};
-  for (uint32_t v = 0; v < 3; ++v) {
-    if (version_ref_[v].table == table && version_ref_[v].index == tensor_index) {
-      *dst = version_bytes_ + 4 * v;
-      *got = version_got_ + v;
-      *begin = piece_begin(r);
-      return true;
-    }
-  }
   const StrView name = tables_[table]->get(tensor_index).name;
+  const uint32_t v = version_index(name);
+  if (v < 3) {  // any file's copy (build_uqff() checked each is a U32 scalar)
+    *dst = version_copy_[table] + 4 * v;
+    *got = version_copy_got_[table] + v;
+    *begin = piece_begin(r);
+    return true;
+  }
   for (uint32_t s = 0; s < kUqffSuffixCount; ++s) {
     PieceRole role;
     size_t key = 0;
@@ -338,8 +348,23 @@ Status LogicalModel::feed_uqff(uint32_t table, uint32_t tensor_index, uint64_t o
 Status LogicalModel::resolve_uqff() {
   if (error_.code != Status::Ok) return error_.code;
   for (uint32_t v = 0; v < 3; ++v) {
-    if (!version_ref_[v].present()) return fail(Status::UsageError, TensorRef(), StrView());
-    if (version_got_[v] != 4) return fail(Status::UqffScalarNotFed, version_ref_[v], tensor(version_ref_[v]).name);
+    const TensorRef first = version_ref_[v];
+    if (!first.present()) return fail(Status::UsageError, TensorRef(), StrView());
+    // Every copy fed; each later one equal to the first (in table order), else an error at the
+    // copy's data with both values.
+    for (uint32_t t = first.table; t < table_count_; ++t) {
+      const TensorRef r = find_concat(kVersionNames[v], strlen(kVersionNames[v]), "", t);
+      if (!r.present()) continue;
+      if (version_copy_got_[t][v] != 4) return fail(Status::UqffScalarNotFed, r, tensor(r).name);
+      const uint32_t value = le32(version_copy_[t] + 4 * v), want = le32(version_copy_[first.table] + 4 * v);
+      if (value != want) {
+        fail_data(Status::UqffVersionMismatch, r, tensor(r).name);
+        error_.set_found(value);
+        error_.set_expected(want);
+        return error_.code;
+      }
+    }
+    memcpy(version_bytes_ + 4 * v, version_copy_[first.table] + 4 * v, 4);
   }
   const uint32_t major = uqff_version(0), minor = uqff_version(1);
   if (major != kUqffMajor) {
@@ -448,11 +473,17 @@ Status LogicalModel::uqff_resolve_layer(LogicalWeight* w) {
       if (tensor(nr).dtype() == DType::U64) blocks |= uint64_t(le32(w->uqff_scalar + 12)) << 32;
       w->rank = uint32_t(tensor(sr).dim(0));
       if (!read_shape(*w, w->rank, w->shape, &w->elements)) return fail_data(Status::ShapeOverflow, sr, w->name);
-      if (blocks > ~uint64_t(0) / 33 || w->elements != blocks * 32) {
-        fail_data(Status::ConventionCompanionShape, nr, w->name);
+      // mistral.rs pads the flattened weight to whole 32-value blocks (f8q8 from_weight): the
+      // last block's tail is dropped when decoding. Fewer blocks cannot hold the values; more
+      // are not what the writer makes.
+      const uint64_t need = w->elements / 32 + (w->elements % 32 != 0);
+      if (blocks != need) {
+        fail_data(Status::UqffNumBlocksMismatch, nr, w->name);
         error_.set_found(blocks);
+        error_.set_expected(need);
         return error_.code;
       }
+      if (blocks > ~uint64_t(0) / 33) return fail_data(Status::ShapeOverflow, sr, w->name);
       if (packed.byte_size() != blocks * 33) {
         fail(Status::ConventionCompanionShape, pr, w->name);
         error_.set_found(packed.byte_size());
