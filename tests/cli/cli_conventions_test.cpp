@@ -781,6 +781,156 @@ TEST(CliConventions, DequantAllJsonListsEveryWeight) {
   EXPECT_TRUE(j["error"].is_null());
 }
 
+// --- Conventions as the upstream tools write them (issue #14): mlx-overrides/, ollama-inferred/,
+// uqff-f8q8/ and malformed/ (tests/data/conventions/README.md). ---
+
+const std::string kMlxOverrides = kDir + "/mlx-overrides/model.safetensors";
+const std::string kOllamaInferred = kDir + "/ollama-inferred/manifest.json";
+const std::string kUqffF8q8 = kDir + "/uqff-f8q8/model-0.uqff";
+
+// Every blob of a manifest folder, merged.
+std::map<std::string, Stored> blob_tensors(const std::string& dir) {
+  std::map<std::string, Stored> t;
+  for (const auto& e : fs::directory_iterator(dir + "/blobs")) {
+    auto part = read_tensors(e.path().string());
+    t.insert(part.begin(), part.end());
+  }
+  return t;
+}
+
+TEST(CliConventions, MlxOverridesStandAloneDequantEveryWeight) {
+  const auto t = read_tensors(kMlxOverrides);
+  const std::string L = "model.layers.0.";
+  // The router gate mlx_lm.convert --q-mode mxfp4 writes: {"group_size": 64, "bits": 8} beside a
+  // top-level mxfp4 is affine 8-bit g64, with biases.
+  check_dequant(kMlxOverrides, t, L + "mlp.gate.weight", {"affine", 8, 64, ".scales", ".biases", ""});
+  check_dequant(kMlxOverrides, t, L + "mlp.shared_expert_gate.weight", {"affine", 8, 64, ".scales", ".biases", ""});
+  check_dequant(kMlxOverrides, t, L + "self_attn.k_proj.weight", {"affine", 4, 128, ".scales", ".biases", ""});
+  check_dequant(kMlxOverrides, t, L + "self_attn.q_proj.weight", {"nvfp4", 4, 16, ".scales", "", ""});
+  check_dequant(kMlxOverrides, t, L + "self_attn.o_proj.weight", {"mxfp8", 8, 32, ".scales", "", ""});
+  check_dequant(kMlxOverrides, t, L + "self_attn.v_proj.weight", {"mxfp4", 4, 32, ".scales", "", ""});
+  check_dequant(kMlxOverrides, t, L + "mlp.experts.gate_proj.weight", {"mxfp4", 4, 32, ".scales", "", ""});
+  const Json l = parse_json(cli({"inspect", "--json", kMlxOverrides}).out)["logical"];
+  std::map<std::string, std::string> got;
+  for (const Json& w : l["weights"].items)
+    got[w["name"].str()] = w["mode"].str() + (w["bits"].is_null() ? "" : " " + std::to_string(w["bits"].u64()) + "/" +
+                                                                             std::to_string(w["group"].u64()));
+  const std::map<std::string, std::string> want = {
+      {L + "mlp.experts.gate_proj.weight", "mxfp4 4/32"}, {L + "mlp.gate.weight", "affine 8/64"},
+      {L + "mlp.shared_expert_gate.weight", "affine 8/64"}, {L + "self_attn.k_proj.weight", "affine 4/128"},
+      {L + "self_attn.q_proj.weight", "nvfp4 4/16"},      {L + "self_attn.v_proj.weight", "mxfp4 4/32"},
+      {L + "self_attn.o_proj.weight", "mxfp8 8/32"},      {L + "mlp.down_proj.weight", "none"},
+      {"lm_head.weight", "none"},                          {"model.norm.weight", "none"}};
+  EXPECT_EQ(got, want);
+}
+
+TEST(CliConventions, OllamaInferredDequantEveryWeight) {
+  const auto t = blob_tensors(kDir + "/ollama-inferred");
+  const std::string L = "model.layers.0.", E = L + "mlp.experts.";
+  // No quant_type: int4 / int8 and the group from the shapes.
+  check_dequant(kOllamaInferred, t, L + "self_attn.q_proj.weight", {"affine", 4, 32, ".scale", ".bias", ""});
+  check_dequant(kOllamaInferred, t, L + "self_attn.k_proj.weight", {"affine", 8, 64, ".scale", ".bias", ""});
+  check_dequant(kOllamaInferred, t, L + "mlp.up_proj.weight", {"affine", 8, 128, ".scale", ".bias", ""});
+  // "INT8" (g32 from the shapes with the type's 8), " Nvfp4 ", "q4".
+  check_dequant(kOllamaInferred, t, E + "gate_proj.weight", {"affine", 8, 32, ".scale", ".bias", ""});
+  check_dequant(kOllamaInferred, t, E + "down_proj.weight", {"nvfp4", 4, 16, ".scale", "", ".global_scale"});
+  check_dequant(kOllamaInferred, t, E + "up_proj.weight", {"affine", 4, 32, ".scale", ".bias", ""});
+  // A .scale with no base tensor is an ordinary tensor: its stored F32 values.
+  TempDir dir;
+  const RunResult r = cli({"dequant", kOllamaInferred, "--tensor", L + "router.scale", "--chunk-size", "1", "-o", dir.file("r.bin")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_file(dir.file("r.bin")), t.at(L + "router.scale").bytes);
+  EXPECT_EQ(r.out, L + "router.scale: F32 [8] -> 8 f32 values, 32 bytes in " + dir.file("r.bin") + "\n");
+}
+
+// F8Q8 (mistral.rs f8q8/mod.rs): 33-byte blocks {e4m3fn d; i8 qs[32]}, value = q * (d / 448); the
+// flattened weight is padded to whole blocks and the values past the shape's count are dropped.
+std::string expected_f8q8(const Stored& packed, uint64_t elements) {
+  std::string out;
+  for (uint64_t i = 0; i < elements; ++i) {
+    const uint8_t* blk = reinterpret_cast<const uint8_t*>(packed.bytes.data()) + i / 32 * 33;
+    volatile float d = e4m3(blk[0]) / 448.0f;
+    const float v = float(int8_t(blk[1 + i % 32])) * d;
+    out.append(reinterpret_cast<const char*>(&v), 4);
+  }
+  EXPECT_EQ(packed.bytes.size(), (elements + 31) / 32 * 33);
+  return out;
+}
+
+TEST(CliConventions, UqffPaddedF8Q8DequantEveryLayer) {
+  const auto t0 = read_tensors(kDir + "/uqff-f8q8/model-0.uqff"), t1 = read_tensors(kDir + "/uqff-f8q8/model-1.uqff");
+  const std::string L = "model.layers.0.";
+  struct Layer {
+    std::string name;
+    const std::map<std::string, Stored>* file;
+    uint64_t elements;
+    std::string shape;
+  };
+  const Layer layers[] = {{L + "self_attn.q_proj.weight", &t0, 60, "[3, 20]"},
+                          {L + "self_attn.k_proj.weight", &t0, 32, "[1, 32]"},
+                          {L + "mlp.experts.down_proj.weight", &t1, 42, "[2, 3, 7]"},
+                          {L + "mlp.gate_proj.weight", &t1, 25, "[5, 5]"}};
+  for (const Layer& layer : layers) {
+    const std::string want = expected_f8q8(layer.file->at(layer.name), layer.elements);
+    for (const char* chunk : {"65536", "1", "7"}) {
+      TempDir dir;
+      const RunResult r = cli({"dequant", kUqffF8q8, "--tensor", layer.name, "--chunk-size", chunk, "-o", dir.file("w.bin")});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_TRUE(same_bytes(want, read_file(dir.file("w.bin")))) << layer.name << " chunk " << chunk;
+      EXPECT_EQ(r.out, layer.name + ": uqff F8Q8 " + layer.shape + " -> " + std::to_string(layer.elements) +
+                           " f32 values, " + std::to_string(layer.elements * 4) + " bytes in " + dir.file("w.bin") + "\n");
+    }
+  }
+  // The version tensors are in both shards: one model, version 1.2.0, 5 weights.
+  const Json j = parse_json(cli({"inspect", "--json", kDir + "/uqff-f8q8/model-1.uqff"}).out);
+  EXPECT_TRUE(j["logical"]["error"].is_null());
+  EXPECT_EQ(j["logical"]["weights"].items.size(), 5u);
+}
+
+// malformed/expected.json, case by case: dequant --all and inspect --json give its code, offset,
+// tensor and file, no output is written, and the message carries the values.
+TEST(CliConventions, MalformedNeighboursAsExpectedJsonSays) {
+  const Json cases = parse_json(read_file(kDir + "/malformed/expected.json"))["cases"];
+  ASSERT_EQ(cases.items.size(), 8u);
+  for (const Json& c : cases.items) {
+    const std::string dir = kDir + "/malformed/" + c["dir"].str(), what = c["dir"].str();
+    const std::string file = c["file"].str();
+    TempDir out;
+    const RunResult r = cli({"dequant", dir + "/" + c["open"].str(), "--all", "--json", "-o", out.file("all")});
+    EXPECT_EQ(r.exit_code, 1) << what << "\n" << r.out << r.err;
+    const Json e = parse_json(r.out)["error"];
+    EXPECT_EQ(e["code"].str(), c["status"].str()) << what;
+    EXPECT_EQ(e["offset"].u64(), c["offset"].u64()) << what;
+    if (c["tensor"].is_null()) {
+      EXPECT_TRUE(e["tensor"].is_null()) << what;
+    } else {
+      EXPECT_EQ(e["tensor"].str(), c["tensor"].str()) << what;
+    }
+    // The file the offset is in: the shard / blob; for the MLX file named on the command line,
+    // none (a config.json error names config.json's path).
+    if (c["kind"].str() == "mlx" && file == "model.safetensors") {
+      EXPECT_TRUE(e["shard"].is_null()) << what;
+    } else if (file == "config.json") {
+      EXPECT_EQ(e["shard"].str(), dir + "/config.json") << what;
+    } else {
+      EXPECT_EQ(e["shard"].str(), file) << what;
+    }
+    if (!c["found"].is_null() && !c["expected"].is_null()) {
+      const std::string f = std::to_string(c["found"].u64()), x = std::to_string(c["expected"].u64());
+      EXPECT_NE(e["message"].str().find(f), std::string::npos) << what << ": " << e["message"].str();
+      EXPECT_NE(e["message"].str().find(x), std::string::npos) << what << ": " << e["message"].str();
+    }
+    size_t written = 0;
+    if (fs::exists(out.file("all")))
+      for (const auto& x : fs::directory_iterator(out.file("all"))) written += x.is_regular_file();
+    EXPECT_EQ(written, 0u) << what;
+    // inspect reports the same problem in its logical section.
+    const Json l = parse_json(cli({"inspect", "--json", dir + "/" + c["open"].str()}).out)["logical"];
+    EXPECT_EQ(l["error"]["code"].str(), c["status"].str()) << what;
+    EXPECT_EQ(l["error"]["offset"].u64(), c["offset"].u64()) << what;
+  }
+}
+
 // A weight without a decoding (integers) is listed with its reason and not written; the others are.
 TEST(CliConventions, DequantAllSkipsWeightsWithoutDecoding) {
   std::string header =

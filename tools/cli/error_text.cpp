@@ -349,6 +349,18 @@ std::string details(const ErrorFacts& f) {
         return d;
       }
       return "";
+    case Status::ConventionGroupNotInferable:
+      if (f.found && f.expected)
+        return num(*f.found) + " words and " + num(*f.expected) + " scales per row";
+      return "";
+    case Status::UqffVersionMismatch:
+      if (f.found && f.expected)
+        return "this copy says " + num(*f.found) + "; the first copy says " + num(*f.expected);
+      return "";
+    case Status::UqffNumBlocksMismatch:
+      if (f.found && f.expected)
+        return "num_blocks is " + num(*f.found) + "; the shape's values take " + num(*f.expected);
+      return "";
     case Status::IndexTotalSizeMismatch:
       if (f.index_total_size && f.tensors_total_size)
         return "the index says " + num(*f.index_total_size) + " bytes; the tensors hold " +

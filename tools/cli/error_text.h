@@ -42,6 +42,8 @@ struct ErrorFacts {
   uint32_t gguf_alignment = 0;
   std::string gguf_key;                    // GgufDuplicateKey: the key
   std::optional<uint64_t> gguf_key_other;  // ... and where else it appears
+  // ws::Error's found / expected values, where the library gives them (problem_from copies them).
+  std::optional<uint64_t> found, expected;
 };
 
 // "description (details). Hint" — the message after "invalid: Code at byte N: ".

@@ -282,6 +282,8 @@ Problem problem_from(const ws::Error& error, const ErrorFacts& facts) {
   ErrorFacts f = facts;
   f.code = error.code;
   f.offset = error.offset;
+  if (error.has_found && !f.found) f.found = error.found;
+  if (error.has_expected && !f.expected) f.expected = error.expected;
   p.message = error_message(f);
   return p;
 }

@@ -109,6 +109,12 @@ function details(f) {
       return expected !== null ? `the limit is ${expected} levels` : '';
     case 'TooManyTensors': case 'NameTooLong': case 'RankTooLarge':
       return expected !== null ? `the limit is ${expected}` : '';
+    case 'ConventionGroupNotInferable':
+      return found !== null && expected !== null ? `${found} words and ${expected} scales per row` : '';
+    case 'UqffVersionMismatch':
+      return found !== null && expected !== null ? `this copy says ${found}; the first copy says ${expected}` : '';
+    case 'UqffNumBlocksMismatch':
+      return found !== null && expected !== null ? `num_blocks is ${found}; the shape's values take ${expected}` : '';
     case 'IndexTotalSizeMismatch':
       return found !== null && expected !== null ? `the index says ${found} bytes; the tensors hold ${expected}` : '';
     case 'BufferTooLarge':

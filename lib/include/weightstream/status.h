@@ -106,7 +106,7 @@ namespace ws {
   X(UqffScalarNotFed, "a UQFF scalar tensor's bytes were not fed before resolving the layers")    \
   /* conventions as the upstream tools write them (mlx-lm, Ollama, mistral.rs; issue #14) */      \
   X(ConfigQuantizationIncomplete, "the quantization section lacks group_size or bits (mlx-lm reads both)") \
-  X(ConventionGroupNotInferable, "no quant_type, and the weight's and scales' last dimensions fit no int4/int8 group (Ollama's shape rule)") \
+  X(ConventionGroupNotInferable, "no quant_type, and by Ollama's shape rule the weight's and scales' last dimensions fit no int4/int8 group") \
   X(UqffVersionMismatch, "a uqff.version tensor repeated in another UQFF file holds another value") \
   X(UqffNumBlocksMismatch, "a UQFF F8Q8 layer's .weight.num_blocks is not ceil(elements / 32) of its .weight.shape") \
   /* GGUF */                                                                                       \
