@@ -102,25 +102,28 @@ test('Ollama nvfp4 with a global scale and int4 affine equal formulas computed h
   }
 });
 
-// A one-weight Ollama blob: w [1, 8] U32 (64 int4 values), its BF16 scale and bias [1, 1 or 2].
-function ollamaBlob({ meta = { quant_type: 'int4', group_size: '32' }, bias = true, extra = {} } = {}) {
+// A one-weight Ollama blob: w [1, words] U32 (64 int4 values by default), its BF16 scale and bias
+// [1, scales].
+function ollamaBlob({ meta = { quant_type: 'int4', group_size: '32' }, bias = true, extra = {}, words = 8, scales = 2 } = {}) {
   const t = {
-    w: { dtype: 'U32', shape: [1, 8], data: new Uint8Array(32) },
-    'w.scale': { dtype: 'BF16', shape: [1, 2], data: new Uint8Array(4) },
+    w: { dtype: 'U32', shape: [1, words], data: new Uint8Array(4 * words) },
+    'w.scale': { dtype: 'BF16', shape: [1, scales], data: new Uint8Array(2 * scales) },
   };
-  if (bias) t['w.bias'] = { dtype: 'BF16', shape: [1, 2], data: new Uint8Array(4) };
+  if (bias) t['w.bias'] = { dtype: 'BF16', shape: [1, scales], data: new Uint8Array(2 * scales) };
   return safetensors({ ...t, ...extra }, meta);
 }
 
 test('malformed Ollama blobs: the library\'s status, offset and tensor (as the CLI reports them)', async () => {
   const cases = [
     ['unknown quant_type', ollamaBlob({ meta: { quant_type: 'int5' } }), 'ConventionUnknownQuantType', 'w'],
-    ['no quant_type for this weight (another has one)', ollamaBlob({ meta: { 'other.quant_type': 'int4' } }), 'ConventionUnknownParams', 'w'],
+    // Since issue #14 a weight without quant_type gets its type from the shapes (Ollama's
+    // inferQuantTypeFromShapes; 8 words and 2 scales per row are int4 g32, valid below); 6 words
+    // and 1 scale fit no group (this case was ConventionUnknownParams for any shapes).
+    ['no quant_type for this weight (another has one), shapes that fit no group', ollamaBlob({ meta: { 'other.quant_type': 'int4' }, words: 6, scales: 1 }), 'ConventionGroupNotInferable', 'w'],
     ['group_size not a number', ollamaBlob({ meta: { quant_type: 'int4', group_size: '3x' } }), 'ConventionUnknownParams', 'w'],
     ['int4 without its bias', ollamaBlob({ bias: false }), 'ConventionMissingCompanion', 'w'],
     ['group 48', ollamaBlob({ meta: { quant_type: 'int4', group_size: '48' } }), 'ConventionBitsNotAllowed', 'w'],
     ['per-tensor mxfp4 with a bias', ollamaBlob({ meta: { 'w.quant_type': 'mxfp4' } }), 'ConventionCompanionShape', 'w'],
-    ['a scale without its weight', ollamaBlob({ extra: { 'v.scale': { dtype: 'BF16', shape: [1], data: new Uint8Array(2) } } }), 'ConventionOrphanCompanion', 'v.scale'],
     ['a global scale on int4', ollamaBlob({ extra: { 'w.global_scale': { dtype: 'F32', shape: [], data: new Uint8Array(4) } } }), 'ConventionCompanionShape', 'w'],
   ];
   for (const [what, bytes, code, tensor] of cases) {
@@ -140,6 +143,12 @@ test('malformed Ollama blobs: the library\'s status, offset and tensor (as the C
   // Raw output reads the stored tensors, as before: no convention applies.
   const raw = await decodeAll(ollamaBlob({ meta: { quant_type: 'int5' } }), { dtype: 'raw' });
   assert.deepEqual([...raw.keys()], ['w', 'w.scale', 'w.bias']);
+  // Valid since issue #14: no quant_type for w (int4 g32 from its shapes), and a .scale without a
+  // base tensor, which Ollama reads as an ordinary tensor (Gemma-4's router.scale; this case was
+  // ConventionOrphanCompanion).
+  const ok = await decodeAll(streamOf(ollamaBlob({ meta: { 'other.quant_type': 'int4' }, extra: { 'v.scale': { dtype: 'F32', shape: [1], data: new Uint8Array(new Float32Array([1.5]).buffer) } } }), 7), { dtype: 'f32' });
+  assert.deepEqual(ok.get('w').t.quant, { format: 'MlxAffine', mode: 'affine', bits: 4, groupSize: 32, scales: 'w.scale', biases: 'w.bias', convention: 'ollama', globalScale: null });
+  assert.deepEqual([...new Float32Array(ok.get('v.scale').bytes.buffer)], [1.5]);
 });
 
 // UQFF (FORMATS §4): the directory as a list of sources, in any order (shards sort by number).

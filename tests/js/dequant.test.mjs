@@ -138,18 +138,23 @@ test('MLX affine int4 (scales before or after the weight in the file): f32 and f
 
 // The rules are the library's (ws::LogicalModel): without a config, shapes that fit several
 // (bits, group) pairs are ConventionUnknownParams at the weight, as the CLI reports them; a config
-// that states bits without group_size does not complete itself from the shapes either.
-test('MLX without a complete config: ambiguous shapes are the library\'s ConventionUnknownParams (as the CLI says)', async () => {
+// that states bits without group_size does not complete itself from the shapes either: mlx-lm's
+// load_model reads quantization["group_size"] (a KeyError), so since issue #14 the config itself
+// is rejected (ConfigQuantizationIncomplete at the section's closing brace; it was
+// ConventionUnknownParams at the weight).
+test('MLX without a complete config: ambiguous shapes are the library\'s ConventionUnknownParams, a section without group_size is ConfigQuantizationIncomplete (as the CLI says)', async () => {
   const { bytes } = mlxModel(true);
   const dir = mkdtempSync(join(tmpdir(), 'ws-mlx-'));
   try {
     // 16 packed words and 2 scales per row: bits × group = 256 fits 4×64, 8×32 and 2×128.
-    for (const quantization of [null, { bits: 4 }]) {
+    // { bits: 4 } is read as {"quantization":{"bits":4}}: its closing brace is byte 25.
+    for (const [quantization, code, offset, tensor] of [[null, 'ConventionUnknownParams', null, 'layer.weight'], [{ bits: 4 }, 'ConfigQuantizationIncomplete', 25, null]]) {
       let err = null;
       try { await decodeAll(bytes, { dtype: 'f32', quantization }); } catch (e) { err = e; }
       assert.ok(err instanceof ws.WeightstreamError, String(err));
-      assert.equal(err.code, 'ConventionUnknownParams');
-      assert.equal(err.tensor, 'layer.weight');
+      assert.equal(err.code, code);
+      assert.equal(err.tensor, tensor);
+      if (offset !== null) assert.equal(err.offset, offset);
       assert.ok(err.hint.length > 0);
       if (existsSync(cli)) {
         writeFileSync(join(dir, 'model.safetensors'), bytes);
