@@ -2,8 +2,8 @@
 // resolve_uqff, the load plan, dequantizing every resolved weight).
 //
 // Input: `u8 chunk_seed, u8 file_count (1..3 after % 3 + 1)`, then for every file but the last a
-// u32 LE length and its bytes; the last file is the rest. Each file is a safetensors shard (the
-// first holds the version tensors), read by its own ws::Reader: every header first, then the data,
+// u32 LE length and its bytes; the last file is the rest. Each file is a safetensors shard (any
+// of them may hold the version tensors), read by its own ws::Reader: every header first, then the data,
 // every TensorBytes event fed to feed_uqff(). The whole directory is read twice, whole and in
 // seed-chosen pieces: the verdict, offset, tensor name and resolved weights must agree. Decoded
 // values must fill exactly the logical element count. Seeds: fuzz/corpus/fuzz_uqff (the fixture

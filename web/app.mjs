@@ -289,14 +289,15 @@ function setVerdict(kind, text) {
 function hideError() { $('error').hidden = true; }
 
 // The file an error is in: the one the package names; for a UQFF directory without one (missing
-// version tensors) the first file, where they belong; for a single file, that file.
+// version tensors, which no file holds) the first file, where mistral.rs writes them; for a single
+// file, that file.
 function errorFile(e) {
   const spec = state.spec;
   if (e.shard) return e.shard;
   if (!spec) return null;
   if (spec.kind === 'uqff') {
     const first = state.header?.shards?.[0] ?? spec.files[0]?.name;
-    return first ? `${first} (the first file, which must hold the version tensors)` : null;
+    return first ? `${first} (the first file; no file holds the version tensors)` : null;
   }
   return spec.files[0]?.name ?? null;
 }

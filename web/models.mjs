@@ -29,8 +29,9 @@ export function uqffOrder(entries, nameOf = (e) => e.name) {
   return [...shards, ...entries.filter((e) => !isUqff(nameOf(e)))];
 }
 
-// Shard numbers below the highest one given that are not among the files (the first shard holds
-// the version tensors, so a missing shard 0 is the usual reason for UqffMissingVersion).
+// Shard numbers below the highest one given that are not among the files (mistral.rs writes the
+// version tensors at the start of each shard set, in the first shard, so a missing shard 0 is the
+// usual reason for UqffMissingVersion).
 export function missingShards(names) {
   const shards = names.filter(isUqff);
   const nums = new Set(shards.map(uqffNumber));

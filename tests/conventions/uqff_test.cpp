@@ -427,6 +427,9 @@ TEST(Uqff, WriteFuzzSeedsWhenAsked) {
   write("good", samplegen::uqff_fixture(), 1);
   uint8_t seed = 2;
   for (const samplegen::UqffVariant& v : samplegen::uqff_malformed_variants()) write(v.name, v.fixture, seed++);
+  // Issue #14: padded F8Q8 layers and the version in both shards, and their neighbours.
+  write("good-f8q8", samplegen::uqff_f8q8_fixture(), seed++);
+  for (const samplegen::UqffVariant& v : samplegen::uqff_f8q8_variants()) write(v.name, v.fixture, seed++);
 }
 
 }  // namespace

@@ -447,7 +447,7 @@ test('UQFF by URL list, file picker (multiple, out of order) and drop: the same 
 });
 
 test('malformed UQFF: the first shard missing (sample), a format tag changed (file picker): code, file, offset, tensor as the CLI', { skip: noCli }, async () => {
-  // model-1.uqff + residual.safetensors: no version tensors in the first file given.
+  // model-1.uqff + residual.safetensors: no version tensors in any file given.
   const dir = mkdtempSync(join(tmp, 'uqff-no-first-'));
   for (const f of ['model-1.uqff', 'residual.safetensors']) copyFileSync(join(uqffDir, f), join(dir, f));
   const c = cliError(join(dir, 'model-1.uqff'), 'model.layers.0.mlp.gate_proj.weight');
@@ -456,11 +456,11 @@ test('malformed UQFF: the first shard missing (sample), a format tag changed (fi
   await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'invalid', null, { timeout: 30000 });
   assert.equal(await page.textContent('#verdict-line'), '✘ Invalid UQFF directory: UqffMissingVersion');
   assert.equal(await page.textContent('#error-code'), c.code);
-  assert.equal(await page.textContent('#error-file'), 'model-1.uqff (the first file, which must hold the version tensors)');
+  assert.equal(await page.textContent('#error-file'), 'model-1.uqff (the first file; no file holds the version tensors)');
   assert.match(await page.textContent('#error-offset'), new RegExp(`^${c.offset} `));
   assert.equal(await page.textContent('#error-tensor'), `"${c.tensor}"`);
-  assert.match(await page.textContent('#error-sentence'), /^The first UQFF shard lacks a uqff\.version\.major\/minor\/patch tensor/);
-  assert.match(await page.textContent('#error-hint'), /first shard .* first.*Not among the files: model-0\.uqff\.$/);
+  assert.match(await page.textContent('#error-sentence'), /^No UQFF file holds a uqff\.version\.major\/minor\/patch tensor/);
+  assert.match(await page.textContent('#error-hint'), /^Give every file of the UQFF directory .*Not among the files: model-0\.uqff\.$/);
   assert.equal(await page.isVisible('#gpu'), false);
   await shot('11-uqff-missing-first-shard');
   // model-0.uqff with k_proj's format tag (Gguf, 0) changed to Afq (4).
