@@ -310,6 +310,22 @@ TEST(UpstreamFixtures, UqffOtherDuplicatesAndNoVersion) {
   EXPECT_EQ(m2.error_table(), ws::kNoTensor);
 }
 
+// A version-named tensor that is no U32 scalar has no slot (the slots hold 4 bytes): feeding its
+// bytes, even without build_uqff(), writes nothing (ASan would see an overrun).
+TEST(UpstreamFixtures, UqffVersionSlotsOnlyForScalars) {
+  std::vector<samplegen::RawTensor> t = {{"uqff.version.major", "U32", {64}, std::vector<uint8_t>(256, 0xAB)}};
+  const std::vector<uint8_t> file = samplegen::serialize_raw(t, {0}, {}, true);
+  Parsed p;
+  convtest::parse(file, Split::Whole, 1, true, &p);
+  ASSERT_EQ(p.status, Status::Ok);
+  std::vector<ws::LogicalWeight> storage(4);
+  ws::LogicalModel m(storage.data(), 4);
+  m.add_table(&p.reader->tensors(), p.reader->data_start());
+  EXPECT_FALSE(m.uqff_wants(0, 0));
+  EXPECT_EQ(m.feed_uqff(0, 0, m.piece_begin(ws::TensorRef{0, 0}), p.bytes[0].data(), p.bytes[0].size()), Status::Ok);
+  EXPECT_EQ(m.build_uqff(), Status::UqffVersionNotScalar);
+}
+
 // The in-memory variants of uqff-f8q8 (the committed malformed/ dirs are three of them; the
 // version copy that is not a U32 scalar is checked here only).
 TEST(UpstreamFixtures, UqffF8Q8VariantsEverySplit) {

@@ -540,8 +540,8 @@ Status LogicalModel::build_ollama() {
       }
       // The type: "<name>.quant_type" when not empty, else the blob's quant_type, else the shapes.
       StrView qt, gs;
-      if (!find_meta_concat(tab, name.data, name.size, ".quant_type", &qt) || qt.size == 0)
-        if (!tab.find_metadata("quant_type", &qt)) qt = StrView();
+      const bool own_type = find_meta_concat(tab, name.data, name.size, ".quant_type", &qt) && qt.size != 0;
+      if (!own_type && !tab.find_metadata("quant_type", &qt)) qt = StrView();
       // The group: "<name>.group_size", else the blob's group_size, else the group the shapes give
       // (with the stated type as the hint, so early int4 g32 blobs without group_size read right),
       // else the type's default.

@@ -303,7 +303,9 @@ bool LogicalModel::uqff_scalar_slot(uint32_t table, uint32_t tensor_index, uint8
   const TensorRef r{table, tensor_index};
   const StrView name = tables_[table]->get(tensor_index).name;
   const uint32_t v = version_index(name);
-  if (v < 3) {  // any file's copy (build_uqff() checked each is a U32 scalar)
+  if (v < 3) {  // any file's copy; its slot holds 4 bytes, so only a U32 scalar has one
+    const TensorInfo info = tensor(r);
+    if (info.dtype() != DType::U32 || info.rank != 0) return false;
     *dst = version_copy_[table] + 4 * v;
     *got = version_copy_got_[table] + v;
     *begin = piece_begin(r);
