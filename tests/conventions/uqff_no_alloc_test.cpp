@@ -1,8 +1,9 @@
 // UQFF without the heap: this binary links tests/support/alloc_counter.cpp, which replaces the
 // global allocation functions with counting wrappers, and checks that not one call happens while
 // a UQFF directory goes through the library — every file's header, build_uqff(), streaming with
-// feed_uqff(), resolve_uqff(), the load plan and dequantizing every weight — for the good fixture and
-// every malformed variant, fed whole and 1 byte at a time. Buffers are made before counting starts.
+// feed_uqff(), resolve_uqff(), the load plan and dequantizing every weight — for the good fixtures
+// (uqff/, uqff-f8q8/) and every malformed variant, fed whole and 1 byte at a time. Buffers are
+// made before counting starts.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +131,14 @@ TEST(UqffNoAllocation, DirectoryAndVariantsNeverAllocate) {
     for (const samplegen::UqffFile& f : samplegen::uqff_fixture().files) good.files.push_back(samplegen::uqff_file_bytes(f));
     inputs.push_back(good);
   }
-  for (const samplegen::UqffVariant& v : samplegen::uqff_malformed_variants()) {
+  {  // padded F8Q8 layers, the version in both shards (issue #14)
+    Input good{"good-f8q8", "Ok", {}};
+    for (const samplegen::UqffFile& f : samplegen::uqff_f8q8_fixture().files) good.files.push_back(samplegen::uqff_file_bytes(f));
+    inputs.push_back(good);
+  }
+  std::vector<samplegen::UqffVariant> variants = samplegen::uqff_malformed_variants();
+  for (samplegen::UqffVariant& v : samplegen::uqff_f8q8_variants()) variants.push_back(v);
+  for (const samplegen::UqffVariant& v : variants) {
     Input in{v.name, v.status, {}};
     for (const samplegen::UqffFile& f : v.fixture.files) in.files.push_back(samplegen::uqff_file_bytes(f));
     inputs.push_back(in);
@@ -146,6 +154,9 @@ TEST(UqffNoAllocation, DirectoryAndVariantsNeverAllocate) {
       EXPECT_STREQ(ws::status_name(r.status), in.status.c_str()) << in.name;
       if (in.name == "good") {
         EXPECT_EQ(r.decoded, 12u);
+      }
+      if (in.name == "good-f8q8") {
+        EXPECT_EQ(r.decoded, 5u);
       }
     }
   }
