@@ -426,8 +426,11 @@ void keys(Corpus& c) {
           "key length 2^30+1: over ggml's 1 GiB string limit whatever the input size");
   }
   {
+    // Cut after the key's own bytes: what followed (the value type) holds NUL bytes, which a
+    // key may not (nul_in_truncated_key).
     Built b = build(ending_with(kv_uint("last.key", kU32, 5)));
     b.patch(Field::KeyLen, 1, uint64_t(1) << 30);
+    b.bytes.resize(b.field(Field::Key, 1).end);
     c.bad("key_length_1gib", b, verdict("TruncatedHeader", b.bytes.size()),
           "key length exactly 2^30 is allowed; the input then ends inside the key (with a "
           "declared size: longer than the rest of the input)");
@@ -435,6 +438,7 @@ void keys(Corpus& c) {
   {
     Built b = build(ending_with(kv_uint("last.key", kU32, 5)));
     b.patch(Field::KeyLen, 1, 100000);
+    b.bytes.resize(b.field(Field::Key, 1).end);  // as key_length_1gib
     c.bad("key_length_beyond_input", b, verdict("TruncatedHeader", b.bytes.size()),
           "the last key claims 100000 bytes: the input ends inside it");
   }
@@ -993,6 +997,110 @@ void bitnet(Corpus& c) {
   }
 }
 
+// NUL bytes. ggml compares keys and tensor names as C strings (gguf_find_key and the duplicate
+// name check use strcmp; ggml_set_name copies up to the first NUL) and llama.cpp reads
+// general.architecture as one: a NUL would end them there and not in a byte-exact reader, so such
+// files are rejected at the first NUL (GgufNulInKey, GgufNulInTensorName, GgufNulInArchitecture),
+// once the key or name is complete, the architecture's value before its KV ends.
+// Other string values keep their NULs in ggml too (std::string) and stay valid.
+void nul_bytes(Corpus& c) {
+  {
+    // The differential test's finding: both readers accepted this file, with different data.
+    Spec s = small();
+    s.kvs.insert(s.kvs.begin() + 1, kv_uint(std::string("general.alignment\0", 18), kU32, 64));
+    s.alignment = 64;  // laid out as ggml reads it
+    Built b = build(s);
+    uint64_t exact = (b.infos_end + 31) / 32 * 32;  // where a byte-exact reader (alignment 32) puts the data
+    if (exact == b.data_start) die("nul_key_general_alignment: both alignments give the same data start");
+    c.bad("nul_key_general_alignment", b, verdict("GgufNulInKey", b.field(Field::Key, 1).begin + 17),
+          "key general.alignment + NUL (18 bytes) = 64, tensors laid out with alignment 64: ggml "
+          "(strcmp) takes it for general.alignment and reads the data from byte " +
+              num(b.data_start) + ", a byte-exact reader sees an unknown key, keeps 32 and reads it "
+              "from byte " + num(exact) + " — both accepted the file. At the NUL");
+  }
+  {
+    Spec s = small();
+    s.kvs[2].key = std::string("general.name\0x", 14);
+    Built b = build(s);
+    c.bad("nul_key_inside", b, verdict("GgufNulInKey", b.field(Field::Key, 2).begin + 12),
+          "key general.name + NUL + x: ggml's lookups see general.name; at the NUL");
+    s.kvs[2].key = std::string("\0", 1);
+    b = build(s);
+    c.bad("nul_key_only", b, verdict("GgufNulInKey", b.field(Field::Key, 2).begin),
+          "a 1-byte key that is a NUL: not empty to a byte-exact reader, \"\" to ggml's lookups");
+  }
+  {
+    Built b = build(ending_with(kv_uint("last.key", kU32, 5)));
+    b.patch(Field::KeyLen, 1, 100000);
+    c.bad("nul_in_truncated_key", b,
+          verdict("GgufNulInKey", b.field(Field::ValueType, 1).begin + 1),
+          "the last key claims 100000 bytes; the input ends inside it, after last.key and the "
+          "bytes 04 00 00 00 that were its value type: at that first NUL, before the input's "
+          "end (with a declared size: too long at its length)");
+  }
+  {
+    Spec s = small();
+    s.tensors[0].name = std::string("a\0x", 3);
+    s.tensors[1].name = std::string("a\0y", 3);
+    Built b = build(s);
+    c.bad("nul_tensor_name_pair", b,
+          verdict_tensor("GgufNulInTensorName", b.field(Field::Name, 0).begin + 1, s.tensors[0].name),
+          "tensors a + NUL + x and a + NUL + y: one name \"a\" twice to ggml (strcmp: it rejects "
+          "the file), two names to a byte-exact reader. At the first name's NUL, naming it");
+  }
+  {
+    Spec s = small();
+    s.tensors[2].name = std::string("blk.0\0.attn_q.weight", 20);
+    Built b = build(s);
+    c.bad("nul_tensor_name", b,
+          verdict_tensor("GgufNulInTensorName", b.field(Field::Name, 2).begin + 5, s.tensors[2].name),
+          "tensor blk.0 + NUL + .attn_q.weight: ggml names it blk.0 (ggml_set_name copies a C "
+          "string); at the NUL, naming it");
+  }
+  {
+    Spec s = small();
+    s.tensors[1].name = "a";
+    s.tensors[1].name += std::string("\0", 1);
+    Built b = build(s);
+    c.bad("nul_tensor_name_after_equal_name", b,
+          verdict_tensor("GgufNulInTensorName", b.field(Field::Name, 1).begin + 1, s.tensors[1].name),
+          "tensor 0 is a, tensor 1 a + NUL: a duplicate to ggml, two names to a byte-exact "
+          "reader; at tensor 1's NUL");
+  }
+  {
+    Spec s;
+    s.bitnet = true;
+    s.kvs = {kv_str("general.architecture", std::string("bitnet\0-b1.58", 13))};
+    s.tensors = {T("w", 36, {128})};
+    Built b = build(s);
+    c.bad("nul_architecture", b, verdict("GgufNulInArchitecture", b.field(Field::StrBytes, 0).begin + 6),
+          "general.architecture = bitnet + NUL + -b1.58: llama.cpp reads bitnet; at the NUL (once "
+          "the value's pieces are out, before the KV ends)");
+  }
+  {
+    Spec s = small();
+    s.kvs.push_back(kv_str("general.description", std::string("a\0b", 3)));
+    s.kvs.push_back(kv_arr_str("tokenizer.ggml.tokens", {std::string("\0", 1), "x", std::string("y\0", 2)}));
+    s.kvs.push_back(kv_str("llama.note", std::string("bitnet\0", 7)));
+    c.good("ok_nul_in_string_values", s,
+           "NUL bytes in ordinary string values and string array elements: ggml keeps them "
+           "(std::string), so they are valid; only keys, tensor names and general.architecture "
+           "are read as C strings");
+  }
+  {
+    // general.architecture = "" left the architecture capture on, and the next string value
+    // (general.name = bitnet) became the architecture: the BitNet dialect for a file without it.
+    Spec s;
+    s.kvs = {kv_str("general.architecture", ""), kv_str("general.name", "bitnet")};
+    s.tensors = {T("w", 36, {128})};
+    Built b = build(s);
+    c.bad("bitnet_empty_architecture_then_name", b,
+          verdict_tensor("GgufRetiredType", b.field(Field::Type, 0).begin, "w"),
+          "general.architecture is empty and general.name is bitnet: the dialect stays upstream, "
+          "so type 36 is retired");
+  }
+}
+
 // A file with a field of every kind, cut inside each of them.
 void truncations(Corpus& c) {
   Spec s;
@@ -1107,6 +1215,7 @@ int main(int argc, char** argv) {
   data_section(c);
   valid_values(c);
   bitnet(c);
+  nul_bytes(c);
   truncations(c);
   c.write(argv[1]);
   return 0;

@@ -223,6 +223,16 @@ constexpr HintEntry kHints[] = {
     {"GgufInvalidTensorOffset",
      "ggml lays tensors out back to back, each padded to the alignment: the file is corrupt or "
      "was written by a buggy converter."},
+    // GGUF NUL bytes (status.h): ggml would read the key or name shorter than it is.
+    {"GgufNulInKey",
+     "ggml reads keys up to the first NUL, so this file means something else to llama.cpp "
+     "(general.alignment + NUL is its alignment key): it is crafted or corrupt; re-convert it."},
+    {"GgufNulInTensorName",
+     "ggml reads tensor names up to the first NUL, so llama.cpp would load this tensor under "
+     "another name: the file is crafted or corrupt; re-convert it."},
+    {"GgufNulInArchitecture",
+     "llama.cpp reads the architecture up to the first NUL and would pick another model than the "
+     "bytes say: the file is crafted or corrupt; re-convert it."},
     {"UnsupportedFormat", "weightstream cannot decode this tensor type; read it as raw bytes."},
     {"InvalidQuantParams",
      "The quantization parameters (bits, group size, scales) do not fit the tensor: check the "
