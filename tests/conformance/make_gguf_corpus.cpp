@@ -881,6 +881,34 @@ void data_section(Corpus& c) {
            "a tensor of 0 elements between two others: its offset is the next padded sum, and "
            "the next tensor shares it");
   }
+  {
+    // The data section's end, data start + 2^64 - 8, is past 2^64: it wrapped to 8 bytes before
+    // the data start, and with the input size declared the file was TrailingBytes there (inside
+    // the header), streamed TruncatedData.
+    Spec s;
+    s.kvs = {kv_uint("general.alignment", kU32, 1)};
+    s.alignment = 1;
+    s.tensors = {T("huge", 27, {(uint64_t(1) << 61) - 1})};  // I64: 2^64 - 8 bytes
+    Built b = build(s);
+    c.bad("data_end_past_2_pow_64", b, verdict_tensor("TruncatedData", b.bytes.size(), "huge"),
+          "one I64 tensor of 2^61 - 1 elements (2^64 - 8 bytes), alignment 1: its data would end "
+          "past 2^64, so past any input: at the input's end, in it");
+  }
+  {
+    Spec s;
+    s.kvs = {kv_str("general.name", "empty")};
+    s.tensors = {T("a", 0, {0}), T("b", 1, {4, 0})};
+    Built b = build(s);
+    if (b.data_start == b.infos_end) die("data_section: the tensor infos should end unaligned");
+    c.good("ok_empty_tensors_padded", s, b,
+           "only empty tensors: the file ends at the data section, after the padding to it");
+    Verdict cut = truncated_at(b, s, b.infos_end);  // in the padding before the data: TruncatedData in a
+    b.bytes.resize(b.infos_end);
+    c.bad("empty_tensors_without_data_padding", b, cut,
+          "only empty tensors, the file ends right after the tensor infos: the data section (and "
+          "its padding) is missing. ggml seeks to the data section and rejects the file; at the "
+          "input's end, in the first tensor");
+  }
 }
 
 // Every value type and array element type, read back exactly.
@@ -1005,18 +1033,36 @@ void bitnet(Corpus& c) {
 // Other string values keep their NULs in ggml too (std::string) and stay valid.
 void nul_bytes(Corpus& c) {
   {
-    // The differential test's finding: both readers accepted this file, with different data.
+    // The differential test's finding: ggml and a byte-exact reader both accept this file, and
+    // ggml reads every tensor 16 bytes before where the byte-exact reader does.
+    Spec s;
+    s.kvs = {kv_str("general.architecture", "llama"),
+             kv_uint(std::string("general.alignment\0", 18), kU32, 16), kv_str("general.name", "")};
+    // 32, 64 and 34 bytes: the offsets (0, 32, 96) are the same at alignment 16 and 32.
+    s.tensors = {T("a", 0, {8}), T("b", 0, {16}), T("c", 8, {32})};
+    s.alignment = 32;  // laid out as a byte-exact reader (no general.alignment: 32) reads it
+    Built b = build(s);
+    while (b.infos_end % 32 == 0 || b.infos_end % 32 > 16) {  // so that the two data starts differ
+      s.kvs[2].str += "x";
+      b = build(s);
+    }
+    uint64_t ggml_start = (b.infos_end + 15) / 16 * 16;
+    c.bad("nul_key_general_alignment", b, verdict("GgufNulInKey", b.field(Field::Key, 1).begin + 17),
+          "key general.alignment + NUL (18 bytes) = 16, tensors laid out with the default 32: ggml "
+          "(strcmp) takes it for general.alignment and reads the data from byte " + num(ggml_start) +
+              ", a byte-exact reader sees an unknown key and reads it from byte " + num(b.data_start) +
+              " — both accepted the file (weightstream did until the NUL rule), with every tensor 16 "
+              "bytes apart. At the NUL");
+  }
+  {
     Spec s = small();
     s.kvs.insert(s.kvs.begin() + 1, kv_uint(std::string("general.alignment\0", 18), kU32, 64));
     s.alignment = 64;  // laid out as ggml reads it
     Built b = build(s);
-    uint64_t exact = (b.infos_end + 31) / 32 * 32;  // where a byte-exact reader (alignment 32) puts the data
-    if (exact == b.data_start) die("nul_key_general_alignment: both alignments give the same data start");
-    c.bad("nul_key_general_alignment", b, verdict("GgufNulInKey", b.field(Field::Key, 1).begin + 17),
-          "key general.alignment + NUL (18 bytes) = 64, tensors laid out with alignment 64: ggml "
-          "(strcmp) takes it for general.alignment and reads the data from byte " +
-              num(b.data_start) + ", a byte-exact reader sees an unknown key, keeps 32 and reads it "
-              "from byte " + num(exact) + " — both accepted the file. At the NUL");
+    c.bad("nul_key_general_alignment_ggml_layout", b,
+          verdict("GgufNulInKey", b.field(Field::Key, 1).begin + 17),
+          "key general.alignment + NUL = 64, tensors laid out with alignment 64: valid to ggml, whose "
+          "lookups see general.alignment; at the NUL");
   }
   {
     Spec s = small();

@@ -285,7 +285,9 @@ std::string details(const ErrorFacts& f) {
       return "";
     case Status::TruncatedData:
       if (f.data_end && f.input_size)
-        return "the tensors end at byte " + num(*f.data_end) + "; the file is " +
+        return (*f.data_end == UINT64_MAX ? std::string("the tensors end past byte 2^64")
+                                          : "the tensors end at byte " + num(*f.data_end)) +
+               "; the file is " +
                num(*f.input_size) + " bytes";
       return "";
     case Status::TrailingBytes:
@@ -358,6 +360,11 @@ std::string details(const ErrorFacts& f) {
 bool starts_with(const std::string& s, const char* p) { return s.compare(0, strlen(p), p) == 0; }
 
 }  // namespace
+
+uint64_t data_end_of(uint64_t data_start, uint64_t data_size) {
+  uint64_t end;
+  return __builtin_add_overflow(data_start, data_size, &end) ? UINT64_MAX : end;
+}
 
 const char* fix_hint(Status s) {
   const HintEntry* e = find_entry(s);
