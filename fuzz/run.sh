@@ -52,7 +52,7 @@ mkdir -p "$out"
 seeds_of() {
   case $1 in
     fuzz_safetensors) echo "tests/corpus/safetensors tests/data/real/safetensors samples tests/corpus/fuzz" ;;
-    fuzz_gguf) echo "tests/corpus/gguf tests/data/real/gguf tests/data/synthetic/gguf tests/corpus/fuzz" ;;
+    fuzz_gguf) echo "tests/corpus/gguf tests/data/real/gguf tests/data/synthetic/gguf tests/corpus/fuzz tests/corpus/differential" ;;
     fuzz_shard_index) echo "fuzz/corpus/fuzz_shard_index" ;;
     fuzz_dequant) echo "fuzz/corpus/fuzz_dequant" ;;
     fuzz_chunk_split) echo "$out/fuzz_chunk_split/seeds" ;;
