@@ -1076,6 +1076,17 @@ void nul_bytes(Corpus& c) {
           "a 1-byte key that is a NUL: not empty to a byte-exact reader, \"\" to ggml's lookups");
   }
   {
+    // Duplicate keys are looked for when the KVs end, or before any other error: one among the
+    // keys before the NUL comes first in the file.
+    Spec s = small();
+    s.kvs.push_back(kv_str("general.name", "again"));
+    s.kvs.push_back(kv_uint(std::string("x\0", 2), kU8, 1));
+    Built b = build(s);
+    c.bad("nul_key_after_duplicate", b, verdict("GgufDuplicateKey", b.kv_offsets[3]),
+          "general.name twice (KVs 2 and 3), then KV 4's key x + NUL: the duplicate, at KV 3's "
+          "first byte, comes first");
+  }
+  {
     Built b = build(ending_with(kv_uint("last.key", kU32, 5)));
     b.patch(Field::KeyLen, 1, 100000);
     c.bad("nul_in_truncated_key", b,

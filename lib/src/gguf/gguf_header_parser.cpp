@@ -250,7 +250,8 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         key_done_ += take;
         if (key_done_ < key_len_) continue;
         state_ = kValueType;
-        // Once the key is complete: a duplicate of an earlier key (at this KV's first byte) wins.
+        // Once the key is complete, as for names (record_error still puts an earlier duplicate
+        // among the keys read so far first).
         if (nul_at_ != ~0ull) return fail(Status::GgufNulInKey, nul_at_);
         continue;
       }
@@ -456,8 +457,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
           if (name_done_ < name_len_) continue;
         }
         state_ = kTiNDims;
-        // Once the name is complete (the error names the tensor; a duplicate of an earlier name,
-        // at this tensor info's first byte, wins).
+        // Once the name is complete, so that the error names the tensor.
         if (nul_at_ != ~0ull) return fail_tensor(Status::GgufNulInTensorName, nul_at_);
         continue;
       }
