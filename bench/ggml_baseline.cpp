@@ -30,7 +30,12 @@ bool GgmlBaseline::load(const std::string& path, std::string* err) {
   }
   if (!resolve(lib, "gguf_init_from_file", &init_file_, err) || !resolve(lib, "gguf_free", &free_, err) ||
       !resolve(lib, "gguf_get_n_kv", &n_kv_, err) || !resolve(lib, "gguf_get_n_tensors", &n_tensors_, err) ||
-      !resolve(lib, "gguf_get_data_offset", &data_offset_, err)) {
+      !resolve(lib, "gguf_get_data_offset", &data_offset_, err) ||
+      !resolve(lib, "gguf_get_alignment", &alignment_, err) ||
+      !resolve(lib, "gguf_get_tensor_name", &tensor_name_, err) ||
+      !resolve(lib, "gguf_get_tensor_type", &tensor_type_, err) ||
+      !resolve(lib, "gguf_get_tensor_offset", &tensor_offset_, err) ||
+      !resolve(lib, "gguf_get_tensor_size", &tensor_size_, err)) {
     dlclose(lib);
     return false;
   }
@@ -38,6 +43,7 @@ bool GgmlBaseline::load(const std::string& path, std::string* err) {
   resolve(lib, "gguf_init_from_buffer", &init_buffer_, nullptr);
   resolve(lib, "ggml_version", &version_, nullptr);
   resolve(lib, "ggml_commit", &commit_, nullptr);
+  resolve(lib, "ggml_log_set", &log_set_, nullptr);
   lib_ = lib;
   return true;
 }
@@ -71,7 +77,23 @@ GgmlInfo GgmlBaseline::info(void* ctx) const {
   i.kvs = n_kv_(ctx);
   i.tensors = n_tensors_(ctx);
   i.data_offset = data_offset_(ctx);
+  i.alignment = alignment_(ctx);
   return i;
+}
+
+GgmlTensor GgmlBaseline::tensor(void* ctx, int64_t i) const {
+  GgmlTensor t;
+  t.name = tensor_name_(ctx, i);
+  t.type = tensor_type_(ctx, i);
+  t.offset = tensor_offset_(ctx, i);
+  t.size = tensor_size_(ctx, i);
+  return t;
+}
+
+bool GgmlBaseline::set_log(LogFn fn, void* user) const {
+  if (!log_set_) return false;
+  log_set_(fn, user);
+  return true;
 }
 
 }  // namespace wsbench

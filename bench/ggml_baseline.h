@@ -1,4 +1,5 @@
-// The baseline: ggml's own GGUF reader, loaded at run time from a prebuilt libggml-base.so.
+// The baseline: ggml's own GGUF reader, loaded at run time from a prebuilt libggml-base.so. Also
+// the oracle of the differential test (tests/differential), which reads every tensor's facts.
 //
 // Nothing may be downloaded but Debian and npm packages, and Debian does not package ggml, so the
 // library comes from node-llama-cpp's prebuilt binaries (bench/package.json; `npm ci --prefix
@@ -22,6 +23,15 @@ struct GgmlInfo {
   int64_t kvs = 0;          // gguf_get_n_kv
   int64_t tensors = 0;      // gguf_get_n_tensors
   uint64_t data_offset = 0; // gguf_get_data_offset: where ggml thinks the data section starts
+  uint64_t alignment = 0;   // gguf_get_alignment
+};
+
+// One tensor as ggml reads it.
+struct GgmlTensor {
+  const char* name = nullptr;  // gguf_get_tensor_name: a C string (ggml keeps at most 63 bytes)
+  int32_t type = 0;            // gguf_get_tensor_type
+  uint64_t offset = 0;         // gguf_get_tensor_offset: relative to the data section
+  uint64_t size = 0;           // gguf_get_tensor_size: ggml_nbytes
 };
 
 class GgmlBaseline {
@@ -42,7 +52,11 @@ class GgmlBaseline {
   void* init_buffer(const void* data, size_t size) const;  // nullptr if the build lacks it
   void free_context(void* ctx) const;
   GgmlInfo info(void* ctx) const;  // facts of a context (ok = false for nullptr)
+  GgmlTensor tensor(void* ctx, int64_t i) const;  // i < info(ctx).tensors
   bool has_init_buffer() const { return init_buffer_ != nullptr; }
+  // Routes ggml's log (its reasons for rejecting a file) to `fn`; false if the build lacks it.
+  using LogFn = void (*)(int level, const char* text, void* user);
+  bool set_log(LogFn fn, void* user) const;
 
  private:
   // gguf.h: struct gguf_init_params { bool no_alloc; struct ggml_context ** ctx; };
@@ -56,13 +70,21 @@ class GgmlBaseline {
   using Count = int64_t (*)(const void*);
   using Size = size_t (*)(const void*);
   using Str = const char* (*)();
+  using TensorStr = const char* (*)(const void*, int64_t);
+  using TensorInt = int32_t (*)(const void*, int64_t);
+  using TensorSize = size_t (*)(const void*, int64_t);
+  using LogSet = void (*)(LogFn, void*);
 
   void* lib_ = nullptr;
   InitFile init_file_ = nullptr;
   InitBuffer init_buffer_ = nullptr;
   Free free_ = nullptr;
   Count n_kv_ = nullptr, n_tensors_ = nullptr;
-  Size data_offset_ = nullptr;
+  Size data_offset_ = nullptr, alignment_ = nullptr;
+  TensorStr tensor_name_ = nullptr;
+  TensorInt tensor_type_ = nullptr;
+  TensorSize tensor_offset_ = nullptr, tensor_size_ = nullptr;
+  LogSet log_set_ = nullptr;
   Str version_ = nullptr, commit_ = nullptr;
 };
 

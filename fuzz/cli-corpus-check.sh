@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CLI over the whole malformed corpus (tests/corpus/{safetensors,gguf} and the fuzz regression
+# The CLI over the whole malformed corpus (tests/corpus/{safetensors,gguf,differential} and the fuzz regression
 # files) plus the Ollama fixture's manifest (tests/data/conventions/ollama), three ways:
 #   1. release build, one `weightstream validate --json FILE` per file: exit status 1 for every
 #      invalid file, 0 for every valid one, and the printed verdict (code, offset) equal to the
@@ -30,7 +30,7 @@ mkdir -p "$out"
 # file <TAB> expected code ("Ok" when valid) <TAB> expected offset, from the expected.json files.
 python3 - >"$out/expected.tsv" <<'EOF'
 import json
-for fmt, size_key in (("safetensors", None), ("gguf", "_with_size")):
+for fmt, size_key in (("safetensors", None), ("gguf", "_with_size"), ("differential", "_with_size")):
     for c in json.load(open(f"tests/corpus/{fmt}/expected.json"))["cases"]:
         status = c["status" + (size_key or "")] if size_key else c["status"]
         offset = c["offset" + (size_key or "")] if size_key else c["offset"]

@@ -22,7 +22,7 @@ out = [
 ]
 total = 0
 sections = []
-for fmt in ("safetensors", "gguf", "conventions", "fuzz"):
+for fmt in ("safetensors", "gguf", "conventions", "fuzz", "differential"):
     path = os.path.join(corpus, fmt, "expected.json")
     if not os.path.exists(path):
         continue
@@ -38,15 +38,15 @@ for fmt in ("safetensors", "gguf", "conventions", "fuzz"):
         st = collections.Counter(c["status"] for c in cs)
         sec.append(f"| {cls} | {len(cs)} | " + ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in st.items()) + " |")
     sec += ["", "<details><summary>every case</summary>", "", "| file | status | offset | " +
-            ("with size declared | " if fmt == "gguf" else "") + "what |",
-            "|---|---|---|" + ("---|" if fmt == "gguf" else "") + "---|"]
+            ("with size declared | " if fmt in ("gguf", "differential") else "") + "what |",
+            "|---|---|---|" + ("---|" if fmt in ("gguf", "differential") else "") + "---|"]
     for c in cases:
         desc = c.get("description", "").replace("|", "\\|").replace("\n", " ")
-        extra = f"{c.get('status_with_size')}@{c.get('offset_with_size')} | " if fmt == "gguf" else ""
+        extra = f"{c.get('status_with_size')}@{c.get('offset_with_size')} | " if fmt in ("gguf", "differential") else ""
         sec.append(f"| `{c['file']}` | {c['status']} | {c['offset']} | {extra}{desc} |")
     sec += ["", "</details>", ""]
     sections += sec
-out.append(f"**{total} cases in total** (safetensors, GGUF, conventions when their corpus lands, and fuzz findings).")
+out.append(f"**{total} cases in total** (safetensors, GGUF, conventions when their corpus lands, fuzz findings, and the differential test's findings against ggml).")
 out.append("")
 out += sections
 text = "\n".join(out) + "\n"

@@ -37,9 +37,10 @@ echo "=== fuzz: build ($build)"
 CC=clang CXX=clang++ cmake -S fuzz -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j2
 
+# The targets, their seeds, dictionaries and size limits (shared with fuzz/oss-fuzz/build.sh).
+source fuzz/targets.sh
 all_targets=()
-for t in fuzz_safetensors fuzz_gguf fuzz_shard_index fuzz_dequant fuzz_chunk_split fuzz_config_json \
-         fuzz_ollama_manifest fuzz_uqff; do
+for t in "${WS_FUZZ_TARGETS[@]}"; do
   [ -x "$build/$t" ] && all_targets+=("$t")
 done
 targets=("$@")
@@ -48,63 +49,22 @@ targets=("$@")
 mkdir -p "$out"
 : >"$out/summary.txt"
 
-# Seeds (read-only directories) and dictionary per target.
-seeds_of() {
-  case $1 in
-    fuzz_safetensors) echo "tests/corpus/safetensors tests/data/real/safetensors samples tests/corpus/fuzz" ;;
-    fuzz_gguf) echo "tests/corpus/gguf tests/data/real/gguf tests/data/synthetic/gguf tests/corpus/fuzz" ;;
-    fuzz_shard_index) echo "fuzz/corpus/fuzz_shard_index" ;;
-    fuzz_dequant) echo "fuzz/corpus/fuzz_dequant" ;;
-    fuzz_chunk_split) echo "$out/fuzz_chunk_split/seeds" ;;
-    fuzz_config_json) echo "fuzz/corpus/fuzz_config_json tests/corpus/conventions tests/corpus/fuzz" ;;
-    fuzz_ollama_manifest) echo "fuzz/corpus/fuzz_ollama_manifest tests/corpus/conventions" ;;
-    fuzz_uqff) echo "fuzz/corpus/fuzz_uqff" ;;
-  esac
-}
-dict_of() {
-  case $1 in
-    fuzz_gguf) echo fuzz/dict/gguf.dict ;;
-    fuzz_dequant) echo "" ;;
-    fuzz_chunk_split) echo fuzz/dict/all.dict ;;
-    *) echo fuzz/dict/json.dict ;;
-  esac
-}
-cat fuzz/dict/json.dict fuzz/dict/gguf.dict >"$out/all.dict"
-
-# The chunk-split target reads 8 bytes of chunking choices before the file: its seeds are the
-# corpus files behind a few such prefixes.
-make_chunk_split_seeds() {
-  local dir=$out/fuzz_chunk_split/seeds i=0 f
-  mkdir -p "$dir"
-  for f in tests/corpus/safetensors/*.safetensors tests/corpus/gguf/*.gguf tests/data/real/safetensors/*.safetensors \
-           tests/data/synthetic/gguf/*.gguf; do
-    [ -f "$f" ] || continue
-    [ "$(stat -c %s "$f")" -le "$max_len" ] || continue
-    i=$((i + 1))
-    case $((i % 4)) in
-      0) printf '\x00\x00\x00\x00\x01\x00\x00\x00' ;;  # whole vs bytewise
-      1) printf '\x03\x11\x00\x00\x1b\x00\x00\x00' ;;  # random vs fixed 7
-      2) printf '\x02\x00\x00\x00\x03\x77\x00\x00' ;;  # fixed 1 vs random
-      3) printf '\x0f\xa5\x5a\x00\x07\x3c\x00\x00' ;;  # random vs random
-    esac >"$dir/$i"
-    cat "$f" >>"$dir/$i"
-  done
-}
-
 run_one() {
-  local t=$1 dir=$out/$1 dict seeds s max=$max_len
+  local t=$1 dir=$out/$1 dict="" seeds s max
+  max=$(ws_fuzz_max_len "$t")
   rm -rf "$dir/corpus" "$dir/artifacts" "$dir/log"
   mkdir -p "$dir/corpus" "$dir/artifacts"
-  [ "$t" = fuzz_chunk_split ] && make_chunk_split_seeds
-  [ "$t" = fuzz_dequant ] && max=8192
-  dict=$(dict_of "$t")
-  [ "$t" = fuzz_chunk_split ] && dict=$out/all.dict
+  [ "$t" = fuzz_chunk_split ] && ws_fuzz_make_chunk_split_seeds "$out/fuzz_chunk_split/seeds" "$max_len"
+  if [ -n "$(ws_fuzz_dict "$t")" ]; then
+    dict=$out/$t.dict
+    cat $(ws_fuzz_dict "$t") >"$dict"
+  fi
   local args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max" -print_final_stats=1
               -artifact_prefix="$dir/artifacts/")
   [ -n "$dict" ] && args+=(-dict="$dict")
   [ "${WS_FUZZ_KEEP_GOING:-0}" = 1 ] && args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   local dirs=("$dir/corpus")
-  for s in $(seeds_of "$t"); do [ -d "$s" ] && dirs+=("$s"); done
+  for s in $(ws_fuzz_seeds "$t" "$out/fuzz_chunk_split/seeds"); do [ -d "$s" ] && dirs+=("$s"); done
   local rc=0
   "$build/$t" "${args[@]}" "${dirs[@]}" >"$dir/log" 2>&1 || rc=$?
   local runs cov ft corp findings

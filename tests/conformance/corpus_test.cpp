@@ -1,5 +1,5 @@
 // The malformed-input corpora (tests/corpus/safetensors and tests/corpus/gguf, written by
-// ws-make-corpus and ws-make-gguf-corpus): every case, fed whole, 1 byte at a time and in random
+// ws-make-corpus and ws-make-gguf-corpus; tests/corpus/differential, found against ggml): every case, fed whole, 1 byte at a time and in random
 // pieces for five seeds, must give exactly the status, offset and tensor of expected.json — and
 // every chunking must give the same events and bytes. GGUF cases also say what a declared input
 // size changes (status_with_size etc.), checked under every chunking too.
@@ -32,7 +32,7 @@ struct Verdict {
 };
 
 struct CorpusCase {
-  std::string format;  // "safetensors" or "gguf": the corpus directory
+  std::string format;  // "safetensors", "gguf" or "differential": the corpus directory
   std::string file;
   Verdict plain;
   bool has_sized = false;  // GGUF: the verdict with a declared input size
@@ -128,7 +128,7 @@ TEST_P(CorpusCaseTest, EveryChunkingGivesTheExpectedResult) {
       EXPECT_EQ(r.summary(), expected_summary(c.plain));
       if (c.plain.status == "Ok" && r.ended) {
         ASSERT_NE(c.expect, nullptr);
-        if (c.format == "gguf") expect_gguf_matches(*c.expect, r, bytes);
+        if (c.format != "safetensors") expect_gguf_matches(*c.expect, r, bytes);
         else expect_table_matches(*c.expect, r, bytes);
       }
       first = r;
@@ -189,6 +189,10 @@ std::string case_name(const testing::TestParamInfo<CorpusCase>& info) {
 INSTANTIATE_TEST_SUITE_P(Safetensors, CorpusCaseTest,
                          testing::ValuesIn(corpus_cases("safetensors")), case_name);
 INSTANTIATE_TEST_SUITE_P(Gguf, CorpusCaseTest, testing::ValuesIn(corpus_cases("gguf")), case_name);
+// Files the differential test against ggml found (tests/differential/README.md), with the verdict
+// weightstream must give; the differential stage replays them against ggml too.
+INSTANTIATE_TEST_SUITE_P(Differential, CorpusCaseTest, testing::ValuesIn(corpus_cases("differential")),
+                         case_name);
 
 // Checks shared by both corpora: every listed file exists and nothing else does, statuses are
 // names of ws::Status, valid cases (and only they) carry an expectation. Returns the statuses seen
@@ -241,13 +245,19 @@ TEST(CorpusIndex, GgufCasesAreWellFormedAndCoverEveryCode) {
   size_t valid = 0;
   std::set<ws::Status> seen = check_index("gguf", &valid);
   EXPECT_GE(valid, 8u);
-  for (int s = int(ws::Status::GgufInvalidVersion); s <= int(ws::Status::GgufInvalidTensorOffset); ++s)
+  for (int s = int(ws::Status::GgufInvalidVersion); s <= int(ws::Status::GgufNulInArchitecture); ++s)
     EXPECT_TRUE(seen.count(ws::Status(s))) << "no GGUF case for " << ws::status_name(ws::Status(s));
   for (ws::Status s : {ws::Status::Ok, ws::Status::HeaderTooSmall, ws::Status::TruncatedHeader,
                        ws::Status::TruncatedData, ws::Status::TrailingBytes,
                        ws::Status::ShapeOverflow, ws::Status::DuplicateTensorName,
                        ws::Status::TooManyTensors})
     EXPECT_TRUE(seen.count(s)) << "no GGUF case for " << ws::status_name(s);
+}
+
+TEST(CorpusIndex, DifferentialCasesAreWellFormed) {
+  EXPECT_GE(corpus_cases("differential").size(), 6u);
+  size_t valid = 0;
+  check_index("differential", &valid);
 }
 
 }  // namespace

@@ -426,8 +426,11 @@ void keys(Corpus& c) {
           "key length 2^30+1: over ggml's 1 GiB string limit whatever the input size");
   }
   {
+    // Cut after the key's own bytes: what followed (the value type) holds NUL bytes, which a
+    // key may not (nul_in_truncated_key).
     Built b = build(ending_with(kv_uint("last.key", kU32, 5)));
     b.patch(Field::KeyLen, 1, uint64_t(1) << 30);
+    b.bytes.resize(b.field(Field::Key, 1).end);
     c.bad("key_length_1gib", b, verdict("TruncatedHeader", b.bytes.size()),
           "key length exactly 2^30 is allowed; the input then ends inside the key (with a "
           "declared size: longer than the rest of the input)");
@@ -435,6 +438,7 @@ void keys(Corpus& c) {
   {
     Built b = build(ending_with(kv_uint("last.key", kU32, 5)));
     b.patch(Field::KeyLen, 1, 100000);
+    b.bytes.resize(b.field(Field::Key, 1).end);  // as key_length_1gib
     c.bad("key_length_beyond_input", b, verdict("TruncatedHeader", b.bytes.size()),
           "the last key claims 100000 bytes: the input ends inside it");
   }
@@ -877,6 +881,34 @@ void data_section(Corpus& c) {
            "a tensor of 0 elements between two others: its offset is the next padded sum, and "
            "the next tensor shares it");
   }
+  {
+    // The data section's end, data start + 2^64 - 8, is past 2^64: it wrapped to 8 bytes before
+    // the data start, and with the input size declared the file was TrailingBytes there (inside
+    // the header), streamed TruncatedData.
+    Spec s;
+    s.kvs = {kv_uint("general.alignment", kU32, 1)};
+    s.alignment = 1;
+    s.tensors = {T("huge", 27, {(uint64_t(1) << 61) - 1})};  // I64: 2^64 - 8 bytes
+    Built b = build(s);
+    c.bad("data_end_past_2_pow_64", b, verdict_tensor("TruncatedData", b.bytes.size(), "huge"),
+          "one I64 tensor of 2^61 - 1 elements (2^64 - 8 bytes), alignment 1: its data would end "
+          "past 2^64, so past any input: at the input's end, in it");
+  }
+  {
+    Spec s;
+    s.kvs = {kv_str("general.name", "empty")};
+    s.tensors = {T("a", 0, {0}), T("b", 1, {4, 0})};
+    Built b = build(s);
+    if (b.data_start == b.infos_end) die("data_section: the tensor infos should end unaligned");
+    c.good("ok_empty_tensors_padded", s, b,
+           "only empty tensors: the file ends at the data section, after the padding to it");
+    Verdict cut = truncated_at(b, s, b.infos_end);  // in the padding before the data: TruncatedData in a
+    b.bytes.resize(b.infos_end);
+    c.bad("empty_tensors_without_data_padding", b, cut,
+          "only empty tensors, the file ends right after the tensor infos: the data section (and "
+          "its padding) is missing. ggml seeks to the data section and rejects the file; at the "
+          "input's end, in the first tensor");
+  }
 }
 
 // Every value type and array element type, read back exactly.
@@ -990,6 +1022,139 @@ void bitnet(Corpus& c) {
     c.bad("bitnet_retired_31", b,
           verdict_tensor("GgufRetiredType", b.field(Field::Type, 0).begin, "w"),
           "the dialect only renumbers 36..39: 31 stays retired in a bitnet file");
+  }
+}
+
+// NUL bytes. ggml compares keys and tensor names as C strings (gguf_find_key and the duplicate
+// name check use strcmp; ggml_set_name copies up to the first NUL) and llama.cpp reads
+// general.architecture as one: a NUL would end them there and not in a byte-exact reader, so such
+// files are rejected at the first NUL (GgufNulInKey, GgufNulInTensorName, GgufNulInArchitecture),
+// once the key or name is complete, the architecture's value before its KV ends.
+// Other string values keep their NULs in ggml too (std::string) and stay valid.
+void nul_bytes(Corpus& c) {
+  {
+    // The differential test's finding: ggml and a byte-exact reader both accept this file, and
+    // ggml reads every tensor 16 bytes before where the byte-exact reader does.
+    Spec s;
+    s.kvs = {kv_str("general.architecture", "llama"),
+             kv_uint(std::string("general.alignment\0", 18), kU32, 16), kv_str("general.name", "")};
+    // 32, 64 and 34 bytes: the offsets (0, 32, 96) are the same at alignment 16 and 32.
+    s.tensors = {T("a", 0, {8}), T("b", 0, {16}), T("c", 8, {32})};
+    s.alignment = 32;  // laid out as a byte-exact reader (no general.alignment: 32) reads it
+    Built b = build(s);
+    while (b.infos_end % 32 == 0 || b.infos_end % 32 > 16) {  // so that the two data starts differ
+      s.kvs[2].str += "x";
+      b = build(s);
+    }
+    uint64_t ggml_start = (b.infos_end + 15) / 16 * 16;
+    c.bad("nul_key_general_alignment", b, verdict("GgufNulInKey", b.field(Field::Key, 1).begin + 17),
+          "key general.alignment + NUL (18 bytes) = 16, tensors laid out with the default 32: ggml "
+          "(strcmp) takes it for general.alignment and reads the data from byte " + num(ggml_start) +
+              ", a byte-exact reader sees an unknown key and reads it from byte " + num(b.data_start) +
+              " — both accepted the file (weightstream did until the NUL rule), with every tensor 16 "
+              "bytes apart. At the NUL");
+  }
+  {
+    Spec s = small();
+    s.kvs.insert(s.kvs.begin() + 1, kv_uint(std::string("general.alignment\0", 18), kU32, 64));
+    s.alignment = 64;  // laid out as ggml reads it
+    Built b = build(s);
+    c.bad("nul_key_general_alignment_ggml_layout", b,
+          verdict("GgufNulInKey", b.field(Field::Key, 1).begin + 17),
+          "key general.alignment + NUL = 64, tensors laid out with alignment 64: valid to ggml, whose "
+          "lookups see general.alignment; at the NUL");
+  }
+  {
+    Spec s = small();
+    s.kvs[2].key = std::string("general.name\0x", 14);
+    Built b = build(s);
+    c.bad("nul_key_inside", b, verdict("GgufNulInKey", b.field(Field::Key, 2).begin + 12),
+          "key general.name + NUL + x: ggml's lookups see general.name; at the NUL");
+    s.kvs[2].key = std::string("\0", 1);
+    b = build(s);
+    c.bad("nul_key_only", b, verdict("GgufNulInKey", b.field(Field::Key, 2).begin),
+          "a 1-byte key that is a NUL: not empty to a byte-exact reader, \"\" to ggml's lookups");
+  }
+  {
+    // Duplicate keys are looked for when the KVs end, or before any other error: one among the
+    // keys before the NUL comes first in the file.
+    Spec s = small();
+    s.kvs.push_back(kv_str("general.name", "again"));
+    s.kvs.push_back(kv_uint(std::string("x\0", 2), kU8, 1));
+    Built b = build(s);
+    c.bad("nul_key_after_duplicate", b, verdict("GgufDuplicateKey", b.kv_offsets[3]),
+          "general.name twice (KVs 2 and 3), then KV 4's key x + NUL: the duplicate, at KV 3's "
+          "first byte, comes first");
+  }
+  {
+    Built b = build(ending_with(kv_uint("last.key", kU32, 5)));
+    b.patch(Field::KeyLen, 1, 100000);
+    c.bad("nul_in_truncated_key", b,
+          verdict("GgufNulInKey", b.field(Field::ValueType, 1).begin + 1),
+          "the last key claims 100000 bytes; the input ends inside it, after last.key and the "
+          "bytes 04 00 00 00 that were its value type: at that first NUL, before the input's "
+          "end (with a declared size: too long at its length)");
+  }
+  {
+    Spec s = small();
+    s.tensors[0].name = std::string("a\0x", 3);
+    s.tensors[1].name = std::string("a\0y", 3);
+    Built b = build(s);
+    c.bad("nul_tensor_name_pair", b,
+          verdict_tensor("GgufNulInTensorName", b.field(Field::Name, 0).begin + 1, s.tensors[0].name),
+          "tensors a + NUL + x and a + NUL + y: one name \"a\" twice to ggml (strcmp: it rejects "
+          "the file), two names to a byte-exact reader. At the first name's NUL, naming it");
+  }
+  {
+    Spec s = small();
+    s.tensors[2].name = std::string("blk.0\0.attn_q.weight", 20);
+    Built b = build(s);
+    c.bad("nul_tensor_name", b,
+          verdict_tensor("GgufNulInTensorName", b.field(Field::Name, 2).begin + 5, s.tensors[2].name),
+          "tensor blk.0 + NUL + .attn_q.weight: ggml names it blk.0 (ggml_set_name copies a C "
+          "string); at the NUL, naming it");
+  }
+  {
+    Spec s = small();
+    s.tensors[1].name = "a";
+    s.tensors[1].name += std::string("\0", 1);
+    Built b = build(s);
+    c.bad("nul_tensor_name_after_equal_name", b,
+          verdict_tensor("GgufNulInTensorName", b.field(Field::Name, 1).begin + 1, s.tensors[1].name),
+          "tensor 0 is a, tensor 1 a + NUL: a duplicate to ggml, two names to a byte-exact "
+          "reader; at tensor 1's NUL");
+  }
+  {
+    Spec s;
+    s.bitnet = true;
+    s.kvs = {kv_str("general.architecture", std::string("bitnet\0-b1.58", 13))};
+    s.tensors = {T("w", 36, {128})};
+    Built b = build(s);
+    c.bad("nul_architecture", b, verdict("GgufNulInArchitecture", b.field(Field::StrBytes, 0).begin + 6),
+          "general.architecture = bitnet + NUL + -b1.58: llama.cpp reads bitnet; at the NUL (once "
+          "the value's pieces are out, before the KV ends)");
+  }
+  {
+    Spec s = small();
+    s.kvs.push_back(kv_str("general.description", std::string("a\0b", 3)));
+    s.kvs.push_back(kv_arr_str("tokenizer.ggml.tokens", {std::string("\0", 1), "x", std::string("y\0", 2)}));
+    s.kvs.push_back(kv_str("llama.note", std::string("bitnet\0", 7)));
+    c.good("ok_nul_in_string_values", s,
+           "NUL bytes in ordinary string values and string array elements: ggml keeps them "
+           "(std::string), so they are valid; only keys, tensor names and general.architecture "
+           "are read as C strings");
+  }
+  {
+    // general.architecture = "" left the architecture capture on, and the next string value
+    // (general.name = bitnet) became the architecture: the BitNet dialect for a file without it.
+    Spec s;
+    s.kvs = {kv_str("general.architecture", ""), kv_str("general.name", "bitnet")};
+    s.tensors = {T("w", 36, {128})};
+    Built b = build(s);
+    c.bad("bitnet_empty_architecture_then_name", b,
+          verdict_tensor("GgufRetiredType", b.field(Field::Type, 0).begin, "w"),
+          "general.architecture is empty and general.name is bitnet: the dialect stays upstream, "
+          "so type 36 is retired");
   }
 }
 
@@ -1107,6 +1272,7 @@ int main(int argc, char** argv) {
   data_section(c);
   valid_values(c);
   bitnet(c);
+  nul_bytes(c);
   truncations(c);
   c.write(argv[1]);
   return 0;

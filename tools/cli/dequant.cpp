@@ -403,7 +403,7 @@ DequantJob::Attempt DequantJob::read_once(size_t arena_size) {
         facts.offset = err.offset;
         facts.input_size = file_.size_known() ? file_.size() : file_.position();
         facts.input_size_exact = file_.size_known();
-        if (reader.data_start() != 0) facts.data_end = reader.data_start() + reader.data_size();
+        if (reader.data_start() != 0) facts.data_end = data_end_of(reader.data_start(), reader.data_size());
         facts.arena_size = arena.size() * 8;
         facts.arena_needed = reader.arena_needed();
         fail(problem_from(err, facts), 1);

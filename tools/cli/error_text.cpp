@@ -237,6 +237,16 @@ constexpr HintEntry kHints[] = {
     {"GgufInvalidTensorOffset",
      "ggml lays tensors out back to back, each padded to the alignment: the file is corrupt or "
      "was written by a buggy converter."},
+    // GGUF NUL bytes (status.h): ggml would read the key or name shorter than it is.
+    {"GgufNulInKey",
+     "ggml reads keys up to the first NUL, so this file means something else to llama.cpp "
+     "(general.alignment + NUL is its alignment key): it is crafted or corrupt; re-convert it."},
+    {"GgufNulInTensorName",
+     "ggml reads tensor names up to the first NUL, so llama.cpp would load this tensor under "
+     "another name: the file is crafted or corrupt; re-convert it."},
+    {"GgufNulInArchitecture",
+     "llama.cpp reads the architecture up to the first NUL and would pick another model than the "
+     "bytes say: the file is crafted or corrupt; re-convert it."},
     {"UnsupportedFormat", "weightstream cannot decode this tensor type; read it as raw bytes."},
     {"InvalidQuantParams",
      "The quantization parameters (bits, group size, scales) do not fit the tensor: check the "
@@ -289,7 +299,9 @@ std::string details(const ErrorFacts& f) {
       return "";
     case Status::TruncatedData:
       if (f.data_end && f.input_size)
-        return "the tensors end at byte " + num(*f.data_end) + "; the file is " +
+        return (*f.data_end == UINT64_MAX ? std::string("the tensors end past byte 2^64")
+                                          : "the tensors end at byte " + num(*f.data_end)) +
+               "; the file is " +
                num(*f.input_size) + " bytes";
       return "";
     case Status::TrailingBytes:
@@ -374,6 +386,11 @@ std::string details(const ErrorFacts& f) {
 bool starts_with(const std::string& s, const char* p) { return s.compare(0, strlen(p), p) == 0; }
 
 }  // namespace
+
+uint64_t data_end_of(uint64_t data_start, uint64_t data_size) {
+  uint64_t end;
+  return __builtin_add_overflow(data_start, data_size, &end) ? UINT64_MAX : end;
+}
 
 const char* fix_hint(Status s) {
   const HintEntry* e = find_entry(s);

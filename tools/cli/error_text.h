@@ -24,7 +24,7 @@ struct ErrorFacts {
   uint64_t offset = 0;                      // the error's offset
   std::optional<uint64_t> input_size;       // file size, or how much of a stream was read
   bool input_size_exact = false;            // input_size is the whole input (a regular file)
-  std::optional<uint64_t> data_end;         // absolute end of the last tensor's data
+  std::optional<uint64_t> data_end;         // absolute end of the last tensor's data (data_end_of)
   uint64_t header_limit = ws::kMaxSafetensorsHeader;
   size_t arena_size = 0;
   size_t arena_needed = 0;
@@ -45,6 +45,10 @@ struct ErrorFacts {
   // ws::Error's found / expected values, where the library gives them (problem_from copies them).
   std::optional<uint64_t> found, expected;
 };
+
+// data_start + data_size, or UINT64_MAX for a data section that would end past 2^64 (a crafted
+// header; the reader rejects it as TruncatedData).
+uint64_t data_end_of(uint64_t data_start, uint64_t data_size);
 
 // "description (details). Hint" — the message after "invalid: Code at byte N: ".
 std::string error_message(const ErrorFacts& facts);

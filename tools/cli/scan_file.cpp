@@ -240,7 +240,7 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
         facts.input_size_exact = file->size_known();
         // The data's end is known once the header was parsed, which for a short file the reader
         // may report (TruncatedData) before HeaderReady.
-        if (reader.data_start() != 0) facts.data_end = reader.data_start() + reader.data_size();
+        if (reader.data_start() != 0) facts.data_end = data_end_of(reader.data_start(), reader.data_size());
         facts.arena_size = rep->arena_size;
         facts.arena_needed = reader.arena_needed();
         if (reader.format() == ws::Format::Gguf) {

@@ -58,7 +58,10 @@ function details(f) {
     case 'TruncatedData': {
       const end = expected ?? n(f.dataEnd);
       const have = found ?? size;
-      return end !== null && have !== null ? `the tensors end at byte ${end}; the file is ${have} bytes` : '';
+      if (end === null || have === null) return '';
+      // The reader saturates a data end past 2^64 (a crafted header) to 2^64 - 1.
+      const at = end === 0xFFFFFFFFFFFFFFFFn ? 'past byte 2^64' : `at byte ${end}`;
+      return `the tensors end ${at}; the file is ${have} bytes`;
     }
     case 'TrailingBytes': {
       const total = found ?? (f.inputSizeExact ? size : null);

@@ -88,6 +88,7 @@ class Reader {
  private:
   Event fail(Status code, uint64_t offset);
   Event fail_values(Status code, uint64_t offset, uint64_t found, uint64_t expected);
+  Event fail_truncated(uint64_t offset, uint32_t tensor);
   Event step_preamble();
   Event step_header();
   void gguf_step(Event& e);

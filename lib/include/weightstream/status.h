@@ -131,6 +131,13 @@ namespace ws {
   X(GgufRetiredType, "GGUF tensor type id is retired")                                             \
   X(GgufBlockMisaligned, "GGUF tensor's first dimension is not a multiple of its type's block")   \
   X(GgufInvalidTensorOffset, "GGUF tensor offset differs from the padded sum of the tensors before it") \
+  /* GGUF: NUL bytes. ggml and llama.cpp read keys, tensor names and general.architecture as C     \
+     strings (strcmp, ggml_set_name, gguf_get_val_str): a NUL ends them there and not here, so a     \
+     file with one would be read differently (general.alignment\0 is ggml's alignment key and an   \
+     unknown key to a byte-exact reader). Offset: the first NUL byte. */                            \
+  X(GgufNulInKey, "GGUF key contains a NUL byte (ggml would read a shorter key)")                  \
+  X(GgufNulInTensorName, "GGUF tensor name contains a NUL byte (ggml would read a shorter name)")  \
+  X(GgufNulInArchitecture, "general.architecture contains a NUL byte (llama.cpp would read a shorter name)") \
   /* dequantization */                                                                             \
   X(UnsupportedFormat, "no decoder for this tensor format")                                        \
   X(InvalidQuantParams, "quantization parameters are inconsistent with the tensor")               \

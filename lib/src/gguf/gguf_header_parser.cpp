@@ -24,7 +24,20 @@ constexpr char kArchitectureKey[] = "general.architecture";
 
 }  // namespace
 
-GgufHeaderParser::GgufHeaderParser() = default;
+// The state block starts at zero (value-initialization); these fields do not.
+GgufHeaderParser::GgufHeaderParser() : GgufParserState() {
+  input_size_ = nul_at_ = ~0ull;
+  alignment_ = 32;
+}
+
+// The input ended inside the header. A NUL already read in the unfinished key, tensor name or
+// general.architecture value came first in the file: that is the error (nul_at_ is only set
+// while one of those is being read).
+void GgufHeaderParser::truncated(uint64_t pos) {
+  if (nul_at_ == ~0ull) fail(Status::TruncatedHeader, pos);
+  else fail(state_ == kKey ? Status::GgufNulInKey : state_ == kTiName ? Status::GgufNulInTensorName
+                                                                      : Status::GgufNulInArchitecture, nul_at_);
+}
 
 void GgufHeaderParser::reset(Arena* arena, const Limits& limits, uint32_t version, uint64_t input_size) {
   *this = GgufHeaderParser();
@@ -107,6 +120,15 @@ bool GgufHeaderParser::earlier_duplicate() {
     }
   }
   return false;
+}
+
+// ggml reads keys and tensor names as C strings (strcmp, ggml_set_name), llama.cpp the
+// architecture too: a NUL ends them there and not here, so a key, tensor name or
+// general.architecture holding one is rejected (status.h). This notes the first NUL of the
+// current string among the n bytes at in[used..], in[0] being at absolute offset pos.
+void GgufHeaderParser::note_nul(const uint8_t* in, size_t used, size_t n, uint64_t pos) {
+  const void* z = nul_at_ == ~0ull ? memchr(in + used, 0, n) : nullptr;
+  if (z) nul_at_ = pos + uint64_t(static_cast<const uint8_t*>(z) - in);
 }
 
 bool GgufHeaderParser::gather(const uint8_t* in, size_t size, size_t* used, uint64_t pos, uint32_t n) {
@@ -203,6 +225,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
           memcpy(hdr + 4, &kv_pos_, 8);
         }
         key_done_ = 0;
+        nul_at_ = ~0ull;
         key_match_ = 3;
         type_ = elem_type_ = GgufType::U8;
         count_ = 0;
@@ -222,9 +245,14 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
           key_match_ &= uint8_t(~2u);
         uint8_t* dst = arena_->grow_low(take);
         if (dst) memcpy(dst, p, take);
+        note_nul(in, *used, take, pos);
         *used += take;
         key_done_ += take;
-        if (key_done_ == key_len_) state_ = kValueType;
+        if (key_done_ < key_len_) continue;
+        state_ = kValueType;
+        // Once the key is complete, as for names (record_error still puts an earlier duplicate
+        // among the keys read so far first).
+        if (nul_at_ != ~0ull) return fail(Status::GgufNulInKey, nul_at_);
         continue;
       }
 
@@ -286,10 +314,10 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         if (str_len_ > kMaxString || !fits_remaining(str_len_, pos + *used))
           return fail_value(Status::GgufStringTooLong, field_pos_, str_len_, kMaxString);
         str_done_ = 0;
-        if (is_architecture_) {
-          arch_capture_ = true;
-          arch_len_ = 0;
-        }
+        // An empty value has no piece whose end would stop the capture: only a non-empty one is
+        // captured (otherwise the next string value, e.g. general.name = "bitnet", became it).
+        arch_capture_ = is_architecture_ && str_len_ != 0;
+        if (is_architecture_) arch_len_ = 0;
         bool array = state_ == kArrStrLen;
         state_ = array ? kArrStrBytes : kStrBytes;
         if (str_len_ == 0) {  // an empty string is still one (empty) piece
@@ -324,6 +352,10 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
           size_t n = take < room ? take : room;
           memcpy(arch_ + arch_len_, in + *used, n);
           arch_len_ += uint32_t(n);
+          // llama.cpp picks the model (and its keys) by the architecture read as a C string.
+          // The key had no NUL, so nul_at_ is clear. Reported at the KV's end, once every piece
+          // is out (the same events whatever the chunking); nothing else can fail in between.
+          note_nul(in, *used, take, pos);
         }
         *used += take;
         str_done_ += take;
@@ -387,6 +419,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
       }
 
       case kKvEnd:
+        if (nul_at_ != ~0ull) return fail(Status::GgufNulInArchitecture, nul_at_);
         kv_event(ev, EventType::KvEnd);
         ++kv_index_;
         state_ = kv_index_ == n_kv_ ? kKeysDone : kKeyLen;
@@ -407,6 +440,7 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         name_mark_ = arena_->low();
         if (uint8_t* hdr = arena_->grow_low(4)) store_u32(hdr, uint32_t(name_len_));
         name_done_ = 0;
+        nul_at_ = ~0ull;
         state_ = kTiName;
         continue;
 
@@ -417,11 +451,14 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
           uint64_t left = name_len_ - name_done_;
           size_t take = left < avail ? size_t(left) : avail;
           if (uint8_t* dst = arena_->grow_low(take)) memcpy(dst, in + *used, take);
+          note_nul(in, *used, take, pos);
           *used += take;
           name_done_ += take;
           if (name_done_ < name_len_) continue;
         }
         state_ = kTiNDims;
+        // Once the name is complete, so that the error names the tensor.
+        if (nul_at_ != ~0ull) return fail_tensor(Status::GgufNulInTensorName, nul_at_);
         continue;
       }
 

@@ -88,6 +88,22 @@ Event Reader::fail_values(Status code, uint64_t offset, uint64_t found, uint64_t
   return e;
 }
 
+// The input ended in tensor t's data or in the padding before it.
+Event Reader::fail_truncated(uint64_t offset, uint32_t t) {
+  Event e = fail(Status::TruncatedData, offset);
+  TensorInfo info = table_.get(t);
+  error_.tensor = t;
+  error_.tensor_name = info.name.data;
+  error_.tensor_name_size = info.name.size;
+  return e;
+}
+
+// a + b, or ~0 when it does not fit: a data section ending past 2^64 ends past any input.
+static uint64_t add_saturated(uint64_t a, uint64_t b) {
+  uint64_t s;
+  return __builtin_add_overflow(a, b, &s) ? ~0ull : s;
+}
+
 static Event need_input() {
   Event e;
   e.type = EventType::NeedInput;
@@ -194,8 +210,8 @@ Event Reader::gguf_header_step(int step) {
   data_size_ = gguf_.data_size();
   // The last tensor's padding (and, with no tensors, the padding after the KVs) may be present
   // or absent: the input may end anywhere up to the next multiple of the alignment.
-  uint64_t end = data_start_ + data_size_, a = gguf_.alignment();
-  allowed_end_ = end % a == 0 ? end : end + (a - end % a);
+  uint64_t end = add_saturated(data_start_, data_size_), a = gguf_.alignment();
+  allowed_end_ = end % a == 0 ? end : add_saturated(end, a - end % a);
   return header_ready();
 }
 
@@ -226,28 +242,28 @@ Event Reader::step_header() {
     return fail(s, error_.offset);
   }
   data_size_ = st_.data_size();
-  allowed_end_ = data_start_ + data_size_;
+  allowed_end_ = add_saturated(data_start_, data_size_);
   return header_ready();
 }
 
 Event Reader::header_ready() {
   if (input_size_ != ~0ull) {
-    // The input must reach the end of the last tensor that has bytes; empty tensors need none
-    // (not even the padding before them), exactly as when the size is not declared.
-    uint64_t expected = pos_;
+    // The input must reach the end of the last tensor that has bytes; empty tensors need none.
+    // With any tensor, it must reach the data section (ggml seeks there and fails when it is
+    // past the end), exactly as when the size is not declared.
+    uint64_t expected = table_.count() ? data_start_ : pos_;
     for (uint32_t i = 0; i < table_.count(); ++i) {
       TensorInfo t = table_.get(i);
-      if (t.end > t.begin && data_start_ + t.end > expected) expected = data_start_ + t.end;
+      uint64_t end = add_saturated(data_start_, t.end);
+      if (t.end > t.begin && end > expected) expected = end;
     }
     if (input_size_ < expected) {
       // Name the tensor the input ends in.
       uint32_t t = 0;
-      while (t + 1 < table_.count() && data_start_ + table_.get(t).end <= input_size_) ++t;
-      TensorInfo info = table_.get(t);
-      Event e = fail_values(Status::TruncatedData, input_size_, input_size_, expected);
-      error_.tensor = t;
-      error_.tensor_name = info.name.data;
-      error_.tensor_name_size = info.name.size;
+      while (t + 1 < table_.count() && add_saturated(data_start_, table_.get(t).end) <= input_size_) ++t;
+      Event e = fail_truncated(input_size_, t);
+      error_.set_found(input_size_);
+      error_.set_expected(expected);
       return e;
     }
     if (input_size_ > allowed_end_) {
@@ -292,13 +308,7 @@ Event Reader::step_data() {
       avail -= skip;
     }
     if (avail == 0) {
-      if (finished_) {
-        fail(Status::TruncatedData, pos_);
-        error_.tensor = cur_tensor_;
-        error_.tensor_name = t.name.data;
-        error_.tensor_name_size = t.name.size;
-        return fail(Status::TruncatedData, pos_);
-      }
+      if (finished_) return fail_truncated(pos_, cur_tensor_);
       return need_input();
     }
     uint64_t remaining = size - cur_done_;
@@ -320,6 +330,9 @@ Event Reader::step_data() {
     in_used_ += avail;
     pos_ += avail;
   }
+  // Only empty tensors, and the input ended before the data section they start: ggml seeks to
+  // it and fails (the padding before it is missing), so the file is truncated.
+  if (finished_ && pos_ < data_start_ && table_.count()) return fail_truncated(pos_, 0);
   if (finished_ || pos_ == input_size_) {
     phase_ = kEnd;
     e.type = EventType::End;

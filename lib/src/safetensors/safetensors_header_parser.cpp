@@ -40,7 +40,8 @@ bool file_order_less(const void* pa, const void* pb, const void*) {
 
 }  // namespace
 
-SafetensorsHeaderParser::SafetensorsHeaderParser() = default;
+// The state block starts at zero (value-initialization).
+SafetensorsHeaderParser::SafetensorsHeaderParser() : SafetensorsParserState() {}
 
 void SafetensorsHeaderParser::reset(Arena* arena, const Limits& limits, uint64_t header_start) {
   *this = SafetensorsHeaderParser();

@@ -22,10 +22,75 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 namespace ws {
 namespace detail {
 
-class GgufHeaderParser {
+// The parser's working state: plain data, value-initialized as one block (zero, a memset) by the
+// parser's constructor instead of member by member (the microcontroller build counts every byte
+// of code). The few fields that do not start at zero are set there.
+struct GgufParserState {
+  enum State : uint8_t {
+    kCounts, kKvCount, kKeyLen, kKey, kValueType, kScalar, kStrLen, kStrBytes, kArrType, kArrCount,
+    kArrData, kArrStrLen, kArrStrBytes, kKvEnd, kKeysDone,
+    kTiNameLen, kTiName, kTiNDims, kTiDims, kTiType, kTiOffset, kInfosDone, kStateDone,
+  };
+
+  Arena* arena_;
+  State state_;
+  uint32_t version_;
+  uint64_t input_size_;
+
+  // Field gathering.
+  uint8_t buf_[8];
+  uint32_t have_;
+  uint64_t field_;
+  uint64_t field_pos_;
+
+  uint64_t n_tensors_, n_kv_;
+
+  // Current KV.
+  uint64_t kv_index_;
+  uint64_t kv_pos_;
+  uint64_t key_len_, key_done_;
+  uint64_t nul_at_;  // first NUL of the current key, tensor name or architecture (~0: none)
+  size_t key_mark_;
+  uint8_t key_match_;  // bit 0: prefix of general.alignment, bit 1: of general.architecture
+  bool is_alignment_, is_architecture_;
+  GgufType type_;
+  GgufType elem_type_;
+  uint64_t count_, index_;
+  uint64_t str_len_, str_done_;
+  uint32_t elem_size_;
+  uint64_t arr_bytes_left_;
+  size_t keys_begin_;  // arena offset where keys start: [u32 len][u64 pos][bytes] each
+
+  // Facts kept.
+  uint32_t alignment_;
+  GgmlDialect dialect_;
+  char arch_[32];
+  uint32_t arch_len_;
+  bool arch_capture_;
+
+  // Current tensor info.
+  uint64_t ti_index_;
+  uint64_t ti_section_;  // absolute offset where the tensor infos start
+  uint64_t ti_pos_;
+  uint64_t name_len_, name_done_;
+  size_t name_mark_;
+  uint32_t n_dims_, dim_index_;
+  int64_t dims_[4];
+  uint32_t ggml_type_;
+  uint64_t ti_type_pos_;
+  uint64_t nbytes_;
+  uint64_t running_elems_;       // ne0 * ... * ne(j), checked as each dimension arrives
+  uint64_t ti_end_, ti_next_;  // this tensor's end and the next one's start
+  uint64_t expected_offset_;
+
+  uint64_t data_start_;
+  uint64_t data_size_;
+};
+
+class GgufHeaderParser : private GgufParserState {
  public:
-  // Out of line: the member initializers are emitted once, here, rather than in every
-  // constructor that holds a parser (Reader's) and again in reset().
+  // Out of line: emitted once, here, rather than in every constructor that holds a parser
+  // (Reader's) and again in reset().
   GgufHeaderParser();
   enum Step : uint8_t { kNeedInput, kEvent, kDone, kError };
 
@@ -39,7 +104,7 @@ class GgufHeaderParser {
 
   const Error& error() const { return error_; }
   // The input ended inside the header: TruncatedHeader at `pos`, unless an earlier error wins.
-  void truncated(uint64_t pos) { fail(Status::TruncatedHeader, pos); }
+  void truncated(uint64_t pos);
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
   uint64_t kv_count() const { return n_kv_; }
@@ -53,12 +118,6 @@ class GgufHeaderParser {
   bool in_header() const { return state_ != kStateDone; }
 
  private:
-  enum State : uint8_t {
-    kCounts, kKvCount, kKeyLen, kKey, kValueType, kScalar, kStrLen, kStrBytes, kArrType, kArrCount,
-    kArrData, kArrStrLen, kArrStrBytes, kKvEnd, kKeysDone,
-    kTiNameLen, kTiName, kTiNDims, kTiDims, kTiType, kTiOffset, kInfosDone, kStateDone,
-  };
-
   bool record_error(Status s, uint64_t offset);
   bool earlier_duplicate();
   bool find_key_duplicate(uint32_t n, uint64_t* dup_pos);
@@ -70,6 +129,7 @@ class GgufHeaderParser {
   // Gathers an n-byte little-endian field; true when complete (value in field_).
   bool gather(const uint8_t* in, size_t size, size_t* used, uint64_t pos, uint32_t n);
   bool fits_remaining(uint64_t need, uint64_t pos) const;
+  void note_nul(const uint8_t* in, size_t used, size_t n, uint64_t pos);
   Step start_kv_value(uint64_t pos, Event* ev);
   Step finish_keys(uint64_t pos);
   Step finish_tensor_info(uint64_t pos);
@@ -77,60 +137,8 @@ class GgufHeaderParser {
   void kv_event(Event* ev, EventType type) const;
   void begin_kv_event(Event* ev) const;
 
-  Arena* arena_ = nullptr;
   Limits limits_;
   Error error_;
-  State state_ = kCounts;
-  uint32_t version_ = 0;
-  uint64_t input_size_ = ~0ull;
-
-  // Field gathering.
-  uint8_t buf_[8] = {};
-  uint32_t have_ = 0;
-  uint64_t field_ = 0;
-  uint64_t field_pos_ = 0;
-
-  uint64_t n_tensors_ = 0, n_kv_ = 0;
-
-  // Current KV.
-  uint64_t kv_index_ = 0;
-  uint64_t kv_pos_ = 0;
-  uint64_t key_len_ = 0, key_done_ = 0;
-  size_t key_mark_ = 0;
-  uint8_t key_match_ = 0;  // bit 0: prefix of general.alignment, bit 1: of general.architecture
-  bool is_alignment_ = false, is_architecture_ = false;
-  GgufType type_ = GgufType::U8;
-  GgufType elem_type_ = GgufType::U8;
-  uint64_t count_ = 0, index_ = 0;
-  uint64_t str_len_ = 0, str_done_ = 0;
-  uint32_t elem_size_ = 0;
-  uint64_t arr_bytes_left_ = 0;
-  size_t keys_begin_ = 0;  // arena offset where keys start: [u32 len][u64 pos][bytes] each
-
-  // Facts kept.
-  uint32_t alignment_ = 32;
-  GgmlDialect dialect_ = GgmlDialect::Upstream;
-  char arch_[32] = {};
-  uint32_t arch_len_ = 0;
-  bool arch_capture_ = false;
-
-  // Current tensor info.
-  uint64_t ti_index_ = 0;
-  uint64_t ti_section_ = 0;  // absolute offset where the tensor infos start
-  uint64_t ti_pos_ = 0;
-  uint64_t name_len_ = 0, name_done_ = 0;
-  size_t name_mark_ = 0;
-  uint32_t n_dims_ = 0, dim_index_ = 0;
-  int64_t dims_[4] = {};
-  uint32_t ggml_type_ = 0;
-  uint64_t ti_type_pos_ = 0;
-  uint64_t nbytes_ = 0;
-  uint64_t running_elems_ = 1;       // ne0 * ... * ne(j), checked as each dimension arrives
-  uint64_t ti_end_ = 0, ti_next_ = 0;  // this tensor's end and the next one's start
-  uint64_t expected_offset_ = 0;
-
-  uint64_t data_start_ = 0;
-  uint64_t data_size_ = 0;
 };
 
 }  // namespace detail

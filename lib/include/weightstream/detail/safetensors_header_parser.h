@@ -18,10 +18,62 @@
 namespace ws {
 namespace detail {
 
-class SafetensorsHeaderParser {
+// The parser's working state: plain data, value-initialized as one block (zero, a memset) by the
+// parser's constructor instead of member by member (the microcontroller build counts every byte
+// of code).
+struct SafetensorsParserState {
+  enum Ctx : uint8_t {
+    kRootStart, kRootKey, kRootValueTensor, kRootValueMeta,
+    kEntryKey, kEntryValue, kDtype, kShape, kOffsets, kSkip,
+    kMetaKey, kMetaValue, kDone,
+  };
+  enum Field : uint8_t { kFieldDtype = 1, kFieldShape = 2, kFieldOffsets = 4, kFieldOther = 8 };
+
+  Arena* arena_;
+  Ctx ctx_;
+  uint64_t header_start_;   // absolute offset of the header's first byte
+
+  // Key being read (root key = tensor name or __metadata__).
+  size_t key_mark_, key_need_mark_;  // arena marks at the key's [u32 length]
+  uint64_t key_size_;
+  uint64_t key_pos_;
+  bool key_is_meta_;    // the key so far is a prefix of "__metadata__"
+
+  // Small string buffer: entry field names and dtype strings.
+  char small_[16];
+  uint32_t small_size_;
+  bool small_overflow_;
+
+  // Tensor entry being read.
+  uint8_t seen_fields_;
+  uint8_t cur_field_;
+  uint64_t field_pos_;
+  uint8_t dtype_;
+  uint32_t rank_;
+  size_t dims_mark_, dims_need_mark_;  // arena marks where the packed dims start
+  uint32_t offsets_count_;
+  uint64_t offsets_[2];
+  uint64_t elements_;
+  bool elements_overflow_;
+  bool has_zero_dim_;
+
+  // Metadata.
+  bool meta_seen_;
+  bool has_meta_;
+  size_t meta_begin_, meta_need_begin_, meta_end_;
+  uint32_t meta_count_;
+  size_t meta_len_mark_;
+  uint64_t meta_str_size_;
+
+  uint32_t tensor_count_;
+  uint64_t data_size_;
+  bool skipped_check_;  // a duplicate check could not run (arena exhausted)
+};
+
+class SafetensorsHeaderParser : private SafetensorsParserState {
  public:
-  // Out of line: the member initializers are emitted once, here, rather than in every
-  // constructor that holds a parser (Reader's) and again in reset().
+  // Out of line: emitted once, here, rather than in every constructor that holds a parser
+  // (Reader's) and again in reset().
   SafetensorsHeaderParser();
   void reset(Arena* arena, const Limits& limits, uint64_t header_start);
 
@@ -36,13 +88,6 @@ class SafetensorsHeaderParser {
   uint32_t tensor_count() const { return tensor_count_; }
 
  private:
-  enum Ctx : uint8_t {
-    kRootStart, kRootKey, kRootValueTensor, kRootValueMeta,
-    kEntryKey, kEntryValue, kDtype, kShape, kOffsets, kSkip,
-    kMetaKey, kMetaValue, kDone,
-  };
-  enum Field : uint8_t { kFieldDtype = 1, kFieldShape = 2, kFieldOffsets = 4, kFieldOther = 8 };
-
   Status handle(JsonLexer::Token t);
   Status fail(Status s, uint64_t header_pos);
   Status fail_at(Status s, uint64_t offset, uint32_t blob);
@@ -54,49 +99,10 @@ class SafetensorsHeaderParser {
   size_t fast_entry(const uint8_t* begin, const uint8_t* end, int boundary);
   bool append_blob(const uint8_t* p, size_t n);
 
-  Arena* arena_ = nullptr;
   Limits limits_;
   JsonLexer lexer_;
   Error error_;
-  Ctx ctx_ = kRootStart;
-  uint64_t header_start_ = 0;   // absolute offset of the header's first byte
-
-  // Key being read (root key = tensor name or __metadata__).
-  size_t key_mark_ = 0, key_need_mark_ = 0;  // arena marks at the key's [u32 length]
-  uint64_t key_size_ = 0;
-  uint64_t key_pos_ = 0;
-  bool key_is_meta_ = false;    // the key so far is a prefix of "__metadata__"
-
-  // Small string buffer: entry field names and dtype strings.
-  char small_[16] = {};
-  uint32_t small_size_ = 0;
-  bool small_overflow_ = false;
-
-  // Tensor entry being read.
-  uint8_t seen_fields_ = 0;
-  uint8_t cur_field_ = 0;
-  uint64_t field_pos_ = 0;
-  uint8_t dtype_ = 0;
-  uint32_t rank_ = 0;
-  size_t dims_mark_ = 0, dims_need_mark_ = 0;  // arena marks where the packed dims start
-  uint32_t offsets_count_ = 0;
-  uint64_t offsets_[2] = {};
-  uint64_t elements_ = 1;
-  bool elements_overflow_ = false;
-  bool has_zero_dim_ = false;
   JsonSkipper skipper_;
-
-  // Metadata.
-  bool meta_seen_ = false;
-  bool has_meta_ = false;
-  size_t meta_begin_ = 0, meta_need_begin_ = 0, meta_end_ = 0;
-  uint32_t meta_count_ = 0;
-  size_t meta_len_mark_ = 0;
-  uint64_t meta_str_size_ = 0;
-
-  uint32_t tensor_count_ = 0;
-  uint64_t data_size_ = 0;
-  bool skipped_check_ = false;  // a duplicate check could not run (arena exhausted)
 };
 
 }  // namespace detail
