@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Writes tests/model/golden/cli.jsonl: what the CLI prints for every fixture and malformed model.
+
+    python3 tests/model/make_goldens.py [--cli build/release/tools/weightstream]
+                                        [--variants-tool build/release/tests/model/ws-model-variants]
+
+One JSON line per (case, command): the argv, the exit status, stdout and stderr (absolute paths
+replaced by <root>, <variants>, <out>; a stdout over 32 KiB as its sha256) and, for `dequant --all`, the sha256 of every file written.
+Commands: `inspect --json`, `validate --json`, `dequant --all --json -o <out>` in f32 and f16.
+Cases: the convention fixtures, the samples, the real and synthetic files, the malformed-input
+corpus, and every malformed model directory ws-model-variants writes (UQFF, MLX, MLX-bits,
+Ollama, sharded). The first line names the CLI's commit.
+
+The goldens pin the CLI's outputs at the commit before the model loader (d0e15a4) so that the
+loader (tests/model/model_loader_golden_test.cpp) and the CLI as its host are checked byte for
+byte against them. When a convention outcome changes on purpose, regenerate with the CLI of that
+commit: build it (git worktree add /tmp/ws-at REV; cmake --preset release; cmake --build ...) and
+pass --cli /tmp/ws-at/build/release/tools/weightstream.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
+BIG = 32768  # stdout longer than this is kept as its sha256
+OUT_FILE = os.path.join(ROOT, 'tests', 'model', 'golden', 'cli.jsonl')
+
+
+def fixture_cases():
+    """(case name, entry path relative to the repository root)."""
+    conv = 'tests/data/conventions'
+    cases = [
+        ('conv/mlx', f'{conv}/mlx/model.safetensors'),
+        ('conv/mlx-bits', f'{conv}/mlx-bits/model.safetensors'),
+        ('conv/ollama', f'{conv}/ollama/manifest.json'),
+        ('conv/sharded-mlx', f'{conv}/sharded-mlx/model.safetensors.index.json'),
+        ('conv/uqff', f'{conv}/uqff/model-0.uqff'),
+        ('samples/tiny-llama', 'samples/tiny-llama.safetensors'),
+        ('samples/sharded', 'samples/sharded/model.safetensors.index.json'),
+    ]
+    for sub in ('tests/data/real/safetensors', 'tests/data/real/gguf', 'tests/data/synthetic/gguf',
+                'tests/corpus/safetensors', 'tests/corpus/gguf', 'tests/corpus/fuzz'):
+        for name in sorted(os.listdir(os.path.join(ROOT, sub))):
+            if name.endswith(('.safetensors', '.gguf')):
+                cases.append((f'{sub}/{name}', f'{sub}/{name}'))
+    return cases
+
+
+def variant_cases(vdir):
+    """(case name, entry path relative to the variants directory)."""
+    cases = []
+    for d in sorted(os.listdir(vdir)):
+        files = sorted(os.listdir(os.path.join(vdir, d)))
+        if 'model.safetensors.index.json' in files:
+            entry = 'model.safetensors.index.json'
+        elif 'manifest.json' in files:
+            entry = 'manifest.json'
+        elif 'model-0.uqff' in files:
+            entry = 'model-0.uqff'
+        else:
+            entry = 'model.safetensors'
+        cases.append((f'variants/{d}', f'{d}/{entry}'))
+    return cases
+
+
+def normalize(text, subs):
+    for real, mark in subs:
+        text = text.replace(real, mark)
+    return text
+
+
+def run(cli, argv, cwd, subs, out_dir=None):
+    p = subprocess.run([cli] + argv, cwd=cwd, capture_output=True, timeout=600)
+    rec = {'argv': argv, 'exit': p.returncode,
+           'stdout': normalize(p.stdout.decode('utf-8', 'surrogateescape'), subs),
+           'stderr': normalize(p.stderr.decode('utf-8', 'surrogateescape'), subs)}
+    # A few outputs (the 2,001-tensor file's) are large: their digest stands for them.
+    if len(rec['stdout']) > BIG:
+        rec['stdout_sha256'] = hashlib.sha256(rec.pop('stdout').encode('utf-8', 'surrogateescape')).hexdigest()
+    if out_dir is not None:
+        outputs = {}
+        if os.path.isdir(out_dir):
+            for name in sorted(os.listdir(out_dir)):
+                with open(os.path.join(out_dir, name), 'rb') as f:
+                    outputs[name] = hashlib.sha256(f.read()).hexdigest()
+        rec['outputs'] = outputs
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--cli', default=os.path.join(ROOT, 'build/release/tools/weightstream'))
+    ap.add_argument('--variants-tool', default=os.path.join(ROOT, 'build/release/tests/model/ws-model-variants'))
+    ap.add_argument('--commit', default=None, help='the commit the CLI was built at (default: HEAD)')
+    args = ap.parse_args()
+    commit = args.commit or subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True,
+                                           text=True).stdout.strip()
+    tmp = os.path.realpath(tempfile.mkdtemp(prefix='ws-goldens-'))
+    try:
+        vdir = os.path.join(tmp, 'variants')
+        subprocess.run([args.variants_tool, vdir], check=True)
+        out = os.path.join(tmp, 'out')
+        subs = [(out, '<out>'), (vdir, '<variants>'), (ROOT, '<root>')]
+        lines = [json.dumps({'cli_commit': commit}, sort_keys=True)]
+        for cases, cwd in ((fixture_cases(), ROOT), (variant_cases(vdir), vdir)):
+            for case, entry in cases:
+                for cmd in (['inspect', '--json', entry], ['validate', '--json', entry]):
+                    lines.append(json.dumps({'case': case, **run(args.cli, cmd, cwd, subs)}, sort_keys=True))
+                for to in ('f32', 'f16'):
+                    shutil.rmtree(out, ignore_errors=True)
+                    cmd = ['dequant', '--all', '--json', '--to', to, '-o', out, entry]
+                    rec = run(args.cli, cmd, cwd, subs, out_dir=out)
+                    rec['argv'] = ['dequant', '--all', '--json', '--to', to, '-o', '<out>', entry]
+                    lines.append(json.dumps({'case': case, **rec}, sort_keys=True))
+        os.makedirs(os.path.dirname(OUT_FILE), exist_ok=True)
+        with open(OUT_FILE, 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+        print(f'{OUT_FILE}: {len(lines) - 1} records from the CLI at {commit}')
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
