@@ -1,25 +1,27 @@
-// ws-model-variants OUTDIR — writes every malformed model variant the model-loader goldens cover,
-// one directory per variant, laid out as a user's model directory is (so the CLI and the loader
-// open them by name): UQFF directories (samplegen::uqff_malformed_variants, one per reject rule),
-// MLX files with their config.json (companions dropped, shapes and configs edited), MLX-bits and
-// Ollama blob edits of the committed fixtures (the same edits tests/conventions makes in memory),
-// and sharded models with a broken shard, index or a shard not there.
+// Every malformed model variant the model-loader goldens cover, one directory per variant, laid
+// out as a user's model directory is (so the CLI and the loader open them by name): UQFF
+// directories (samplegen::uqff_malformed_variants, one per reject rule), MLX files with their
+// config.json (companions dropped, shapes and configs edited), MLX-bits and Ollama blob edits of
+// the committed fixtures (the same edits tests/conventions makes in memory), and sharded models
+// with a broken shard, index or a shard not there.
 //
-// tests/model/make_goldens.sh runs the CLI over these directories; tests/model/ compares the
-// loader with what it printed. Every byte comes from the sample generator or from the committed
-// fixtures edited in place (same-length patches keep every offset), never from lib/.
-#include <errno.h>
+// `ws-model-variants OUTDIR` writes them (tests/model/make_goldens.py runs the CLI over them); the
+// loader's tests build them in memory and compare the loader with what the CLI printed. Every
+// byte comes from the sample generator or from the committed fixtures edited in place
+// (same-length patches keep every offset), never from lib/.
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "model_variants.h"
+
 #include "convention_fixtures.h"
 #include "uqff_fixtures.h"
 
+namespace modeltest {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -28,24 +30,12 @@ const std::string kFixtures = std::string(WS_SOURCE_DIR) + "/tests/data/conventi
 
 bool g_failed = false;
 
-void make_dirs(const std::string& path) {
-  for (size_t at = 1; at <= path.size(); ++at) {
-    if (at != path.size() && path[at] != '/') continue;
-    const std::string d = path.substr(0, at);
-    if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
-      fprintf(stderr, "ws-model-variants: cannot create %s: %s\n", d.c_str(), strerror(errno));
-      g_failed = true;
-    }
-  }
-}
+VariantDirs* g_out = nullptr;
 
+// "dir/file..." -> the variant dir's file map.
 void write(const std::string& path, const Bytes& bytes) {
-  make_dirs(path.substr(0, path.find_last_of('/')));
-  FILE* f = fopen(path.c_str(), "wb");
-  if (!f || fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || fclose(f) != 0) {
-    fprintf(stderr, "ws-model-variants: cannot write %s\n", path.c_str());
-    g_failed = true;
-  }
+  const size_t slash = path.find('/', 1);
+  (*g_out)[path.substr(1, slash - 1)][path.substr(slash + 1)] = bytes;
 }
 void write(const std::string& path, const std::string& text) { write(path, Bytes(text.begin(), text.end())); }
 
@@ -216,17 +206,19 @@ void uqff_variants(const std::string& out) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: ws-model-variants OUTDIR\n");
-    return 2;
-  }
-  const std::string out = argv[1];
-  make_dirs(out);
+VariantDirs model_variants(bool* ok) {
+  VariantDirs dirs;
+  g_out = &dirs;
+  g_failed = false;
+  const std::string out;  // paths are "/<variant>/<file>"
   mlx_variants(out);
   mlx_bits_variants(out);
   ollama_variants(out);
   sharded_variants(out);
   uqff_variants(out);
-  return g_failed ? 1 : 0;
+  g_out = nullptr;
+  if (ok) *ok = !g_failed;
+  return dirs;
 }
+
+}  // namespace modeltest
