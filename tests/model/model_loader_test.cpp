@@ -302,6 +302,44 @@ TEST(ModelLoader, UqffFilesAreOrderedByNumber) {
   EXPECT_EQ(order, (std::vector<std::string>{"model-0.uqff", "model-1.uqff", "residual.safetensors"}));
 }
 
+// A stream where the held blocks are freed out of order: A's companions complete it while B is
+// still held below the top, then C (larger than A) needs room that is only there once B is moved
+// down over A's freed block. The bytes are the seekable decode's, and the arena is the dry run's.
+TEST(ModelLoader, SequentialHeldBlocksAreCompacted) {
+  auto linear = [](const std::string& p, uint64_t rows, std::vector<samplegen::RawTensor>* t) {
+    Bytes w(rows * 16), s(rows * 2), b(rows * 2);  // [rows, 4] U32 4-bit g32: one group per row
+    for (size_t i = 0; i < w.size(); ++i) w[i] = uint8_t(i * 37 + rows);
+    for (size_t i = 0; i < s.size(); i += 2) s[i + 1] = 0x3c;  // bf16 ~1.0
+    for (size_t i = 0; i < b.size(); i += 2) b[i + 1] = 0xbf;  // bf16 ~-0.5
+    t->push_back({p + ".weight", "U32", {rows, 4}, w});
+    t->push_back({p + ".scales", "BF16", {rows, 1}, s});
+    t->push_back({p + ".biases", "BF16", {rows, 1}, b});
+  };
+  std::vector<samplegen::RawTensor> t;
+  linear("a", 2, &t);  // 0 1 2
+  linear("b", 4, &t);  // 3 4 5
+  linear("c", 8, &t);  // 6 7 8
+  // Data: A.w B.w A.s A.b (A done, below B) C.w (needs room) B.s B.b C.s C.b.
+  const std::vector<size_t> order = {0, 3, 1, 2, 6, 4, 5, 7, 8};
+  const std::map<std::string, Bytes> files = {
+      {"model.safetensors", samplegen::serialize_raw(t, order, {{"format", "mlx"}}, false)},
+      {"config.json", bytes_of("{\"quantization\": {\"group_size\": 32, \"bits\": 4}}")}};
+  HostOptions h;
+  const LoadResult want = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", h);
+  ASSERT_EQ(want.verdict(), "Ok");
+  ASSERT_EQ(want.weights.size(), 3u);
+  EXPECT_EQ(want.weights.at("c.weight").bytes.size(), 8u * 32 * 4);
+  for (Feed feed : {Feed::Whole, Feed::OneByte}) {
+    h.seekable = false;
+    h.feed = feed;
+    h.arena = 4096;  // the retries find the exact need, so the held region is the dry run's peak
+    const LoadResult r = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", h);
+    EXPECT_EQ(r.violation, "");
+    EXPECT_EQ(summary(r), summary(want));
+    EXPECT_EQ(r.order, (std::vector<std::string>{"a.weight", "b.weight", "c.weight"}));  // as they complete
+  }
+}
+
 // --- Linear work --------------------------------------------------------------------------------
 
 // An MLX file of n 4-bit g32 linears ([2, 4] U32 weight, BF16 scales and biases [2, 1]).
