@@ -3,6 +3,7 @@
 
     python3 tests/model/make_goldens.py [--cli build/release/tools/weightstream]
                                         [--variants-tool build/release/tests/model/ws-model-variants]
+    python3 tests/model/make_goldens.py --check ...   (ctest model_cli_goldens: compare, write nothing)
 
 One JSON line per (case, command): the argv, the exit status, stdout and stderr (absolute paths
 replaced by <root>, <variants>, <out>; a stdout over 32 KiB as its sha256) and, for `dequant --all`, the sha256 of every file written.
@@ -10,6 +11,10 @@ Commands: `inspect --json`, `validate --json`, `dequant --all --json -o <out>` i
 Cases: the convention fixtures, the samples, the real and synthetic files, the malformed-input
 corpus, and every malformed model directory ws-model-variants writes (UQFF, MLX, MLX-bits,
 Ollama, sharded). The first line names the CLI's commit.
+
+--check runs the same commands and compares every record with the goldens, except the records
+tests/model/golden/intended.jsonl replaces: outputs the CLI changes on purpose (each with a "why"),
+asserted exactly like the others. Exit status 1 and the differing records when anything differs.
 
 The goldens pin the CLI's outputs at the commit before the model loader (d0e15a4) so that the
 loader (tests/model/model_loader_golden_test.cpp) and the CLI as its host are checked byte for
@@ -92,11 +97,51 @@ def run(cli, argv, cwd, subs, out_dir=None):
     return rec
 
 
+def key(rec):
+    return json.dumps([rec['case'], rec['argv']])
+
+
+def check(lines):
+    """Compares the records just made with the goldens (intended.jsonl's records replacing theirs)."""
+    want = {}
+    with open(OUT_FILE) as f:
+        for line in f.read().splitlines()[1:]:
+            rec = json.loads(line)
+            want[key(rec)] = rec
+    intended_file = os.path.join(os.path.dirname(OUT_FILE), 'intended.jsonl')
+    if os.path.exists(intended_file):
+        with open(intended_file) as f:
+            for line in f.read().splitlines():
+                rec = json.loads(line)
+                assert key(rec) in want, f'intended.jsonl replaces no golden record: {key(rec)}'
+                rec.pop('why')
+                want[key(rec)] = rec
+    bad = 0
+    got_keys = set()
+    for line in lines:
+        rec = json.loads(line)
+        got_keys.add(key(rec))
+        w = want.get(key(rec))
+        if w != rec:
+            bad += 1
+            if bad <= 20:
+                print(f'DIFFERS: {key(rec)}')
+                for field in sorted(set(rec) | set(w or {})):
+                    if (w or {}).get(field) != rec.get(field):
+                        print(f'  {field}:\n    want {json.dumps((w or {}).get(field))[:2000]}\n    got  {json.dumps(rec.get(field))[:2000]}')
+    missing = set(want) - got_keys
+    for k in sorted(missing)[:20]:
+        print(f'NOT RUN: {k}')
+    print(f'{len(lines)} records, {bad} differ, {len(missing)} not run')
+    return 1 if bad or missing else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--cli', default=os.path.join(ROOT, 'build/release/tools/weightstream'))
     ap.add_argument('--variants-tool', default=os.path.join(ROOT, 'build/release/tests/model/ws-model-variants'))
     ap.add_argument('--commit', default=None, help='the commit the CLI was built at (default: HEAD)')
+    ap.add_argument('--check', action='store_true', help='compare with the goldens instead of writing them')
     args = ap.parse_args()
     commit = args.commit or subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True,
                                            text=True).stdout.strip()
@@ -117,6 +162,8 @@ def main():
                     rec = run(args.cli, cmd, cwd, subs, out_dir=out)
                     rec['argv'] = ['dequant', '--all', '--json', '--to', to, '-o', '<out>', entry]
                     lines.append(json.dumps({'case': case, **rec}, sort_keys=True))
+        if args.check:
+            return check(lines[1:])
         os.makedirs(os.path.dirname(OUT_FILE), exist_ok=True)
         with open(OUT_FILE, 'w') as f:
             f.write('\n'.join(lines) + '\n')
