@@ -11,6 +11,7 @@
 #include "model_facts_render.h"
 #include "problem_text.h"
 #include "scan_manifest.h"
+#include "scan_model.h"
 #include "scan_sharded.h"
 #include "text_format.h"
 
@@ -102,7 +103,7 @@ std::string inspect_json(const FileReport& r) {
   }
   w.key("error");
   if (r.problem)
-    write_problem_json(&w, *r.problem, false);
+    write_problem_json(&w, *r.problem, !r.problem->shard.empty());  // another file of the model
   else
     w.null();
   w.end_object();
@@ -322,13 +323,14 @@ int run_inspect(const CliOptions& options) {
     valid = r.valid;
     problem = r.problem;
   } else {
-    FileReport r = scan_file(path, options.scan);
+    // One load of the file as a model: its header, its verdict and (MLX, Ollama) its logical
+    // weights with the load plan.
+    std::optional<LogicalSummary> logical;
+    FileReport r = scan_model_file(path, options.scan, &logical);
     r.canonical = options.canonical;
     // A safetensors model's architecture lives in the config.json beside it.
     if (r.format == ws::Format::Safetensors && r.header_ready) r.model_facts = config_facts_beside(path);
-    // Logical weights need the whole header; a file read from a pipe cannot be read again.
-    if (r.format == ws::Format::Safetensors && r.valid && path != "-")
-      r.logical = logical_summary_of(path, options.scan);
+    r.logical = logical;
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;

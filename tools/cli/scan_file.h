@@ -34,6 +34,17 @@ using HeaderHook = std::function<bool(const ws::Reader& reader, FileReport* repo
 FileReport scan_file(const std::string& path, const ScanOptions& options,
                      const HeaderHook& on_header = HeaderHook());
 
+// Copies a validated header out of the reader's arena into the report (GGUF key-values from the
+// collector that saw them stream past).
+class GgufKvCollector;
+void snapshot_header(const ws::Reader& r, GgufKvCollector* kvs, FileReport* rep);
+// The values behind a GGUF rejection that ws::Error does not carry, read back from the copy of the
+// tensor infos and the key-values collected so far.
+class GgufInfoCopy;
+struct ErrorFacts;
+void add_gguf_facts(const ws::Reader& r, const ws::Error& err, const GgufInfoCopy& infos, const GgufKvCollector& kvs,
+                    ErrorFacts* facts);
+
 // A Problem for a file that could not be opened or read.
 Problem io_problem(const std::string& what, const std::string& why, uint64_t offset);
 

@@ -7,6 +7,7 @@
 #include "problem_text.h"
 #include "manifest_blobs.h"
 #include "scan_manifest.h"
+#include "scan_model.h"
 #include "scan_sharded.h"
 #include "text_format.h"
 
@@ -26,7 +27,7 @@ std::string validate_json_line(const Verdict& v) {
   w.key("tensors").number(v.tensors);
   w.key("error");
   if (v.problem)
-    write_problem_json(&w, *v.problem, v.is_index);
+    write_problem_json(&w, *v.problem, v.is_index || !v.problem->shard.empty());
   else
     w.null();
   w.end_object();
@@ -55,7 +56,7 @@ int run_validate(const CliOptions& options) {
   for (const std::string& path : options.files) {
     const Verdict v = is_index_path(path)      ? verdict_of(scan_sharded(path, options.scan))
                       : is_manifest_path(path) ? verdict_of(scan_manifest(path, options.scan, false))
-                                               : verdict_of(scan_file(path, options.scan));
+                                               : verdict_of(scan_model_file(path, options.scan, nullptr));
     if (!v.valid) {
       if (v.problem && v.problem->io)
         any_io = true;

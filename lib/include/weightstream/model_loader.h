@@ -136,6 +136,11 @@ class ModelLoader {
   ModelLoader& operator=(const ModelLoader&) = delete;
   ~ModelLoader();
 
+  // The arena the loader takes before any file's own needs: its file slots, the entry's name (of
+  // `entry_name_size` bytes), one reader object and alignment. A host that sizes "the headers'
+  // arena" for its users (the CLI's --arena-size) adds this and reports needs without it.
+  static size_t base_need(const ModelLoaderOptions& options, size_t entry_name_size);
+
   // UqffFiles (or Auto): one name of the model's directory; the loader picks and orders them.
   // Before open(). Names are copied.
   Status add_file(const char* name, size_t n);
@@ -169,6 +174,12 @@ class ModelLoader {
   uint32_t entry_file() const { return entry_file_; }
   // The Reader of a data file (its header, metadata, GGUF facts), or null.
   const Reader* file_reader(uint32_t f) const;
+  uint32_t file_table(uint32_t f) const;      // kNoTensor for a file that is no table
+  // The entry document, once parsed (null for other entries): its shard list and figures, its
+  // layers (a blob's layer name), for messages.
+  const ShardIndex* index() const { return index_; }
+  const OllamaManifest* manifest() const { return manifest_; }
+  uint32_t file_layer(uint32_t f) const;      // a blob's manifest layer, or kNoTensor
 
   // After ModelReady. Tables are the data files in order (table t = table_file(t)).
   Convention convention() const { return convention_; }
@@ -190,6 +201,9 @@ class ModelLoader {
   const Error& error() const { return error_; }
   uint32_t error_file() const { return error_file_; }  // kNoFile: the model as a whole
   StrView error_detail() const { return error_detail_; }  // UQFF companion-set errors
+  // The error is the convention's (the logical model's build or resolution, config.json's
+  // quantization): every file's header was valid.
+  bool convention_error() const { return convention_error_; }
   size_t arena_needed() const { return arena_needed_; }
   size_t arena_used() const;
 
@@ -202,7 +216,8 @@ class ModelLoader {
   // model_loader.cpp: entry, headers, config, build.
   ModelEvent fail(Status s, uint64_t offset, uint32_t file);
   ModelEvent fail_error(const Error& e, uint32_t file);
-  ModelEvent fail_arena(size_t component_need, uint32_t file);
+  ModelEvent fail_arena(size_t component_need, uint32_t file, size_t rest = ~size_t(0));
+  size_t after_headers_need(uint64_t tensors, bool gguf) const;
   ModelEvent request(uint32_t f, uint64_t offset, uint64_t length);
   ModelEvent step();
   ModelEvent step_entry_doc();
@@ -315,6 +330,7 @@ class ModelLoader {
   Error error_;
   uint32_t error_file_ = kNoFile;
   StrView error_detail_;
+  bool convention_error_ = false;
   size_t arena_needed_ = 0;
 };
 

@@ -131,6 +131,11 @@ ModelLoader::ModelLoader(void* arena, size_t arena_size, const ModelLoaderOption
 
 ModelLoader::~ModelLoader() {}
 
+size_t ModelLoader::base_need(const ModelLoaderOptions& options, size_t entry_name_size) {
+  const uint32_t files = options.max_files < 3 ? 3 : options.max_files > kMaxFiles ? kMaxFiles : options.max_files;
+  return 16 + round8(sizeof(FileSlot) * files) + round8(entry_name_size + 1) + round8(sizeof(Reader)) + 64;
+}
+
 void* ModelLoader::take_low(size_t n, size_t align) {
   uint8_t* p = align_up(lo_, align);
   if (p > hi_ || n > size_t(hi_ - p)) return nullptr;
@@ -177,16 +182,38 @@ ModelEvent ModelLoader::fail_error(const Error& err, uint32_t file) {
 // size that gets past it is what is used now plus that, plus the fixed-size parts every later phase
 // certainly takes (the other files' readers, the model and config objects, the output piece), so
 // a retry fails, if at all, only where the input decides the size (a header, the model's weights,
-// the scratch): at most one retry per such part.
-ModelEvent ModelLoader::fail_arena(size_t component_need, uint32_t file) {
+// config.json, the scratch): at most one retry per such part. `rest` (when not ~0) is the exact
+// size of everything after this part, when the caller knows it (the last header).
+ModelEvent ModelLoader::fail_arena(size_t component_need, uint32_t file, size_t rest) {
   size_t later = 0;
-  if (phase_ == Phase::Idle || phase_ == Phase::EntryDoc || phase_ == Phase::Headers) {
-    const uint32_t files = file_count_ > cur_ ? file_count_ - cur_ : 1;
-    later += (sizeof(Reader) + 64) * files + sizeof(LogicalModel) + sizeof(MlxQuantConfig) + 256;
+  if (rest != ~size_t(0)) {
+    later = rest;
+  } else {
+    if (phase_ == Phase::Idle || phase_ == Phase::EntryDoc || phase_ == Phase::Headers) {
+      const uint32_t files = file_count_ > cur_ ? file_count_ - cur_ : 1;
+      later += (sizeof(Reader) + 64) * files + sizeof(LogicalModel) + sizeof(MlxQuantConfig) + 256;
+    }
+    if (phase_ != Phase::Ready && opt_.mode == ModelLoadMode::Decode && !opt_.out_buffer) later += round8(opt_.out_size) + 32;
   }
-  if (phase_ != Phase::Ready && opt_.mode == ModelLoadMode::Decode && !opt_.out_buffer) later += round8(opt_.out_size) + 32;
   arena_needed_ = arena_used() + round8(component_need) + later + 64 + 16;
   return fail(Status::ArenaExhausted, 0, file);
+}
+
+// What the model takes after the headers for `tensors` tensors in all: the LogicalModel, its
+// weights and name hash (or, GGUF, one weight per tensor), the selection bits, the config parser's
+// object (its document, if any, is parsed in what is free and dropped), the output piece.
+size_t ModelLoader::after_headers_need(uint64_t tensors, bool gguf) const {
+  size_t n = 0;
+  if (gguf) {
+    n += round8(size_t(sizeof(LogicalWeight) * (tensors + 1)));
+  } else {
+    const uint64_t slots = LogicalModel::index_slots_for(tensors);
+    n += round8(sizeof(LogicalModel)) + round8(size_t(sizeof(LogicalWeight) * (tensors + 1))) +
+         (slots > LogicalModel::kInlineSlots ? round8(size_t(4 * slots)) : 0) + round8(sizeof(MlxQuantConfig)) + 64;
+  }
+  if (opt_.mode == ModelLoadMode::Decode || opt_.mode == ModelLoadMode::Raw) n += round8(size_t(tensors / 8 + 2)) + 8;
+  if (opt_.mode == ModelLoadMode::Decode && !opt_.out_buffer) n += round8(opt_.out_size) + 32;
+  return n;
 }
 
 // --- The host's answers -----------------------------------------------------------------------
@@ -614,7 +641,18 @@ ModelEvent ModelLoader::step_headers() {
       }
       case EventType::HeaderReady: return header_ready(cur_);
       case EventType::Error: {
-        if (s.reader->error().code == Status::ArenaExhausted) return fail_arena(s.reader->arena_needed(), cur_);
+        if (s.reader->error().code == Status::ArenaExhausted) {
+          // The reader counted its header through: its need is exact, and so is the count of its
+          // tensors. When it is the model's last file, what follows is known too (save the
+          // scratch of a selection and a config.json's document), so one retry suffices.
+          size_t rest = ~size_t(0);
+          if (cur_ + 1 == file_count_) {
+            uint64_t tensors = s.reader->tensors_seen();
+            for (uint32_t t = 0; t < table_count_; ++t) tensors += files_[table_files_[t]].reader->tensor_count();
+            rest = after_headers_need(tensors, s.reader->format() == Format::Gguf);
+          }
+          return fail_arena(s.reader->arena_needed(), cur_, rest);
+        }
         Error err = s.reader->error();
         // A tensor index without a name (the reader had not stored it): take it from the table.
         if (!err.tensor_name && err.tensor < s.reader->tensor_count()) {
@@ -684,7 +722,10 @@ ModelEvent ModelLoader::step_config() {
   if (st != Status::Ok) {
     // A config.json that does not parse matters only when the files say MLX: it is then the
     // model's quantization source. Otherwise it is not the model's business.
-    if (signal_mlx_) return fail_error(config_->error(), config_file_);
+    if (signal_mlx_) {
+      convention_error_ = true;
+      return fail_error(config_->error(), config_file_);
+    }
     config_ = nullptr;
   } else if (!config_->has_quantization()) {
     config_ = nullptr;
@@ -781,6 +822,8 @@ ModelEvent ModelLoader::build() {
   if (config_mark_) lo_ = config_mark_;
   if (s != Status::Ok) {
     const uint32_t t = model_->error_table();
+    convention_error_ = true;
+
     error_detail_ = model_->error_detail();
     return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
   }
@@ -807,6 +850,8 @@ ModelEvent ModelLoader::step_uqff_scalars() {
     if (cur_ >= table_count_) {
       if (model_->resolve_uqff() != Status::Ok) {
         const uint32_t t = model_->error_table();
+        convention_error_ = true;
+
         error_detail_ = model_->error_detail();
         return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
       }
@@ -875,6 +920,8 @@ StrView ModelLoader::file_name(uint32_t f) const {
 ModelFileKind ModelLoader::file_kind(uint32_t f) const { return f < file_count_ ? files_[f].kind : ModelFileKind::File; }
 bool ModelLoader::file_present(uint32_t f) const { return f < file_count_ && !files_[f].missing; }
 const Reader* ModelLoader::file_reader(uint32_t f) const { return f < file_count_ ? files_[f].reader : nullptr; }
+uint32_t ModelLoader::file_table(uint32_t f) const { return f < file_count_ ? files_[f].table : kNoTensor; }
+uint32_t ModelLoader::file_layer(uint32_t f) const { return f < file_count_ ? files_[f].layer : kNoTensor; }
 
 Format ModelLoader::format() const {
   return table_count_ ? files_[table_files_[0]].reader->format() : Format::Unknown;

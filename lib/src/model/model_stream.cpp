@@ -592,6 +592,8 @@ ModelEvent ModelLoader::stream_end() {
     uqff_stream_ = false;
     if (model_->resolve_uqff() != Status::Ok) {
       const uint32_t t = model_->error_table();
+      convention_error_ = true;
+
       error_detail_ = model_->error_detail();
       return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
     }

@@ -1,0 +1,24 @@
+// weightstream CLI — validate's and inspect's reports from one load through the model host
+// (model_host.h): the loader reads the model (every byte, every rule of its convention); this
+// file copies what it found into the report structs the renderers print (report.h).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "report.h"
+#include "scan_file.h"
+#include "weightstream/model_loader.h"
+
+namespace wscli {
+
+// One safetensors or GGUF file (or standard input) as a model: its header, its verdict (a
+// convention error, an MLX file's config.json that does not parse, included) and, for `logical`
+// when the model is valid and follows a convention, its logical weights with the load plan.
+FileReport scan_model_file(const std::string& path, const ScanOptions& options, std::optional<LogicalSummary>* logical);
+
+// The logical weights and load plan of a loaded model (inspect's section); `config` is the path
+// of the config.json whose quantization was used, or "".
+LogicalSummary summarize_model(const ws::ModelLoader& L, uint64_t chunk, const std::string& config);
+
+}  // namespace wscli
