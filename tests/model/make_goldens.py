@@ -110,6 +110,15 @@ WHY = [
      'read as plain tensors'),
     ('variants/mlx', 'a convention error is the model\'s verdict (issue #16): validate and inspect say invalid with '
      'the MLX error (inspect also lists it under the logical weights, as before); before, both said valid'),
+    ('variants/sharded-', 'a convention error across the shards is the model\'s verdict (issue #16): validate and '
+     'inspect say invalid (inspect also lists it under the logical weights, as before); before, both said valid'),
+    ('variants/ollama-blob-', 'the same error; the rows list every tensor blob of the manifest, with the tensors of '
+     'each header read before the error (the loader checks a blob\'s size when it opens it, then its header); before, '
+     'the blobs that had passed the size pre-checks, all with 0 tensors'),
+    ('variants/ollama-layer-not-in-blob', 'the same error; the rows list every tensor blob with the tensors of each '
+     'header read (before: all with 0 tensors), and validate counts them'),
+    ('variants/ollama-', 'a convention error in a blob is the model\'s verdict (issue #16): validate and inspect say '
+     'invalid (inspect also lists it under the logical weights, as before); before, both said valid'),
     ('variants/uqff-', 'a UQFF file is read as part of its directory\'s model and the model\'s convention errors are '
      'its verdict (issue #16; inspect also lists it under the logical weights, as before): before, both said valid'),
 ]

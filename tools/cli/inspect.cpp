@@ -312,13 +312,16 @@ int run_inspect(const CliOptions& options) {
   bool valid;
   std::optional<Problem> problem;
   if (is_index_path(path)) {
-    ShardedReport r = scan_sharded(path, options.scan);
-    if (r.valid) r.logical = logical_summary_of(path, options.scan);
+    std::optional<LogicalSummary> logical;
+    ShardedReport r = scan_model_index(path, options.scan, &logical);
+    r.logical = logical;
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;
   } else if (is_manifest_path(path)) {
-    const ShardedReport r = scan_manifest(path, options.scan, true);
+    std::optional<LogicalSummary> logical;
+    ShardedReport r = scan_model_manifest(path, options.scan, &logical);
+    r.logical = logical;
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;

@@ -70,6 +70,26 @@ bool is_manifest_path(const std::string& path) {
   return head.find("\"schemaVersion\"") != std::string::npos || head.find("\"layers\"") != std::string::npos;
 }
 
+std::string blobs_dir_for(const std::string& path, const ScanOptions& options, std::optional<Problem>* problem) {
+  if (!options.blobs_dir.empty()) {
+    // --blobs names the blobs directory itself, or the models root that holds it.
+    const std::string d = with_slash(options.blobs_dir);
+    const std::string dir = is_dir(d + "blobs") ? d + "blobs/" : d;
+    if (!is_dir(dir)) *problem = io_problem("cannot open the blobs directory " + options.blobs_dir, strerror(ENOTDIR), 0);
+    return is_dir(dir) ? dir : std::string();
+  }
+  const std::string dir = find_blobs_dir(path);
+  if (dir.empty()) {
+    Problem p;
+    p.code = "ManifestNoBlobs";
+    p.io = true;
+    p.message = "no blobs/ directory beside the manifest or above it (Ollama keeps manifests/ and blobs/ "
+                "in one models directory): give the directory that holds the sha256-* blobs with --blobs DIR.";
+    *problem = p;
+  }
+  return dir;
+}
+
 std::optional<Problem> read_manifest(const std::string& path, const ScanOptions& options, ManifestFiles* out) {
   FILE* f = fopen(path.c_str(), "rb");
   if (!f) return io_problem("cannot open " + path, strerror(errno), 0);

@@ -51,6 +51,12 @@ struct ManifestFiles {
 // offset = where the shorter of the two ends). Blob problems name the layer and the blob.
 std::optional<Problem> read_manifest(const std::string& path, const ScanOptions& options, ManifestFiles* out);
 
+// Where the blobs of the manifest at `path` are: --blobs (the blobs directory itself, or the models
+// root that holds it), else the nearest ancestor of the manifest with a blobs/ directory. Ends with
+// '/'. Empty, with `*problem` set, when there is none (ManifestNoBlobs; a --blobs that is not a
+// directory: IoError).
+std::string blobs_dir_for(const std::string& path, const ScanOptions& options, std::optional<Problem>* problem);
+
 // A tensor of `blob`'s header that another layer's name covers: "ManifestTensorInOtherLayer" at
 // the tensor's header entry. A layer name that covers no tensor of its blob (the digest points
 // at another blob): "ManifestLayerNotInBlob" at offset 0.

@@ -147,6 +147,10 @@ bool ModelHost::answer(const ws::ModelEvent& e) {
     h.name = str(L.file_name(e.file));
     const bool entry = e.file == 0 && s_.entry != ws::ModelEntry::UqffFiles;
     h.path = entry ? s_.entry_path : path_of(h.name);
+    if (L.file_kind(e.file) == ws::ModelFileKind::Blob && s_.blobs_problem) {
+      io_ = s_.blobs_problem;  // the manifest parsed, and its blobs are nowhere
+      return false;
+    }
     if (!entry && s_.entry_path == "-") {  // standard input has no directory: nothing beside it
       h.missing = true;
       L.file_missing();

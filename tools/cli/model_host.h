@@ -58,6 +58,7 @@ struct HostSettings {
   ws::ModelEntry entry = ws::ModelEntry::File;
   std::vector<std::string> listing;  // UQFF: the directory's names
   std::string blobs_dir;             // manifests: where blobs/sha256-* are (ends with '/')
+  std::optional<Problem> blobs_problem;  // ... or why there is no such directory (said at the first blob)
   ws::ModelLoadMode mode = ws::ModelLoadMode::Validate;
   ws::OutType out = ws::OutType::F32;
   ScanOptions scan;

@@ -17,6 +17,15 @@ namespace wscli {
 // when the model is valid and follows a convention, its logical weights with the load plan.
 FileReport scan_model_file(const std::string& path, const ScanOptions& options, std::optional<LogicalSummary>* logical);
 
+// A sharded model from its index (the shards' headers, the index/shard checks, every byte, the
+// convention): the index's rows and figures and the verdict; `logical` as above.
+ShardedReport scan_model_index(const std::string& path, const ScanOptions& options, std::optional<LogicalSummary>* logical);
+
+// An Ollama model from its manifest (the blobs' sizes and headers against their layers, every byte,
+// the convention): one row per tensor blob and the verdict; `logical` as above.
+ShardedReport scan_model_manifest(const std::string& path, const ScanOptions& options,
+                                  std::optional<LogicalSummary>* logical);
+
 // The logical weights and load plan of a loaded model (inspect's section); `config` is the path
 // of the config.json whose quantization was used, or "".
 LogicalSummary summarize_model(const ws::ModelLoader& L, uint64_t chunk, const std::string& config);

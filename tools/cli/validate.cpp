@@ -54,8 +54,8 @@ std::string validate_text_line(const Verdict& v) {
 int run_validate(const CliOptions& options) {
   bool any_invalid = false, any_io = false;
   for (const std::string& path : options.files) {
-    const Verdict v = is_index_path(path)      ? verdict_of(scan_sharded(path, options.scan))
-                      : is_manifest_path(path) ? verdict_of(scan_manifest(path, options.scan, false))
+    const Verdict v = is_index_path(path)      ? verdict_of(scan_model_index(path, options.scan, nullptr))
+                      : is_manifest_path(path) ? verdict_of(scan_model_manifest(path, options.scan, nullptr))
                                                : verdict_of(scan_model_file(path, options.scan, nullptr));
     if (!v.valid) {
       if (v.problem && v.problem->io)

@@ -177,6 +177,7 @@ class ModelLoader {
   uint32_t file_table(uint32_t f) const;      // kNoTensor for a file that is no table
   // The entry document, once parsed (null for other entries): its shard list and figures, its
   // layers (a blob's layer name), for messages.
+  bool entry_ready() const { return entry_ready_; }  // the index / manifest parsed
   const ShardIndex* index() const { return index_; }
   const OllamaManifest* manifest() const { return manifest_; }
   uint32_t file_layer(uint32_t f) const;      // a blob's manifest layer, or kNoTensor
@@ -331,6 +332,7 @@ class ModelLoader {
   uint32_t error_file_ = kNoFile;
   StrView error_detail_;
   bool convention_error_ = false;
+  bool entry_ready_ = false;
   size_t arena_needed_ = 0;
 };
 

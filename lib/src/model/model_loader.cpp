@@ -476,6 +476,7 @@ ModelEvent ModelLoader::step_entry_doc() {
 
 // The data files the document names, in model order.
 ModelEvent ModelLoader::after_entry_doc() {
+  entry_ready_ = true;
   if (index_) {
     const uint32_t n = index_->shard_count();
     // Every name is checked before any shard is opened: a hostile index is refused as a whole.
