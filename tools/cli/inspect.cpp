@@ -10,7 +10,6 @@
 #include "metadata_render.h"
 #include "model_facts_render.h"
 #include "problem_text.h"
-#include "scan_manifest.h"
 #include "scan_model.h"
 #include "scan_sharded.h"
 #include "text_format.h"

@@ -283,6 +283,7 @@ Problem ModelHost::problem() const {
   if (f != ws::kNoFile) {
     p.shard = str(loader_->file_name(f));
     if (p.shard.rfind("blobs/", 0) == 0) p.shard = p.shard.substr(6);  // a blob is named by its file
+    if (loader_->file_kind(f) == ws::ModelFileKind::Config) p.shard = dir_ + p.shard;  // beside the model
   }
   return p;
 }

@@ -28,8 +28,7 @@ struct Attempt {
   size_t arena_needed = 0;
 };
 
-Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
-                  const HeaderHook& on_header, FileReport* rep) {
+Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt, FileReport* rep) {
   Attempt result;
   // uint64_t storage: the reader wants an 8-byte aligned arena.
   std::vector<uint64_t> arena((arena_size + 7) / 8);
@@ -111,7 +110,6 @@ Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
           rep->model_facts->facts = model_facts.facts();
         }
         snapshot_header(reader, &kvs, rep);
-        if (on_header && !on_header(reader, rep)) return result;
         break;
       case ws::EventType::KvEnd:
         // The last key-value ends where the tensor infos begin.
@@ -286,8 +284,7 @@ Problem problem_from(const ws::Error& error, const ErrorFacts& facts) {
   return p;
 }
 
-FileReport scan_file(const std::string& path, const ScanOptions& options,
-                     const HeaderHook& on_header) {
+FileReport scan_file(const std::string& path, const ScanOptions& options) {
   FileReport rep;
   rep.path = path;
   ChunkedFile file;
@@ -298,7 +295,7 @@ FileReport scan_file(const std::string& path, const ScanOptions& options,
   rep.size_known = file.size_known();
   rep.file_size = file.size();
 
-  Attempt a = scan_once(&file, options.arena_size, options, on_header, &rep);
+  Attempt a = scan_once(&file, options.arena_size, options, &rep);
   // One retry with the size the reader measured. Only regular files can be read twice; for a pipe
   // the message tells the user which --arena-size to pass.
   if (a.arena_exhausted && a.arena_needed > rep.arena_size && file.rewindable()) {
@@ -310,7 +307,7 @@ FileReport scan_file(const std::string& path, const ScanOptions& options,
     again.path = path;
     again.size_known = rep.size_known;
     again.file_size = rep.file_size;
-    scan_once(&file, round_up8(a.arena_needed), options, on_header, &again);
+    scan_once(&file, round_up8(a.arena_needed), options, &again);
     return again;
   }
   return rep;

@@ -26,13 +26,9 @@ struct ScanOptions {
   std::string blobs_dir;                  // --blobs: where an Ollama manifest's blobs are (empty: found)
 };
 
-// Called once when the header has validated, while the reader and its arena are alive (the shard
-// check needs the live tensor table). Returning false stops the scan; the hook then has set
-// report->problem.
-using HeaderHook = std::function<bool(const ws::Reader& reader, FileReport* report)>;
-
-FileReport scan_file(const std::string& path, const ScanOptions& options,
-                     const HeaderHook& on_header = HeaderHook());
+// One file through ws::Reader alone (no model around it): dequant's tensor-by-tensor path uses it
+// for validate's wording of a rejection. validate and inspect read models: scan_model.h.
+FileReport scan_file(const std::string& path, const ScanOptions& options);
 
 // Copies a validated header out of the reader's arena into the report (GGUF key-values from the
 // collector that saw them stream past).

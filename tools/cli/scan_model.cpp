@@ -11,6 +11,7 @@
 #include "logical_render.h"
 #include "manifest_blobs.h"
 #include "model_host.h"
+#include "scan_sharded.h"
 #include "text_format.h"
 #include "weightstream/load_plan.h"
 #include "weightstream/ollama_manifest.h"
@@ -64,6 +65,24 @@ std::optional<LogicalSummary> model_summary(const ModelHost& h) {
 }
 
 }  // namespace
+
+HostSettings model_settings(const std::string& path, const ScanOptions& options) {
+  HostSettings s;
+  s.entry_path = path;
+  s.scan = options;
+  s.entry = ws::ModelEntry::File;
+  if (path == "-") return s;
+  if (is_index_path(path)) {
+    s.entry = ws::ModelEntry::ShardIndex;
+  } else if (is_manifest_path(path)) {
+    s.entry = ws::ModelEntry::OllamaManifest;
+    s.blobs_dir = blobs_dir_for(path, options, &s.blobs_problem);
+  } else if (ends_with(path, ".uqff")) {
+    s.entry = ws::ModelEntry::UqffFiles;
+    s.listing = listing_beside(path);
+  }
+  return s;
+}
 
 LogicalSummary summarize_model(const ws::ModelLoader& L, uint64_t chunk, const std::string& config) {
   LogicalSummary s;
@@ -266,6 +285,46 @@ ShardedReport scan_model_index(const std::string& path, const ScanOptions& optio
 
 namespace wscli {
 
+// The CLI's words for a manifest's blob problems (the layer's name is what users find in it).
+void word_manifest_problem(const ModelHost& h, const std::string& blobs_dir, Problem* out) {
+  const ws::ModelLoader& L = h.loader();
+  const ws::OllamaManifest* m = L.manifest();
+  const ws::Error& err = L.error();
+  const uint32_t f = L.error_file();
+  Problem& p = *out;
+  const std::string layer = m && L.file_layer(f) != ws::kNoTensor ? str(m->layer(L.file_layer(f)).name) : "";
+    // A blob's problems are its layer's (its name is what users find in the manifest).
+  switch (err.code) {
+    case ws::Status::ManifestBlobMissing:
+      p.io = true;
+      p.message = "the blob of layer " + quoted(layer) + " is not in " + blobs_dir +
+                  ": pull the model again (ollama pull), or give the directory that holds it with --blobs DIR.";
+      break;
+    case ws::Status::ManifestBlobSize:
+      p.message = "the blob of layer " + quoted(layer) + " is " + std::to_string(err.found) + " bytes, the manifest says " +
+                  std::to_string(err.expected) +
+                  ": the blob is incomplete or belongs to another model; pull the model again.";
+      break;
+    case ws::Status::ManifestTensorInOtherLayer: {
+      const ws::ManifestLayer other = m->layer(uint32_t(err.found));
+      p.message = "the blob of layer " + quoted(layer) + " holds a tensor that layer " + quoted(str(other.name)) +
+                  " (" + str(other.blob_file) +
+                  ") covers: the manifest and its blobs come from different models; pull the model again.";
+      break;
+    }
+    case ws::Status::ManifestLayerNotInBlob:
+      p.message = "no tensor of the blob is named " + quoted(layer) + " or starts with " + quoted(layer + ".") +
+                  ": the layer's digest points at another blob; pull the model again.";
+      break;
+    case ws::Status::ManifestBlobNotSafetensors:
+      p.message = "the blob of tensor layer " + quoted(layer) + " is a GGUF file: weightstream reads Ollama's "
+                  "safetensors tensor blobs from a manifest (give a GGUF blob to weightstream directly).";
+      break;
+    default:
+      break;
+  }
+}
+
 ShardedReport scan_model_manifest(const std::string& path, const ScanOptions& options,
                                   std::optional<LogicalSummary>* logical) {
   ShardedReport rep;
@@ -313,39 +372,8 @@ ShardedReport scan_model_manifest(const std::string& path, const ScanOptions& op
   }
   if (h.failed()) {
     Problem p = h.problem();
-    const ws::Error& err = L.error();
     const uint32_t f = L.error_file();
-    const std::string layer = m && L.file_layer(f) != ws::kNoTensor ? str(m->layer(L.file_layer(f)).name) : "";
-    // A blob's problems are its layer's (its name is what users find in the manifest).
-    switch (err.code) {
-      case ws::Status::ManifestBlobMissing:
-        p.io = true;
-        p.message = "the blob of layer " + quoted(layer) + " is not in " + s.blobs_dir +
-                    ": pull the model again (ollama pull), or give the directory that holds it with --blobs DIR.";
-        break;
-      case ws::Status::ManifestBlobSize:
-        p.message = "the blob of layer " + quoted(layer) + " is " + std::to_string(err.found) + " bytes, the manifest says " +
-                    std::to_string(err.expected) +
-                    ": the blob is incomplete or belongs to another model; pull the model again.";
-        break;
-      case ws::Status::ManifestTensorInOtherLayer: {
-        const ws::ManifestLayer other = m->layer(uint32_t(err.found));
-        p.message = "the blob of layer " + quoted(layer) + " holds a tensor that layer " + quoted(str(other.name)) +
-                    " (" + str(other.blob_file) +
-                    ") covers: the manifest and its blobs come from different models; pull the model again.";
-        break;
-      }
-      case ws::Status::ManifestLayerNotInBlob:
-        p.message = "no tensor of the blob is named " + quoted(layer) + " or starts with " + quoted(layer + ".") +
-                    ": the layer's digest points at another blob; pull the model again.";
-        break;
-      case ws::Status::ManifestBlobNotSafetensors:
-        p.message = "the blob of tensor layer " + quoted(layer) + " is a GGUF file: weightstream reads Ollama's "
-                    "safetensors tensor blobs from a manifest (give a GGUF blob to weightstream directly).";
-        break;
-      default:
-        break;
-    }
+    word_manifest_problem(h, s.blobs_dir, &p);
     if (f == L.entry_file()) p.shard.clear();  // the offset is in the manifest
     rep.problem = p;
     if (logical && L.convention_error()) *logical = convention_problem(h, p);

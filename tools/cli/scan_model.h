@@ -6,11 +6,16 @@
 #include <optional>
 #include <string>
 
+#include "model_host.h"
 #include "report.h"
 #include "scan_file.h"
 #include "weightstream/model_loader.h"
 
 namespace wscli {
+
+// How the loader opens what the user named: standard input as one sequential file; an index, a
+// manifest (with its blobs directory), a UQFF file (its directory's listing); else one file.
+HostSettings model_settings(const std::string& path, const ScanOptions& options);
 
 // One safetensors or GGUF file (or standard input) as a model: its header, its verdict (a
 // convention error, an MLX file's config.json that does not parse, included) and, for `logical`
@@ -25,6 +30,10 @@ ShardedReport scan_model_index(const std::string& path, const ScanOptions& optio
 // the convention): one row per tensor blob and the verdict; `logical` as above.
 ShardedReport scan_model_manifest(const std::string& path, const ScanOptions& options,
                                   std::optional<LogicalSummary>* logical);
+
+// The CLI's words for the loader's manifest and blob errors (ManifestBlobMissing, ...Size,
+// ...TensorInOtherLayer, ...LayerNotInBlob, ...NotSafetensors) in `*p`; others are left as they are.
+void word_manifest_problem(const ModelHost& h, const std::string& blobs_dir, Problem* p);
 
 // The logical weights and load plan of a loaded model (inspect's section); `config` is the path
 // of the config.json whose quantization was used, or "".

@@ -6,7 +6,6 @@
 #include "json_writer.h"
 #include "problem_text.h"
 #include "manifest_blobs.h"
-#include "scan_manifest.h"
 #include "scan_model.h"
 #include "scan_sharded.h"
 #include "text_format.h"

@@ -725,6 +725,7 @@ ModelEvent ModelLoader::step_config() {
     // model's quantization source. Otherwise it is not the model's business.
     if (signal_mlx_) {
       convention_error_ = true;
+      convention_ = Convention::Mlx;  // the files say so; their quantization source is what failed
       return fail_error(config_->error(), config_file_);
     }
     config_ = nullptr;
