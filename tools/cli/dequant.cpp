@@ -199,7 +199,7 @@ bool DequantJob::select_tensors() {
     remaining_selected_ = 1;
     return true;
   }
-  std::vector<std::string> taken;
+  std::unordered_set<std::string> taken;  // hashed: --all over 100,000 weights
   for (DequantTensor& t : tensors_) {
     if (!t.format) continue;
     t.selected = true;

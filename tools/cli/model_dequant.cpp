@@ -217,7 +217,7 @@ bool ModelDequant::on_ready(ws::ModelLoader& L) {
       return false;
     }
   }
-  std::vector<std::string> taken;
+  std::unordered_set<std::string> taken;  // hashed: --all over 100,000 weights
   for (uint32_t i = 0; i < rows_.size(); ++i) {
     DequantTensor& row = rows_[i];
     if (!row.format || args_.output.empty()) continue;
