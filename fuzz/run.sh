@@ -39,7 +39,7 @@ cmake --build "$build" -j2
 
 all_targets=()
 for t in fuzz_safetensors fuzz_gguf fuzz_shard_index fuzz_dequant fuzz_chunk_split fuzz_config_json \
-         fuzz_ollama_manifest fuzz_uqff; do
+         fuzz_ollama_manifest fuzz_uqff fuzz_model_loader; do
   [ -x "$build/$t" ] && all_targets+=("$t")
 done
 targets=("$@")
@@ -59,13 +59,14 @@ seeds_of() {
     fuzz_config_json) echo "fuzz/corpus/fuzz_config_json tests/corpus/conventions tests/corpus/fuzz" ;;
     fuzz_ollama_manifest) echo "fuzz/corpus/fuzz_ollama_manifest tests/corpus/conventions" ;;
     fuzz_uqff) echo "fuzz/corpus/fuzz_uqff" ;;
+    fuzz_model_loader) echo "fuzz/corpus/fuzz_model_loader" ;;
   esac
 }
 dict_of() {
   case $1 in
     fuzz_gguf) echo fuzz/dict/gguf.dict ;;
     fuzz_dequant) echo "" ;;
-    fuzz_chunk_split) echo fuzz/dict/all.dict ;;
+    fuzz_chunk_split|fuzz_model_loader) echo fuzz/dict/all.dict ;;
     *) echo fuzz/dict/json.dict ;;
   esac
 }
@@ -98,7 +99,7 @@ run_one() {
   [ "$t" = fuzz_chunk_split ] && make_chunk_split_seeds
   [ "$t" = fuzz_dequant ] && max=8192
   dict=$(dict_of "$t")
-  [ "$t" = fuzz_chunk_split ] && dict=$out/all.dict
+  [ "$t" = fuzz_chunk_split ] || [ "$t" = fuzz_model_loader ] && dict=$out/all.dict
   local args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max" -print_final_stats=1
               -artifact_prefix="$dir/artifacts/")
   [ -n "$dict" ] && args+=(-dict="$dict")

@@ -393,3 +393,57 @@ TEST(ModelLoader, WorkIsLinearInWeights) {
 }
 
 }  // namespace
+
+namespace {
+
+// Not a check: with WS_MODEL_SEED_DIR set, writes every golden case of 64 KiB or less as a
+// fuzz_model_loader input (`u8 chunk seed, u8 entry kind, u8 file count - 1`, then per file
+// `u8 name length, name, u32 LE length, bytes`, the last file without its length) — how
+// fuzz/corpus/fuzz_model_loader was made.
+TEST(ModelLoader, WriteFuzzSeedsWhenAsked) {
+  const char* dir = getenv("WS_MODEL_SEED_DIR");
+  if (!dir) GTEST_SKIP() << "set WS_MODEL_SEED_DIR to write the fuzz_model_loader seeds";
+  uint8_t seed = 1;
+  size_t written = 0;
+  for (const Case& c : modeltest::cases()) {
+    const Opened o = modeltest::open_case(c);
+    // The entry first, then the files the model may ask for (at most 4 more).
+    std::vector<std::pair<std::string, Bytes>> files;
+    Bytes b;
+    if (o.entry != ws::ModelEntry::UqffFiles) {
+      if (!o.files(o.name, &b)) continue;
+      files.push_back({o.name, b});
+    }
+    std::vector<std::string> others = o.listing;
+    if (o.entry == ws::ModelEntry::File) others = {"config.json"};
+    if (o.entry == ws::ModelEntry::ShardIndex)
+      others = {"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
+                "model-00003-of-00003.safetensors", "config.json"};
+    if (o.entry == ws::ModelEntry::OllamaManifest)
+      others = {"blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6",
+                "blobs/sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9"};
+    for (const std::string& n : others)
+      if (files.size() < 5 && n != o.name && o.files(n, &b)) files.push_back({n, b});
+    if (files.empty()) continue;
+    Bytes out = {seed++, uint8_t(o.entry), uint8_t(files.size() - 1)};
+    for (size_t i = 0; i < files.size(); ++i) {
+      out.push_back(uint8_t(files[i].first.size()));
+      out.insert(out.end(), files[i].first.begin(), files[i].first.end());
+      if (i + 1 < files.size())
+        for (int k = 0; k < 4; ++k) out.push_back(uint8_t(files[i].second.size() >> (8 * k)));
+      out.insert(out.end(), files[i].second.begin(), files[i].second.end());
+    }
+    if (out.size() > 65536) continue;
+    std::string name = c.name;
+    for (char& ch : name)
+      if (ch == '/') ch = '_';
+    FILE* f = fopen((std::string(dir) + "/" + name).c_str(), "wb");
+    ASSERT_NE(f, nullptr) << name;
+    fwrite(out.data(), 1, out.size(), f);
+    fclose(f);
+    ++written;
+  }
+  EXPECT_GT(written, 300u);
+}
+
+}  // namespace
