@@ -242,11 +242,12 @@ class ModelLoader {
   ModelEvent step_stream();
   bool route(uint32_t table, const Event& e, ModelEvent* out);
   bool decode_step(ModelEvent* out);
-  ModelEvent start_decode(uint32_t w, bool from_held);
+  ModelEvent start_decode(uint32_t w, bool from_held, const WeightPieces& p);
   ModelEvent finish_weight(uint32_t w);
   ModelEvent stream_end();
   bool prepare_scratch();
-  WeightPieces pieces_of(uint32_t w) const;
+  void pieces_of(uint32_t w, WeightPieces* p) const;
+  WeightPieces& cur_pieces();  // the weight the data phase is at (in the object, not on the stack)
   uint32_t owner_of(uint32_t table, uint32_t index, PieceRole* role) const;
   void sim_sequential(uint64_t* peak, uint32_t* blocks) const;
   uint8_t* held_alloc(uint32_t w, uint64_t size);
@@ -304,6 +305,10 @@ class ModelLoader {
   bool weight_begun_ = false; // WeightBegin was handed out for the weight at cur_
   uint64_t at_ = 0;           // next offset within the current range
   Event reader_event_;        // the last Kv event handed on
+
+  // The pieces of the weight the data phase is at (a WeightPieces: kept here, not on the stack,
+  // which a microcontroller counts).
+  alignas(8) uint8_t cur_pieces_[256];
 
   // Decoding.
   Dequantizer dq_;

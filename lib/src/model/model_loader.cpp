@@ -761,7 +761,7 @@ bool ModelLoader::gguf_weights() {
     spec.format = f;
     spec.elements = w.elements;
     spec.has_global_scale = f == QuantFormat::I2_S;
-    Dequantizer probe;
+    Dequantizer& probe = dq_;  // idle until the data phase (a second one would be 0.7 KB of stack)
     const uint64_t tail = f == QuantFormat::I2_S ? 32 : 0;
     if (probe.init(spec) != Status::Ok || probe.input_bytes() + tail != t.byte_size()) continue;
     if (w.elements > (~uint64_t(0) >> 2)) continue;

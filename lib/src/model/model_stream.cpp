@@ -70,8 +70,14 @@ uint32_t ModelLoader::owner_of(uint32_t table, uint32_t index, PieceRole* role) 
   return model_->owner(TensorRef{table, index}, role);
 }
 
-ModelLoader::WeightPieces ModelLoader::pieces_of(uint32_t w) const {
-  WeightPieces p;
+ModelLoader::WeightPieces& ModelLoader::cur_pieces() {
+  static_assert(sizeof(WeightPieces) <= sizeof cur_pieces_, "cur_pieces_ holds one WeightPieces");
+  return *reinterpret_cast<WeightPieces*>(cur_pieces_);
+}
+
+void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
+  WeightPieces& p = *out;
+  p = WeightPieces();
   const LogicalWeight& lw = weight(w);
   for (PieceRole role : kLoadRoles) {
     const TensorRef r = lw.piece[uint32_t(role)];
@@ -111,7 +117,6 @@ ModelLoader::WeightPieces ModelLoader::pieces_of(uint32_t w) const {
     }
   }
   if (p.i2s) p.companions = 8;  // the scale, read from the tail by range
-  return p;
 }
 
 // --- After ModelReady -------------------------------------------------------------------------
@@ -161,7 +166,8 @@ void ModelLoader::sim_sequential(uint64_t* peak, uint32_t* blocks) const {
       PieceRole role;
       const uint32_t w = owner_of(t, i, &role);
       if (w == kNoTensor || !selected(w) || uint32_t(role) >= kFirstScalarRole) continue;
-      const WeightPieces p = pieces_of(w);
+      WeightPieces& p = const_cast<ModelLoader*>(this)->cur_pieces();
+      pieces_of(w, &p);
       const int k = p.find(t, i);
       if (k < 0 || p.block == 0) continue;
       if (k == 0) {
@@ -191,7 +197,8 @@ bool ModelLoader::prepare_scratch() {
     uint64_t most = 0;
     for (uint32_t w = 0; w < n; ++w) {
       if (!selected(w)) continue;
-      const uint64_t c = pieces_of(w).companions;
+      pieces_of(w, &cur_pieces());
+      const uint64_t c = cur_pieces().companions;
       if (c > most) most = c;
     }
     if (most > (~size_t(0) >> 2)) {
@@ -244,9 +251,9 @@ bool ModelLoader::prepare_scratch() {
 
 // Starts the decoder on weight w: companions from its held block (sequential) or the scratch
 // (seekable). Returns WeightBegin, or the error of a spec the decoder refuses.
-ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held) {
+// `p` is the pieces_of(w) the caller computed (in cur_pieces_: never a copy on the stack).
+ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPieces& p) {
   const LogicalWeight& lw = weight(w);
-  const WeightPieces p = pieces_of(w);
   // A weight of one piece that streams through has no block (and needs none).
   const uint8_t* base = !from_held ? scratch_ : block_of_[w] ? held_of(w) : nullptr;
   DequantSpec spec = lw.spec();
@@ -326,7 +333,7 @@ ModelEvent ModelLoader::finish_weight(uint32_t w) {
     const LogicalWeight& lw = weight(w);
     const uint64_t want = lw.elements * (opt_.out == OutType::F16 ? 2 : 4);
     if (!dq_.done() || dec_out_pos_ != want || dec_input_left_ != 0) {
-      fail(Status::InvalidQuantParams, pieces_of(w).begin[pieces_of(w).packed], weight_file(w));
+      fail(Status::InvalidQuantParams, piece_begin(lw.ref(PieceRole::Packed)), weight_file(w));
       error_.tensor_name = lw.name.data;
       error_.tensor_name_size = lw.name.size;
       return fail(error_.code, error_.offset, error_file_);
@@ -355,7 +362,8 @@ ModelEvent ModelLoader::step_seek() {
       ++cur_;
       continue;
     }
-    const WeightPieces p = pieces_of(cur_);
+    WeightPieces& p = cur_pieces();
+    pieces_of(cur_, &p);
     // The schedule: companions in file order, then the packed piece (decode: only the bytes the
     // decoder takes; I2_S: its scale from the tail first).
     const uint32_t extra = !raw && p.i2s ? 1 : 0;
@@ -401,7 +409,7 @@ ModelEvent ModelLoader::step_seek() {
       }
       if (packed) {
         weight_begun_ = true;
-        return start_decode(cur_, false);
+        return start_decode(cur_, false, p);
       }
     }
     const uint32_t f = table_file(p.table[k]);
@@ -526,7 +534,8 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
   PieceRole role;
   const uint32_t w = owner_of(t, e.tensor, &role);
   if (w == kNoTensor || !selected(w) || uint32_t(role) >= kFirstScalarRole) return false;
-  const WeightPieces p = pieces_of(w);
+  WeightPieces& p = cur_pieces();
+  pieces_of(w, &p);
   const int found = p.find(t, e.tensor);
   if (found < 0) return false;
   const uint32_t k = uint32_t(found);
@@ -560,7 +569,7 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
         return true;
       }
       if (!streams) return false;
-      *out = start_decode(w, true);
+      *out = start_decode(w, true, p);
       return true;
     case EventType::TensorBytes:
       if (streams) {
@@ -577,7 +586,7 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
       }
       if (k != p.last()) return false;
       // Its last piece is in: decode the kept packed bytes, then end the weight.
-      *out = start_decode(w, true);
+      *out = start_decode(w, true, p);
       if (out->type == ModelEventType::Error) return true;
       dec_src_ = held_of(w) + p.off[p.packed];
       dec_left_ = size_t(p.input_bytes);
