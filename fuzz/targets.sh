@@ -4,7 +4,7 @@
 
 # Every target, in the order run.sh runs them.
 WS_FUZZ_TARGETS=(fuzz_safetensors fuzz_gguf fuzz_shard_index fuzz_dequant fuzz_chunk_split
-                 fuzz_config_json fuzz_ollama_manifest fuzz_uqff)
+                 fuzz_config_json fuzz_ollama_manifest fuzz_uqff fuzz_model_loader)
 
 # ws_fuzz_seeds TARGET CHUNK_SPLIT_DIR: the seed directories (read-only, in the repository).
 # fuzz_chunk_split's seeds are made by ws_fuzz_make_chunk_split_seeds into CHUNK_SPLIT_DIR.
@@ -18,6 +18,7 @@ ws_fuzz_seeds() {
     fuzz_config_json) echo "fuzz/corpus/fuzz_config_json tests/corpus/conventions tests/corpus/fuzz" ;;
     fuzz_ollama_manifest) echo "fuzz/corpus/fuzz_ollama_manifest tests/corpus/conventions" ;;
     fuzz_uqff) echo "fuzz/corpus/fuzz_uqff" ;;
+    fuzz_model_loader) echo "fuzz/corpus/fuzz_model_loader" ;;
   esac
 }
 
@@ -26,7 +27,7 @@ ws_fuzz_dict() {
   case $1 in
     fuzz_gguf) echo fuzz/dict/gguf.dict ;;
     fuzz_dequant) echo "" ;;
-    fuzz_chunk_split) echo "fuzz/dict/json.dict fuzz/dict/gguf.dict" ;;
+    fuzz_chunk_split|fuzz_model_loader) echo "fuzz/dict/json.dict fuzz/dict/gguf.dict" ;;
     *) echo fuzz/dict/json.dict ;;
   esac
 }

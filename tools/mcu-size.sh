@@ -37,7 +37,8 @@ lib_share() {  # MAP [per-object] -> "code rodata" of libweightstream.a's kept i
     }' "$1"
 }
 printf '%-34s %10s %10s %10s %10s %8s\n' configuration "lib code" "lib const" "image text" "image bss" "stack*"
-for cfg in "ws-mcu-fw-parser:parser only (safetensors + GGUF)" "ws-mcu-fw-q4:parser + Q4_0 kernel" "ws-mcu-fw:parser + Dequantizer (all kernels)"; do
+for cfg in "ws-mcu-fw-parser:parser only (safetensors + GGUF)" "ws-mcu-fw-q4:parser + Q4_0 kernel" "ws-mcu-fw:parser + Dequantizer (all kernels)" \
+           "ws-mcu-fw-loader:model loader (2 files, all kernels)"; do
   fw="${cfg%%:*}"; label="${cfg#*:}"
   elf="$build/mcu/$fw.elf"
   read -r code ro < <(lib_share "$elf.map")

@@ -445,7 +445,7 @@ TEST(CliConventions, ConventionErrorNamesWeightOffsetAndFix) {
       << j["error"]["message"].str();
   EXPECT_FALSE(fs::exists(dir.file("o.bin")));
   r = cli({"inspect", dir.file("m/model.safetensors")});
-  EXPECT_EQ(r.exit_code, 0);  // the file itself is valid safetensors
+  EXPECT_EQ(r.exit_code, 1);  // the model's verdict (issue #16), though the file is valid safetensors
   EXPECT_NE(r.out.find("ConventionBitsNotAllowed at byte " + std::to_string(entry)), std::string::npos) << r.out;
 }
 
@@ -520,7 +520,7 @@ TEST(CliConventions, UqffDataErrorNamesItsFile) {
             0u)
       << r.err;
   r = cli({"inspect", "--json", dir.file("u/model-0.uqff")});
-  EXPECT_EQ(r.exit_code, 0);  // every file is valid safetensors
+  EXPECT_EQ(r.exit_code, 1);  // the model's verdict (issue #16), though every file is valid safetensors
   j = parse_json(r.out);
   EXPECT_EQ(j["logical"]["error"]["code"].str(), "UqffUnknownFormatTag");
   EXPECT_EQ(j["logical"]["error"]["offset"].u64(), at);

@@ -271,3 +271,126 @@ size_t arena_needed(const Model& m) {
 }
 
 }  // namespace mcu
+
+#if WS_MCU_DEQUANT == 3 || !defined(__arm__)
+#include <weightstream/model_loader.h>
+
+namespace mcu {
+namespace {
+float loader_out[256];  // the loader's output piece (1 KiB): the caller's buffer, not its arena
+}  // namespace
+
+bool g_quiet = false;
+size_t g_needed = 0;
+
+int run_loader(const char* label, const FlashFile* files, size_t count, void* arena, size_t arena_size) {
+  ws::ModelLoaderOptions opt;
+  opt.mode = ws::ModelLoadMode::Decode;
+  opt.seekable = true;  // flash: any range
+  opt.read_size = uint32_t(kReadPiece);
+  opt.out_buffer = loader_out;
+  opt.out_buffer_size = sizeof loader_out;
+  opt.limits = device_limits();
+  opt.max_files = 4;  // the index, two shards, config.json
+  alignas(ws::ModelLoader) static uint8_t loader_storage[sizeof(ws::ModelLoader)];
+  ws::ModelLoader& L = *new (loader_storage) ws::ModelLoader(arena, arena_size, opt);
+  L.open(ws::ModelEntry::ShardIndex, files[0].name);
+  Fnv f;
+  uint64_t values = 0;
+  for (;;) {
+    const ws::ModelEvent e = L.next();
+    switch (e.type) {
+      case ws::ModelEventType::NeedRead: {
+        const ws::StrView name = L.file_name(e.file);
+        const FlashFile* file = nullptr;
+        for (size_t i = 0; i < count; ++i)
+          if (name.equals(files[i].name)) file = &files[i];
+        if (!file) {
+          L.file_missing();  // config.json: there is none
+          break;
+        }
+        Model m{file->name, file->flash, file->size, nullptr};
+        L.set_file_size(file->size);
+        const size_t n = flash_read(m, uint32_t(e.offset), piece, e.length < sizeof piece ? e.length : sizeof piece);
+        if (n) L.feed(piece, n); else L.end_of_file();
+        break;
+      }
+      case ws::ModelEventType::ModelReady: {
+        char* o = put_z(line, "ck ");
+        o = put_z(o, label);
+        o = put_z(o, " model convention=");
+        o = put_z(o, ws::convention_name(L.convention()));
+        o = put_z(o, " files=");
+        o = put_dec(o, L.file_count());
+        o = put_z(o, " weights=");
+        o = put_dec(o, L.weight_count());
+        *o++ = '\n';
+        *o = 0;
+        if (!g_quiet) put(line);
+        L.select_all();
+        break;
+      }
+      case ws::ModelEventType::WeightBegin:
+        f = Fnv();
+        values = 0;
+        break;
+      case ws::ModelEventType::WeightData:
+        f.add(e.data, e.size);
+        values += e.size / 4;
+        break;
+      case ws::ModelEventType::WeightEnd: {
+        const ws::StrView name = L.weight(e.weight).name;
+        char* o = put_z(line, "ck ");
+        o = put_z(o, label);
+        o = put_z(o, " weight ");
+        o = put_str(o, name.data, name.size);
+        o = put_z(o, " elements=");
+        o = put_dec(o, values);
+        o = put_z(o, " f32_fnv=");
+        o = put_hex(o, f.h);
+        *o++ = '\n';
+        *o = 0;
+        if (!g_quiet) put(line);
+        break;
+      }
+      case ws::ModelEventType::Done: {
+        char* o = put_z(line, "ck ");
+        o = put_z(o, label);
+        o = put_z(o, " done\n");
+        *o = 0;
+        if (!g_quiet) put(line);
+        return 0;
+      }
+      case ws::ModelEventType::Error: {
+        char* o = put_z(line, "ck ");
+        o = put_z(o, label);
+        o = put_z(o, " error ");
+        o = put_z(o, ws::status_name(L.error().code));
+        o = put_z(o, " at ");
+        o = put_dec(o, L.error().offset);
+        o = put_z(o, " need ");
+        o = put_dec(o, L.arena_needed());
+        *o++ = '\n';
+        *o = 0;
+        g_needed = L.arena_needed();
+        if (!g_quiet) put(line);
+        return 1;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+bool run_loader_quiet(const FlashFile* files, size_t count, void* arena, size_t arena_size, size_t* needed) {
+  g_quiet = true;
+  g_needed = 0;
+  const int rc = run_loader("", files, count, arena, arena_size);
+  g_quiet = false;
+  if (rc == 0) return true;
+  *needed = g_needed;
+  return false;
+}
+
+}  // namespace mcu
+#endif

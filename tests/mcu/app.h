@@ -29,4 +29,18 @@ int run_model(const Model& m, void* arena, size_t arena_size);
 // The arena the reader needs for `m`, from its own report (a run with an empty arena).
 size_t arena_needed(const Model& m);
 
+// A model of several files, each a "flash" region named as the model's documents name it.
+struct FlashFile {
+  const char* name;
+  const uint8_t* flash;
+  size_t size;
+};
+
+// The model-loader configuration (WS_MCU_DEQUANT == 3): the model whose entry is `files[0]` (a
+// sharded index) loaded by ws::ModelLoader from flash in 256-byte reads, every weight decoded to
+// f32 in 1 KiB pieces; prints "ck <label> ..." lines for the model and each weight's checksum.
+int run_loader(const char* label, const FlashFile* files, size_t count, void* arena, size_t arena_size);
+// The same without output: true when it ran to Done; else `*needed` is the loader's ask.
+bool run_loader_quiet(const FlashFile* files, size_t count, void* arena, size_t arena_size, size_t* needed);
+
 }  // namespace mcu

@@ -96,4 +96,31 @@ std::vector<uint8_t> make_safetensors() {
   return v;
 }
 
+ShardedModel make_sharded() {
+  // The data of make_safetensors(), split: its header is the whole-file one, so recompute.
+  const std::vector<uint8_t> whole = make_safetensors();
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | whole[size_t(i)];
+  const uint8_t* data = whole.data() + 8 + n;
+  auto shard = [](const std::string& entry, const uint8_t* bytes, size_t size) {
+    std::string h = "{" + entry + "}";
+    while (h.size() % 8) h.push_back(' ');
+    std::vector<uint8_t> v;
+    u64(v, h.size());
+    v.insert(v.end(), h.begin(), h.end());
+    v.insert(v.end(), bytes, bytes + size);
+    return v;
+  };
+  ShardedModel m;
+  m.shard1 = shard("\"model.embed_tokens.weight\":{\"dtype\":\"BF16\",\"shape\":[16,32],\"data_offsets\":[0,1024]}",
+                   data, 1024);
+  m.shard2 = shard("\"model.norm.weight\":{\"dtype\":\"F32\",\"shape\":[32],\"data_offsets\":[0,128]}", data + 1024, 128);
+  const std::string index =
+      "{\"metadata\": {\"total_size\": 1152}, \"weight_map\": {"
+      "\"model.embed_tokens.weight\": \"model-00001-of-00002.safetensors\", "
+      "\"model.norm.weight\": \"model-00002-of-00002.safetensors\"}}";
+  m.index.assign(index.begin(), index.end());
+  return m;
+}
+
 }  // namespace mcu

@@ -1,6 +1,7 @@
 // The sample models the firmware embeds, generated deterministically (host side):
 //   a GGUF v3 with a Q4_0 and a Q8_0 tensor and two metadata keys, and
-//   a safetensors file with a BF16 and an F32 tensor and __metadata__.
+//   a safetensors file with a BF16 and an F32 tensor and __metadata__, and
+//   the same two tensors as a sharded two-file model with its index (the model loader's).
 // Both are larger than one 256-byte flash read, so every tensor crosses read boundaries.
 #pragma once
 
@@ -11,4 +12,11 @@
 namespace mcu {
 std::vector<uint8_t> make_gguf();
 std::vector<uint8_t> make_safetensors();
+// A two-file model in the Hugging Face layout: the safetensors model's two tensors in two shards
+// (model-00001-of-00002.safetensors: the BF16 embedding; model-00002-...: the F32 norm) and
+// model.safetensors.index.json naming them. For the model-loader configuration.
+struct ShardedModel {
+  std::vector<uint8_t> index, shard1, shard2;
+};
+ShardedModel make_sharded();
 }  // namespace mcu

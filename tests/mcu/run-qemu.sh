@@ -10,14 +10,18 @@ machine="$1"; fw="$2"; host="$3"
 out=$(timeout 60 qemu-system-arm -M "$machine" -nographic -monitor none -serial none \
   -semihosting-config enable=on,target=native -kernel "$fw" 2>&1)
 rc=$?
-expected=$("$host" run | grep '^ck ')
+if [ "$(basename "$fw")" = ws-mcu-fw-loader.elf ]; then
+  expected=$("$host" run-loader | grep '^ck ')
+else
+  expected=$("$host" run | grep '^ck ')
+fi
 if [ $mismatch = 1 ]; then expected=$(echo "$expected" | sed '2s/raw_fnv=\(.\)/raw_fnv=X/'); fi
 got=$(echo "$out" | grep '^ck ')
 fail=0
 [ $rc -eq 0 ] || { echo "qemu exit status $rc"; fail=1; }
 echo "$out" | grep -qx 'mcu PASS' || { echo "no 'mcu PASS' line"; fail=1; }
 case "$(basename "$fw")" in
-  ws-mcu-fw.elf) cmp=$(diff <(echo "$expected") <(echo "$got")) || fail=1 ;;
+  ws-mcu-fw.elf|ws-mcu-fw-loader.elf) cmp=$(diff <(echo "$expected") <(echo "$got")) || fail=1 ;;
   *) # parser-only / Q4_0-only: fewer lines, each must be one of the host's
      cmp=$(comm -13 <(echo "$expected" | sort) <(echo "$got" | sort))
      [ -z "$cmp" ] && [ -n "$got" ] || fail=1 ;;

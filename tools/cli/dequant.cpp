@@ -13,7 +13,7 @@
 #include "error_text.h"
 #include "file_source.h"
 #include "json_writer.h"
-#include "logical_dequant.h"
+#include "model_dequant.h"
 #include "problem_text.h"
 #include "progress.h"
 #include "scan_file.h"
@@ -199,7 +199,7 @@ bool DequantJob::select_tensors() {
     remaining_selected_ = 1;
     return true;
   }
-  std::vector<std::string> taken;
+  std::unordered_set<std::string> taken;  // hashed: --all over 100,000 weights
   for (DequantTensor& t : tensors_) {
     if (!t.format) continue;
     t.selected = true;
@@ -453,8 +453,9 @@ int DequantJob::run() {
 }  // namespace
 
 int run_dequant(const CliOptions& options) {
-  // Logical weights (MLX, Ollama, sharded models) first; everything else tensor by tensor.
-  if (std::optional<int> status = run_logical_dequant(options)) return *status;
+  // The model loader decodes every model; only a stored tensor that is no weight (a companion of a
+  // single file, --tensor) is decoded as stored, tensor by tensor.
+  if (std::optional<int> status = run_model_dequant(options)) return *status;
   DequantJob job(options);
   return job.run();
 }

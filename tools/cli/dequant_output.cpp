@@ -137,7 +137,10 @@ std::string no_decoding_reason(const std::string& stored, bool gguf) {
                                                                          "F8_E4M3, F8_E5M2 and F8_E8M0)");
 }
 
-std::string output_file_stem(const std::string& tensor_name, std::vector<std::string>* taken) {
+namespace {
+
+// The stem before any "~k": bytes other than [A-Za-z0-9._-] become '_', cut to kMaxStem.
+std::string plain_stem(const std::string& tensor_name) {
   std::string s;
   for (char c : tensor_name) {
     const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -146,10 +149,25 @@ std::string output_file_stem(const std::string& tensor_name, std::vector<std::st
   }
   if (s.empty() || s[0] == '.') s.insert(s.begin(), '_');
   if (s.size() > kMaxStem) s.resize(kMaxStem);
+  return s;
+}
+
+}  // namespace
+
+std::string output_file_stem(const std::string& tensor_name, std::vector<std::string>* taken) {
+  const std::string s = plain_stem(tensor_name);
   std::string stem = s;
   for (unsigned k = 2; std::find(taken->begin(), taken->end(), lower(stem)) != taken->end(); ++k)
     stem = s + "~" + std::to_string(k);
   taken->push_back(lower(stem));
+  return stem;
+}
+
+std::string output_file_stem(const std::string& tensor_name, std::unordered_set<std::string>* taken) {
+  const std::string s = plain_stem(tensor_name);
+  std::string stem = s;
+  for (unsigned k = 2; taken->count(lower(stem)); ++k) stem = s + "~" + std::to_string(k);
+  taken->insert(lower(stem));
   return stem;
 }
 

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "report.h"
@@ -55,6 +56,8 @@ std::string no_decoding_reason(const std::string& stored, bool gguf);
 // are cut to 200 bytes. `taken` holds the names given so far (lowercase, for case-insensitive
 // filesystems); a repeat gets "~2", "~3", ... Returns the name without ".bin".
 std::string output_file_stem(const std::string& tensor_name, std::vector<std::string>* taken);
+// The same, with the names given so far in a hash set: --all over a model of 100,000 weights.
+std::string output_file_stem(const std::string& tensor_name, std::unordered_set<std::string>* taken);
 
 // --all: creates `dir` when missing; a Problem (I/O) when it cannot be created or is no directory.
 std::optional<Problem> prepare_output_dir(const std::string& dir);

@@ -258,6 +258,21 @@ constexpr HintEntry kHints[] = {
     {"ModelConfigInvalidFact",
      "A setting such as num_hidden_layers must be a plain non-negative number (model_type a "
      "string, text_config an object): fix the value at this offset."},
+    // The model loader (ws::ModelLoader): files a model's documents name.
+    {"FileMissing",
+     "A file the model names is not there: check the download, or the names the loader asked for."},
+    {"ShardNotGiven",
+     "Pass every shard the index names (pick or drop them together with the index)."},
+    {"UnsafeShardPath",
+     "Shard names must be relative paths without \"..\": this index may be crafted to read other files."},
+    {"ManifestBlobMissing",
+     "Pull the model again (ollama pull), or say where its blobs are (the CLI's --blobs DIR, the JS blobs option)."},
+    {"ManifestBlobNotSafetensors",
+     "weightstream reads Ollama's safetensors tensor blobs from a manifest: give a GGUF blob to weightstream directly."},
+    {"ModelFileNotSafetensors",
+     "Sharded, UQFF and manifest models are made of safetensors files: give a GGUF file to weightstream on its own."},
+    {"TooManyFiles",
+     "weightstream reads at most 64 files as one model: load the model's files in groups."},
 };
 
 const HintEntry* find_entry(Status s) {

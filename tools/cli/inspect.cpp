@@ -10,7 +10,7 @@
 #include "metadata_render.h"
 #include "model_facts_render.h"
 #include "problem_text.h"
-#include "scan_manifest.h"
+#include "scan_model.h"
 #include "scan_sharded.h"
 #include "text_format.h"
 
@@ -102,7 +102,7 @@ std::string inspect_json(const FileReport& r) {
   }
   w.key("error");
   if (r.problem)
-    write_problem_json(&w, *r.problem, false);
+    write_problem_json(&w, *r.problem, !r.problem->shard.empty());  // another file of the model
   else
     w.null();
   w.end_object();
@@ -311,24 +311,28 @@ int run_inspect(const CliOptions& options) {
   bool valid;
   std::optional<Problem> problem;
   if (is_index_path(path)) {
-    ShardedReport r = scan_sharded(path, options.scan);
-    if (r.valid) r.logical = logical_summary_of(path, options.scan);
+    std::optional<LogicalSummary> logical;
+    ShardedReport r = scan_model_index(path, options.scan, &logical);
+    r.logical = logical;
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;
   } else if (is_manifest_path(path)) {
-    const ShardedReport r = scan_manifest(path, options.scan, true);
+    std::optional<LogicalSummary> logical;
+    ShardedReport r = scan_model_manifest(path, options.scan, &logical);
+    r.logical = logical;
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;
   } else {
-    FileReport r = scan_file(path, options.scan);
+    // One load of the file as a model: its header, its verdict and (MLX, Ollama) its logical
+    // weights with the load plan.
+    std::optional<LogicalSummary> logical;
+    FileReport r = scan_model_file(path, options.scan, &logical);
     r.canonical = options.canonical;
     // A safetensors model's architecture lives in the config.json beside it.
     if (r.format == ws::Format::Safetensors && r.header_ready) r.model_facts = config_facts_beside(path);
-    // Logical weights need the whole header; a file read from a pipe cannot be read again.
-    if (r.format == ws::Format::Safetensors && r.valid && path != "-")
-      r.logical = logical_summary_of(path, options.scan);
+    r.logical = logical;
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;

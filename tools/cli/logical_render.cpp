@@ -4,63 +4,8 @@
 #include "problem_text.h"
 #include "scan_sharded.h"
 #include "text_format.h"
-#include "weightstream/load_plan.h"
 
 namespace wscli {
-
-LogicalSummary summarize_logical(const LogicalView& view, uint64_t chunk) {
-  LogicalSummary s;
-  s.convention = ws::convention_name(view.convention);
-  s.config = view.config_path;
-  s.chunk = chunk;
-  const ws::LogicalModel& m = *view.model;
-  for (uint32_t i = 0; i < m.weight_count(); ++i) {
-    const ws::LogicalWeight& w = m.weight(i);
-    LogicalRow r;
-    r.name.assign(w.name.data, w.name.size);
-    r.convention = ws::convention_name(w.convention);
-    r.mode = ws::quant_mode_name(w.params.mode);
-    r.stored = ws::dtype_name(m.tensor(w.ref(ws::PieceRole::Packed)).dtype());
-    if (w.decodable) r.format = ws::quant_format_name(w.format);
-    r.bits = w.params.bits;
-    r.group = w.params.group;
-    r.shape.assign(w.shape, w.shape + w.rank);
-    r.bytes = stored_bytes(m, w);
-    for (uint32_t p = 1; p < ws::kPieceRoles; ++p)
-      if (w.piece[p].present()) r.companions.push_back(ws::piece_role_name(ws::PieceRole(p)));
-    const ws::LoadPlan plan = ws::plan_weight(m, i, chunk);
-    r.sequential_scratch = plan.sequential_scratch;
-    // A plain weight streams through in either mode: no scratch beyond the read itself.
-    r.seekable_scratch = plan.piece_count > 1 ? plan.seekable_scratch : 0;
-    r.packed_before_companion = plan.packed_before_companion;
-    s.weights.push_back(r);
-  }
-  const ws::ModelPlan plan = ws::plan_model(m, chunk);
-  s.sequential_peak = plan.sequential_peak;
-  s.seekable_peak = plan.seekable_peak;
-  return s;
-}
-
-std::optional<LogicalSummary> logical_summary_of(const std::string& path, const ScanOptions& options) {
-  LogicalView view;
-  bool not_safetensors = false;
-  std::optional<Problem> p = load_logical(path, options, &view, &not_safetensors);
-  if (not_safetensors) return std::nullopt;
-  if (p) {
-    // Header and index problems are the scan's to report; only convention errors (an MLX
-    // model's config.json among them) belong here.
-    if (!view.model && !view.config_rejected) return std::nullopt;
-    LogicalSummary s;
-    s.convention = ws::convention_name(view.convention);
-    s.config = view.config_path;
-    s.chunk = kPlanRead;
-    s.problem = p;
-    return s;
-  }
-  // A model of plain tensors has nothing to add to the tensor table.
-  if (view.convention == ws::Convention::Plain) return std::nullopt;
-  return summarize_logical(view, kPlanRead);
-}
 
 std::string logical_text(const LogicalSummary& s) {
   std::string out = "logical weights (" + s.convention +

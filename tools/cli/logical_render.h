@@ -10,7 +10,6 @@
 #include <string>
 
 #include "json_writer.h"
-#include "logical_load.h"
 #include "report.h"
 
 namespace wscli {
@@ -18,13 +17,6 @@ namespace wscli {
 // The read size inspect's seekable plan assumes: 1 MiB, the block size the CLI reads files in.
 // Fixed, not --chunk-size, so that inspect's output never depends on the chunking.
 constexpr uint64_t kPlanRead = 1 << 20;
-
-// The summary of a loaded view; `chunk` is the seekable plan's read size.
-LogicalSummary summarize_logical(const LogicalView& view, uint64_t chunk);
-
-// inspect: loads `path` (a file or an index) and summarizes it when it follows a convention
-// (MLX, Ollama); nullopt for plain models, GGUF and standard input.
-std::optional<LogicalSummary> logical_summary_of(const std::string& path, const ScanOptions& options);
 
 std::string logical_text(const LogicalSummary& s);
 void write_logical_json(JsonWriter* w, const LogicalSummary& s);

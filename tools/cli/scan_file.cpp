@@ -23,6 +23,151 @@ uint64_t load_u64le(const std::string& b) {
   return v;
 }
 
+struct Attempt {
+  bool arena_exhausted = false;
+  size_t arena_needed = 0;
+};
+
+Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt, FileReport* rep) {
+  Attempt result;
+  // uint64_t storage: the reader wants an 8-byte aligned arena.
+  std::vector<uint64_t> arena((arena_size + 7) / 8);
+  rep->arena_size = arena.size() * 8;
+  ws::Reader reader(arena.data(), rep->arena_size);
+  if (file->size_known()) reader.set_input_size(file->size());
+
+  Progress progress(rep->path, file->size_known(), file->size(), opt.progress);
+  std::string prefix;  // the first 8 bytes: the header length, and a clue to what the file is
+  GgufKvCollector kvs;
+  GgufInfoCopy infos;
+  // The piece last fed: the reader only views it, so it is copied into `infos` (when it holds
+  // tensor infos) before the next piece replaces it.
+  const uint8_t* piece = nullptr;
+  size_t piece_size = 0;
+  uint64_t piece_at = 0;
+  auto keep_piece = [&]() {
+    // Without key-values, the tensor infos follow the preamble directly; no KvEnd marks them.
+    if (!infos.started() && reader.format() == ws::Format::Gguf &&
+        reader.position() >= kGgufPreambleBytes && reader.gguf_kv_count() == 0)
+      infos.start(kGgufPreambleBytes);
+    infos.keep(piece, piece_size, piece_at);
+  };
+  bool finished = false;
+  // The u64 length prefix means something only in a safetensors file.
+  struct FormatOnExit {
+    const ws::Reader& r;
+    FileReport* rep;
+    ~FormatOnExit() {
+      rep->format = r.format();
+      if (rep->format != ws::Format::Safetensors) rep->header_size.reset();
+    }
+  } on_exit{reader, rep};
+  ws::GgufFactsCollector model_facts;  // architecture facts, as the key-values stream past
+  for (;;) {
+    const ws::Event e = reader.next();
+    switch (e.type) {
+      case ws::EventType::NeedInput: {
+        if (finished) {
+          // The reader must end after finish(); asking again would loop forever.
+          ws::Error err;
+          err.code = ws::Status::UsageError;
+          err.offset = reader.position();
+          rep->problem = problem_from(err, ErrorFacts());
+          return result;
+        }
+        keep_piece();
+        piece = nullptr;  // kept; and the file's next piece replaces it
+        piece_size = 0;
+        const uint8_t* data;
+        size_t size;
+        const uint64_t at = file->position();
+        const ChunkedFile::Result r = file->next(opt.chunk_size, &data, &size);
+        if (r == ChunkedFile::Result::Failed) {
+          rep->problem = io_problem("cannot read", file->error(), file->position());
+          return result;
+        }
+        if (r == ChunkedFile::Result::End) {
+          reader.finish();
+          finished = true;
+        } else {
+          if (prefix.size() < 8)
+            prefix.append(reinterpret_cast<const char*>(data),
+                          size < 8 - prefix.size() ? size : 8 - prefix.size());
+          if (prefix.size() == 8 && !rep->header_size) rep->header_size = load_u64le(prefix);
+          reader.feed(data, size);
+          piece = data;
+          piece_size = size;
+          piece_at = at;
+          progress.update(file->position());
+        }
+        break;
+      }
+      case ws::EventType::HeaderReady:
+        infos.stop();
+        if (reader.format() == ws::Format::Gguf && model_facts.facts().has_architecture()) {
+          rep->model_facts = ModelFactsReport();
+          rep->model_facts->source = "gguf";
+          rep->model_facts->facts = model_facts.facts();
+        }
+        snapshot_header(reader, &kvs, rep);
+        break;
+      case ws::EventType::KvEnd:
+        // The last key-value ends where the tensor infos begin.
+        if (uint64_t(e.kv) + 1 == reader.gguf_kv_count()) infos.start(reader.position());
+        kvs.on_event(e);
+        model_facts.on_event(e);
+        break;
+      case ws::EventType::KvBegin:
+      case ws::EventType::KvScalar:
+      case ws::EventType::KvBytes:
+        kvs.on_event(e);
+        model_facts.on_event(e);
+        break;
+      case ws::EventType::End:
+        rep->valid = true;
+        return result;
+      case ws::EventType::Error: {
+        const ws::Error& err = reader.error();
+        // Given the input size, the reader checks it against the validated header and reports a
+        // short or over-long file instead of HeaderReady; the table is complete then, and showing
+        // it tells the user which tensors the file lacks.
+        if (!rep->header_ready &&
+            (err.code == ws::Status::TruncatedData || err.code == ws::Status::TrailingBytes))
+          snapshot_header(reader, &kvs, rep);
+        ErrorFacts facts;
+        facts.code = err.code;
+        facts.prefix = prefix;
+        if (reader.format() == ws::Format::Safetensors) facts.declared_header = rep->header_size;
+        facts.offset = err.offset;
+        facts.input_size = file->size_known() ? file->size() : file->position();
+        facts.input_size_exact = file->size_known();
+        // The data's end is known once the header was parsed, which for a short file the reader
+        // may report (TruncatedData) before HeaderReady.
+        if (reader.data_start() != 0) facts.data_end = data_end_of(reader.data_start(), reader.data_size());
+        facts.arena_size = rep->arena_size;
+        facts.arena_needed = reader.arena_needed();
+        if (reader.format() == ws::Format::Gguf) {
+          keep_piece();  // the rejected field may be in the piece being read
+          add_gguf_facts(reader, err, infos, kvs, &facts);
+        }
+        rep->problem = problem_from(err, facts);
+        // A tensor index without a name (the reader had not stored it): take it from the table.
+        if (!rep->problem->tensor && err.tensor != ws::kNoTensor && err.tensor < rep->tensors.size())
+          rep->problem->tensor = rep->tensors[err.tensor].name;
+        if (err.code == ws::Status::ArenaExhausted) {
+          result.arena_exhausted = true;
+          result.arena_needed = reader.arena_needed();
+        }
+        return result;
+      }
+      default:
+        break;  // TensorBegin/Bytes/End: validation needs nothing from the data itself
+    }
+  }
+}
+
+}  // namespace
+
 // Copies the validated table out of the arena. GGUF key-values were gathered from events while
 // the header streamed; they join the report only now that the header proved valid.
 void snapshot_header(const ws::Reader& r, GgufKvCollector* kvs, FileReport* rep) {
@@ -118,153 +263,6 @@ void add_gguf_facts(const ws::Reader& r, const ws::Error& err, const GgufInfoCop
   }
 }
 
-struct Attempt {
-  bool arena_exhausted = false;
-  size_t arena_needed = 0;
-};
-
-Attempt scan_once(ChunkedFile* file, size_t arena_size, const ScanOptions& opt,
-                  const HeaderHook& on_header, FileReport* rep) {
-  Attempt result;
-  // uint64_t storage: the reader wants an 8-byte aligned arena.
-  std::vector<uint64_t> arena((arena_size + 7) / 8);
-  rep->arena_size = arena.size() * 8;
-  ws::Reader reader(arena.data(), rep->arena_size);
-  if (file->size_known()) reader.set_input_size(file->size());
-
-  Progress progress(rep->path, file->size_known(), file->size(), opt.progress);
-  std::string prefix;  // the first 8 bytes: the header length, and a clue to what the file is
-  GgufKvCollector kvs;
-  GgufInfoCopy infos;
-  // The piece last fed: the reader only views it, so it is copied into `infos` (when it holds
-  // tensor infos) before the next piece replaces it.
-  const uint8_t* piece = nullptr;
-  size_t piece_size = 0;
-  uint64_t piece_at = 0;
-  auto keep_piece = [&]() {
-    // Without key-values, the tensor infos follow the preamble directly; no KvEnd marks them.
-    if (!infos.started() && reader.format() == ws::Format::Gguf &&
-        reader.position() >= kGgufPreambleBytes && reader.gguf_kv_count() == 0)
-      infos.start(kGgufPreambleBytes);
-    infos.keep(piece, piece_size, piece_at);
-  };
-  bool finished = false;
-  // The u64 length prefix means something only in a safetensors file.
-  struct FormatOnExit {
-    const ws::Reader& r;
-    FileReport* rep;
-    ~FormatOnExit() {
-      rep->format = r.format();
-      if (rep->format != ws::Format::Safetensors) rep->header_size.reset();
-    }
-  } on_exit{reader, rep};
-  ws::GgufFactsCollector model_facts;  // architecture facts, as the key-values stream past
-  for (;;) {
-    const ws::Event e = reader.next();
-    switch (e.type) {
-      case ws::EventType::NeedInput: {
-        if (finished) {
-          // The reader must end after finish(); asking again would loop forever.
-          ws::Error err;
-          err.code = ws::Status::UsageError;
-          err.offset = reader.position();
-          rep->problem = problem_from(err, ErrorFacts());
-          return result;
-        }
-        keep_piece();
-        piece = nullptr;  // kept; and the file's next piece replaces it
-        piece_size = 0;
-        const uint8_t* data;
-        size_t size;
-        const uint64_t at = file->position();
-        const ChunkedFile::Result r = file->next(opt.chunk_size, &data, &size);
-        if (r == ChunkedFile::Result::Failed) {
-          rep->problem = io_problem("cannot read", file->error(), file->position());
-          return result;
-        }
-        if (r == ChunkedFile::Result::End) {
-          reader.finish();
-          finished = true;
-        } else {
-          if (prefix.size() < 8)
-            prefix.append(reinterpret_cast<const char*>(data),
-                          size < 8 - prefix.size() ? size : 8 - prefix.size());
-          if (prefix.size() == 8 && !rep->header_size) rep->header_size = load_u64le(prefix);
-          reader.feed(data, size);
-          piece = data;
-          piece_size = size;
-          piece_at = at;
-          progress.update(file->position());
-        }
-        break;
-      }
-      case ws::EventType::HeaderReady:
-        infos.stop();
-        if (reader.format() == ws::Format::Gguf && model_facts.facts().has_architecture()) {
-          rep->model_facts = ModelFactsReport();
-          rep->model_facts->source = "gguf";
-          rep->model_facts->facts = model_facts.facts();
-        }
-        snapshot_header(reader, &kvs, rep);
-        if (on_header && !on_header(reader, rep)) return result;
-        break;
-      case ws::EventType::KvEnd:
-        // The last key-value ends where the tensor infos begin.
-        if (uint64_t(e.kv) + 1 == reader.gguf_kv_count()) infos.start(reader.position());
-        kvs.on_event(e);
-        model_facts.on_event(e);
-        break;
-      case ws::EventType::KvBegin:
-      case ws::EventType::KvScalar:
-      case ws::EventType::KvBytes:
-        kvs.on_event(e);
-        model_facts.on_event(e);
-        break;
-      case ws::EventType::End:
-        rep->valid = true;
-        return result;
-      case ws::EventType::Error: {
-        const ws::Error& err = reader.error();
-        // Given the input size, the reader checks it against the validated header and reports a
-        // short or over-long file instead of HeaderReady; the table is complete then, and showing
-        // it tells the user which tensors the file lacks.
-        if (!rep->header_ready &&
-            (err.code == ws::Status::TruncatedData || err.code == ws::Status::TrailingBytes))
-          snapshot_header(reader, &kvs, rep);
-        ErrorFacts facts;
-        facts.code = err.code;
-        facts.prefix = prefix;
-        if (reader.format() == ws::Format::Safetensors) facts.declared_header = rep->header_size;
-        facts.offset = err.offset;
-        facts.input_size = file->size_known() ? file->size() : file->position();
-        facts.input_size_exact = file->size_known();
-        // The data's end is known once the header was parsed, which for a short file the reader
-        // may report (TruncatedData) before HeaderReady.
-        if (reader.data_start() != 0) facts.data_end = data_end_of(reader.data_start(), reader.data_size());
-        facts.arena_size = rep->arena_size;
-        facts.arena_needed = reader.arena_needed();
-        if (reader.format() == ws::Format::Gguf) {
-          keep_piece();  // the rejected field may be in the piece being read
-          add_gguf_facts(reader, err, infos, kvs, &facts);
-        }
-        rep->problem = problem_from(err, facts);
-        // A tensor index without a name (the reader had not stored it): take it from the table.
-        if (!rep->problem->tensor && err.tensor != ws::kNoTensor && err.tensor < rep->tensors.size())
-          rep->problem->tensor = rep->tensors[err.tensor].name;
-        if (err.code == ws::Status::ArenaExhausted) {
-          result.arena_exhausted = true;
-          result.arena_needed = reader.arena_needed();
-        }
-        return result;
-      }
-      default:
-        break;  // TensorBegin/Bytes/End: validation needs nothing from the data itself
-    }
-  }
-}
-
-}  // namespace
-
 Problem io_problem(const std::string& what, const std::string& why, uint64_t offset) {
   Problem p;
   p.code = "IoError";
@@ -288,8 +286,7 @@ Problem problem_from(const ws::Error& error, const ErrorFacts& facts) {
   return p;
 }
 
-FileReport scan_file(const std::string& path, const ScanOptions& options,
-                     const HeaderHook& on_header) {
+FileReport scan_file(const std::string& path, const ScanOptions& options) {
   FileReport rep;
   rep.path = path;
   ChunkedFile file;
@@ -300,7 +297,7 @@ FileReport scan_file(const std::string& path, const ScanOptions& options,
   rep.size_known = file.size_known();
   rep.file_size = file.size();
 
-  Attempt a = scan_once(&file, options.arena_size, options, on_header, &rep);
+  Attempt a = scan_once(&file, options.arena_size, options, &rep);
   // One retry with the size the reader measured. Only regular files can be read twice; for a pipe
   // the message tells the user which --arena-size to pass.
   if (a.arena_exhausted && a.arena_needed > rep.arena_size && file.rewindable()) {
@@ -312,7 +309,7 @@ FileReport scan_file(const std::string& path, const ScanOptions& options,
     again.path = path;
     again.size_known = rep.size_known;
     again.file_size = rep.file_size;
-    scan_once(&file, round_up8(a.arena_needed), options, on_header, &again);
+    scan_once(&file, round_up8(a.arena_needed), options, &again);
     return again;
   }
   return rep;

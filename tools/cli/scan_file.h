@@ -26,13 +26,20 @@ struct ScanOptions {
   std::string blobs_dir;                  // --blobs: where an Ollama manifest's blobs are (empty: found)
 };
 
-// Called once when the header has validated, while the reader and its arena are alive (the shard
-// check needs the live tensor table). Returning false stops the scan; the hook then has set
-// report->problem.
-using HeaderHook = std::function<bool(const ws::Reader& reader, FileReport* report)>;
+// One file through ws::Reader alone (no model around it): dequant's tensor-by-tensor path uses it
+// for validate's wording of a rejection. validate and inspect read models: scan_model.h.
+FileReport scan_file(const std::string& path, const ScanOptions& options);
 
-FileReport scan_file(const std::string& path, const ScanOptions& options,
-                     const HeaderHook& on_header = HeaderHook());
+// Copies a validated header out of the reader's arena into the report (GGUF key-values from the
+// collector that saw them stream past).
+class GgufKvCollector;
+void snapshot_header(const ws::Reader& r, GgufKvCollector* kvs, FileReport* rep);
+// The values behind a GGUF rejection that ws::Error does not carry, read back from the copy of the
+// tensor infos and the key-values collected so far.
+class GgufInfoCopy;
+struct ErrorFacts;
+void add_gguf_facts(const ws::Reader& r, const ws::Error& err, const GgufInfoCopy& infos, const GgufKvCollector& kvs,
+                    ErrorFacts* facts);
 
 // A Problem for a file that could not be opened or read.
 Problem io_problem(const std::string& what, const std::string& why, uint64_t offset);

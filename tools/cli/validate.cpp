@@ -6,7 +6,7 @@
 #include "json_writer.h"
 #include "problem_text.h"
 #include "manifest_blobs.h"
-#include "scan_manifest.h"
+#include "scan_model.h"
 #include "scan_sharded.h"
 #include "text_format.h"
 
@@ -26,7 +26,7 @@ std::string validate_json_line(const Verdict& v) {
   w.key("tensors").number(v.tensors);
   w.key("error");
   if (v.problem)
-    write_problem_json(&w, *v.problem, v.is_index);
+    write_problem_json(&w, *v.problem, v.is_index || !v.problem->shard.empty());
   else
     w.null();
   w.end_object();
@@ -53,9 +53,9 @@ std::string validate_text_line(const Verdict& v) {
 int run_validate(const CliOptions& options) {
   bool any_invalid = false, any_io = false;
   for (const std::string& path : options.files) {
-    const Verdict v = is_index_path(path)      ? verdict_of(scan_sharded(path, options.scan))
-                      : is_manifest_path(path) ? verdict_of(scan_manifest(path, options.scan, false))
-                                               : verdict_of(scan_file(path, options.scan));
+    const Verdict v = is_index_path(path)      ? verdict_of(scan_model_index(path, options.scan, nullptr))
+                      : is_manifest_path(path) ? verdict_of(scan_model_manifest(path, options.scan, nullptr))
+                                               : verdict_of(scan_model_file(path, options.scan, nullptr));
     if (!v.valid) {
       if (v.problem && v.problem->io)
         any_io = true;

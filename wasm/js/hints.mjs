@@ -133,18 +133,22 @@ export const HINTS = Object.freeze({
   UqffVersionMismatch: 'The files of the UQFF directory state different versions: they come from different mistral.rs runs; re-create the directory in one run.',
   UqffNumBlocksMismatch: 'An F8Q8 layer holds ceil(elements / 32) blocks of 33 bytes: the file is corrupt or was not written by mistral.rs.',
   ModelConfigInvalidFact: "A setting such as num_hidden_layers must be a plain non-negative number (model_type a string, text_config an object): fix the value at this offset.",
+  FileMissing: "A file the model names is not there: check the download, or the names the loader asked for.",
+  ShardNotGiven: "Pass every shard the index names (pick or drop them together with the index).",
+  UnsafeShardPath: "Shard names must be relative paths without \"..\": this index may be crafted to read other files.",
+  ManifestBlobMissing: "Pull the model again (ollama pull), or say where its blobs are (the CLI's --blobs DIR, the JS blobs option).",
+  ManifestBlobNotSafetensors: "weightstream reads Ollama's safetensors tensor blobs from a manifest: give a GGUF blob to weightstream directly.",
+  ModelFileNotSafetensors: "Sharded, UQFF and manifest models are made of safetensors files: give a GGUF file to weightstream on its own.",
+  TooManyFiles: "weightstream reads at most 64 files as one model: load the model's files in groups.",
 });
 
 // Codes of the JS bindings themselves (not ws::Status values), with their hints.
 export const JS_CODES = Object.freeze({
   IoError: 'Check the URL or file and the network; HTTP errors carry the status in the message.',
-  UnsafeShardPath: 'Shard names must be relative paths without "..": this index may be crafted to read other files.',
-  ShardNotGiven: 'Pass every shard the index names in shards (pick or drop them together with the index).',
   BufferTooLarge: 'Request a device with a larger maxBufferSize (requestDevice({requiredLimits})), or pass split: true to spread the tensor over several buffers.',
   GpuError: 'The GPU device refused the buffer: it may be out of memory or lost.',
   // Ollama manifests ({ ollama, blobs }): the CLI's codes for the same problems.
   ManifestNoBlobs: 'Ollama keeps manifests/ and blobs/ in one models directory: pass blobs (the directory that holds the sha256-* blobs, or (file) => source).',
-  ManifestBlobMissing: 'The blob is not where blobs says (HTTP 404, no such file): pull the model again (ollama pull), or pass blobs (the directory that holds it, or (file) => source).',
 });
 
 // What the first bytes of a rejected input look like, as advice (the CLI's content_guess).

@@ -36,6 +36,10 @@ class OllamaManifest {
   Status finish();
   const Error& error() const { return error_; }
   size_t arena_needed() const { return arena_.peak_needed(); }
+  // After finish() returned Ok: the bytes it keeps at the arena's start and end (see
+  // Reader::arena_low); lookups use no others.
+  size_t arena_low() const { return arena_.low(); }
+  size_t arena_high() const { return arena_.high(); }
 
   // Valid after finish() returned Ok; layers in manifest order.
   uint32_t layer_count() const { return layer_count_; }

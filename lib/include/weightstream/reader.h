@@ -84,6 +84,17 @@ class Reader {
   size_t arena_used() const;
   size_t arena_peak() const;
   size_t arena_needed() const { return arena_needed_; }
+  // Where the arena's bytes are after HeaderReady: `arena_low()` bytes from its start (names,
+  // shapes, metadata) and `arena_high()` bytes at its end (tensor records). The data phase
+  // touches neither end nor the bytes between them, so a caller may lend those to other work
+  // (ws::ModelLoader places the next file's reader there).
+  size_t arena_low() const { return arena_.low(); }
+  size_t arena_high() const { return arena_.high(); }
+  // Tensors the header declared so far, also when the arena ran out (the table is then not
+  // stored, but a caller sizing what comes after the header needs the count).
+  uint64_t tensors_seen() const {
+    return format_ == Format::Gguf ? gguf_.tensor_count() : format_ == Format::Safetensors ? st_.tensor_count() : 0;
+  }
 
  private:
   Event fail(Status code, uint64_t offset);

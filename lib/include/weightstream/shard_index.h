@@ -32,6 +32,10 @@ class ShardIndex {
   const Error& error() const { return error_; }
   size_t arena_needed() const { return arena_.peak_needed(); }
   size_t arena_used() const { return arena_.used(); }
+  // After finish() returned Ok: the bytes it keeps at the arena's start and end; the checks that
+  // follow use no others (see Reader::arena_low).
+  size_t arena_low() const { return arena_.low(); }
+  size_t arena_high() const { return arena_.high(); }
 
   // Valid after finish() returned Ok.
   uint32_t tensor_count() const { return entry_count_; }

@@ -144,7 +144,15 @@ namespace ws {
   X(InvalidBlockData, "a block's scale is invalid (inf/NaN fp16, or E8M0 0xFF)")                  \
   X(OutputTooSmall, "the output buffer cannot hold one block of values")                         \
   /* model facts (config.json) */                                                                  \
-  X(ModelConfigInvalidFact, "a config.json model fact has the wrong type (e.g. a string or fraction for a count)")
+  X(ModelConfigInvalidFact, "a config.json model fact has the wrong type (e.g. a string or fraction for a count)") \
+  /* the model loader (model_loader.h): files a model's documents name */                         \
+  X(FileMissing, "a file the model is read from is not there")                                     \
+  X(ShardNotGiven, "a shard the index names is not among the files given")                        \
+  X(UnsafeShardPath, "the index names a shard outside its own directory")                          \
+  X(ManifestBlobMissing, "the blob of an Ollama manifest layer is not there")                      \
+  X(ManifestBlobNotSafetensors, "the blob of an Ollama manifest tensor layer is not a safetensors file") \
+  X(ModelFileNotSafetensors, "a file of a several-file model is not a safetensors file")          \
+  X(TooManyFiles, "the model has more files than the loader reads as one model (64)")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

@@ -1,5 +1,6 @@
 // Firmware: both sample models from flash through the reader (and the dequantizer, in the
-// configurations that have it), checksums and measurements over semihosting.
+// configurations that have it), or (the model-loader configuration) a two-file sharded model
+// through ws::ModelLoader; checksums and measurements over semihosting.
 #include "../app.h"
 #include "../models.h"
 #include "models_data.h"  // generated: the model arrays and WS_MCU_ARENA_BYTES
@@ -11,7 +12,12 @@ void put(const char* s) { semihost_write0(s); }
 
 namespace {
 // Sized at build time by the library's own report (ws-mcu-host sizes it: Reader::arena_needed()).
+#if WS_MCU_DEQUANT == 3
+// The model loader's: the sharded model's index, both shards' readers, its weights and scratch.
+alignas(16) uint8_t g_arena[WS_MCU_LOADER_ARENA_BYTES];
+#else
 alignas(8) uint8_t g_arena[WS_MCU_ARENA_BYTES];
+#endif
 
 char* dec(char* o, uint32_t v) {
   char t[12];
@@ -28,7 +34,18 @@ extern "C" int main() {
       {"safetensors", mcu::kModelSafetensors, sizeof mcu::kModelSafetensors, mcu::kSafetensorsDequant},
   };
   int rc = 0;
+#if WS_MCU_DEQUANT == 3
+  // A two-file model (two shards and their index) through the model loader.
+  (void)models;
+  static const mcu::FlashFile files[] = {
+      {"model.safetensors.index.json", mcu::kShardIndex, sizeof mcu::kShardIndex},
+      {"model-00001-of-00002.safetensors", mcu::kShard1, sizeof mcu::kShard1},
+      {"model-00002-of-00002.safetensors", mcu::kShard2, sizeof mcu::kShard2},
+  };
+  rc |= mcu::run_loader("sharded", files, 3, g_arena, sizeof g_arena);
+#else
   for (const mcu::Model& m : models) rc |= mcu::run_model(m, g_arena, sizeof g_arena);
+#endif
 
   uint32_t hw = stack_high_water();
   char line[96];

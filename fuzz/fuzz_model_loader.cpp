@@ -1,0 +1,198 @@
+// libFuzzer target: ws::ModelLoader over a small virtual directory (issue #16).
+//
+// Input: `u8 chunk_seed, u8 entry_kind (% 5: Auto, File, ShardIndex, UqffFiles, OllamaManifest),
+// u8 file_count (% 5 + 1)`, then per file `u8 name_length, name bytes, u32 LE length, bytes` (the
+// last file's bytes are the rest of the input). The first file is the entry (UqffFiles: every
+// name is given with add_file()); names are what the loader asks for ("config.json",
+// "blobs/sha256-<hex>", an index's shard names), so every convention is reachable: plain,
+// sharded, MLX with config, Ollama with manifest, UQFF, GGUF.
+//
+// The model is loaded in Decode mode (f32) four ways: seekable with whole reads, seekable in
+// seed-chosen pieces, sequential in pieces (Validate for UQFF, which resolves only after its last
+// byte) and Validate. Each piece the host feeds is a heap copy of exactly its size, freed at the
+// next NeedRead: reading it later is an ASan report. Checked: every load ends; the seekable loads
+// agree on verdict (code, offset, tensor, file) and every weight's bytes; a sequential load gives
+// the same, or — reading every byte — Validate's verdict; output pieces come in order and fill
+// exactly the weight's elements. Seeds: fuzz/corpus/fuzz_model_loader (every golden case of
+// tests/model, written by model_loader_test with WS_MODEL_SEED_DIR set).
+#include <map>
+#include <memory>
+
+#include "common.h"
+#include "weightstream/model_loader.h"
+
+namespace {
+
+constexpr uint32_t kMaxFiles = 5;
+constexpr size_t kMaxArena = 16 << 20;
+
+struct File {
+  std::string name;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+struct Dir {
+  ws::ModelEntry entry = ws::ModelEntry::Auto;
+  std::vector<File> files;
+};
+
+struct Result {
+  std::string verdict = "Ok";
+  bool ready = false;
+  std::map<std::string, std::string> weights;  // name -> output bytes (ended weights)
+  bool operator==(const Result& o) const { return verdict == o.verdict && weights == o.weights; }
+};
+
+bool parse(const uint8_t* data, size_t size, Dir* dir, uint8_t* seed) {
+  if (size < 3) return false;
+  *seed = data[0];
+  dir->entry = ws::ModelEntry(data[1] % 5);
+  const uint32_t count = data[2] % kMaxFiles + 1;
+  size_t at = 3;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (at >= size) return false;
+    File f;
+    const size_t n = data[at++];
+    if (size - at < n) return false;
+    f.name.assign(reinterpret_cast<const char*>(data + at), n);
+    at += n;
+    if (i + 1 < count) {
+      if (size - at < 4) return false;
+      const uint32_t len = uint32_t(data[at]) | uint32_t(data[at + 1]) << 8 | uint32_t(data[at + 2]) << 16 |
+                           uint32_t(data[at + 3]) << 24;
+      at += 4;
+      if (size - at < len) return false;
+      f.data = data + at;
+      f.size = len;
+      at += len;
+    } else {
+      f.data = data + at;
+      f.size = size - at;
+      at = size;
+    }
+    dir->files.push_back(f);
+  }
+  return true;
+}
+
+std::string str(ws::StrView v) { return std::string(v.data ? v.data : "", v.size); }
+
+Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chunk_seed, size_t arena_size = 1 << 20) {
+  Result out;
+  std::vector<uint64_t> arena(arena_size / 8 + 2);
+  ws::ModelLoaderOptions opt;
+  opt.mode = mode;
+  opt.seekable = seekable;
+  opt.read_size = 4096;
+  opt.out_size = 4096;
+  ws::ModelLoader L(arena.data(), arena_size, opt);
+  if (dir.entry == ws::ModelEntry::UqffFiles)
+    for (const File& f : dir.files) L.add_file(f.name.data(), f.name.size());
+  L.open(dir.entry, dir.files[0].name.data(), dir.files[0].name.size());
+  wsfuzz::Chunker ch(chunk_seed);
+  std::map<uint32_t, uint64_t> position;
+  std::unique_ptr<uint8_t[]> piece;
+  std::map<uint32_t, uint64_t> out_pos;
+  for (size_t steps = 0;; ++steps) {
+    WS_CHECK(steps < 20000000, steps);  // every load ends
+    const ws::ModelEvent e = L.next();
+    switch (e.type) {
+      case ws::ModelEventType::NeedRead: {
+        piece.reset();  // the last piece is gone: a loader that kept a view reads freed memory
+        WS_CHECK(e.length >= 1 && e.length <= opt.read_size, e.length);
+        const std::string name = str(L.file_name(e.file));
+        const File* f = nullptr;
+        for (const File& g : dir.files)
+          if (g.name == name) f = &g;
+        if (!f) {
+          L.file_missing();
+          break;
+        }
+        if (!seekable) WS_CHECK(e.offset == position[e.file], e.offset, position[e.file]);
+        L.set_file_size(f->size);
+        if (e.offset >= f->size) {
+          L.end_of_file();
+          break;
+        }
+        size_t n = size_t(f->size - e.offset < e.length ? f->size - e.offset : e.length);
+        const size_t c = ch.next(n);
+        if (c > 0) n = c;
+        piece.reset(new uint8_t[n]);
+        memcpy(piece.get(), f->data + e.offset, n);
+        position[e.file] = e.offset + n;
+        L.feed(piece.get(), n);
+        break;
+      }
+      case ws::ModelEventType::ModelReady:
+        out.ready = true;
+        L.select_all();
+        break;
+      case ws::ModelEventType::WeightBegin:
+        out_pos[e.weight] = 0;
+        break;
+      case ws::ModelEventType::WeightData: {
+        WS_CHECK(e.offset == out_pos[e.weight], e.offset, out_pos[e.weight]);
+        out_pos[e.weight] += e.size;
+        std::string& bytes = out.weights["~" + str(L.weight(e.weight).name)];
+        bytes.append(reinterpret_cast<const char*>(e.data), e.size);
+        break;
+      }
+      case ws::ModelEventType::WeightEnd: {
+        const ws::LogicalWeight& w = L.weight(e.weight);
+        if (mode == ws::ModelLoadMode::Decode) WS_CHECK(out_pos[e.weight] == w.elements * 4, out_pos[e.weight], w.elements);
+        const std::string name = str(w.name);
+        out.weights[name] = out.weights["~" + name];
+        out.weights.erase("~" + name);
+        break;
+      }
+      case ws::ModelEventType::Kv:
+        break;
+      case ws::ModelEventType::Done:
+        for (const auto& kv : out.weights) WS_CHECK(kv.first[0] != '~');  // every weight begun has ended
+        return out;
+      case ws::ModelEventType::Error: {
+        const ws::Error& err = L.error();
+        if (err.code == ws::Status::ArenaExhausted && L.arena_needed() > arena_size && L.arena_needed() <= kMaxArena)
+          return load(dir, mode, seekable, chunk_seed, L.arena_needed());
+        out.verdict = std::string(ws::status_name(err.code)) + "@" + std::to_string(err.offset) + " " +
+                      (err.tensor_name ? std::string(err.tensor_name, err.tensor_name_size) : "") + " " +
+                      (L.error_file() == ws::kNoFile ? "" : str(L.file_name(L.error_file())));
+        for (auto it = out.weights.begin(); it != out.weights.end();)  // a weight cut short is no output
+          it = it->first[0] == '~' ? out.weights.erase(it) : std::next(it);
+        return out;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Dir dir;
+  uint8_t seed = 0;
+  if (!parse(data, size, &dir, &seed)) return 0;
+  const bool uqff = dir.entry == ws::ModelEntry::UqffFiles;
+  const Result whole = load(dir, ws::ModelLoadMode::Decode, true, 0);
+  const Result pieces = load(dir, ws::ModelLoadMode::Decode, true, seed);
+  if (!(whole == pieces)) wsfuzz::fail("seekable loads differ with the chunking", seed);
+  const Result validate = load(dir, ws::ModelLoadMode::Validate, true, seed);
+  const Result sequential = load(dir, uqff ? ws::ModelLoadMode::Validate : ws::ModelLoadMode::Decode, false, seed);
+  if (uqff) {
+    if (sequential.verdict != validate.verdict) wsfuzz::fail("sequential UQFF verdict differs");
+    return 0;
+  }
+  if (sequential.verdict == "Ok" && whole.verdict == "Ok" && !(sequential == whole))
+    wsfuzz::fail("sequential and seekable decode give other bytes");
+  if (sequential.verdict != whole.verdict && sequential.verdict != validate.verdict) {
+    // Reading every byte, a sequential load may find what a seekable decode does not read (then
+    // it says what Validate says); and weights come in file order, not model order, so of two bad
+    // blocks another may be first.
+    auto decoding = [](const std::string& v) {
+      return v.rfind("InvalidBlockData", 0) == 0 || v.rfind("InvalidQuantParams", 0) == 0;
+    };
+    if (!(decoding(sequential.verdict) && decoding(whole.verdict)))
+      wsfuzz::fail("sequential load differs from seekable and validate");
+  }
+  return 0;
+}

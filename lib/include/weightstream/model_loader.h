@@ -1,0 +1,344 @@
+// weightstream — the model loader: a whole model (one file, a sharded index, an MLX file with its
+// config.json, an Ollama manifest and its blobs, a UQFF directory) through one pull loop.
+//
+//   alignas(16) static uint8_t arena[1 << 20];
+//   ws::ModelLoaderOptions opt;
+//   opt.mode = ws::ModelLoadMode::Decode;        // Headers, Validate, Decode (F32/F16) or Raw
+//   opt.seekable = true;                          // false: every file is only read forward
+//   ws::ModelLoader L(arena, sizeof arena, opt);
+//   L.open(ws::ModelEntry::ShardIndex, "model.safetensors.index.json");
+//   for (;;) {
+//     ws::ModelEvent e = L.next();
+//     switch (e.type) {
+//       case ws::ModelEventType::NeedRead:    // read file L.file_name(e.file) at e.offset, up to
+//         ...                                 // e.length bytes; answer with exactly one of
+//         L.feed(buf, n);                     // (0 < n <= e.length; the bytes stay valid until the
+//         break;                              // next NeedRead), L.end_of_file(), L.file_missing()
+//       case ws::ModelEventType::ModelReady:  // L.weight_count(), L.weight(i), L.model(), L.plan()
+//         L.select_all();                     // or L.select(i); nothing: headers only
+//         break;
+//       case ws::ModelEventType::WeightData:  // e.weight, e.data/e.size at e.offset of its output
+//         break;
+//       case ws::ModelEventType::Done: return true;
+//       case ws::ModelEventType::Error: return false;   // L.error(), L.error_file()
+//       default: break;                       // Kv, WeightBegin, WeightEnd
+//     }
+//   }
+//
+// The loader decides everything a host used to: which files the model has and in which order
+// (index shards by file name; UQFF `<stem>-<n>.uqff` by number, then residual.safetensors;
+// manifest blobs as `blobs/sha256-<hex>`; `config.json` beside an MLX or plain model, missing is
+// fine), what to read next (seekable: headers, then each selected weight's companions by range
+// and its packed bytes in read_size pieces; sequential: each file forward, companions and packed
+// bytes that arrive too early kept in arena scratch), the convention (convention_signal, the
+// config, the entry), the logical weights (LogicalModel, hashed: linear in tensors), UQFF's
+// scalars, every check (index/shard, manifest/blob, convention), and decoding through the
+// kernels into bounded output pieces. Names are relative to the entry's directory, as the model's
+// documents give them; the host maps a name to a path, URL or File. Hosts only move bytes.
+//
+// No heap, no exceptions, no recursion: everything lives in the one caller arena (readers, the
+// entry document, the model's weights and name hash, scratch and output). After ArenaExhausted,
+// arena_needed() is a size that gets the load past the part that ran out (and every fixed-size
+// part after it); parts whose size the input decides (each header, the model's weights, config
+// .json, the scratch of the selection) can each take one more retry. A host retries with
+// arena_needed() while it grows: a few times at most, and not at all with a generous arena.
+//
+// Memory layout: components that keep data (the entry document's parser, one Reader per file)
+// are placed one inside the other: each is given the whole free middle of the arena and, once
+// its header is validated, keeps only its two ends (Reader::arena_low/high); the next one gets
+// what lies between. Nothing is sized in advance and nothing is copied.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weightstream/conventions.h"
+#include "weightstream/dequant.h"
+#include "weightstream/limits.h"
+#include "weightstream/load_plan.h"
+#include "weightstream/reader.h"
+#include "weightstream/status.h"
+
+namespace ws {
+
+class ShardIndex;
+class OllamaManifest;
+class MlxQuantConfig;
+
+// What the host opens. Auto: `*.index.json` is an index; a file that starts like JSON is an Ollama
+// manifest; else one safetensors or GGUF file; names given with add_file() make a UQFF directory.
+enum class ModelEntry : uint8_t { Auto, File, ShardIndex, UqffFiles, OllamaManifest };
+
+// What a file is to the model (file_kind()).
+enum class ModelFileKind : uint8_t { File, Index, Manifest, Shard, UqffPart, Blob, Config };
+const char* model_file_kind_name(ModelFileKind k);
+
+// Headers: headers (and UQFF scalars), the model and its plan; ModelReady; Done.
+// Validate: also every byte of every file through its Reader (truncation, trailing bytes, blob
+//   sizes): the model's verdict.
+// Decode: the selected weights decoded to `out` (F32/F16), in bounded pieces. Sequential sources
+//   read every byte (so they validate too); seekable ones only the selected weights' ranges.
+// Raw: the selected weights' stored pieces (packed, scales, biases, global scale) as they are.
+enum class ModelLoadMode : uint8_t { Headers, Validate, Decode, Raw };
+
+enum class ModelEventType : uint8_t {
+  NeedRead,     // file, offset, length: answer with feed(), end_of_file() or file_missing()
+  Kv,           // a GGUF key-value event of `file` (kv): metadata as it streams past
+  ModelReady,   // headers validated, model built and resolved: select weights now
+  WeightBegin,  // weight
+  WeightData,   // weight, data/size at `offset` of its output (Decode) or of piece `role` (Raw)
+  WeightEnd,    // weight
+  Done,
+  Error,        // error(), error_file(); every later next() returns it again
+};
+const char* model_event_type_name(ModelEventType t);
+
+constexpr uint32_t kNoFile = 0xFFFFFFFFu;
+
+struct ModelLoaderOptions {
+  bool seekable = true;
+  ModelLoadMode mode = ModelLoadMode::Headers;
+  OutType out = OutType::F32;
+  KernelImpl kernel = KernelImpl::Auto;
+  bool validate_blocks = true;     // DequantSpec::validate (inf/NaN scales rejected)
+  uint32_t read_size = 1 << 16;    // the most bytes one NeedRead asks for (>= 1)
+  // Decode: output piece size in the arena (>= one block's values: 1 KiB covers every format at
+  // f32), or the caller's own buffer (16-byte aligned) when out_buffer is set.
+  uint32_t out_size = 1 << 16;
+  void* out_buffer = nullptr;
+  size_t out_buffer_size = 0;
+  Limits limits;                   // for every reader and document
+  // The most files the model may have, config.json and the entry document included (a slot of
+  // ~100 bytes each, taken from the arena at construction): 3 to kMaxFiles.
+  uint32_t max_files = 66;
+};
+
+struct ModelEvent {
+  ModelEventType type = ModelEventType::NeedRead;
+  uint32_t file = kNoFile;        // NeedRead, Kv
+  uint64_t offset = 0;            // NeedRead: absolute offset; WeightData: offset of data[0]
+  uint32_t length = 0;            // NeedRead: at most this many bytes (<= read_size)
+  uint32_t weight = kNoTensor;    // WeightBegin/Data/End
+  PieceRole role = PieceRole::Packed;  // WeightData in Raw mode: which piece
+  const uint8_t* data = nullptr;  // WeightData: valid until the next call of next()
+  size_t size = 0;
+  const Event* kv = nullptr;      // Kv
+};
+
+class ModelLoader {
+ public:
+  static constexpr uint32_t kMaxDataFiles = LogicalModel::kMaxTables;
+  static constexpr uint32_t kMaxFiles = kMaxDataFiles + 2;  // + the entry document + config.json
+
+  // `arena` is 8-byte aligned (16 for decode output) and outlives the loader.
+  ModelLoader(void* arena, size_t arena_size, const ModelLoaderOptions& options = ModelLoaderOptions());
+  ModelLoader(const ModelLoader&) = delete;
+  ModelLoader& operator=(const ModelLoader&) = delete;
+  ~ModelLoader();
+
+  // The arena the loader takes before any file's own needs: its file slots, the entry's name (of
+  // `entry_name_size` bytes), one reader object and alignment. A host that sizes "the headers'
+  // arena" for its users (the CLI's --arena-size) adds this and reports needs without it.
+  static size_t base_need(const ModelLoaderOptions& options, size_t entry_name_size);
+
+  // UqffFiles (or Auto): one name of the model's directory; the loader picks and orders them.
+  // Before open(). Names are copied.
+  Status add_file(const char* name, size_t n);
+  // The entry: a file, an index, a manifest (its name is copied; for UqffFiles it only names the
+  // model). UsageError when called twice or with bad options.
+  Status open(ModelEntry entry, const char* name, size_t n);
+  Status open(ModelEntry entry, const char* name);
+
+  ModelEvent next();
+
+  // Answers to a NeedRead (exactly one of feed / end_of_file / file_missing per request).
+  // set_file_size() may come first, on a file's first request: the size of the whole file when
+  // the host knows it (stat, Content-Length); the reader then checks truncation and trailing
+  // bytes at the header, and a blob's size is checked against its manifest layer before it is read.
+  void set_file_size(uint64_t size);
+  void feed(const void* data, size_t n);
+  void end_of_file();
+  void file_missing();
+
+  // After ModelReady (Decode and Raw): which weights to load. Decode: UnsupportedFormat for a
+  // weight without a decoding (select_all() skips those).
+  Status select(uint32_t weight);
+  void select_all();
+  bool selected(uint32_t weight) const;
+
+  // Files: the entry document (if any), the data files in model order, config.json (if asked).
+  uint32_t file_count() const { return file_count_; }
+  StrView file_name(uint32_t f) const;
+  ModelFileKind file_kind(uint32_t f) const;
+  bool file_present(uint32_t f) const;        // config.json may be missing
+  uint32_t entry_file() const { return entry_file_; }
+  // The Reader of a data file (its header, metadata, GGUF facts), or null.
+  const Reader* file_reader(uint32_t f) const;
+  uint32_t file_table(uint32_t f) const;      // kNoTensor for a file that is no table
+  // The entry document, once parsed (null for other entries): its shard list and figures, its
+  // layers (a blob's layer name), for messages.
+  bool entry_ready() const { return entry_ready_; }  // the index / manifest parsed
+  const ShardIndex* index() const { return index_; }
+  const OllamaManifest* manifest() const { return manifest_; }
+  uint32_t file_layer(uint32_t f) const;      // a blob's manifest layer, or kNoTensor
+
+  // After ModelReady. Tables are the data files in order (table t = table_file(t)).
+  Convention convention() const { return convention_; }
+  Format format() const;                      // of the first data file
+  bool config_used() const { return config_used_; }  // config.json's quantization was applied
+  const LogicalModel* model() const { return model_; }  // null for GGUF (tensors are its weights)
+  uint32_t table_count() const { return table_count_; }
+  uint32_t table_file(uint32_t t) const { return t < table_count_ ? table_files_[t] : kNoFile; }
+  const TensorTable& table(uint32_t t) const;
+  uint32_t weight_count() const;
+  const LogicalWeight& weight(uint32_t i) const;
+  uint32_t weight_file(uint32_t i) const;     // the file of its packed piece
+  uint64_t piece_begin(TensorRef r) const;    // absolute offsets in the piece's file
+  uint64_t piece_end(TensorRef r) const;
+  TensorInfo tensor(TensorRef r) const;
+  // The load plan's peaks for reads of `chunk` bytes (LogicalModel's plan_model; zeros for GGUF).
+  ModelPlan plan(uint64_t chunk) const;
+
+  const Error& error() const { return error_; }
+  uint32_t error_file() const { return error_file_; }  // kNoFile: the model as a whole
+  StrView error_detail() const { return error_detail_; }  // UQFF companion-set errors
+  // The error is the convention's (the logical model's build or resolution, config.json's
+  // quantization): every file's header was valid.
+  bool convention_error() const { return convention_error_; }
+  size_t arena_needed() const { return arena_needed_; }
+  size_t arena_used() const;
+
+ private:
+  struct FileSlot;
+  struct HeldBlock;
+  enum class Phase : uint8_t;
+  struct WeightPieces;
+
+  // model_loader.cpp: entry, headers, config, build.
+  ModelEvent fail(Status s, uint64_t offset, uint32_t file);
+  ModelEvent fail_error(const Error& e, uint32_t file);
+  ModelEvent fail_arena(size_t component_need, uint32_t file, size_t rest = ~size_t(0));
+  size_t after_headers_need(uint64_t tensors, bool gguf) const;
+  ModelEvent request(uint32_t f, uint64_t offset, uint64_t length);
+  ModelEvent step();
+  ModelEvent step_entry_doc();
+  ModelEvent after_entry_doc();
+  ModelEvent step_headers();
+  ModelEvent start_header(uint32_t f);
+  ModelEvent header_ready(uint32_t f);
+  ModelEvent step_config();
+  ModelEvent build();
+  ModelEvent step_uqff_scalars();
+  ModelEvent model_ready();
+  ModelEvent after_ready();
+  uint32_t add_slot(ModelFileKind kind, const char* name, size_t n, bool copy);
+  bool order_uqff_files();
+  void* take_low(size_t n, size_t align);
+  void* take_high(size_t n);
+  bool gguf_weights();
+
+  // model_stream.cpp: reads of weights (seekable), the forward stream (sequential, validate).
+  ModelEvent step_seek();
+  ModelEvent step_stream();
+  bool route(uint32_t table, const Event& e, ModelEvent* out);
+  bool decode_step(ModelEvent* out);
+  ModelEvent start_decode(uint32_t w, bool from_held, const WeightPieces& p);
+  ModelEvent finish_weight(uint32_t w);
+  ModelEvent stream_end();
+  bool prepare_scratch();
+  void pieces_of(uint32_t w, WeightPieces* p) const;
+  WeightPieces& cur_pieces();  // the weight the data phase is at (in the object, not on the stack)
+  uint32_t owner_of(uint32_t table, uint32_t index, PieceRole* role) const;
+  void sim_sequential(uint64_t* peak, uint32_t* blocks) const;
+  uint8_t* held_alloc(uint32_t w, uint64_t size);
+  uint8_t* held_of(uint32_t w) const;
+  void held_free(uint32_t w);
+  void held_compact();
+
+  // Answer to the pending NeedRead.
+  enum class Answer : uint8_t { None, Data, Eof, Missing };
+
+  ModelLoaderOptions opt_;
+  uint8_t* base_ = nullptr;
+  uint8_t* end_ = nullptr;
+  uint8_t* lo_ = nullptr;  // the free middle [lo_, hi_)
+  uint8_t* hi_ = nullptr;
+  Phase phase_;
+  ModelEntry entry_ = ModelEntry::Auto;
+  bool opened_ = false;
+
+  FileSlot* files_ = nullptr;  // max_files_ slots, at the arena's start
+  uint32_t max_files_ = 0;
+  uint32_t file_count_ = 0;
+  uint32_t entry_file_ = kNoFile;
+  uint32_t config_file_ = kNoFile;
+  uint32_t table_files_[kMaxDataFiles] = {};
+  uint32_t table_count_ = 0;
+  uint32_t cur_ = 0;  // the file (or table, weight, tensor) a phase is at
+
+  ShardIndex* index_ = nullptr;
+  OllamaManifest* manifest_ = nullptr;
+  MlxQuantConfig* config_ = nullptr;
+  LogicalModel* model_ = nullptr;
+  LogicalWeight* gguf_weights_ = nullptr;
+  uint32_t gguf_count_ = 0;
+  Convention convention_ = Convention::Plain;
+  bool config_used_ = false;
+  bool signal_mlx_ = false;
+  bool signal_ollama_ = false;
+  uint8_t* config_mark_ = nullptr;  // lo_ before config.json's parser (dropped after the build)
+  bool uqff_stream_ = false;        // sequential UQFF: the stream feeds the scalars before ModelReady
+  bool streamed_ = false;           // every file was read to its end already
+  uint8_t* selected_ = nullptr;  // bit per weight (Decode, Raw)
+
+  // The pending request and its answer.
+  bool awaiting_ = false;
+  uint32_t req_file_ = kNoFile;
+  uint64_t req_offset_ = 0;
+  uint64_t req_length_ = 0;
+  Answer answer_ = Answer::None;
+  const uint8_t* answer_data_ = nullptr;
+  size_t answer_size_ = 0;
+
+  // Progress inside a phase.
+  uint32_t sub_ = 0;          // step within a weight / piece index
+  bool weight_begun_ = false; // WeightBegin was handed out for the weight at cur_
+  uint64_t at_ = 0;           // next offset within the current range
+  Event reader_event_;        // the last Kv event handed on
+
+  // The pieces of the weight the data phase is at (a WeightPieces: kept here, not on the stack,
+  // which a microcontroller counts).
+  alignas(8) uint8_t cur_pieces_[256];
+
+  // Decoding.
+  Dequantizer dq_;
+  uint8_t* out_ = nullptr;
+  size_t out_cap_ = 0;
+  uint8_t* scratch_ = nullptr;  // seekable: one weight's companions
+  uint64_t scratch_cap_ = 0;
+  bool decoding_ = false;       // dq_ is on dec_weight_
+  uint32_t dec_weight_ = kNoTensor;
+  const uint8_t* dec_src_ = nullptr;  // bytes to decode now
+  size_t dec_left_ = 0;
+  uint64_t dec_input_left_ = 0;  // stored bytes the decoder still takes
+  uint64_t dec_out_pos_ = 0;
+  bool pending_end_ = false;     // WeightEnd (then free) once the kept bytes are decoded
+
+  // Sequential: held blocks (compacting, address order).
+  uint8_t* held_ = nullptr;
+  uint64_t held_cap_ = 0;
+  uint64_t held_top_ = 0;
+  HeldBlock* blocks_ = nullptr;
+  uint32_t block_count_ = 0;
+  uint32_t block_cap_ = 0;
+  uint32_t* block_of_ = nullptr;  // weight -> block index + 1 (0: none)
+
+  Error error_;
+  uint32_t error_file_ = kNoFile;
+  StrView error_detail_;
+  bool convention_error_ = false;
+  bool entry_ready_ = false;
+  size_t arena_needed_ = 0;
+};
+
+}  // namespace ws

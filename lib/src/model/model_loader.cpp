@@ -1,0 +1,956 @@
+// ws::ModelLoader, first half: the entry document, the file list, every file's header, config.json,
+// the logical model and UQFF's scalars, up to ModelReady (model_stream.cpp: the data phase).
+#include <string.h>
+
+#include <new>
+
+#include "model_loader_internal.h"
+#include "weightstream/manifest_blobs.h"
+#include "weightstream/mlx_config.h"
+#include "weightstream/ollama_manifest.h"
+#include "weightstream/shard_index.h"
+
+namespace ws {
+
+namespace {
+
+constexpr size_t kAlign = 8;
+
+uint8_t* align_up(uint8_t* p, size_t a) {
+  return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(p) + (a - 1)) & ~uintptr_t(a - 1));
+}
+size_t round8(size_t n) { return (n + 7) & ~size_t(7); }
+
+bool ends_with(const char* s, size_t n, const char* suffix) {
+  const size_t k = strlen(suffix);
+  return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+uint64_t le64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// An index from the internet names files to open: only names inside the index's directory are
+// followed (no absolute paths, no ".." components, no NUL), so a crafted index cannot make a host
+// read /dev/zero or files elsewhere.
+bool safe_shard_name(const StrView& s) {
+  if (s.size == 0 || s.data[0] == '/') return false;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size; ++i) {
+    if (i < s.size && s.data[i] == '\0') return false;
+    if (i == s.size || s.data[i] == '/') {
+      if (i - start == 2 && s.data[start] == '.' && s.data[start + 1] == '.') return false;
+      start = i + 1;
+    }
+  }
+  return true;
+}
+
+// Byte order of two names, then length (std::string's order: the CLI sorted shards so).
+bool name_less(const char* a, size_t an, const char* b, size_t bn) {
+  const int c = memcmp(a, b, an < bn ? an : bn);
+  return c != 0 ? c < 0 : an < bn;
+}
+
+// The number before ".uqff" (model-10.uqff -> 10, saturating), so model-2 sorts before model-10.
+uint64_t uqff_number(const char* s, size_t n) {
+  size_t end = n - 5, begin = end;
+  while (begin > 0 && s[begin - 1] >= '0' && s[begin - 1] <= '9') --begin;
+  uint64_t v = 0;
+  for (size_t i = begin; i < end; ++i) {
+    const uint64_t d = uint64_t(s[i] - '0');
+    v = v > (~uint64_t(0) - d) / 10 ? ~uint64_t(0) : v * 10 + d;
+  }
+  return v;
+}
+
+bool is_residual(const char* s, size_t n) {
+  static const char kName[] = "residual.safetensors";
+  const size_t k = sizeof kName - 1;
+  return ends_with(s, n, kName) && (n == k || s[n - k - 1] == '/');
+}
+
+// The first non-blank byte of a safetensors-looking prefix is '{' and its length is absurd: JSON.
+bool looks_like_json(const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r') continue;
+    return p[i] == '{';
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* model_file_kind_name(ModelFileKind k) {
+  switch (k) {
+    case ModelFileKind::File: return "file";
+    case ModelFileKind::Index: return "index";
+    case ModelFileKind::Manifest: return "manifest";
+    case ModelFileKind::Shard: return "shard";
+    case ModelFileKind::UqffPart: return "uqff";
+    case ModelFileKind::Blob: return "blob";
+    case ModelFileKind::Config: return "config";
+  }
+  return "?";
+}
+
+const char* model_event_type_name(ModelEventType t) {
+  switch (t) {
+    case ModelEventType::NeedRead: return "NeedRead";
+    case ModelEventType::Kv: return "Kv";
+    case ModelEventType::ModelReady: return "ModelReady";
+    case ModelEventType::WeightBegin: return "WeightBegin";
+    case ModelEventType::WeightData: return "WeightData";
+    case ModelEventType::WeightEnd: return "WeightEnd";
+    case ModelEventType::Done: return "Done";
+    case ModelEventType::Error: return "Error";
+  }
+  return "?";
+}
+
+ModelLoader::ModelLoader(void* arena, size_t arena_size, const ModelLoaderOptions& options)
+    : opt_(options), phase_(Phase::Idle) {
+  const uintptr_t b = reinterpret_cast<uintptr_t>(arena);
+  const uintptr_t aligned = (b + 15) & ~uintptr_t(15);
+  const size_t skip = size_t(aligned - b);
+  base_ = reinterpret_cast<uint8_t*>(aligned);
+  end_ = base_ + (arena_size > skip ? (arena_size - skip) & ~size_t(15) : 0);
+  lo_ = base_;
+  hi_ = end_;
+  // The file slots: a fixed table at the arena's start (a few KB), so the loader object itself
+  // stays small enough for a microcontroller's static memory.
+  max_files_ = opt_.max_files < 3 ? 3 : opt_.max_files > kMaxFiles ? kMaxFiles : opt_.max_files;
+  void* slots = take_low(sizeof(FileSlot) * max_files_, kAlign);
+  if (slots) {
+    files_ = static_cast<FileSlot*>(slots);
+    for (uint32_t i = 0; i < max_files_; ++i) new (files_ + i) FileSlot();  // (no array new: no cookie)
+  }
+}
+
+ModelLoader::~ModelLoader() {}
+
+size_t ModelLoader::base_need(const ModelLoaderOptions& options, size_t entry_name_size) {
+  const uint32_t files = options.max_files < 3 ? 3 : options.max_files > kMaxFiles ? kMaxFiles : options.max_files;
+  return 16 + round8(sizeof(FileSlot) * files) + round8(entry_name_size + 1) + round8(sizeof(Reader)) + 64;
+}
+
+void* ModelLoader::take_low(size_t n, size_t align) {
+  uint8_t* p = align_up(lo_, align);
+  if (p > hi_ || n > size_t(hi_ - p)) return nullptr;
+  lo_ = align_up(p + n, kAlign);
+  if (lo_ > hi_) lo_ = hi_;
+  return p;
+}
+
+void* ModelLoader::take_high(size_t n) {
+  n = round8(n);
+  if (n > size_t(hi_ - lo_)) return nullptr;
+  hi_ -= n;
+  return hi_;
+}
+
+size_t ModelLoader::arena_used() const { return size_t(lo_ - base_) + size_t(end_ - hi_); }
+
+// --- Errors ----------------------------------------------------------------------------------
+
+ModelEvent ModelLoader::fail(Status s, uint64_t offset, uint32_t file) {
+  if (phase_ != Phase::Failed) {
+    error_ = Error();
+    error_.code = s;
+    error_.offset = offset;
+    error_file_ = file;
+    phase_ = Phase::Failed;
+  }
+  ModelEvent e;
+  e.type = ModelEventType::Error;
+  e.file = error_file_;
+  return e;
+}
+
+ModelEvent ModelLoader::fail_error(const Error& err, uint32_t file) {
+  if (phase_ != Phase::Failed) {
+    error_ = err;
+    error_file_ = file;
+    phase_ = Phase::Failed;
+  }
+  return fail(error_.code, error_.offset, error_file_);
+}
+
+// The arena ran out in a component that needed `component_need` bytes of the free middle: the
+// size that gets past it is what is used now plus that, plus the fixed-size parts every later phase
+// certainly takes (the other files' readers, the model and config objects, the output piece), so
+// a retry fails, if at all, only where the input decides the size (a header, the model's weights,
+// config.json, the scratch): at most one retry per such part. `rest` (when not ~0) is the exact
+// size of everything after this part, when the caller knows it (the last header).
+ModelEvent ModelLoader::fail_arena(size_t component_need, uint32_t file, size_t rest) {
+  size_t later = 0;
+  if (rest != ~size_t(0)) {
+    later = rest;
+  } else {
+    if (phase_ == Phase::Idle || phase_ == Phase::EntryDoc || phase_ == Phase::Headers) {
+      const uint32_t files = file_count_ > cur_ ? file_count_ - cur_ : 1;
+      later += (sizeof(Reader) + 64) * files + sizeof(LogicalModel) + sizeof(MlxQuantConfig) + 256;
+    }
+    if (phase_ != Phase::Ready && opt_.mode == ModelLoadMode::Decode && !opt_.out_buffer) later += round8(opt_.out_size) + 32;
+  }
+  arena_needed_ = arena_used() + round8(component_need) + later + 64 + 16;
+  return fail(Status::ArenaExhausted, 0, file);
+}
+
+// What the model takes after the headers for `tensors` tensors in all: the LogicalModel, its
+// weights and name hash (or, GGUF, one weight per tensor), the selection bits, the config parser's
+// object (its document, if any, is parsed in what is free and dropped), the output piece.
+size_t ModelLoader::after_headers_need(uint64_t tensors, bool gguf) const {
+  size_t n = 0;
+  if (gguf) {
+    n += round8(size_t(sizeof(LogicalWeight) * (tensors + 1)));
+  } else {
+    const uint64_t slots = LogicalModel::index_slots_for(tensors);
+    n += round8(sizeof(LogicalModel)) + round8(size_t(sizeof(LogicalWeight) * (tensors + 1))) +
+         (slots > LogicalModel::kInlineSlots ? round8(size_t(4 * slots)) : 0) + round8(sizeof(MlxQuantConfig)) + 64;
+  }
+  if (opt_.mode == ModelLoadMode::Decode || opt_.mode == ModelLoadMode::Raw) n += round8(size_t(tensors / 8 + 2)) + 8;
+  if (opt_.mode == ModelLoadMode::Decode && !opt_.out_buffer) n += round8(opt_.out_size) + 32;
+  return n;
+}
+
+// --- The host's answers -----------------------------------------------------------------------
+
+void ModelLoader::set_file_size(uint64_t size) {
+  if (!awaiting_ || answer_ != Answer::None || req_file_ >= file_count_) return;
+  FileSlot& s = files_[req_file_];
+  if (s.opened) return;  // only before the first bytes
+  s.size_known = true;
+  s.size = size;
+}
+
+void ModelLoader::feed(const void* data, size_t n) {
+  if (!awaiting_ || answer_ != Answer::None || n == 0 || n > req_length_ || data == nullptr) {
+    fail(Status::UsageError, req_offset_, req_file_);
+    return;
+  }
+  answer_ = Answer::Data;
+  answer_data_ = static_cast<const uint8_t*>(data);
+  answer_size_ = n;
+}
+
+void ModelLoader::end_of_file() {
+  if (!awaiting_ || answer_ != Answer::None) {
+    fail(Status::UsageError, req_offset_, req_file_);
+    return;
+  }
+  answer_ = Answer::Eof;
+}
+
+void ModelLoader::file_missing() {
+  if (!awaiting_ || answer_ != Answer::None) {
+    fail(Status::UsageError, req_offset_, req_file_);
+    return;
+  }
+  answer_ = Answer::Missing;
+}
+
+ModelEvent ModelLoader::request(uint32_t f, uint64_t offset, uint64_t length) {
+  if (length == 0 || length > opt_.read_size) length = opt_.read_size;
+  awaiting_ = true;
+  answer_ = Answer::None;
+  req_file_ = f;
+  req_offset_ = offset;
+  req_length_ = length;
+  ModelEvent e;
+  e.type = ModelEventType::NeedRead;
+  e.file = f;
+  e.offset = offset;
+  e.length = uint32_t(length);
+  return e;
+}
+
+// --- Opening ----------------------------------------------------------------------------------
+
+uint32_t ModelLoader::add_slot(ModelFileKind kind, const char* name, size_t n, bool copy) {
+  if (file_count_ >= max_files_) return kNoFile;
+  if (copy) {
+    char* p = static_cast<char*>(take_low(n + 1, 1));
+    if (!p) return kNoFile;
+    if (n) memcpy(p, name, n);
+    p[n] = '\0';
+    name = p;
+  }
+  FileSlot& s = files_[file_count_];
+  s = FileSlot();
+  s.kind = kind;
+  s.name = name;
+  s.name_size = uint32_t(n);
+  return file_count_++;
+}
+
+Status ModelLoader::add_file(const char* name, size_t n) {
+  if (opened_ || !files_ || phase_ == Phase::Failed) return Status::UsageError;
+  // Only what a UQFF directory is made of; anything else in a listing (config.json, READMEs) is
+  // not read.
+  const bool part = ends_with(name, n, ".uqff");
+  if (!part && !is_residual(name, n)) return Status::Ok;
+  const uint32_t f = add_slot(ModelFileKind::UqffPart, name, n, true);
+  if (f == kNoFile) {
+    if (file_count_ >= max_files_) {
+      fail(Status::TooManyFiles, 0, kNoFile);
+      return Status::TooManyFiles;
+    }
+    fail_arena(n + 1, kNoFile);
+    return Status::ArenaExhausted;
+  }
+  files_[f].number = part ? uqff_number(name, n) : ~uint64_t(0);  // the residual file last
+  return Status::Ok;
+}
+
+// UQFF files as mistral.rs loads them: shards by their number (the first holds the version
+// tensors), ties by name, then residual.safetensors. At most max_files names: an insertion sort.
+bool ModelLoader::order_uqff_files() {
+  for (uint32_t i = 1; i < file_count_; ++i) {
+    const FileSlot s = files_[i];
+    uint32_t j = i;
+    while (j > 0) {
+      const FileSlot& p = files_[j - 1];
+      const bool before = s.number != p.number ? s.number < p.number : name_less(s.name, s.name_size, p.name, p.name_size);
+      if (!before) break;
+      files_[j] = p;
+      --j;
+    }
+    files_[j] = s;
+  }
+  return file_count_ <= kMaxDataFiles;
+}
+
+Status ModelLoader::open(ModelEntry entry, const char* name) { return open(entry, name, name ? strlen(name) : 0); }
+
+Status ModelLoader::open(ModelEntry entry, const char* name, size_t n) {
+  if (opened_ || phase_ != Phase::Idle) return Status::UsageError;
+  if (!files_) {
+    fail_arena(sizeof(FileSlot) * max_files_, kNoFile);
+    return Status::ArenaExhausted;
+  }
+  if (opt_.read_size == 0) {
+    fail(Status::UsageError, 0, kNoFile);
+    return Status::UsageError;
+  }
+  opened_ = true;
+  if (entry == ModelEntry::Auto) {
+    if (file_count_ > 0) entry = ModelEntry::UqffFiles;
+    else if (name && ends_with(name, n, ".index.json")) entry = ModelEntry::ShardIndex;
+  }
+  entry_ = entry;
+  if (entry == ModelEntry::UqffFiles) {
+    if (!order_uqff_files()) {
+      fail(Status::TooManyFiles, 0, kNoFile);
+      return Status::TooManyFiles;
+    }
+    phase_ = Phase::Headers;
+    cur_ = 0;
+    return Status::Ok;
+  }
+  if (file_count_ > 0) {  // add_file() is for UQFF directories only
+    fail(Status::UsageError, 0, kNoFile);
+    return Status::UsageError;
+  }
+  const ModelFileKind kind = entry == ModelEntry::ShardIndex       ? ModelFileKind::Index
+                             : entry == ModelEntry::OllamaManifest ? ModelFileKind::Manifest
+                                                                   : ModelFileKind::File;
+  const uint32_t f = add_slot(kind, name ? name : "", name ? n : 0, true);
+  if (f == kNoFile) {
+    fail_arena(n + 1, kNoFile);
+    return Status::ArenaExhausted;
+  }
+  cur_ = f;
+  if (kind == ModelFileKind::File) {
+    phase_ = Phase::Headers;  // Auto decides on the file's first 8 bytes
+    return Status::Ok;
+  }
+  entry_file_ = f;
+  phase_ = Phase::EntryDoc;
+  return Status::Ok;
+}
+
+// --- The pull loop ----------------------------------------------------------------------------
+
+ModelEvent ModelLoader::next() {
+  if (phase_ == Phase::Failed) return fail(error_.code, error_.offset, error_file_);
+  if (phase_ == Phase::Idle) return fail(Status::UsageError, 0, kNoFile);
+  if (awaiting_) {
+    if (answer_ == Answer::None) return fail(Status::UsageError, req_offset_, req_file_);
+    awaiting_ = false;
+    FileSlot& s = files_[req_file_];
+    if (answer_ == Answer::Missing) {
+      s.missing = true;
+    } else {
+      s.opened = true;
+      if (answer_ == Answer::Eof) s.ended = true;
+    }
+  }
+  for (;;) {
+    ModelEvent e = step();
+    if (e.type != ModelEventType::Done || phase_ == Phase::Done) return e;
+    // Done from a phase that is not finished means "nothing to hand out yet": step again.
+  }
+}
+
+// One step of the current phase. A phase returns an event, or Done without entering Phase::Done
+// when it only moved on (the loop above steps again).
+ModelEvent ModelLoader::step() {
+  switch (phase_) {
+    case Phase::EntryDoc: return step_entry_doc();
+    case Phase::Headers: return step_headers();
+    case Phase::Config: return step_config();
+    case Phase::UqffScalars: return step_uqff_scalars();
+    case Phase::Ready: return after_ready();
+    case Phase::Seek: return step_seek();
+    case Phase::Stream: return step_stream();
+    case Phase::Done: {
+      ModelEvent e;
+      e.type = ModelEventType::Done;
+      return e;
+    }
+    case Phase::Failed: return fail(error_.code, error_.offset, error_file_);
+    case Phase::Idle: break;
+  }
+  return fail(Status::UsageError, 0, kNoFile);
+}
+
+namespace {
+ModelEvent again() {
+  ModelEvent e;
+  e.type = ModelEventType::Done;
+  return e;
+}
+}  // namespace
+
+// --- index.json / manifest --------------------------------------------------------------------
+
+ModelEvent ModelLoader::step_entry_doc() {
+  FileSlot& s = files_[entry_file_];
+  const bool is_index = s.kind == ModelFileKind::Index;
+  if (!index_ && !manifest_) {
+    // The document's parser gets the whole free middle; it keeps its two ends when done.
+    void* mem = take_low(is_index ? sizeof(ShardIndex) : sizeof(OllamaManifest), kAlign);
+    if (!mem) return fail_arena(is_index ? sizeof(ShardIndex) : sizeof(OllamaManifest), entry_file_);
+    s.region_lo = lo_;
+    s.region_hi = hi_;
+    if (is_index)
+      index_ = new (mem) ShardIndex(lo_, size_t(hi_ - lo_), opt_.limits);
+    else
+      manifest_ = new (mem) OllamaManifest(lo_, size_t(hi_ - lo_), opt_.limits);
+    // An Auto entry found to be JSON: its first bytes were read already.
+    if (s.prefix_have) {
+      const Status st = is_index ? index_->feed(s.prefix, s.prefix_have) : manifest_->feed(s.prefix, s.prefix_have);
+      if (st != Status::Ok) {
+        if (st == Status::ArenaExhausted) return fail_arena(is_index ? index_->arena_needed() : manifest_->arena_needed(), entry_file_);
+        return fail_error(is_index ? index_->error() : manifest_->error(), entry_file_);
+      }
+    }
+  }
+  bool done = false;
+  if (answer_ == Answer::Missing) return fail(Status::FileMissing, 0, entry_file_);
+  if (answer_ == Answer::Data) {
+    answer_ = Answer::None;
+    const Status st = is_index ? index_->feed(answer_data_, answer_size_) : manifest_->feed(answer_data_, answer_size_);
+    s.pos += answer_size_;
+    if (st != Status::Ok) {
+      if (st == Status::ArenaExhausted) return fail_arena(is_index ? index_->arena_needed() : manifest_->arena_needed(), entry_file_);
+      return fail_error(is_index ? index_->error() : manifest_->error(), entry_file_);
+    }
+  } else if (answer_ == Answer::Eof) {
+    answer_ = Answer::None;
+    done = true;
+  }
+  if (!done && s.size_known && s.pos >= s.size) done = true;
+  if (!done) return request(entry_file_, s.pos, opt_.read_size);
+  const Status st = is_index ? index_->finish() : manifest_->finish();
+  if (st == Status::ArenaExhausted) return fail_arena(is_index ? index_->arena_needed() : manifest_->arena_needed(), entry_file_);
+  if (st != Status::Ok) return fail_error(is_index ? index_->error() : manifest_->error(), entry_file_);
+  // Keep the document's two ends; the rest of its region is free again.
+  lo_ = align_up(s.region_lo + (is_index ? index_->arena_low() : manifest_->arena_low()), kAlign);
+  hi_ = s.region_hi - (is_index ? index_->arena_high() : manifest_->arena_high());
+  return after_entry_doc();
+}
+
+// The data files the document names, in model order.
+ModelEvent ModelLoader::after_entry_doc() {
+  entry_ready_ = true;
+  if (index_) {
+    const uint32_t n = index_->shard_count();
+    // Every name is checked before any shard is opened: a hostile index is refused as a whole.
+    // Shards in file-name order (model-00001-of-... first): the order a sequential reader streams
+    // them in, which the load plan assumes for tables. Names are checked in that order too.
+    if (n > kMaxDataFiles || file_count_ + n + 1 > max_files_) return fail(Status::TooManyFiles, 0, entry_file_);
+    uint32_t order[kMaxDataFiles];
+    for (uint32_t i = 0; i < n; ++i) {
+      const StrView si = index_->shard_name(i);
+      uint32_t j = i;
+      while (j > 0) {
+        const StrView p = index_->shard_name(order[j - 1]);
+        if (!name_less(si.data, si.size, p.data, p.size)) break;
+        order[j] = order[j - 1];
+        --j;
+      }
+      order[j] = i;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      const StrView name = index_->shard_name(order[i]);
+      if (!safe_shard_name(name)) {
+        fail(Status::UnsafeShardPath, 0, entry_file_);
+        error_.tensor_name = name.data;  // the name, for the message (no tensor has it)
+        error_.tensor_name_size = name.size;
+        return fail(error_.code, error_.offset, error_file_);
+      }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      const StrView name = index_->shard_name(order[i]);
+      add_slot(ModelFileKind::Shard, name.data, name.size, false);
+    }
+  } else {
+    uint32_t tensors = 0;
+    for (uint32_t l = 0; l < manifest_->layer_count(); ++l) tensors += manifest_->layer(l).is_tensor ? 1 : 0;
+    if (tensors > kMaxDataFiles || file_count_ + tensors > max_files_) return fail(Status::TooManyFiles, 0, entry_file_);
+    for (uint32_t l = 0; l < manifest_->layer_count(); ++l) {
+      const ManifestLayer layer = manifest_->layer(l);
+      if (!layer.is_tensor) continue;  // config, template, license, ...: not weights
+      // "blobs/sha256-<hex>": the parser checked the digest, so the name cannot leave blobs/.
+      char* p = static_cast<char*>(take_low(6 + layer.blob_file.size + 1, 1));
+      if (!p) return fail_arena(6 + layer.blob_file.size + 1, entry_file_);
+      memcpy(p, "blobs/", 6);
+      memcpy(p + 6, layer.blob_file.data, layer.blob_file.size);
+      p[6 + layer.blob_file.size] = '\0';
+      const uint32_t f = add_slot(ModelFileKind::Blob, p, 6 + layer.blob_file.size, false);
+      files_[f].layer = l;
+    }
+  }
+  phase_ = Phase::Headers;
+  cur_ = entry_file_ + 1;
+  return again();
+}
+
+// --- Headers ----------------------------------------------------------------------------------
+
+namespace {
+bool multi_file(ModelEntry e) { return e == ModelEntry::ShardIndex || e == ModelEntry::OllamaManifest || e == ModelEntry::UqffFiles; }
+}  // namespace
+
+ModelEvent ModelLoader::step_headers() {
+  if (cur_ >= file_count_) {
+    // Every header is in: the index's own checks, then the convention.
+    if (index_ && index_->finish_checks() != Status::Ok) return fail_error(index_->error(), entry_file_);
+    return build();
+  }
+  FileSlot& s = files_[cur_];
+  if (answer_ == Answer::Missing) {
+    answer_ = Answer::None;
+    const Status code = s.kind == ModelFileKind::Shard  ? Status::ShardNotGiven
+                        : s.kind == ModelFileKind::Blob ? Status::ManifestBlobMissing
+                                                        : Status::FileMissing;
+    fail(code, 0, cur_);
+    if (s.kind == ModelFileKind::Blob) {  // the layer's name: what users find in the manifest
+      const StrView layer = manifest_->layer(s.layer).name;
+      error_.tensor_name = layer.data;
+      error_.tensor_name_size = layer.size;
+    }
+    return fail(error_.code, error_.offset, error_file_);
+  }
+  if (!s.reader) {
+    // The first 8 bytes decide what the file is before any parser sees them.
+    if (answer_ == Answer::Data) {
+      answer_ = Answer::None;
+      const size_t n = answer_size_ < size_t(8 - s.prefix_have) ? answer_size_ : size_t(8 - s.prefix_have);
+      memcpy(s.prefix + s.prefix_have, answer_data_, n);
+      s.prefix_have = uint8_t(s.prefix_have + n);
+      s.pos += n;
+    } else if (answer_ == Answer::Eof) {
+      answer_ = Answer::None;
+    }
+    if (s.kind == ModelFileKind::Blob && s.opened && s.size_known) {
+      // A blob of another size belongs to another model (or is incomplete): said before its header.
+      Error e;
+      if (check_manifest_blob_size(*manifest_, s.layer, s.size, &e) != Status::Ok) return fail_error(e, cur_);
+    }
+    if (s.prefix_have < 8 && !s.ended) return request(cur_, s.pos, 8 - s.prefix_have);
+    const bool gguf = s.prefix_have >= 4 && memcmp(s.prefix, "GGUF", 4) == 0;
+    if (gguf && multi_file(entry_)) {
+      fail(s.kind == ModelFileKind::Blob ? Status::ManifestBlobNotSafetensors : Status::ModelFileNotSafetensors, 0, cur_);
+      if (s.kind == ModelFileKind::Blob) {
+        const StrView layer = manifest_->layer(s.layer).name;
+        error_.tensor_name = layer.data;
+        error_.tensor_name_size = layer.size;
+      }
+      return fail(error_.code, error_.offset, error_file_);
+    }
+    const uint64_t n = s.prefix_have == 8 ? le64(s.prefix) : 0;
+    const uint64_t cap = opt_.limits.max_header_bytes < kMaxSafetensorsHeader ? opt_.limits.max_header_bytes : kMaxSafetensorsHeader;
+    if (entry_ == ModelEntry::Auto && cur_ == 0 && !gguf && s.prefix_have == 8 && n > cap &&
+        looks_like_json(s.prefix, 8)) {
+      // Not a safetensors file (its length would be absurd) but JSON: an Ollama manifest.
+      entry_ = ModelEntry::OllamaManifest;
+      s.kind = ModelFileKind::Manifest;
+      entry_file_ = cur_;
+      phase_ = Phase::EntryDoc;
+      return again();
+    }
+    if (entry_ == ModelEntry::Auto) entry_ = ModelEntry::File;
+    if (!gguf && s.prefix_have == 8 && n <= cap) s.header_end = 8 + n;
+    void* mem = take_low(sizeof(Reader), kAlign);
+    if (!mem) return fail_arena(sizeof(Reader), cur_);
+    s.region_lo = lo_;
+    s.region_hi = hi_;
+    s.reader = new (mem) Reader(lo_, size_t(hi_ - lo_), opt_.limits);
+    if (s.size_known) s.reader->set_input_size(s.size);
+    // The prefix goes first (the reader views it until it asks for more: it lives in the slot).
+    if (s.reader->next().type != EventType::NeedInput) return fail(Status::UsageError, 0, cur_);
+    if (s.prefix_have)
+      s.reader->feed(s.prefix, s.prefix_have);
+    else
+      s.reader->finish();
+  } else if (answer_ == Answer::Data) {
+    answer_ = Answer::None;
+    s.reader->feed(answer_data_, answer_size_);
+    s.pos += answer_size_;
+  } else if (answer_ == Answer::Eof) {
+    answer_ = Answer::None;
+    s.reader->finish();
+  }
+  for (;;) {
+    const Event e = s.reader->next();
+    switch (e.type) {
+      case EventType::NeedInput: {
+        if (s.ended) {
+          s.reader->finish();
+          continue;
+        }
+        // Safetensors: exactly the header (the data is read later, maybe by range, and a
+        // sequential host must not hand over bytes of the data that nothing would keep).
+        const uint64_t len = s.header_end > s.pos ? s.header_end - s.pos : opt_.read_size;
+        return request(cur_, s.pos, len);
+      }
+      case EventType::KvBegin:
+      case EventType::KvScalar:
+      case EventType::KvBytes:
+      case EventType::KvEnd: {
+        reader_event_ = e;
+        ModelEvent out;
+        out.type = ModelEventType::Kv;
+        out.file = cur_;
+        out.kv = &reader_event_;
+        return out;
+      }
+      case EventType::HeaderReady: return header_ready(cur_);
+      case EventType::Error: {
+        if (s.reader->error().code == Status::ArenaExhausted) {
+          // The reader counted its header through: its need is exact, and so is the count of its
+          // tensors. When it is the model's last file, what follows is known too (save the
+          // scratch of a selection and a config.json's document), so one retry suffices.
+          size_t rest = ~size_t(0);
+          if (cur_ + 1 == file_count_) {
+            uint64_t tensors = s.reader->tensors_seen();
+            for (uint32_t t = 0; t < table_count_; ++t) tensors += files_[table_files_[t]].reader->tensor_count();
+            rest = after_headers_need(tensors, s.reader->format() == Format::Gguf);
+          }
+          return fail_arena(s.reader->arena_needed(), cur_, rest);
+        }
+        Error err = s.reader->error();
+        // A tensor index without a name (the reader had not stored it): take it from the table.
+        if (!err.tensor_name && err.tensor < s.reader->tensor_count()) {
+          const StrView name = s.reader->tensor(err.tensor).name;
+          err.tensor_name = name.data;
+          err.tensor_name_size = name.size;
+        }
+        return fail_error(err, cur_);
+      }
+      default:
+        return fail(Status::UsageError, s.pos, cur_);  // no data event comes before HeaderReady
+    }
+  }
+}
+
+ModelEvent ModelLoader::header_ready(uint32_t f) {
+  FileSlot& s = files_[f];
+  const Reader& r = *s.reader;
+  if (table_count_ >= kMaxDataFiles) return fail(Status::TooManyFiles, 0, f);
+  s.table = table_count_;
+  table_files_[table_count_++] = f;
+  // Keep the reader's two ends; the free middle goes on to the next file.
+  lo_ = align_up(s.region_lo + r.arena_low(), kAlign);
+  hi_ = s.region_hi - r.arena_high();
+  if (s.kind == ModelFileKind::Shard &&
+      index_->check_shard(s.name, s.name_size, r.tensors()) != Status::Ok)
+    return fail_error(index_->error(), f);
+  if (s.kind == ModelFileKind::Blob) {
+    Error e;
+    if (check_manifest_blob_tensors(*manifest_, s.layer, r.tensors(), &e) != Status::Ok) return fail_error(e, f);
+  }
+  if (r.format() == Format::Safetensors) {
+    const Convention c = convention_signal(r.tensors());
+    signal_ollama_ = signal_ollama_ || c == Convention::Ollama;
+    signal_mlx_ = signal_mlx_ || c == Convention::Mlx;
+  }
+  ++cur_;
+  return again();
+}
+
+// --- config.json and the model ---------------------------------------------------------------
+
+ModelEvent ModelLoader::step_config() {
+  FileSlot& s = files_[config_file_];
+  bool done = false, failed = false;
+  if (!config_) {
+    void* mem = take_low(sizeof(MlxQuantConfig), kAlign);
+    if (!mem) return fail_arena(sizeof(MlxQuantConfig), config_file_);
+    config_ = new (mem) MlxQuantConfig(lo_, size_t(hi_ - lo_), opt_.limits);
+  }
+  if (answer_ == Answer::Missing) {
+    answer_ = Answer::None;
+    config_ = nullptr;  // no config.json: fine
+    return build();
+  }
+  if (answer_ == Answer::Data) {
+    answer_ = Answer::None;
+    s.pos += answer_size_;
+    failed = config_->feed(answer_data_, answer_size_) != Status::Ok;
+  } else if (answer_ == Answer::Eof) {
+    answer_ = Answer::None;
+    done = true;
+  }
+  if (!failed && !done && !(s.size_known && s.pos >= s.size)) return request(config_file_, s.pos, opt_.read_size);
+  const Status st = failed ? config_->error().code : config_->finish();
+  if (st == Status::ArenaExhausted) return fail_arena(config_->arena_needed(), config_file_);
+  if (st != Status::Ok) {
+    // A config.json that does not parse matters only when the files say MLX: it is then the
+    // model's quantization source. Otherwise it is not the model's business.
+    if (signal_mlx_) {
+      convention_error_ = true;
+      convention_ = Convention::Mlx;  // the files say so; their quantization source is what failed
+      return fail_error(config_->error(), config_file_);
+    }
+    config_ = nullptr;
+  } else if (!config_->has_quantization()) {
+    config_ = nullptr;
+  }
+  return build();
+}
+
+bool ModelLoader::gguf_weights() {
+  const Reader& r = *files_[table_files_[0]].reader;
+  gguf_count_ = r.tensor_count();
+  void* mem = take_low(sizeof(LogicalWeight) * (gguf_count_ ? gguf_count_ : 1), kAlign);
+  if (!mem) return false;
+  gguf_weights_ = static_cast<LogicalWeight*>(mem);
+  for (uint32_t i = 0; i < gguf_count_; ++i) {
+    const TensorInfo t = r.tensor(i);
+    LogicalWeight& w = *new (gguf_weights_ + i) LogicalWeight();
+    w.name = t.name;
+    w.piece[uint32_t(PieceRole::Packed)] = TensorRef{0, i};
+    // GGUF lists ne[0], the contiguous dimension, first: row-major order is the reverse.
+    uint64_t dims[kMaxLogicalRank] = {};
+    w.rank = t.copy_shape(dims, kMaxLogicalRank);
+    for (uint32_t d = 0; d < w.rank; ++d) w.shape[d] = dims[w.rank - 1 - d];
+    w.elements = t.element_count();
+    QuantFormat f;
+    if (!quant_format_from_ggml(t.type, r.gguf_dialect(), &f)) continue;
+    w.format = f;
+    // The decoder's own checks, before any byte is read: a kernel this build lacks, a tensor
+    // that is not whole blocks, stored bytes that are not what its values take (I2_S: codes
+    // plus a 32-byte scale tail), values that would not fit in 64 bits of output.
+    DequantSpec spec;
+    spec.format = f;
+    spec.elements = w.elements;
+    spec.has_global_scale = f == QuantFormat::I2_S;
+    Dequantizer& probe = dq_;  // idle until the data phase (a second one would be 0.7 KB of stack)
+    const uint64_t tail = f == QuantFormat::I2_S ? 32 : 0;
+    if (probe.init(spec) != Status::Ok || probe.input_bytes() + tail != t.byte_size()) continue;
+    if (w.elements > (~uint64_t(0) >> 2)) continue;
+    w.decodable = true;
+  }
+  return true;
+}
+
+ModelEvent ModelLoader::build() {
+  const Reader* first = table_count_ ? files_[table_files_[0]].reader : nullptr;
+  const bool gguf = first && first->format() == Format::Gguf;
+  if (phase_ == Phase::Headers) {
+    if (gguf) {
+      convention_ = Convention::Plain;
+      if (!gguf_weights()) return fail_arena(sizeof(LogicalWeight) * (first->tensor_count() + 1), table_files_[0]);
+      return model_ready();
+    }
+    // The model: its weights (at most one per tensor) and a name hash of two slots per tensor, so
+    // grouping and lookups stay linear whatever the model's size (LogicalModel::set_index_slots).
+    uint64_t tensors = 0;
+    for (uint32_t t = 0; t < table_count_; ++t) tensors += files_[table_files_[t]].reader->tensor_count();
+    const uint64_t slots = LogicalModel::index_slots_for(tensors);
+    const uint64_t need = round8(sizeof(LogicalModel)) + round8(size_t(sizeof(LogicalWeight) * (tensors + 1))) +
+                          (slots > LogicalModel::kInlineSlots ? round8(size_t(4 * slots)) : 0);
+    if (tensors >= 0xFFFFFFFFu || need > uint64_t(hi_ - lo_)) return fail_arena(size_t(need), kNoFile);
+    void* model_mem = take_low(sizeof(LogicalModel), kAlign);
+    LogicalWeight* storage = static_cast<LogicalWeight*>(take_low(size_t(sizeof(LogicalWeight) * (tensors + 1)), kAlign));
+    model_ = new (model_mem) LogicalModel(storage, uint32_t(tensors + 1));
+    if (slots > LogicalModel::kInlineSlots) {
+      uint32_t* slot_mem = static_cast<uint32_t*>(take_low(size_t(4 * slots), kAlign));
+      model_->set_index_slots(slot_mem, uint32_t(slots));
+    }
+    if (entry_ != ModelEntry::UqffFiles && entry_ != ModelEntry::OllamaManifest && !signal_ollama_) {
+      // config.json beside an MLX or plain model (it may make it MLX), asked for by name. Its
+      // parser takes the free middle above the model and is dropped after the build.
+      config_file_ = add_slot(ModelFileKind::Config, "config.json", 11, false);
+      if (config_file_ == kNoFile) return fail(Status::TooManyFiles, 0, kNoFile);
+      config_mark_ = lo_;
+      phase_ = Phase::Config;
+      return again();
+    }
+  }
+  config_used_ = config_ != nullptr;
+  for (uint32_t t = 0; t < table_count_; ++t) {
+    const Reader& r = *files_[table_files_[t]].reader;
+    model_->add_table(&r.tensors(), r.data_start());
+  }
+  Status s;
+  if (entry_ == ModelEntry::UqffFiles) {
+    convention_ = Convention::Uqff;
+    s = model_->build_uqff();
+  } else {
+    const bool ollama = signal_ollama_ || entry_ == ModelEntry::OllamaManifest;
+    const bool mlx = signal_mlx_ || config_used_;
+    convention_ = ollama ? Convention::Ollama : mlx ? Convention::Mlx : Convention::Plain;
+    s = ollama ? model_->build_ollama() : mlx ? model_->build_mlx(config_) : model_->build_plain();
+  }
+  // The config's parser is dropped (the model keeps no view into it): its bytes are free again.
+  config_ = nullptr;
+  if (config_mark_) lo_ = config_mark_;
+  if (s != Status::Ok) {
+    const uint32_t t = model_->error_table();
+    convention_error_ = true;
+
+    error_detail_ = model_->error_detail();
+    return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
+  }
+  if (convention_ == Convention::Uqff) {
+    cur_ = 0;
+    sub_ = 0;
+    at_ = 0;
+    if (opt_.seekable) {
+      phase_ = Phase::UqffScalars;
+    } else {
+      // A stream that cannot seek: the scalars are fed as they pass and the model resolves after
+      // the last file, so everything is read (and validated) before ModelReady.
+      uqff_stream_ = true;
+      phase_ = Phase::Stream;
+    }
+    return again();
+  }
+  return model_ready();
+}
+
+// Seekable UQFF: each scalar the model wants, read by range (a few bytes each), then resolved.
+ModelEvent ModelLoader::step_uqff_scalars() {
+  for (;;) {
+    if (cur_ >= table_count_) {
+      if (model_->resolve_uqff() != Status::Ok) {
+        const uint32_t t = model_->error_table();
+        convention_error_ = true;
+
+        error_detail_ = model_->error_detail();
+        return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
+      }
+      return model_ready();
+    }
+    const TensorTable& tab = model_->table(cur_);
+    if (sub_ >= tab.count()) {
+      ++cur_;
+      sub_ = 0;
+      continue;
+    }
+    if (!model_->uqff_wants(cur_, sub_)) {
+      ++sub_;
+      continue;
+    }
+    const TensorRef r{cur_, sub_};
+    const uint64_t begin = model_->piece_begin(r), end = model_->piece_end(r);
+    const uint32_t f = table_files_[cur_];
+    if (at_ < begin) at_ = begin;
+    if (answer_ == Answer::Data) {
+      answer_ = Answer::None;
+      if (model_->feed_uqff(cur_, sub_, at_, answer_data_, answer_size_) != Status::Ok)
+        return fail_error(model_->error(), f);
+      at_ += answer_size_;
+    } else if (answer_ == Answer::Eof) {
+      answer_ = Answer::None;
+      fail(Status::TruncatedData, at_, f);
+      error_.tensor = sub_;
+      error_.tensor_name = tab.get(sub_).name.data;
+      error_.tensor_name_size = tab.get(sub_).name.size;
+      return fail(error_.code, error_.offset, error_file_);
+    }
+    if (at_ >= end) {
+      ++sub_;
+      at_ = 0;
+      continue;
+    }
+    return request(f, at_, end - at_);
+  }
+}
+
+ModelEvent ModelLoader::model_ready() {
+  if (opt_.mode == ModelLoadMode::Decode || opt_.mode == ModelLoadMode::Raw) {
+    const uint32_t n = weight_count();
+    selected_ = static_cast<uint8_t*>(take_low((n + 7) / 8 + 1, kAlign));
+    if (!selected_) return fail_arena((n + 7) / 8 + 1, kNoFile);
+    memset(selected_, 0, (n + 7) / 8 + 1);
+  }
+  phase_ = Phase::Ready;
+  ModelEvent e;
+  e.type = ModelEventType::ModelReady;
+  return e;
+}
+
+// --- Accessors --------------------------------------------------------------------------------
+
+StrView ModelLoader::file_name(uint32_t f) const {
+  StrView v;
+  if (f < file_count_) {
+    v.data = files_[f].name;
+    v.size = files_[f].name_size;
+  }
+  return v;
+}
+
+ModelFileKind ModelLoader::file_kind(uint32_t f) const { return f < file_count_ ? files_[f].kind : ModelFileKind::File; }
+bool ModelLoader::file_present(uint32_t f) const { return f < file_count_ && !files_[f].missing; }
+const Reader* ModelLoader::file_reader(uint32_t f) const { return f < file_count_ ? files_[f].reader : nullptr; }
+uint32_t ModelLoader::file_table(uint32_t f) const { return f < file_count_ ? files_[f].table : kNoTensor; }
+uint32_t ModelLoader::file_layer(uint32_t f) const { return f < file_count_ ? files_[f].layer : kNoTensor; }
+
+Format ModelLoader::format() const {
+  return table_count_ ? files_[table_files_[0]].reader->format() : Format::Unknown;
+}
+
+const TensorTable& ModelLoader::table(uint32_t t) const { return files_[table_files_[t]].reader->tensors(); }
+
+uint32_t ModelLoader::weight_count() const { return model_ ? model_->weight_count() : gguf_count_; }
+
+const LogicalWeight& ModelLoader::weight(uint32_t i) const { return model_ ? model_->weight(i) : gguf_weights_[i]; }
+
+uint32_t ModelLoader::weight_file(uint32_t i) const {
+  return table_file(weight(i).ref(PieceRole::Packed).table);
+}
+
+TensorInfo ModelLoader::tensor(TensorRef r) const { return table(r.table).get(r.index); }
+
+uint64_t ModelLoader::piece_begin(TensorRef r) const {
+  return files_[table_files_[r.table]].reader->data_start() + tensor(r).begin;
+}
+uint64_t ModelLoader::piece_end(TensorRef r) const {
+  return files_[table_files_[r.table]].reader->data_start() + tensor(r).end;
+}
+
+ModelPlan ModelLoader::plan(uint64_t chunk) const {
+  if (!model_) return ModelPlan();
+  return plan_model(*model_, chunk ? chunk : 1);
+}
+
+}  // namespace ws

@@ -1,0 +1,659 @@
+// ws::ModelLoader, second half: the data phase after ModelReady. Seekable sources: each selected
+// weight's companions by range into scratch, then its packed bytes in read_size pieces through
+// the Dequantizer. Sequential sources (and Validate): every file forward through its Reader; a
+// selected weight's companions, and its packed bytes when a companion comes after them, are kept
+// in one block per weight until the weight can be decoded. Blocks live in a compacting region
+// sized by a dry run over the same stream (sim_sequential), so the arena need is exact.
+#include <string.h>
+
+#include "model_loader_internal.h"
+#include "weightstream/manifest_blobs.h"
+#include "weightstream/ollama_manifest.h"
+
+namespace ws {
+
+namespace {
+
+size_t round8(size_t n) { return (n + 7) & ~size_t(7); }
+uint64_t round8_64(uint64_t n) { return (n + 7) & ~uint64_t(7); }
+
+ModelEvent again() {
+  ModelEvent e;
+  e.type = ModelEventType::Done;
+  return e;
+}
+
+ModelEvent weight_event(ModelEventType t, uint32_t w) {
+  ModelEvent e;
+  e.type = t;
+  e.weight = w;
+  return e;
+}
+
+float f32le(const uint8_t* p) {
+  float f;
+  uint8_t b[4] = {p[0], p[1], p[2], p[3]};
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  uint8_t t = b[0]; b[0] = b[3]; b[3] = t; t = b[1]; b[1] = b[2]; b[2] = t;
+#endif
+  memcpy(&f, b, 4);
+  return f;
+}
+
+constexpr PieceRole kLoadRoles[4] = {PieceRole::Packed, PieceRole::Scales, PieceRole::Biases, PieceRole::GlobalScale};
+
+}  // namespace
+
+// --- Selection --------------------------------------------------------------------------------
+
+Status ModelLoader::select(uint32_t w) {
+  if (phase_ != Phase::Ready || !selected_ || w >= weight_count()) return Status::UsageError;
+  if (opt_.mode == ModelLoadMode::Decode && !weight(w).decodable) return Status::UnsupportedFormat;
+  selected_[w >> 3] = uint8_t(selected_[w >> 3] | (1u << (w & 7)));
+  return Status::Ok;
+}
+
+void ModelLoader::select_all() {
+  if (phase_ != Phase::Ready || !selected_) return;
+  for (uint32_t w = 0; w < weight_count(); ++w) select(w);
+}
+
+bool ModelLoader::selected(uint32_t w) const { return selected_ && w < weight_count() && (selected_[w >> 3] >> (w & 7)) & 1; }
+
+// --- A weight's pieces ------------------------------------------------------------------------
+
+uint32_t ModelLoader::owner_of(uint32_t table, uint32_t index, PieceRole* role) const {
+  if (!model_) {
+    *role = PieceRole::Packed;
+    return index < gguf_count_ ? index : kNoTensor;
+  }
+  return model_->owner(TensorRef{table, index}, role);
+}
+
+ModelLoader::WeightPieces& ModelLoader::cur_pieces() {
+  static_assert(sizeof(WeightPieces) <= sizeof cur_pieces_, "cur_pieces_ holds one WeightPieces");
+  return *reinterpret_cast<WeightPieces*>(cur_pieces_);
+}
+
+void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
+  WeightPieces& p = *out;
+  p = WeightPieces();
+  const LogicalWeight& lw = weight(w);
+  for (PieceRole role : kLoadRoles) {
+    const TensorRef r = lw.piece[uint32_t(role)];
+    if (!r.present()) continue;
+    // File order: by table (files are streamed one after another), then by index (tables are in
+    // data-offset order; empty tensors share offsets, indices do not).
+    uint32_t at = p.n++;
+    while (at > 0 && (p.table[at - 1] > r.table || (p.table[at - 1] == r.table && p.index[at - 1] > r.index))) {
+      p.role[at] = p.role[at - 1];
+      p.table[at] = p.table[at - 1];
+      p.index[at] = p.index[at - 1];
+      p.begin[at] = p.begin[at - 1];
+      p.end[at] = p.end[at - 1];
+      --at;
+    }
+    p.role[at] = role;
+    p.table[at] = r.table;
+    p.index[at] = r.index;
+    p.begin[at] = piece_begin(r);
+    p.end[at] = piece_end(r);
+  }
+  for (uint32_t k = 0; k < p.n; ++k)
+    if (p.role[k] == PieceRole::Packed) p.packed = k;
+  const uint64_t packed_bytes = p.end[p.packed] - p.begin[p.packed];
+  p.i2s = !model_ && lw.decodable && lw.format == QuantFormat::I2_S;
+  p.input_bytes = p.i2s ? lw.elements / 4 : packed_bytes;
+  p.packed_held = p.i2s || (p.n > 1 && p.role[p.n - 1] != PieceRole::Packed);
+  for (uint32_t k = 0; k < p.n; ++k) {
+    const uint64_t size = round8_64(p.end[k] - p.begin[k]);
+    if (p.role[k] != PieceRole::Packed || p.packed_held) {
+      p.off[k] = p.block;
+      p.block += size;
+    }
+    if (p.role[k] != PieceRole::Packed) {
+      p.scratch_off[k] = p.companions;
+      p.companions += size;
+    }
+  }
+  if (p.i2s) p.companions = 8;  // the scale, read from the tail by range
+}
+
+// --- After ModelReady -------------------------------------------------------------------------
+
+ModelEvent ModelLoader::after_ready() {
+  switch (opt_.mode) {
+    case ModelLoadMode::Headers:
+      phase_ = Phase::Done;
+      return again();
+    case ModelLoadMode::Validate:
+      if (streamed_) {
+        phase_ = Phase::Done;
+        return again();
+      }
+      phase_ = Phase::Stream;
+      cur_ = 0;
+      return again();
+    case ModelLoadMode::Decode:
+    case ModelLoadMode::Raw:
+      break;
+  }
+  if (streamed_) {
+    // A sequential UQFF model resolves only after its last file: its weights' bytes have passed.
+    static const char kWhy[] = "a UQFF model is decoded from a source that can seek";
+    error_detail_.data = kWhy;
+    error_detail_.size = sizeof kWhy - 1;
+    return fail(Status::UsageError, 0, kNoFile);
+  }
+  if (!prepare_scratch()) return fail(error_.code, error_.offset, error_file_);
+  cur_ = 0;
+  sub_ = 0;
+  at_ = 0;
+  weight_begun_ = false;
+  phase_ = opt_.seekable ? Phase::Seek : Phase::Stream;
+  return again();
+}
+
+// A dry run of the sequential stream: the most bytes (and blocks) held at once for the selection.
+void ModelLoader::sim_sequential(uint64_t* peak, uint32_t* blocks) const {
+  uint64_t live = 0;
+  uint32_t count = 0;
+  *peak = 0;
+  *blocks = 0;
+  for (uint32_t t = 0; t < table_count_; ++t) {
+    const uint32_t n = table(t).count();
+    for (uint32_t i = 0; i < n; ++i) {
+      PieceRole role;
+      const uint32_t w = owner_of(t, i, &role);
+      if (w == kNoTensor || !selected(w) || uint32_t(role) >= kFirstScalarRole) continue;
+      WeightPieces& p = const_cast<ModelLoader*>(this)->cur_pieces();
+      pieces_of(w, &p);
+      const int k = p.find(t, i);
+      if (k < 0 || p.block == 0) continue;
+      if (k == 0) {
+        live += p.block;
+        ++count;
+        if (live > *peak) *peak = live;
+        if (count > *blocks) *blocks = count;
+      }
+      if (uint32_t(k) == p.last()) {
+        live -= p.block;
+        --count;
+      }
+    }
+  }
+}
+
+// Scratch for the data phase, all of it taken now (so a load that starts also finishes): the
+// output piece, and the companions of one weight (seekable) or the held blocks (sequential).
+bool ModelLoader::prepare_scratch() {
+  const bool decode = opt_.mode == ModelLoadMode::Decode;
+  const uint32_t n = weight_count();
+  size_t out_need = 0, scratch_need = 0, held_need = 0, blocks_need = 0, map_need = 0;
+  if (decode && !opt_.out_buffer) out_need = round8(opt_.out_size) + 16;
+  uint64_t peak = 0;
+  uint32_t blocks = 0;
+  if (decode && opt_.seekable) {
+    uint64_t most = 0;
+    for (uint32_t w = 0; w < n; ++w) {
+      if (!selected(w)) continue;
+      pieces_of(w, &cur_pieces());
+      const uint64_t c = cur_pieces().companions;
+      if (c > most) most = c;
+    }
+    if (most > (~size_t(0) >> 2)) {
+      fail_arena(~size_t(0) >> 2, kNoFile);
+      return false;
+    }
+    scratch_need = size_t(most) + 8;
+  } else if (decode) {
+    sim_sequential(&peak, &blocks);
+    if (peak > (~size_t(0) >> 2)) {
+      fail_arena(~size_t(0) >> 2, kNoFile);
+      return false;
+    }
+    held_need = size_t(peak) + 8;
+    blocks_need = sizeof(HeldBlock) * (blocks + 1) + 8;
+    map_need = sizeof(uint32_t) * (size_t(n) + 1) + 8;
+  }
+  const size_t need = out_need + scratch_need + held_need + blocks_need + map_need;
+  if (need > size_t(hi_ - lo_)) {
+    fail_arena(need, kNoFile);
+    return false;
+  }
+  if (decode) {
+    if (opt_.out_buffer) {
+      out_ = static_cast<uint8_t*>(opt_.out_buffer);
+      out_cap_ = opt_.out_buffer_size;
+    } else {
+      out_ = static_cast<uint8_t*>(take_low(opt_.out_size, 16));
+      out_cap_ = opt_.out_size;
+    }
+  }
+  if (scratch_need) {
+    scratch_ = static_cast<uint8_t*>(take_low(scratch_need, 8));
+    scratch_cap_ = scratch_need;
+  }
+  if (decode && !opt_.seekable) {
+    held_ = static_cast<uint8_t*>(take_low(held_need, 8));
+    held_cap_ = held_need;
+    held_top_ = 0;
+    blocks_ = static_cast<HeldBlock*>(take_low(blocks_need, 8));
+    block_cap_ = blocks + 1;
+    block_count_ = 0;
+    block_of_ = static_cast<uint32_t*>(take_low(map_need, 8));
+    memset(block_of_, 0, sizeof(uint32_t) * (size_t(n) + 1));
+  }
+  return true;
+}
+
+// --- Decoding ---------------------------------------------------------------------------------
+
+// Starts the decoder on weight w: companions from its held block (sequential) or the scratch
+// (seekable). Returns WeightBegin, or the error of a spec the decoder refuses.
+// `p` is the pieces_of(w) the caller computed (in cur_pieces_: never a copy on the stack).
+ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPieces& p) {
+  const LogicalWeight& lw = weight(w);
+  // A weight of one piece that streams through has no block (and needs none).
+  const uint8_t* base = !from_held ? scratch_ : block_of_[w] ? held_of(w) : nullptr;
+  DequantSpec spec = lw.spec();
+  spec.out = opt_.out;
+  spec.impl = opt_.kernel;
+  spec.validate = opt_.validate_blocks;
+  spec.input_offset = p.begin[p.packed];
+  for (uint32_t k = 0; k < p.n; ++k) {
+    const uint8_t* at = base + (from_held ? p.off[k] : p.scratch_off[k]);
+    switch (p.role[k]) {
+      case PieceRole::Scales:
+        spec.scales = at;
+        spec.scales_offset = p.begin[k];
+        break;
+      case PieceRole::Biases: spec.biases = at; break;
+      case PieceRole::GlobalScale:
+        spec.has_global_scale = true;
+        spec.global_scale = f32le(at);
+        break;
+      default: break;
+    }
+  }
+  if (p.i2s) {
+    spec.has_global_scale = true;
+    spec.global_scale = f32le(from_held ? base + p.off[p.packed] + p.input_bytes : scratch_);
+  }
+  if (dq_.init(spec) != Status::Ok) {
+    Error e = dq_.error();
+    e.tensor_name = lw.name.data;
+    e.tensor_name_size = lw.name.size;
+    return fail_error(e, weight_file(w));
+  }
+  decoding_ = true;
+  dec_weight_ = w;
+  dec_out_pos_ = 0;
+  dec_input_left_ = p.input_bytes;
+  dec_src_ = nullptr;
+  dec_left_ = 0;
+  return weight_event(ModelEventType::WeightBegin, w);
+}
+
+// One decoder call over the bytes at hand: a WeightData piece, or nothing yet (a partial block).
+bool ModelLoader::decode_step(ModelEvent* out) {
+  const size_t n = dec_left_ < dec_input_left_ ? dec_left_ : size_t(dec_input_left_);
+  if (n == 0) {
+    dec_left_ = 0;  // bytes past what the decoder takes (I2_S's tail)
+    return false;
+  }
+  size_t used = 0, wrote = 0;
+  if (dq_.decode(dec_src_, n, &used, out_, out_cap_, &wrote) != Status::Ok) {
+    Error e = dq_.error();
+    const LogicalWeight& lw = weight(dec_weight_);
+    e.tensor_name = lw.name.data;
+    e.tensor_name_size = lw.name.size;
+    *out = fail_error(e, weight_file(dec_weight_));
+    return true;
+  }
+  if (used == 0 && wrote == 0) {  // the decoder always progresses; never loop
+    *out = fail(Status::UsageError, dec_out_pos_, weight_file(dec_weight_));
+    return true;
+  }
+  dec_src_ += used;
+  dec_left_ -= used;
+  dec_input_left_ -= used;
+  if (wrote == 0) return false;
+  out->type = ModelEventType::WeightData;
+  out->weight = dec_weight_;
+  out->offset = dec_out_pos_;
+  out->data = out_;
+  out->size = wrote;
+  dec_out_pos_ += wrote;
+  return true;
+}
+
+ModelEvent ModelLoader::finish_weight(uint32_t w) {
+  if (opt_.mode == ModelLoadMode::Decode) {
+    const LogicalWeight& lw = weight(w);
+    const uint64_t want = lw.elements * (opt_.out == OutType::F16 ? 2 : 4);
+    if (!dq_.done() || dec_out_pos_ != want || dec_input_left_ != 0) {
+      fail(Status::InvalidQuantParams, piece_begin(lw.ref(PieceRole::Packed)), weight_file(w));
+      error_.tensor_name = lw.name.data;
+      error_.tensor_name_size = lw.name.size;
+      return fail(error_.code, error_.offset, error_file_);
+    }
+    decoding_ = false;
+  }
+  if (block_of_ && block_of_[w]) held_free(w);
+  return weight_event(ModelEventType::WeightEnd, w);
+}
+
+// --- Seekable: weight after weight, by range --------------------------------------------------
+
+ModelEvent ModelLoader::step_seek() {
+  const bool raw = opt_.mode == ModelLoadMode::Raw;
+  for (;;) {
+    if (decoding_ && dec_left_ > 0) {
+      ModelEvent e;
+      if (decode_step(&e)) return e;
+      continue;
+    }
+    if (cur_ >= weight_count()) {
+      phase_ = Phase::Done;
+      return again();
+    }
+    if (!selected(cur_)) {
+      ++cur_;
+      continue;
+    }
+    WeightPieces& p = cur_pieces();
+    pieces_of(cur_, &p);
+    // The schedule: companions in file order, then the packed piece (decode: only the bytes the
+    // decoder takes; I2_S: its scale from the tail first).
+    const uint32_t extra = !raw && p.i2s ? 1 : 0;
+    const uint32_t count = p.n + extra;
+    if (sub_ >= count) {
+      const uint32_t w = cur_;
+      ++cur_;
+      sub_ = 0;
+      at_ = 0;
+      weight_begun_ = false;
+      return raw ? weight_event(ModelEventType::WeightEnd, w) : finish_weight(w);
+    }
+    uint32_t k;             // piece index
+    uint64_t begin, end;    // the range
+    uint64_t dest = 0;      // decode: where a companion goes in the scratch
+    bool packed = false, scale_tail = false;
+    if (extra && sub_ == 0) {
+      k = p.packed;
+      begin = p.begin[k] + p.input_bytes;
+      end = begin + 4;
+      scale_tail = true;
+    } else {
+      const uint32_t s = sub_ - extra;
+      // s-th of: the companions in file order, then the packed piece.
+      k = p.packed;
+      uint32_t seen = 0;
+      for (uint32_t j = 0; j < p.n; ++j) {
+        if (j == p.packed) continue;
+        if (seen++ == s) {
+          k = j;
+          break;
+        }
+      }
+      packed = k == p.packed;
+      begin = p.begin[k];
+      end = packed && !raw ? begin + p.input_bytes : p.end[k];
+      dest = p.scratch_off[k];
+    }
+    if (!weight_begun_) {
+      if (raw) {
+        weight_begun_ = true;
+        return weight_event(ModelEventType::WeightBegin, cur_);
+      }
+      if (packed) {
+        weight_begun_ = true;
+        return start_decode(cur_, false, p);
+      }
+    }
+    const uint32_t f = table_file(p.table[k]);
+    if (at_ < begin) at_ = begin;
+    if (answer_ == Answer::Data) {
+      answer_ = Answer::None;
+      const uint64_t at = at_;
+      at_ += answer_size_;
+      if (raw) {
+        ModelEvent e;
+        e.type = ModelEventType::WeightData;
+        e.weight = cur_;
+        e.role = p.role[k];
+        e.offset = at - p.begin[k];
+        e.data = answer_data_;
+        e.size = answer_size_;
+        return e;
+      }
+      if (packed) {
+        dec_src_ = answer_data_;
+        dec_left_ = answer_size_;
+      } else {
+        memcpy(scratch_ + (scale_tail ? 0 : dest) + (at - begin), answer_data_, answer_size_);
+      }
+      continue;
+    }
+    if (answer_ == Answer::Eof || answer_ == Answer::Missing) {
+      // The file is shorter than its header says (a host that gave no size), or gone.
+      const bool eof = answer_ == Answer::Eof;
+      answer_ = Answer::None;
+      fail(eof ? Status::TruncatedData : Status::FileMissing, eof ? at_ : 0, f);
+      const LogicalWeight& lw = weight(cur_);
+      error_.tensor_name = lw.name.data;
+      error_.tensor_name_size = lw.name.size;
+      return fail(error_.code, error_.offset, error_file_);
+    }
+    if (at_ >= end) {
+      ++sub_;
+      at_ = 0;
+      continue;
+    }
+    return request(f, at_, end - at_);
+  }
+}
+
+// --- The forward stream -----------------------------------------------------------------------
+
+ModelEvent ModelLoader::step_stream() {
+  for (;;) {
+    if (decoding_ && dec_left_ > 0) {
+      ModelEvent e;
+      if (decode_step(&e)) return e;
+      continue;
+    }
+    if (pending_end_) {
+      pending_end_ = false;
+      return finish_weight(dec_weight_);
+    }
+    if (cur_ >= table_count_) return stream_end();
+    const uint32_t f = table_files_[cur_];
+    FileSlot& s = files_[f];
+    Reader& r = *s.reader;
+    if (answer_ == Answer::Data) {
+      answer_ = Answer::None;
+      r.feed(answer_data_, answer_size_);
+      s.pos += answer_size_;
+    } else if (answer_ == Answer::Eof) {
+      answer_ = Answer::None;
+      r.finish();
+    } else if (answer_ == Answer::Missing) {
+      answer_ = Answer::None;
+      return fail(Status::FileMissing, s.pos, f);
+    }
+    const Event e = r.next();
+    switch (e.type) {
+      case EventType::NeedInput:
+        if (s.ended) {
+          r.finish();
+          continue;
+        }
+        return request(f, s.pos, opt_.read_size);
+      case EventType::TensorBegin:
+      case EventType::TensorBytes:
+      case EventType::TensorEnd: {
+        ModelEvent out;
+        if (route(cur_, e, &out)) return out;
+        continue;
+      }
+      case EventType::End:
+        // A blob whose size the host could not say: its length is known now.
+        if (s.kind == ModelFileKind::Blob && !s.size_known) {
+          Error err;
+          if (check_manifest_blob_size(*manifest_, s.layer, s.pos, &err) != Status::Ok) return fail_error(err, f);
+        }
+        ++cur_;
+        continue;
+      case EventType::Error: {
+        Error err = r.error();
+        if (!err.tensor_name && err.tensor < r.tensor_count()) {
+          const StrView name = r.tensor(err.tensor).name;
+          err.tensor_name = name.data;
+          err.tensor_name_size = name.size;
+        }
+        return fail_error(err, f);
+      }
+      default:
+        continue;
+    }
+  }
+}
+
+// One tensor event of table t: UQFF scalars to the model, or a selected weight's piece.
+bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
+  if (uqff_stream_) {
+    if (e.type == EventType::TensorBytes && model_->feed_uqff(t, e.tensor, e.offset, e.data, e.size) != Status::Ok) {
+      *out = fail_error(model_->error(), table_file(t));
+      return true;
+    }
+    return false;
+  }
+  if (opt_.mode != ModelLoadMode::Decode && opt_.mode != ModelLoadMode::Raw) return false;
+  PieceRole role;
+  const uint32_t w = owner_of(t, e.tensor, &role);
+  if (w == kNoTensor || !selected(w) || uint32_t(role) >= kFirstScalarRole) return false;
+  WeightPieces& p = cur_pieces();
+  pieces_of(w, &p);
+  const int found = p.find(t, e.tensor);
+  if (found < 0) return false;
+  const uint32_t k = uint32_t(found);
+  if (opt_.mode == ModelLoadMode::Raw) {
+    // Pieces go out as they pass: the weight begins with its first piece in file order and ends
+    // with its last.
+    switch (e.type) {
+      case EventType::TensorBegin:
+        if (k != 0) return false;
+        *out = weight_event(ModelEventType::WeightBegin, w);
+        return true;
+      case EventType::TensorBytes:
+        out->type = ModelEventType::WeightData;
+        out->weight = w;
+        out->role = p.role[k];
+        out->offset = e.offset - p.begin[k];
+        out->data = e.data;
+        out->size = e.size;
+        return true;
+      default:
+        if (k != p.last()) return false;
+        *out = weight_event(ModelEventType::WeightEnd, w);
+        return true;
+    }
+  }
+  const bool streams = k == p.packed && !p.packed_held;
+  switch (e.type) {
+    case EventType::TensorBegin:
+      if (k == 0 && p.block > 0 && !held_alloc(w, p.block)) {
+        *out = fail(Status::UsageError, e.offset, table_file(t));  // the dry run sized the region
+        return true;
+      }
+      if (!streams) return false;
+      *out = start_decode(w, true, p);
+      return true;
+    case EventType::TensorBytes:
+      if (streams) {
+        dec_src_ = e.data;
+        dec_left_ = e.size;
+        return decode_step(out);
+      }
+      memcpy(held_of(w) + p.off[k] + (e.offset - p.begin[k]), e.data, e.size);
+      return false;
+    default:  // TensorEnd
+      if (streams) {
+        *out = finish_weight(w);
+        return true;
+      }
+      if (k != p.last()) return false;
+      // Its last piece is in: decode the kept packed bytes, then end the weight.
+      *out = start_decode(w, true, p);
+      if (out->type == ModelEventType::Error) return true;
+      dec_src_ = held_of(w) + p.off[p.packed];
+      dec_left_ = size_t(p.input_bytes);
+      pending_end_ = true;
+      return true;
+  }
+}
+
+ModelEvent ModelLoader::stream_end() {
+  streamed_ = true;
+  if (uqff_stream_) {
+    uqff_stream_ = false;
+    if (model_->resolve_uqff() != Status::Ok) {
+      const uint32_t t = model_->error_table();
+      convention_error_ = true;
+
+      error_detail_ = model_->error_detail();
+      return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
+    }
+    return model_ready();
+  }
+  phase_ = Phase::Done;
+  return again();
+}
+
+// --- Held blocks (sequential decode) ----------------------------------------------------------
+
+uint8_t* ModelLoader::held_alloc(uint32_t w, uint64_t size) {
+  size = round8_64(size);
+  if (block_count_ == block_cap_ || held_cap_ - held_top_ < size) held_compact();
+  if (block_count_ == block_cap_ || held_cap_ - held_top_ < size) return nullptr;
+  HeldBlock& b = blocks_[block_count_];
+  b.weight = w;
+  b.off = held_top_;
+  b.size = size;
+  block_of_[w] = ++block_count_;
+  held_top_ += size;
+  return held_ + b.off;
+}
+
+uint8_t* ModelLoader::held_of(uint32_t w) const { return held_ + blocks_[block_of_[w] - 1].off; }
+
+void ModelLoader::held_free(uint32_t w) {
+  blocks_[block_of_[w] - 1].weight = kNoTensor;
+  block_of_[w] = 0;
+  // Freed blocks at the top go at once; others wait for a compaction.
+  while (block_count_ > 0 && blocks_[block_count_ - 1].weight == kNoTensor) --block_count_;
+  held_top_ = block_count_ ? blocks_[block_count_ - 1].off + blocks_[block_count_ - 1].size : 0;
+}
+
+// Moves the live blocks down over the freed ones (address order is kept), so the free space is
+// one piece at the top. The dry run's peak counts live bytes only, so what it sized fits then.
+void ModelLoader::held_compact() {
+  uint32_t j = 0;
+  uint64_t top = 0;
+  for (uint32_t i = 0; i < block_count_; ++i) {
+    HeldBlock b = blocks_[i];
+    if (b.weight == kNoTensor) continue;
+    if (b.off != top) memmove(held_ + top, held_ + b.off, size_t(b.size));
+    b.off = top;
+    blocks_[j] = b;
+    block_of_[b.weight] = j + 1;
+    top += b.size;
+    ++j;
+  }
+  block_count_ = j;
+  held_top_ = top;
+}
+
+}  // namespace ws

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Writes tests/model/golden/cli.jsonl: what the CLI prints for every fixture and malformed model.
+
+    python3 tests/model/make_goldens.py [--cli build/release/tools/weightstream]
+                                        [--variants-tool build/release/tests/model/ws-model-variants]
+    python3 tests/model/make_goldens.py --check ...   (ctest model_cli_goldens: compare, write nothing)
+
+One JSON line per (case, command): the argv, the exit status, stdout and stderr (absolute paths
+replaced by <root>, <variants>, <out>; a stdout over 32 KiB as its sha256) and, for `dequant --all`, the sha256 of every file written.
+Commands: `inspect --json`, `validate --json`, `dequant --all --json -o <out>` in f32 and f16.
+Cases: the convention fixtures, the samples, the real and synthetic files, the malformed-input
+corpus, and every malformed model directory ws-model-variants writes (UQFF, MLX, MLX-bits,
+Ollama, sharded). The first line names the CLI's commit.
+
+--check runs the same commands and compares every record with the goldens, except the records
+tests/model/golden/intended.jsonl replaces: outputs the CLI changes on purpose (each with a "why"),
+asserted exactly like the others. Exit status 1 and the differing records when anything differs.
+
+The goldens pin the CLI's outputs at the commit before the model loader landed (21ed1a0: main with
+issues #14 and #15, the CLI's own orchestration still in place; first generated at d0e15a4) so that the
+loader (tests/model/model_loader_golden_test.cpp) and the CLI as its host are checked byte for
+byte against them. When a convention outcome changes on purpose, regenerate with the CLI of that
+commit: build it (git worktree add /tmp/ws-at REV; cmake --preset release; cmake --build ...) and
+pass --cli /tmp/ws-at/build/release/tools/weightstream.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
+BIG = 32768  # stdout longer than this is kept as its sha256
+OUT_FILE = os.path.join(ROOT, 'tests', 'model', 'golden', 'cli.jsonl')
+
+
+def fixture_cases():
+    """(case name, entry path relative to the repository root)."""
+    conv = 'tests/data/conventions'
+    cases = [
+        ('conv/mlx', f'{conv}/mlx/model.safetensors'),
+        ('conv/mlx-bits', f'{conv}/mlx-bits/model.safetensors'),
+        ('conv/ollama', f'{conv}/ollama/manifest.json'),
+        ('conv/sharded-mlx', f'{conv}/sharded-mlx/model.safetensors.index.json'),
+        ('conv/uqff', f'{conv}/uqff/model-0.uqff'),
+        ('samples/tiny-llama', 'samples/tiny-llama.safetensors'),
+        ('samples/sharded', 'samples/sharded/model.safetensors.index.json'),
+    ]
+    for sub in ('tests/data/real/safetensors', 'tests/data/real/gguf', 'tests/data/synthetic/gguf',
+                'tests/corpus/safetensors', 'tests/corpus/gguf', 'tests/corpus/fuzz'):
+        for name in sorted(os.listdir(os.path.join(ROOT, sub))):
+            if name.endswith(('.safetensors', '.gguf')):
+                cases.append((f'{sub}/{name}', f'{sub}/{name}'))
+    return cases
+
+
+def variant_cases(vdir):
+    """(case name, entry path relative to the variants directory)."""
+    cases = []
+    for d in sorted(os.listdir(vdir)):
+        files = sorted(os.listdir(os.path.join(vdir, d)))
+        if 'model.safetensors.index.json' in files:
+            entry = 'model.safetensors.index.json'
+        elif 'manifest.json' in files:
+            entry = 'manifest.json'
+        elif 'model-0.uqff' in files:
+            entry = 'model-0.uqff'
+        else:
+            entry = 'model.safetensors'
+        cases.append((f'variants/{d}', f'{d}/{entry}'))
+    return cases
+
+
+def normalize(text, subs):
+    for real, mark in subs:
+        text = text.replace(real, mark)
+    return text
+
+
+def run(cli, argv, cwd, subs, out_dir=None):
+    p = subprocess.run([cli] + argv, cwd=cwd, capture_output=True, timeout=600)
+    rec = {'argv': argv, 'exit': p.returncode,
+           'stdout': normalize(p.stdout.decode('utf-8', 'surrogateescape'), subs),
+           'stderr': normalize(p.stderr.decode('utf-8', 'surrogateescape'), subs)}
+    # A few outputs (the 2,001-tensor file's) are large: their digest stands for them.
+    if len(rec['stdout']) > BIG:
+        rec['stdout_sha256'] = hashlib.sha256(rec.pop('stdout').encode('utf-8', 'surrogateescape')).hexdigest()
+    if out_dir is not None:
+        outputs = {}
+        if os.path.isdir(out_dir):
+            for name in sorted(os.listdir(out_dir)):
+                with open(os.path.join(out_dir, name), 'rb') as f:
+                    outputs[name] = hashlib.sha256(f.read()).hexdigest()
+        rec['outputs'] = outputs
+    return rec
+
+
+def key(rec):
+    return json.dumps([rec['case'], rec['argv']])
+
+
+# Why the CLI prints something else now than at the golden commit, by case: the only records
+# --accept-intended may put in intended.jsonl. A record that differs for any other reason is a
+# regression.
+WHY = [
+    ('variants/mlx-config-syntax', 'the file says MLX, so its config.json is its quantization source: a config that '
+     'does not parse is the model\'s error (issue #16: the loader\'s rule); before, it was dropped and the U32 weights '
+     'read as plain tensors'),
+    ('variants/mlx', 'a convention error is the model\'s verdict (issue #16): validate and inspect say invalid with '
+     'the MLX error (inspect also lists it under the logical weights, as before); before, both said valid'),
+    ('variants/sharded-', 'a convention error across the shards is the model\'s verdict (issue #16): validate and '
+     'inspect say invalid (inspect also lists it under the logical weights, as before); before, both said valid'),
+    ('variants/ollama-blob-', 'the same error; the rows list every tensor blob of the manifest, with the tensors of '
+     'each header read before the error (the loader checks a blob\'s size when it opens it, then its header); before, '
+     'the blobs that had passed the size pre-checks, all with 0 tensors'),
+    ('variants/ollama-layer-not-in-blob', 'the same error; the rows list every tensor blob with the tensors of each '
+     'header read (before: all with 0 tensors), and validate counts them'),
+    ('variants/ollama-', 'a convention error in a blob is the model\'s verdict (issue #16): validate and inspect say '
+     'invalid (inspect also lists it under the logical weights, as before); before, both said valid'),
+    ('variants/uqff-', 'a UQFF file is read as part of its directory\'s model and the model\'s convention errors are '
+     'its verdict (issue #16; inspect also lists it under the logical weights, as before): before, both said valid'),
+]
+
+
+def why(case):
+    for prefix, reason in WHY:
+        if case.startswith(prefix):
+            return reason
+    return None
+
+
+def check(lines, accept=False):
+    """Compares the records just made with the goldens (intended.jsonl's records replacing theirs)."""
+    want = {}
+    with open(OUT_FILE) as f:
+        for line in f.read().splitlines()[1:]:
+            rec = json.loads(line)
+            want[key(rec)] = rec
+    intended_file = os.path.join(os.path.dirname(OUT_FILE), 'intended.jsonl')
+    if os.path.exists(intended_file):
+        with open(intended_file) as f:
+            for line in f.read().splitlines():
+                rec = json.loads(line)
+                assert key(rec) in want, f'intended.jsonl replaces no golden record: {key(rec)}'
+                rec.pop('why')
+                want[key(rec)] = rec
+    bad = 0
+    got_keys = set()
+    golden = {}
+    with open(OUT_FILE) as f:
+        for line in f.read().splitlines()[1:]:
+            rec = json.loads(line)
+            golden[key(rec)] = rec
+    intended = []
+    for line in lines:
+        rec = json.loads(line)
+        got_keys.add(key(rec))
+        if accept and golden.get(key(rec)) != rec:
+            reason = why(rec['case'])
+            if reason is None:
+                print(f'NO REASON for {key(rec)}: not accepted')
+                bad += 1
+                continue
+            intended.append(json.dumps({**rec, 'why': reason}, sort_keys=True))
+            continue
+        w = want.get(key(rec))
+        if w != rec:
+            bad += 1
+            if bad <= int(os.environ.get("WS_GOLDEN_SHOW", "20")):
+                print(f'DIFFERS: {key(rec)}')
+                for field in sorted(set(rec) | set(w or {})):
+                    if (w or {}).get(field) != rec.get(field):
+                        print(f'  {field}:\n    want {json.dumps((w or {}).get(field))[:2000]}\n    got  {json.dumps(rec.get(field))[:2000]}')
+    missing = set(want) - got_keys
+    for k in sorted(missing)[:20]:
+        print(f'NOT RUN: {k}')
+    if accept:
+        with open(intended_file, 'w') as f:
+            f.write(''.join(line + '\n' for line in intended))
+        print(f'{intended_file}: {len(intended)} records changed on purpose')
+    print(f'{len(lines)} records, {bad} differ, {len(missing)} not run')
+    return 1 if bad or missing else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--cli', default=os.path.join(ROOT, 'build/release/tools/weightstream'))
+    ap.add_argument('--variants-tool', default=os.path.join(ROOT, 'build/release/tests/model/ws-model-variants'))
+    ap.add_argument('--commit', default=None, help='the commit the CLI was built at (default: HEAD)')
+    ap.add_argument('--check', action='store_true', help='compare with the goldens instead of writing them')
+    ap.add_argument('--accept-intended', action='store_true',
+                    help='write the records that differ into intended.jsonl (each must have a reason in WHY)')
+    args = ap.parse_args()
+    commit = args.commit or subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True,
+                                           text=True).stdout.strip()
+    tmp = os.path.realpath(tempfile.mkdtemp(prefix='ws-goldens-'))
+    try:
+        vdir = os.path.join(tmp, 'variants')
+        subprocess.run([args.variants_tool, vdir], check=True)
+        out = os.path.join(tmp, 'out')
+        subs = [(out, '<out>'), (vdir, '<variants>'), (ROOT, '<root>')]
+        lines = [json.dumps({'cli_commit': commit}, sort_keys=True)]
+        for cases, cwd in ((fixture_cases(), ROOT), (variant_cases(vdir), vdir)):
+            for case, entry in cases:
+                for cmd in (['inspect', '--json', entry], ['validate', '--json', entry]):
+                    lines.append(json.dumps({'case': case, **run(args.cli, cmd, cwd, subs)}, sort_keys=True))
+                for to in ('f32', 'f16'):
+                    shutil.rmtree(out, ignore_errors=True)
+                    cmd = ['dequant', '--all', '--json', '--to', to, '-o', out, entry]
+                    rec = run(args.cli, cmd, cwd, subs, out_dir=out)
+                    rec['argv'] = ['dequant', '--all', '--json', '--to', to, '-o', '<out>', entry]
+                    lines.append(json.dumps({'case': case, **rec}, sort_keys=True))
+        if args.check or args.accept_intended:
+            return check(lines[1:], accept=args.accept_intended)
+        os.makedirs(os.path.dirname(OUT_FILE), exist_ok=True)
+        with open(OUT_FILE, 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+        print(f'{OUT_FILE}: {len(lines) - 1} records from the CLI at {commit}')
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,223 @@
+// tests/model — the in-memory host of ws::ModelLoader (see model_host.h).
+#include "model_host.h"
+
+#include <stdio.h>
+
+#include <memory>
+
+#include "alloc_counter.h"
+
+namespace modeltest {
+
+Files disk_files(const std::string& dir) {
+  return [dir](const std::string& name, Bytes* out) {
+    FILE* f = fopen((dir.empty() ? name : dir + "/" + name).c_str(), "rb");
+    if (!f) return false;
+    out->clear();
+    uint8_t buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + n);
+    fclose(f);
+    return true;
+  };
+}
+
+Files memory_files(const std::map<std::string, Bytes>& files) {
+  return [files](const std::string& name, Bytes* out) {
+    const auto it = files.find(name);
+    if (it == files.end()) return false;
+    *out = it->second;
+    return true;
+  };
+}
+
+std::string LoadResult::verdict() const {
+  if (code == ws::Status::Ok) return "Ok";
+  return std::string(ws::status_name(code)) + "@" + std::to_string(offset) + " tensor=" + tensor + " file=" + file;
+}
+
+namespace {
+
+uint32_t next_random(uint32_t* s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 17;
+  *s ^= *s << 5;
+  return *s;
+}
+
+std::string str(ws::StrView v) { return std::string(v.data ? v.data : "", v.size); }
+
+// Counts heap calls inside one loader call when asked (the host's own work is not counted).
+struct Armed {
+  explicit Armed(bool on) : on_(on) {
+#ifdef WS_COUNTING_ALLOCATOR
+    if (on_) wsalloc::g_armed = true;
+#endif
+  }
+  ~Armed() {
+#ifdef WS_COUNTING_ALLOCATOR
+    if (on_) wsalloc::g_armed = false;
+#endif
+  }
+  bool on_;
+};
+
+bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
+             const std::vector<std::string>& listing, size_t arena_size, LoadResult* r, size_t* needed) {
+  *r = LoadResult();
+  r->arena_size = arena_size;
+  std::vector<uint64_t> arena((arena_size + 7) / 8 + 2);
+  ws::ModelLoaderOptions opt;
+  opt.mode = o.mode;
+  opt.seekable = o.seekable;
+  opt.out = o.out;
+  opt.read_size = o.read_size;
+  opt.out_size = o.out_size;
+  std::unique_ptr<ws::ModelLoader> L(new ws::ModelLoader(arena.data(), arena_size, opt));
+  std::map<uint32_t, Bytes> content;      // file -> bytes (loaded on first request)
+  std::map<uint32_t, bool> missing;
+  std::map<uint32_t, uint64_t> position;  // sequential: where each file continues
+  uint32_t seed = o.seed;
+#ifdef WS_COUNTING_ALLOCATOR
+  const long allocs_before = wsalloc::g_allocs;
+#endif
+  for (const std::string& name : listing) {
+    Armed a(o.count_allocations);
+    if (L->add_file(name.data(), name.size()) != ws::Status::Ok) break;
+  }
+  {
+    Armed a(o.count_allocations);
+    L->open(entry, entry_name.data(), entry_name.size());
+  }
+  std::map<uint32_t, uint32_t> open_weight;  // weight -> begun
+  for (size_t steps = 0;; ++steps) {
+    if (steps > 50000000) {
+      r->violation = "the load does not end";
+      return true;
+    }
+    ws::ModelEvent e;
+    {
+      Armed a(o.count_allocations);
+      e = L->next();
+    }
+    switch (e.type) {
+      case ws::ModelEventType::NeedRead: {
+        const std::string name = str(L->file_name(e.file));
+        if (!content.count(e.file) && !missing.count(e.file)) {
+          Bytes b;
+          if (files(name, &b))
+            content[e.file] = b;
+          else
+            missing[e.file] = true;
+        }
+        if (e.length == 0 || e.length > o.read_size) r->violation = "a request of " + std::to_string(e.length) + " bytes";
+        if (missing.count(e.file)) {
+          Armed a(o.count_allocations);
+          L->file_missing();
+          break;
+        }
+        const Bytes& b = content[e.file];
+        if (!o.seekable) {
+          if (e.offset != position[e.file])
+            r->violation = "sequential read of " + name + " at " + std::to_string(e.offset) + ", not at " +
+                           std::to_string(position[e.file]);
+        }
+        if (o.declare_sizes) {
+          Armed a(o.count_allocations);
+          L->set_file_size(b.size());
+        }
+        if (e.offset >= b.size()) {
+          Armed a(o.count_allocations);
+          L->end_of_file();
+          break;
+        }
+        size_t n = size_t(b.size() - e.offset < e.length ? b.size() - e.offset : e.length);
+        if (o.feed == HostOptions::Feed::OneByte) n = 1;
+        if (o.feed == HostOptions::Feed::Random) n = 1 + next_random(&seed) % n;
+        position[e.file] = e.offset + n;
+        Armed a(o.count_allocations);
+        L->feed(b.data() + e.offset, n);
+        break;
+      }
+      case ws::ModelEventType::ModelReady: {
+        r->ready = true;
+        r->convention = L->convention();
+        r->config_used = L->config_used();
+        for (uint32_t i = 0; i < L->weight_count(); ++i) r->weight_names.push_back(str(L->weight(i).name));
+        const ws::ModelPlan plan = L->plan(1 << 20);
+        r->plan_sequential = plan.sequential_peak;
+        r->plan_seekable = plan.seekable_peak;
+        if (o.on_ready) o.on_ready(*L);
+        Armed a(o.count_allocations);
+        if (o.select_all) {
+          L->select_all();
+        } else {
+          for (const std::string& want : o.select)
+            for (uint32_t i = 0; i < L->weight_count(); ++i)
+              if (str(L->weight(i).name) == want) L->select(i);
+        }
+        break;
+      }
+      case ws::ModelEventType::WeightBegin: {
+        const std::string name = str(L->weight(e.weight).name);
+        if (r->weights.count(name)) r->violation = "weight " + name + " begins twice";
+        r->weights[name].name = name;
+        r->order.push_back(name);
+        break;
+      }
+      case ws::ModelEventType::WeightData: {
+        LoadedWeight& w = r->weights[str(L->weight(e.weight).name)];
+        if (o.mode == ws::ModelLoadMode::Raw) {
+          Bytes& p = w.pieces[int(e.role)];
+          if (e.offset != p.size()) r->violation = "raw piece out of order";
+          p.insert(p.end(), e.data, e.data + e.size);
+        } else if (e.offset != w.bytes.size()) {
+          r->violation = "output of " + w.name + " at " + std::to_string(e.offset) + ", not at " + std::to_string(w.bytes.size());
+        }
+        w.bytes.insert(w.bytes.end(), e.data, e.data + e.size);
+        break;
+      }
+      case ws::ModelEventType::WeightEnd:
+        r->weights[str(L->weight(e.weight).name)].ended = true;
+        break;
+      case ws::ModelEventType::Kv:
+        break;
+      case ws::ModelEventType::Done:
+#ifdef WS_COUNTING_ALLOCATOR
+        r->allocations = wsalloc::g_allocs - allocs_before;
+#endif
+        return true;
+      case ws::ModelEventType::Error: {
+        const ws::Error& err = L->error();
+        r->code = err.code;
+        r->offset = err.offset;
+        r->tensor = err.tensor_name ? std::string(err.tensor_name, err.tensor_name_size) : "";
+        r->file = L->error_file() == ws::kNoFile ? "" : str(L->file_name(L->error_file()));
+        r->detail = str(L->error_detail());
+#ifdef WS_COUNTING_ALLOCATOR
+        r->allocations = wsalloc::g_allocs - allocs_before;
+#endif
+        *needed = err.code == ws::Status::ArenaExhausted ? L->arena_needed() : 0;
+        return true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+LoadResult load_model(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
+                      const std::vector<std::string>& listing) {
+  LoadResult r;
+  size_t arena = o.arena;
+  for (int i = 1; i <= 12; ++i) {
+    size_t needed = 0;
+    attempt(files, entry, entry_name, o, listing, arena, &r, &needed);
+    r.attempts = i;
+    if (r.code != ws::Status::ArenaExhausted || needed <= arena) break;
+    arena = needed;
+  }
+  return r;
+}
+
+}  // namespace modeltest

@@ -1,0 +1,75 @@
+// tests/model — a host for ws::ModelLoader over files in memory or on disk: it answers every
+// NeedRead (whole, in random pieces, or a byte at a time; with or without the file's size), checks
+// that a sequential load only ever reads each file forward, retries with arena_needed() after
+// ArenaExhausted, and records what the load produced: the verdict, the logical weights and each
+// loaded weight's output bytes.
+#pragma once
+
+#include <stdint.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "weightstream/model_loader.h"
+
+namespace modeltest {
+
+using Bytes = std::vector<uint8_t>;
+
+// A model's directory: a file's bytes by its name relative to the entry's directory, or false
+// when there is no such file.
+using Files = std::function<bool(const std::string& name, Bytes* out)>;
+Files disk_files(const std::string& dir);  // dir + "/" + name
+Files memory_files(const std::map<std::string, Bytes>& files);
+
+struct HostOptions {
+  ws::ModelLoadMode mode = ws::ModelLoadMode::Decode;
+  bool seekable = true;
+  ws::OutType out = ws::OutType::F32;
+  uint32_t read_size = 1 << 16;
+  enum class Feed { Whole, Random, OneByte } feed = Feed::Whole;  // how much of each request to give
+  uint32_t seed = 1;
+  bool declare_sizes = true;
+  uint32_t out_size = 1 << 16;
+  size_t arena = 1 << 20;  // first try; then arena_needed()
+  bool select_all = true;
+  std::vector<std::string> select;  // by name, when !select_all
+  bool count_allocations = false;   // count heap calls inside the loader's calls (tests/support)
+  std::function<void(const ws::ModelLoader&)> on_ready;  // at ModelReady (of the attempt that ends)
+};
+
+struct LoadedWeight {
+  std::string name;
+  Bytes bytes;             // Decode: the output; Raw: every piece, in the order they came
+  std::map<int, Bytes> pieces;  // Raw: by PieceRole
+  bool ended = false;
+};
+
+struct LoadResult {
+  ws::Status code = ws::Status::Ok;
+  uint64_t offset = 0;
+  std::string tensor;  // error tensor name
+  std::string file;    // name of the error's file ("" = none)
+  std::string detail;
+  bool ready = false;  // ModelReady came
+  ws::Convention convention = ws::Convention::Plain;
+  bool config_used = false;
+  std::vector<std::string> weight_names;  // in model order
+  std::map<std::string, LoadedWeight> weights;  // loaded ones, by name
+  std::vector<std::string> order;               // WeightBegin order
+  std::string violation;  // a protocol break (a sequential read that was not forward, ...)
+  int attempts = 0;
+  size_t arena_size = 0;  // of the attempt that finished
+  long allocations = 0;
+  uint64_t plan_sequential = 0, plan_seekable = 0;  // plan(1 MiB)
+  std::string verdict() const;  // "Ok" or "Code@offset tensor=... file=..."
+};
+
+// Loads the model whose entry is `entry_name` (ModelEntry `entry`; UqffFiles: `listing` are the
+// directory's names, given with add_file()).
+LoadResult load_model(const Files& files, ws::ModelEntry entry, const std::string& entry_name,
+                      const HostOptions& o, const std::vector<std::string>& listing = {});
+
+}  // namespace modeltest

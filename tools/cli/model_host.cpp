@@ -1,0 +1,291 @@
+// weightstream CLI — the one pull loop over ws::ModelLoader (see model_host.h).
+#include "model_host.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error_text.h"
+#include "text_format.h"
+#include "weightstream/ollama_manifest.h"
+#include "weightstream/shard_index.h"
+
+namespace wscli {
+
+namespace {
+
+constexpr size_t kBlock = 1 << 20;  // files are read in blocks this large and sliced
+constexpr size_t kOutputPiece = 1 << 20;  // decoded bytes per WeightData (as the CLI writes them)
+constexpr int kMaxAttempts = 8;     // ArenaExhausted retries: one per part whose size the input decides
+
+std::string str(ws::StrView v) { return std::string(v.data ? v.data : "", v.size); }
+
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+}  // namespace
+
+ModelHost::ModelHost(const HostSettings& s) : s_(s) { dir_ = s.entry_path == "-" ? "" : directory_of(s.entry_path); }
+
+ModelHost::~ModelHost() {
+  for (auto& f : files_)
+    if (f && f->fd >= 0) close(f->fd);
+}
+
+HostFile& ModelHost::file(uint32_t f) {
+  while (files_.size() <= f) files_.emplace_back(new HostFile);
+  return *files_[f];
+}
+
+// Names are the model documents' own, relative to the entry's directory; blobs live in the blobs
+// directory; the entry itself is the path as given.
+std::string ModelHost::path_of(const std::string& name) const {
+  if (name.rfind("blobs/", 0) == 0 && !s_.blobs_dir.empty()) return s_.blobs_dir + name.substr(6);
+  return dir_ + name;
+}
+
+void ModelHost::run(const std::function<bool(ws::ModelLoader&, const ws::ModelEvent&)>& on_event) {
+  ws::ModelLoaderOptions opt;
+  base_ = ws::ModelLoader::base_need(opt, s_.entry_path.size());
+  size_t arena = s_.scan.arena_size + base_;
+  for (int i = 0; i < kMaxAttempts; ++i) {
+    if (!attempt(arena, on_event)) return;  // ended (or stopped)
+    arena = loader_->arena_needed();        // ArenaExhausted with a larger need: once more
+  }
+}
+
+size_t ModelHost::arena_needed() const {
+  const size_t n = loader_ ? loader_->arena_needed() : 0;
+  return n > base_ ? n - base_ : 0;
+}
+
+// One load with an arena of `arena_size` bytes. True when it should be retried with the arena
+// the loader asked for (ArenaExhausted on an input that can be read again).
+bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoader&, const ws::ModelEvent&)>& on_event) {
+  for (auto& f : files_)
+    if (f && f->fd >= 0) close(f->fd);
+  files_.clear();
+  if (stdin_ && !stdin_->rewind()) {
+    io_ = io_problem("cannot re-read", stdin_->error(), 0);
+    return false;
+  }
+  done_ = failed_ = false;
+  io_.reset();
+  arena_bytes_ = arena_size;
+  arena_.assign(arena_size / 8 + 4, 0);
+  ws::ModelLoaderOptions opt;
+  opt.mode = s_.mode;
+  opt.out = s_.out;
+  opt.seekable = s_.entry_path != "-";
+  opt.read_size = uint32_t(s_.scan.chunk_size > (1u << 30) ? (1u << 30) : s_.scan.chunk_size);
+  opt.out_size = kOutputPiece;
+  loader_.reset(new ws::ModelLoader(arena_.data(), arena_size, opt));
+  for (const std::string& n : s_.listing) loader_->add_file(n.data(), n.size());
+  const std::string entry_name = s_.entry == ws::ModelEntry::UqffFiles || s_.entry_path == "-"
+                                     ? s_.entry_path
+                                     : s_.entry_path.substr(dir_.size());
+  loader_->open(s_.entry, entry_name.data(), entry_name.size());
+  for (;;) {
+    const ws::ModelEvent e = loader_->next();
+    switch (e.type) {
+      case ws::ModelEventType::NeedRead:
+        if (!answer(e)) return false;
+        break;
+      case ws::ModelEventType::Kv: {
+        HostFile& f = file(e.file);
+        f.kvs.on_event(*e.kv);
+        f.facts.on_event(*e.kv);
+        const ws::Reader* r = loader_->file_reader(e.file);
+        // The last key-value ends where the tensor infos begin.
+        if (e.kv->type == ws::EventType::KvEnd && r && uint64_t(e.kv->kv) + 1 == r->gguf_kv_count())
+          f.infos.start(r->position());
+        break;
+      }
+      case ws::ModelEventType::Done:
+        done_ = true;
+        for (auto& f : files_)
+          if (f && f->progress) f->progress->finish();
+        return false;
+      case ws::ModelEventType::Error: {
+        failed_ = true;
+        for (auto& f : files_)
+          if (f && f->progress) f->progress->finish();
+        if (loader_->error_file() != ws::kNoFile) keep_piece(loader_->error_file());  // the field may be in it
+        // Only what can be read twice is retried (a file; standard input redirected from one).
+        const bool again = loader_->error().code == ws::Status::ArenaExhausted && loader_->arena_needed() > arena_size &&
+                           (s_.entry_path != "-" || (stdin_ && stdin_->rewindable()));
+        return again;
+      }
+      default:
+        if (on_event && !on_event(*loader_, e)) return false;
+        break;
+    }
+  }
+}
+
+// The piece last fed to file f goes to its copy of the GGUF tensor infos before the block it
+// points into is read over (the reader only has a view of it).
+void ModelHost::keep_piece(uint32_t f) {
+  if (f >= files_.size() || !files_[f]) return;
+  HostFile& h = *files_[f];
+  const ws::Reader* r = loader_->file_reader(f);
+  // Without key-values, the tensor infos follow the preamble directly; no KvEnd marks them.
+  if (r && !h.infos.started() && r->format() == ws::Format::Gguf && r->position() >= kGgufPreambleBytes &&
+      r->gguf_kv_count() == 0)
+    h.infos.start(kGgufPreambleBytes);
+  if (h.piece) h.infos.keep(h.piece, h.piece_size, h.piece_at);
+}
+
+bool ModelHost::answer(const ws::ModelEvent& e) {
+  HostFile& h = file(e.file);
+  ws::ModelLoader& L = *loader_;
+  if (h.path.empty() && !h.missing) {
+    h.name = str(L.file_name(e.file));
+    const bool entry = e.file == 0 && s_.entry != ws::ModelEntry::UqffFiles;
+    h.path = entry ? s_.entry_path : path_of(h.name);
+    if (L.file_kind(e.file) == ws::ModelFileKind::Blob && s_.blobs_problem) {
+      io_ = s_.blobs_problem;  // the manifest parsed, and its blobs are nowhere
+      return false;
+    }
+    if (!entry && s_.entry_path == "-") {  // standard input has no directory: nothing beside it
+      h.missing = true;
+      L.file_missing();
+      return true;
+    }
+    if (h.path == "-") {
+      if (!stdin_) {
+        stdin_.reset(new ChunkedFile);
+        if (!stdin_->open("-")) {
+          io_ = io_problem("cannot open", stdin_->error(), 0);
+          return false;
+        }
+      }
+      h.stream = true;
+      h.size_known = stdin_->size_known();
+      h.size = stdin_->size();
+    } else {
+      h.fd = ::open(h.path.c_str(), O_RDONLY | O_CLOEXEC);
+      struct stat st;
+      int err = errno;
+      if (h.fd >= 0 && fstat(h.fd, &st) == 0) {
+        if (S_ISREG(st.st_mode)) {
+          h.size_known = true;
+          h.size = uint64_t(st.st_size);
+        } else if (S_ISDIR(st.st_mode)) {
+          close(h.fd);
+          h.fd = -1;
+          err = EISDIR;
+        }
+      }
+      if (h.fd < 0) {
+        // A file the model's documents name that is not there is the loader's to word (a shard,
+        // a blob, config.json); the entry itself, or a file that cannot be opened, is an I/O error.
+        if (!entry && err == ENOENT) {
+          h.missing = true;
+          L.file_missing();
+          return true;
+        }
+        io_ = io_problem("cannot open", strerror(err), 0);
+        return false;
+      }
+    }
+    if (L.file_kind(e.file) != ws::ModelFileKind::Config)
+      h.progress.reset(new Progress(h.path, h.size_known, h.size, s_.scan.progress));
+  }
+  if (h.size_known) L.set_file_size(h.size);
+  keep_piece(e.file);  // the block is about to be read over
+  h.piece = nullptr;
+  const uint8_t* data = nullptr;
+  size_t n = 0;
+  if (h.stream) {
+    const ChunkedFile::Result r = stdin_->next(e.length, &data, &n);
+    if (r == ChunkedFile::Result::Failed) {
+      io_ = io_problem("cannot read", stdin_->error(), stdin_->position());
+      return false;
+    }
+    if (r == ChunkedFile::Result::End) n = 0;
+  } else {
+    if (e.offset < h.block_at || e.offset >= h.block_at + h.block_fill) {
+      if (h.block.size() < kBlock) h.block.resize(kBlock);
+      ssize_t got = pread(h.fd, h.block.data(), h.block.size(), off_t(e.offset));
+      if (got < 0) {
+        io_ = io_problem("cannot read", strerror(errno), e.offset);
+        return false;
+      }
+      h.block_at = e.offset;
+      h.block_fill = size_t(got);
+    }
+    const uint64_t avail = h.block_at + h.block_fill > e.offset ? h.block_at + h.block_fill - e.offset : 0;
+    n = size_t(avail < e.length ? avail : e.length);
+    data = h.block.data() + (e.offset - h.block_at);
+  }
+  if (n == 0) {
+    L.end_of_file();
+    return true;
+  }
+  if (e.offset < 8 && h.prefix.size() == e.offset)
+    h.prefix.append(reinterpret_cast<const char*>(data), n < 8 - e.offset ? n : size_t(8 - e.offset));
+  if (e.offset + n > h.fed) h.fed = e.offset + n;
+  h.piece = data;
+  h.piece_size = n;
+  h.piece_at = e.offset;
+  if (h.progress) h.progress->update(h.fed);
+  L.feed(data, n);
+  return true;
+}
+
+ErrorFacts ModelHost::error_facts() const {
+  const ws::ModelLoader& L = *loader_;
+  const ws::Error& err = L.error();
+  ErrorFacts facts;
+  facts.code = err.code;
+  facts.offset = err.offset;
+  facts.arena_size = arena_size();
+  facts.arena_needed = arena_needed();
+  const uint32_t f = L.error_file();
+  if (f < files_.size() && files_[f]) {
+    const HostFile& h = *files_[f];
+    const ws::Reader* r = L.file_reader(f);
+    facts.prefix = h.prefix;
+    if (h.prefix.size() == 8 && r && r->format() == ws::Format::Safetensors) {
+      uint64_t v = 0;
+      for (int i = 7; i >= 0; --i) v = (v << 8) | uint8_t(h.prefix[size_t(i)]);
+      facts.declared_header = v;
+    }
+    facts.input_size = h.size_known ? h.size : h.fed;
+    facts.input_size_exact = h.size_known;
+    if (r && r->data_start() != 0) facts.data_end = data_end_of(r->data_start(), r->data_size());
+    if (r && r->format() == ws::Format::Gguf) add_gguf_facts(*r, err, h.infos, h.kvs, &facts);
+  }
+  if (const ws::ShardIndex* index = L.index()) {
+    // Where the index places the tensor an error names, and its figures.
+    if (err.tensor_name) {
+      const uint32_t entry = index->find_tensor(err.tensor_name, err.tensor_name_size);
+      if (entry != ws::kNoTensor) facts.index_shard = str(index->shard_name(index->tensor_shard(entry)));
+    }
+    if (index->has_total_size()) facts.index_total_size = index->total_size();
+    facts.tensors_total_size = index->checked_bytes();
+  }
+  return facts;
+}
+
+Problem ModelHost::problem() const {
+  const ws::Error& err = loader_->error();
+  Problem p = problem_from(err, error_facts());
+  // UQFF companion-set errors say which suffix is missing or unexpected (or which type).
+  const ws::StrView detail = loader_->error_detail();
+  if (detail.size) p.message += " (" + display_text(str(detail)) + ")";
+  const uint32_t f = loader_->error_file();
+  if (f != ws::kNoFile) {
+    p.shard = str(loader_->file_name(f));
+    if (p.shard.rfind("blobs/", 0) == 0) p.shard = p.shard.substr(6);  // a blob is named by its file
+    if (loader_->file_kind(f) == ws::ModelFileKind::Config) p.shard = dir_ + p.shard;  // beside the model
+  }
+  return p;
+}
+
+}  // namespace wscli
