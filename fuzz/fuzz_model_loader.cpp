@@ -41,6 +41,7 @@ struct Result {
   std::string verdict = "Ok";
   bool ready = false;
   std::map<std::string, std::string> weights;  // name -> output bytes (ended weights)
+  std::map<uint32_t, std::string> open;         // weight -> output bytes so far (begun, not ended)
   bool operator==(const Result& o) const { return verdict == o.verdict && weights == o.weights; }
 };
 
@@ -134,22 +135,20 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
       case ws::ModelEventType::WeightData: {
         WS_CHECK(e.offset == out_pos[e.weight], e.offset, out_pos[e.weight]);
         out_pos[e.weight] += e.size;
-        std::string& bytes = out.weights["~" + str(L.weight(e.weight).name)];
-        bytes.append(reinterpret_cast<const char*>(e.data), e.size);
+        out.open[e.weight].append(reinterpret_cast<const char*>(e.data), e.size);
         break;
       }
       case ws::ModelEventType::WeightEnd: {
         const ws::LogicalWeight& w = L.weight(e.weight);
         if (mode == ws::ModelLoadMode::Decode) WS_CHECK(out_pos[e.weight] == w.elements * 4, out_pos[e.weight], w.elements);
-        const std::string name = str(w.name);
-        out.weights[name] = out.weights["~" + name];
-        out.weights.erase("~" + name);
+        out.weights[str(w.name)] = out.open[e.weight];
+        out.open.erase(e.weight);
         break;
       }
       case ws::ModelEventType::Kv:
         break;
       case ws::ModelEventType::Done:
-        for (const auto& kv : out.weights) WS_CHECK(kv.first[0] != '~');  // every weight begun has ended
+        WS_CHECK(out.open.empty(), out.open.size());  // every weight begun has ended
         return out;
       case ws::ModelEventType::Error: {
         const ws::Error& err = L.error();
@@ -158,8 +157,7 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
         out.verdict = std::string(ws::status_name(err.code)) + "@" + std::to_string(err.offset) + " " +
                       (err.tensor_name ? std::string(err.tensor_name, err.tensor_name_size) : "") + " " +
                       (L.error_file() == ws::kNoFile ? "" : str(L.file_name(L.error_file())));
-        for (auto it = out.weights.begin(); it != out.weights.end();)  // a weight cut short is no output
-          it = it->first[0] == '~' ? out.weights.erase(it) : std::next(it);
+        out.open.clear();  // a weight cut short is no output
         return out;
       }
     }
