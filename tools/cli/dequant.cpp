@@ -34,14 +34,6 @@ float load_f32le(const uint8_t* p) {
   return f;
 }
 
-Problem usage_problem(const std::string& code, const std::string& message, const std::string& tensor) {
-  Problem p;
-  p.code = code;
-  p.tensor = tensor;
-  p.message = message;
-  return p;
-}
-
 // One run over the file: reader events in, values out.
 class DequantJob {
  public:

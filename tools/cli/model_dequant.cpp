@@ -15,6 +15,7 @@
 #include "error_text.h"
 #include "model_host.h"
 #include "problem_text.h"
+#include "scan_file.h"
 #include "scan_model.h"
 #include "text_format.h"
 #include "weightstream/load_plan.h"
@@ -25,14 +26,6 @@ namespace wscli {
 namespace {
 
 std::string str(ws::StrView v) { return std::string(v.data ? v.data : "", v.size); }
-
-Problem usage_problem(const std::string& code, const std::string& message, const std::string& tensor) {
-  Problem p;
-  p.code = code;
-  p.tensor = tensor;
-  p.message = message;
-  return p;
-}
 
 class ModelDequant {
  public:

@@ -272,6 +272,14 @@ Problem io_problem(const std::string& what, const std::string& why, uint64_t off
   return p;
 }
 
+Problem usage_problem(const std::string& code, const std::string& message, const std::string& tensor) {
+  Problem p;
+  p.code = code;
+  p.tensor = tensor;
+  p.message = message;
+  return p;
+}
+
 Problem problem_from(const ws::Error& error, const ErrorFacts& facts) {
   Problem p;
   p.code = ws::status_name(error.code);

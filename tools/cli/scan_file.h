@@ -43,6 +43,9 @@ void add_gguf_facts(const ws::Reader& r, const ws::Error& err, const GgufInfoCop
 
 // A Problem for a file that could not be opened or read.
 Problem io_problem(const std::string& what, const std::string& why, uint64_t offset);
+// A Problem with the command's input rather than the file (a tensor not found, nothing to
+// decode): its code, the user-facing message and the tensor it names.
+Problem usage_problem(const std::string& code, const std::string& message, const std::string& tensor);
 
 // Copies a library error out of the arena into a Problem with its user-facing message.
 struct ErrorFacts;
