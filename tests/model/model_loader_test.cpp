@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <string>
@@ -285,6 +286,57 @@ TEST(ModelLoader, AutoEntryFindsTheKindOfModel) {
   r = modeltest::load_model(modeltest::disk_files(conv + "uqff"), ws::ModelEntry::Auto, "model-0.uqff", h,
                             {"config.json", "residual.safetensors", "model-1.uqff", "model-0.uqff"});
   EXPECT_EQ(r.convention, ws::Convention::Uqff);
+}
+
+// A file that disappears after its header was read — here while the UQFF scalars (format tags,
+// versions) are fetched from the data — ends the load with FileMissing naming the scalar's file.
+// (The scalar loop used to leave a "missing" answer unconsumed and ask for the same bytes again,
+// forever.)
+TEST(ModelLoader, AFileGoneWhileUqffScalarsAreReadIsFileMissing) {
+  const std::string dir = std::string(WS_SOURCE_DIR) + "/tests/data/conventions/uqff";
+  const modeltest::Files files = modeltest::disk_files(dir);
+  ws::ModelLoaderOptions opt;
+  opt.mode = ws::ModelLoadMode::Headers;  // scalars are read even for headers only
+  std::vector<uint64_t> arena(1 << 17);
+  ws::ModelLoader L(arena.data(), arena.size() * 8, opt);
+  for (const char* name : {"model-0.uqff", "model-1.uqff", "residual.safetensors"})
+    ASSERT_EQ(L.add_file(name, strlen(name)), ws::Status::Ok);
+  ASSERT_EQ(L.open(ws::ModelEntry::UqffFiles, "", 0), ws::Status::Ok);
+  std::map<uint32_t, Bytes> content;
+  ws::ModelEvent e;
+  int steps = 0, missing_answers = 0;
+  for (; steps < 100000; ++steps) {
+    e = L.next();
+    if (e.type != ws::ModelEventType::NeedRead) {
+      if (e.type == ws::ModelEventType::Error || e.type == ws::ModelEventType::Done) break;
+      continue;
+    }
+    const ws::Reader* r = L.file_reader(e.file);
+    // Past a validated header: the scalar reads. Every one of them finds the file gone.
+    if (r && r->data_start() != 0 && e.offset >= r->data_start()) {
+      ++missing_answers;
+      L.file_missing();
+      continue;
+    }
+    Bytes& b = content[e.file];
+    if (b.empty()) {
+      ASSERT_TRUE(files(str(L.file_name(e.file)), &b));
+    }
+    if (e.offset >= b.size()) {
+      L.end_of_file();
+      continue;
+    }
+    const size_t n = size_t(std::min<uint64_t>(e.length, b.size() - e.offset));
+    L.feed(b.data() + e.offset, n);
+  }
+  ASSERT_EQ(e.type, ws::ModelEventType::Error) << "no verdict after " << steps << " steps";
+  EXPECT_EQ(missing_answers, 1);
+  EXPECT_EQ(L.error().code, ws::Status::FileMissing);
+  EXPECT_EQ(L.error().offset, 0u);
+  // The first scalar of the first file, in its table's order.
+  EXPECT_EQ(str(L.file_name(L.error_file())), "model-0.uqff");
+  ASSERT_NE(L.error().tensor_name, nullptr);
+  EXPECT_EQ(std::string(L.error().tensor_name, L.error().tensor_name_size), "model.layers.0.self_attn.k_proj.weight.dtype");
 }
 
 // UQFF files in mistral.rs's order whatever order the listing gives: by number, then residual.

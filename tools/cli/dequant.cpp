@@ -166,16 +166,7 @@ bool DequantJob::select_tensors() {
     if (!found) {
       std::vector<std::string> names;
       for (const DequantTensor& t : tensors_) names.push_back(t.name);
-      const std::vector<std::string> close = close_names(args_.tensor, names, 5);
-      std::string msg = "no tensor named " + quoted(args_.tensor) + " among the " + std::to_string(tensors_.size()) +
-                        (tensors_.size() == 1 ? " tensor" : " tensors") + " of the file";
-      if (!close.empty()) {
-        msg += "; close names: ";
-        for (size_t i = 0; i < close.size(); ++i) msg += (i ? ", " : "") + quoted(close[i]);
-      } else {
-        msg += " (weightstream inspect lists them)";
-      }
-      fail(usage_problem("TensorNotFound", msg, args_.tensor), 2);
+      fail(name_not_found(args_.tensor, names, "tensor", "tensor", "file"), 2);
       return false;
     }
     if (!found->format) {

@@ -199,6 +199,20 @@ std::vector<std::string> close_names(const std::string& wanted, const std::vecto
   return out;
 }
 
+Problem name_not_found(const std::string& wanted, const std::vector<std::string>& names, const std::string& what,
+                       const std::string& unit, const std::string& whole) {
+  std::string msg = "no " + what + " named " + quoted(wanted) + " among the " + std::to_string(names.size()) + " " +
+                    unit + (names.size() == 1 ? "" : "s") + " of the " + whole;
+  const std::vector<std::string> close = close_names(wanted, names, 5);
+  if (!close.empty()) {
+    msg += "; close names: ";
+    for (size_t i = 0; i < close.size(); ++i) msg += (i ? ", " : "") + quoted(close[i]);
+  } else {
+    msg += " (weightstream inspect lists them)";
+  }
+  return usage_problem("TensorNotFound", msg, wanted);
+}
+
 std::string dequant_json(const std::string& path, ws::Format format, const std::optional<std::string>& convention,
                          bool f16, const std::vector<DequantTensor>& tensors, bool all,
                          const std::optional<Problem>& problem) {

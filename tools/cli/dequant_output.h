@@ -66,6 +66,11 @@ std::optional<Problem> prepare_output_dir(const std::string& dir);
 // or containing it, or contained in it), closest first.
 std::vector<std::string> close_names(const std::string& wanted, const std::vector<std::string>& names,
                                      size_t max);
+// TensorNotFound for --tensor `wanted`: "no <what> named W among the N <unit>s of the <whole>" and
+// up to five close names (or where to list them). what/unit: "tensor"/"tensor" for a file,
+// "logical weight"/"weight" for a model.
+Problem name_not_found(const std::string& wanted, const std::vector<std::string>& names, const std::string& what,
+                       const std::string& unit, const std::string& whole);
 
 // The --json output: {"file","format",["convention",]"to","tensors":[...],"error"}. `convention`
 // is given for a model read as logical weights (its rows are `logical`; the error then has a

@@ -124,21 +124,12 @@ bool ModelDequant::select_one(ws::ModelLoader& L) {
     }
     std::vector<std::string> names;
     for (const DequantTensor& t : rows_) names.push_back(t.name);
-    const std::vector<std::string> close = close_names(args_.tensor, names, 5);
-    std::string msg = logical_ ? "no logical weight named " + quoted(args_.tensor) + " among the " +
-                                     std::to_string(names.size()) + (names.size() == 1 ? " weight" : " weights") +
-                                     " of the " +
-                                     (settings_.entry == ws::ModelEntry::ShardIndex ? "sharded model"
-                                                                                     : *convention_ + " model")
-                               : "no tensor named " + quoted(args_.tensor) + " among the " + std::to_string(names.size()) +
-                                     (names.size() == 1 ? " tensor" : " tensors") + " of the file";
-    if (!close.empty()) {
-      msg += "; close names: ";
-      for (size_t i = 0; i < close.size(); ++i) msg += (i ? ", " : "") + quoted(close[i]);
-    } else {
-      msg += " (weightstream inspect lists them)";
-    }
-    fail(usage_problem("TensorNotFound", msg, args_.tensor), 2);
+    if (logical_)
+      fail(name_not_found(args_.tensor, names, "logical weight", "weight",
+                          settings_.entry == ws::ModelEntry::ShardIndex ? "sharded model" : *convention_ + " model"),
+           2);
+    else
+      fail(name_not_found(args_.tensor, names, "tensor", "tensor", "file"), 2);
     return false;
   }
   DequantTensor& row = rows_[found];

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "weightstream/model_loader.h"
+
 namespace wscli {
 namespace {
 
@@ -44,7 +46,7 @@ bool resolve_model_dir(const std::string& path, std::string* resolved, std::stri
     while (const dirent* e = readdir(d)) {
       const std::string name = e->d_name;
       if (!is_file(dir + name)) continue;
-      if (ends_with(name, ".uqff")) uqff.push_back(name);
+      if (ws::model_entry_from_name(name.data(), name.size()) == ws::ModelEntry::UqffFiles) uqff.push_back(name);
       if (ends_with(name, ".safetensors") || ends_with(name, ".gguf")) models.push_back(name);
     }
     closedir(d);

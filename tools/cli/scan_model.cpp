@@ -27,11 +27,6 @@ uint64_t load_u64le(const std::string& b) {
   return v;
 }
 
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::string x = suffix;
-  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
-}
-
 // The names in the directory of `path` (a UQFF file's: the loader picks and orders the model's).
 std::vector<std::string> listing_beside(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -77,7 +72,7 @@ HostSettings model_settings(const std::string& path, const ScanOptions& options)
   } else if (is_manifest_path(path)) {
     s.entry = ws::ModelEntry::OllamaManifest;
     s.blobs_dir = blobs_dir_for(path, options, &s.blobs_problem);
-  } else if (ends_with(path, ".uqff")) {
+  } else if (ws::model_entry_from_name(path.data(), path.size()) == ws::ModelEntry::UqffFiles) {
     s.entry = ws::ModelEntry::UqffFiles;
     s.listing = listing_beside(path);
   }
@@ -127,7 +122,7 @@ FileReport scan_model_file(const std::string& path, const ScanOptions& options, 
   s.entry = ws::ModelEntry::File;
   // A UQFF file is one part of its directory's model: the report is the file's, the verdict the
   // model's (its version, tags and layers live in the other files too).
-  const bool uqff = path != "-" && ends_with(path, ".uqff");
+  const bool uqff = path != "-" && ws::model_entry_from_name(path.data(), path.size()) == ws::ModelEntry::UqffFiles;
   if (uqff) {
     s.entry = ws::ModelEntry::UqffFiles;
     s.listing = listing_beside(path);

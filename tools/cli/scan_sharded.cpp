@@ -1,12 +1,12 @@
 // weightstream CLI — shard index paths (see scan_sharded.h).
 #include "scan_sharded.h"
 
+#include "weightstream/model_loader.h"
+
 namespace wscli {
 
 bool is_index_path(const std::string& path) {
-  static const std::string kSuffix = ".index.json";
-  return path.size() >= kSuffix.size() &&
-         path.compare(path.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+  return ws::model_entry_from_name(path.data(), path.size()) == ws::ModelEntry::ShardIndex;
 }
 
 }  // namespace wscli

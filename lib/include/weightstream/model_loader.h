@@ -69,6 +69,11 @@ class MlxQuantConfig;
 // manifest; else one safetensors or GGUF file; names given with add_file() make a UQFF directory.
 enum class ModelEntry : uint8_t { Auto, File, ShardIndex, UqffFiles, OllamaManifest };
 
+// What a model's entry name alone says (the rule open(Auto) and add_file() apply): ShardIndex for
+// `*.index.json`, UqffFiles for a `*.uqff` part (a host then lists its directory with add_file()),
+// Auto otherwise (one file, or a manifest found by its first bytes).
+ModelEntry model_entry_from_name(const char* name, size_t n);
+
 // What a file is to the model (file_kind()).
 enum class ModelFileKind : uint8_t { File, Index, Manifest, Shard, UqffPart, Blob, Config };
 const char* model_file_kind_name(ModelFileKind k);
@@ -217,6 +222,9 @@ class ModelLoader {
   // model_loader.cpp: entry, headers, config, build.
   ModelEvent fail(Status s, uint64_t offset, uint32_t file);
   ModelEvent fail_error(const Error& e, uint32_t file);
+  // A read of a piece the header placed came back short (Eof: TruncatedData at at_) or its file is
+  // gone (Missing: FileMissing), naming the tensor or weight it was for.
+  ModelEvent fail_piece_read(uint32_t file, uint32_t tensor, const StrView& name);
   ModelEvent fail_arena(size_t component_need, uint32_t file, size_t rest = ~size_t(0));
   size_t after_headers_need(uint64_t tensors, bool gguf) const;
   ModelEvent request(uint32_t f, uint64_t offset, uint64_t length);

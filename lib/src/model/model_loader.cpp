@@ -48,7 +48,8 @@ bool safe_shard_name(const StrView& s) {
   return true;
 }
 
-// Byte order of two names, then length (std::string's order: the CLI sorted shards so).
+// Byte order of two names, then length: lexicographic order, the order the pre-loader CLI sorted
+// shard file names in (golden outputs list shards so).
 bool name_less(const char* a, size_t an, const char* b, size_t bn) {
   const int c = memcmp(a, b, an < bn ? an : bn);
   return c != 0 ? c < 0 : an < bn;
@@ -178,6 +179,16 @@ ModelEvent ModelLoader::fail_error(const Error& err, uint32_t file) {
   return fail(error_.code, error_.offset, error_file_);
 }
 
+ModelEvent ModelLoader::fail_piece_read(uint32_t file, uint32_t tensor, const StrView& name) {
+  const bool eof = answer_ == Answer::Eof;
+  answer_ = Answer::None;
+  fail(eof ? Status::TruncatedData : Status::FileMissing, eof ? at_ : 0, file);
+  error_.tensor = tensor;
+  error_.tensor_name = name.data;
+  error_.tensor_name_size = name.size;
+  return fail(error_.code, error_.offset, error_file_);
+}
+
 // The arena ran out in a component that needed `component_need` bytes of the free middle: the
 // size that gets past it is what is used now plus that, plus the fixed-size parts every later phase
 // certainly takes (the other files' readers, the model and config objects, the output piece), so
@@ -286,11 +297,18 @@ uint32_t ModelLoader::add_slot(ModelFileKind kind, const char* name, size_t n, b
   return file_count_++;
 }
 
+ModelEntry model_entry_from_name(const char* name, size_t n) {
+  if (name == nullptr) return ModelEntry::Auto;
+  if (ends_with(name, n, ".index.json")) return ModelEntry::ShardIndex;
+  if (ends_with(name, n, ".uqff")) return ModelEntry::UqffFiles;
+  return ModelEntry::Auto;
+}
+
 Status ModelLoader::add_file(const char* name, size_t n) {
   if (opened_ || !files_ || phase_ == Phase::Failed) return Status::UsageError;
   // Only what a UQFF directory is made of; anything else in a listing (config.json, READMEs) is
   // not read.
-  const bool part = ends_with(name, n, ".uqff");
+  const bool part = model_entry_from_name(name, n) == ModelEntry::UqffFiles;
   if (!part && !is_residual(name, n)) return Status::Ok;
   const uint32_t f = add_slot(ModelFileKind::UqffPart, name, n, true);
   if (f == kNoFile) {
@@ -338,7 +356,7 @@ Status ModelLoader::open(ModelEntry entry, const char* name, size_t n) {
   opened_ = true;
   if (entry == ModelEntry::Auto) {
     if (file_count_ > 0) entry = ModelEntry::UqffFiles;
-    else if (name && ends_with(name, n, ".index.json")) entry = ModelEntry::ShardIndex;
+    else if (name && model_entry_from_name(name, n) == ModelEntry::ShardIndex) entry = ModelEntry::ShardIndex;
   }
   entry_ = entry;
   if (entry == ModelEntry::UqffFiles) {
@@ -878,13 +896,8 @@ ModelEvent ModelLoader::step_uqff_scalars() {
       if (model_->feed_uqff(cur_, sub_, at_, answer_data_, answer_size_) != Status::Ok)
         return fail_error(model_->error(), f);
       at_ += answer_size_;
-    } else if (answer_ == Answer::Eof) {
-      answer_ = Answer::None;
-      fail(Status::TruncatedData, at_, f);
-      error_.tensor = sub_;
-      error_.tensor_name = tab.get(sub_).name.data;
-      error_.tensor_name_size = tab.get(sub_).name.size;
-      return fail(error_.code, error_.offset, error_file_);
+    } else if (answer_ == Answer::Eof || answer_ == Answer::Missing) {
+      return fail_piece_read(f, sub_, tab.get(sub_).name);
     }
     if (at_ >= end) {
       ++sub_;

@@ -436,16 +436,8 @@ ModelEvent ModelLoader::step_seek() {
       }
       continue;
     }
-    if (answer_ == Answer::Eof || answer_ == Answer::Missing) {
-      // The file is shorter than its header says (a host that gave no size), or gone.
-      const bool eof = answer_ == Answer::Eof;
-      answer_ = Answer::None;
-      fail(eof ? Status::TruncatedData : Status::FileMissing, eof ? at_ : 0, f);
-      const LogicalWeight& lw = weight(cur_);
-      error_.tensor_name = lw.name.data;
-      error_.tensor_name_size = lw.name.size;
-      return fail(error_.code, error_.offset, error_file_);
-    }
+    // The file is shorter than its header says (a host that gave no size), or gone.
+    if (answer_ == Answer::Eof || answer_ == Answer::Missing) return fail_piece_read(f, kNoTensor, weight(cur_).name);
     if (at_ >= end) {
       ++sub_;
       at_ = 0;
