@@ -101,9 +101,14 @@ test('{ index, shards }: inspect and validate equal the index path; logical weig
       c.weights.map((w) => [w.name, w.mode, w.bits, w.group, w.shape, w.bytes]), what);
     assert.deepEqual(info.logical.plan, { chunk: c.plan.chunk, sequentialPeak: c.plan.sequential_peak, seekablePeak: c.plan.seekable_peak });
   }
+  // validate() is the model's verdict (#16): an MLX model needs its quantization — the option, or
+  // a config.json among the files given — as the CLI reads config.json beside the index.
   for (const [what, source] of shapes()) {
-    assert.deepEqual(await ws.validate(source), { valid: true, format: 'safetensors', tensors: Object.keys(weightMap).length, error: null }, what);
+    assert.deepEqual(await ws.validate(source, { quantization }), { valid: true, format: 'safetensors', tensors: Object.keys(weightMap).length, error: null }, what);
   }
+  const [[, noConfig], [, withConfig]] = shapes();
+  assert.equal((await ws.validate(noConfig)).error.code, 'ConventionUnknownParams');
+  assert.equal((await ws.validate(withConfig)).valid, true);
   assert.deepEqual(wasm.live, base, 'no handle left');
 });
 

@@ -63,7 +63,7 @@ export class Wasm {
     this.dtypeNames = [];
     for (let i = 0, n = exports.ws_dtype_count(); i < n; i++) this.dtypeNames.push(this.cstr(exports.ws_dtype_name(i)));
     // Handles alive now, by kind: what tests check to be back to baseline after an error or abort.
-    this.live = { sessions: 0, dequantizers: 0, indexes: 0, models: 0, manifests: 0, buffers: 0 };
+    this.live = { sessions: 0, dequantizers: 0, indexes: 0, models: 0, manifests: 0, loaders: 0, buffers: 0 };
     this.scratchDims = 64;
     this.scratch = this.alloc(8 * this.scratchDims);  // dimension lists, read at header time
     this.outstandingViews = 0;

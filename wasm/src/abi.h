@@ -19,8 +19,15 @@
 
 #include <new>
 
+#include "weightstream/event.h"
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
+
+namespace ws {
+class Reader;
+struct LogicalWeight;
+struct LoadPlan;
+}  // namespace ws
 
 struct WsSession;  // abi_session.cpp
 
@@ -41,6 +48,46 @@ struct ErrorOut {
   uint32_t w[12];
 };
 void put_error(ErrorOut* out, const ws::Error& e);
+
+// A reader event (a session's, or a GGUF key-value event the model loader hands on).
+// Words: 0 type, 1 tensor, 2 data ptr, 3 size, 4-5 offset, 6 kv, 7 key ptr, 8 key length,
+// 9 value_type, 10 elem_type, 11-12 count, 13-14 index, 15 first, 16 last, 17-18 u, 19-20 i (two's
+// complement), 21 unused, 22-23 f (a double, bytes 88..95).
+struct EventOut {
+  uint32_t w[22];
+  double f;
+};
+static_assert(sizeof(EventOut) == 96, "JS reads the event by fixed offsets");
+void put_event(EventOut* out, const ws::Event& e);
+
+// A reader's facts (a session's, or one file's of a model loader).
+// Words: 0 format, 1-2 position, 3-4 header_size, 5-6 data_start, 7-8 data_size, 9 tensor_count,
+// 10 arena_used, 11 arena_peak, 12 arena_needed, 13 gguf_version, 14 gguf_alignment,
+// 15-16 gguf_kv_count, 17 dialect, 18 architecture ptr, 19 its length, 20-21 tensor_infos_offset,
+// 22 metadata_count, 23 has_metadata, 24 arena size, 25-31 unused; 32-43 the error.
+struct InfoOut {
+  uint32_t w[32];
+  ErrorOut error;
+};
+void put_info(InfoOut* out, const ws::Reader& r, size_t arena_size);
+
+// A tensor into 12 item words: 0 name ptr, 1 name length, 2 type (DType or GGML id), 3 rank,
+// 4-5 begin, 6-7 end (relative to the data section), 8-9 entry offset, 10-11 element count.
+void put_tensor(uint32_t* w, const ws::TensorInfo& t);
+// Up to `max` dimensions as u32 pairs at `out`; returns the rank.
+uint32_t put_dims(uint32_t* out, uint32_t max, const ws::TensorInfo& t);
+// The next __metadata__ entry of `t` into item words 0 key ptr, 1 key length, 2 value ptr,
+// 3 value length; false past the last. `cursor`/`index` start at 0.
+bool put_metadata_next(uint32_t* item, const ws::TensorTable& t, uint32_t* cursor, uint32_t* index);
+
+// A logical weight and its load plan into kWeightWords words: 0 name ptr, 1 name length,
+// 2 convention (ws::Convention), 3 mode (ws::QuantMode), 4 bits, 5 group, 6 format
+// (ws::QuantFormat), 7 decodable, 8 scale dtype (ws::DType), 9 rank, 10-17 logical shape (rank
+// u64s), 18-19 elements, 20 global_scale_is_ollama, 21 uqff type (uqff.h UqffType), 22-41 pieces
+// by PieceRole (table, index; 0xFFFFFFFF when absent), 42 plan: packed_before_companion,
+// 43-44 companion bytes, 45-46 sequential scratch, 47-48 seekable scratch.
+constexpr uint32_t kWeightWords = 49;
+void put_weight(uint32_t* o, const ws::LogicalWeight& w, const ws::LoadPlan& p);
 
 // A handle over a caller-sized arena with an input buffer JS copies bytes into (an index, a
 // manifest): T has members `arena`, `input`, `input_cap`, `info[]` and a constructor

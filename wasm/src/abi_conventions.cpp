@@ -22,13 +22,6 @@ namespace {
 
 constexpr uint32_t kNone = 0xFFFFFFFFu;
 
-// Weight words (ws_model_weight): 0 name ptr, 1 name length, 2 convention (ws::Convention),
-// 3 mode (ws::QuantMode), 4 bits, 5 group, 6 format (ws::QuantFormat), 7 decodable,
-// 8 scale dtype (ws::DType), 9 rank, 10-17 logical shape (rank u64s), 18-19 elements,
-// 20 global_scale_is_ollama, 21 uqff type (uqff.h UqffType), 22-41 pieces by PieceRole
-// (table, index; 0xFFFFFFFF when absent), 42 plan: packed_before_companion, 43-44 companion bytes,
-// 45-46 sequential scratch, 47-48 seekable scratch.
-constexpr uint32_t kWeightWords = 49;
 
 }  // namespace
 
@@ -44,7 +37,7 @@ struct WsModel {
   // (0xFFFFFFFF: none), 15 unused, 16-17 sequential peak, 18-19 seekable peak,
   // 20 config arena needed.
   uint32_t info[21];
-  uint32_t weight[kWeightWords];
+  uint32_t weight[wsabi::kWeightWords];
   WsModel(ws::LogicalWeight* storage, uint32_t capacity, void* arena, size_t arena_size)
       : model(storage, capacity), config(arena, arena_size) {}
 };
@@ -159,33 +152,8 @@ WS_EXPORT(ws_model_weight_count) uint32_t ws_model_weight_count(WsModel* m) { re
 
 // Weight i and its load plan (seekable reads of `chunk` bytes) into the weight words.
 WS_EXPORT(ws_model_weight) uint32_t* ws_model_weight(WsModel* m, uint32_t i, uint32_t chunk) {
-  const ws::LogicalWeight& w = m->model.weight(i);
-  uint32_t* o = m->weight;
-  memset(o, 0, sizeof m->weight);
-  o[0] = ptr32(w.name.data);
-  o[1] = static_cast<uint32_t>(w.name.size);
-  o[2] = static_cast<uint32_t>(w.convention);
-  o[3] = static_cast<uint32_t>(w.params.mode);
-  o[4] = w.params.bits;
-  o[5] = w.params.group;
-  o[6] = static_cast<uint32_t>(w.format);
-  o[7] = w.decodable;
-  o[8] = static_cast<uint32_t>(w.scale_dtype);
-  o[9] = w.rank;
-  for (uint32_t d = 0; d < w.rank && d < ws::kMaxLogicalRank; ++d) put_u64(o + 10 + 2 * d, w.shape[d]);
-  put_u64(o + 18, w.elements);
-  o[20] = w.global_scale_is_ollama;
-  o[21] = w.uqff_type;
-  for (uint32_t r = 0; r < ws::kPieceRoles; ++r) {
-    o[22 + 2 * r] = w.piece[r].present() ? w.piece[r].table : kNone;
-    o[23 + 2 * r] = w.piece[r].present() ? w.piece[r].index : kNone;
-  }
-  const ws::LoadPlan p = ws::plan_weight(m->model, i, chunk ? chunk : 1);
-  o[42] = p.packed_before_companion;
-  put_u64(o + 43, p.companion_bytes);
-  put_u64(o + 45, p.sequential_scratch);
-  put_u64(o + 47, p.seekable_scratch);
-  return o;
+  wsabi::put_weight(m->weight, m->model.weight(i), ws::plan_weight(m->model, i, chunk ? chunk : 1));
+  return m->weight;
 }
 
 // The whole model's peaks into info words 16-19.

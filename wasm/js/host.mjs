@@ -1,0 +1,263 @@
+// The package as a host of ws::ModelLoader: one pull loop that answers the loader's reads with
+// bytes from the model's sources and hands its events on. Which files a model has, the order they
+// are read in, companions, conventions, checks and decoding are the loader's; this file moves bytes.
+//
+//   for await (const ev of loadModel(wasm, model, options, { mode, dtype, onReady })) ...
+//     { kind: 'ready', loader, files, model }          headers validated, model built
+//     { kind: 'begin' | 'end', weight }                 a selected weight
+//     { kind: 'data', weight, role, ptr, size, offset } output bytes at wasm address ptr: valid
+//                                                       until the generator is resumed
+//     { kind: 'done' }
+// and throws a WeightstreamError (naming the file, offset and tensor) on any rejection, I/O
+// failure or abort.
+//
+// `model` (model-files.mjs): { entry, name, listing, seekable, input(file) → user input or null }.
+// Every file is read through a FileFeed: forward reads continue the open request or stream;
+// a jump (seekable sources) opens a new range. Until the model is ready, what was fed is kept so a
+// load that ran out of arena can be replayed with the size the loader measured, even from a stream.
+import { Loader, Ev, Mode } from './loader.mjs';
+import { GgufKvCollector } from './gguf-kv.mjs';
+import { toSource } from './sources.mjs';
+import { abortError, makeError } from './errors.mjs';
+import { loaderError } from './loader-errors.mjs';
+
+export const DEFAULT_ARENA = 1 << 20;
+export const DEFAULT_READ = 1 << 20;
+export const DEFAULT_OUT = 1 << 20;
+const MAX_ATTEMPTS = 8;  // ArenaExhausted retries: one per part whose size the input decides
+const roundUp64 = (n) => Math.ceil(n / 64) * 64;
+
+// A user input that does not exist: a path (ENOENT) or an HTTP 404.
+export function isMissing(e) {
+  let c = e;
+  for (let depth = 0; c && depth < 4; depth++, c = c.cause) if (c.code === 'ENOENT') return true;
+  return e?.code === 'IoError' && /\bHTTP 404\b/.test(e.message);
+}
+
+// One file's bytes as the loader asks for them.
+class FileFeed {
+  constructor(src, name) {
+    this.src = src;
+    this.name = name;
+    this.iter = null;      // the open forward read
+    this.pos = 0;          // the next byte it yields
+    this.left = null;      // bytes of its last chunk not yet fed
+    this.fed = 0;          // bytes fed in all (a stream's size, for messages)
+    this.prefix = new Uint8Array(0);
+    this.record = [];      // chunks taken before the model was ready (replay after ArenaExhausted)
+    this.replay = [];
+  }
+
+  // Up to `length` bytes at `offset`; an empty array at the end of the file.
+  async read(offset, length, signal, gap) {
+    if (this.iter === null || offset < this.pos || offset - this.pos > gap) this.seek(offset, signal);
+    while (this.pos < offset) {  // a small gap: read through it
+      const c = await this.chunk(signal);
+      if (!c) return c;
+      const skip = Math.min(c.length, offset - this.pos);
+      this.pos += skip;
+      this.left = skip < c.length ? c.subarray(skip) : null;
+    }
+    const c = await this.chunk(signal);
+    if (!c) return new Uint8Array(0);
+    const n = Math.min(length, c.length);
+    this.left = n < c.length ? c.subarray(n) : null;
+    this.pos += n;
+    this.fed += n;
+    const piece = c.subarray(0, n);
+    if (offset < 8 && this.prefix.length < 8) {
+      const p = new Uint8Array(Math.min(8, offset + n));
+      p.set(this.prefix.subarray(0, Math.min(this.prefix.length, offset)));
+      p.set(piece.subarray(0, p.length - offset), offset);
+      this.prefix = p;
+    }
+    return piece;
+  }
+
+  async chunk(signal) {
+    if (this.left) { const c = this.left; this.left = null; return c; }
+    if (this.replay.length) return this.replay.shift();
+    const r = await this.iter.next();
+    if (signal?.aborted) throw abortError(signal, this.pos);
+    if (r.done) return null;
+    if (this.record) this.record.push(r.value);
+    return r.value;
+  }
+
+  seek(offset, signal) {
+    this.iter?.return?.().catch?.(() => {});
+    this.left = null;
+    this.replay = [];
+    if (offset === 0 || !this.src.seekable || !this.src.range) {
+      if (this.iter !== null && !this.src.seekable) {
+        throw makeError({ code: 'UsageError', offset, shard: this.name, detail: 'the source cannot be read twice or out of order' });
+      }
+      this.iter = this.src.chunks(signal);
+      this.pos = 0;
+    } else {
+      this.iter = this.src.range(offset, this.src.size, signal);
+      this.pos = offset;
+    }
+    if (this.src.seekable) this.record = null;  // it can be read again instead
+  }
+
+  // For a retry: the same bytes again from the start (a stream: what was recorded, then on).
+  rewind() {
+    if (this.src.seekable) {
+      this.iter?.return?.().catch?.(() => {});
+      this.iter = null;
+      this.left = null;
+    } else {
+      this.replay = [...(this.record ?? [])];
+      this.left = null;
+      this.pos = 0;
+    }
+    this.fed = 0;
+  }
+  stopRecording() { this.record = null; }
+  close() { this.iter?.return?.().catch?.(() => {}); this.src.close(); }
+}
+
+// The model's events; `o`: {mode (Mode), dtype, onReady(loader, ready) → select weights}.
+export async function* loadModel(wasm, model, options, o) {
+  const signal = options.signal;
+  const readSize = Math.max(1, Math.min(options.chunkSize ?? DEFAULT_READ, 1 << 30));
+  const gap = options.rangeGap ?? (model.remote ? 1 << 20 : 64 << 10);
+  const feeds = new Map();  // file index -> FileFeed | null (missing)
+  const progress = o.progress ?? null;
+  let arenaSize = roundUp64((options.arenaSize ?? DEFAULT_ARENA) + wasm.x.ws_loader_base_need(readSize, model.name.length * 3));
+  let loader = null;
+  let kvs = new Map();  // file -> GgufKvCollector, of the current attempt
+  try {
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw abortError(signal, 0);
+      await wasm.whenIdle();  // allocation may grow memory: not while a caller holds a view
+      loader?.destroy();
+      loader = new Loader(wasm, {
+        arenaSize, seekable: model.seekable, mode: o.mode, dtype: o.dtype, kernel: options.kernel,
+        validateBlocks: options.validateBlocks, readSize, outSize: options.outSize ?? DEFAULT_OUT, limits: options.limits,
+      });
+      for (const f of feeds.values()) f?.rewind();
+      kvs = new Map();
+      const retry = yield* run(loader);
+      if (!retry) return;
+      if (attempt + 1 >= MAX_ATTEMPTS) throw failure(loader);
+      arenaSize = roundUp64(loader.error().arenaNeeded);
+    }
+  } finally {
+    loader?.destroy();
+    for (const f of feeds.values()) f?.close();
+  }
+
+  function failure(L) { return loaderError(wasm, L, model, feeds, kvs); }
+
+  // One attempt; true when it ran out of arena before anything was handed on (retry it).
+  async function* run(L) {
+    if (model.listing) for (const n of model.listing) L.addFile(n);
+    L.open(model.entry, model.name);
+    let ready = false;
+    for (;;) {
+      const t = L.next();
+      switch (t) {
+        case Ev.NeedRead:
+          await answer(L, L.evFile, L.evOffset, L.evLength);
+          break;
+        case Ev.Kv: {
+          const f = L.evFile;
+          if (!kvs.has(f)) kvs.set(f, new GgufKvCollector(wasm, { arrayLimit: options.arrayLimit ?? 16 }));
+          const view = L.reader(f);
+          kvs.get(f).onEvent(view.kvEvent().type, view);
+          break;
+        }
+        case Ev.ModelReady: {
+          ready = true;
+          for (const f of feeds.values()) f?.stopRecording();
+          const ev = { kind: 'ready', loader: L, files: filesOf(L), model: L.model(readSize) };
+          if (o.onReady) await o.onReady(L, ev);
+          yield ev;
+          break;
+        }
+        case Ev.WeightBegin: yield { kind: 'begin', weight: L.evWeight }; break;
+        case Ev.WeightData:
+          yield { kind: 'data', weight: L.evWeight, role: L.evRole, ptr: L.evData, size: L.evSize, offset: L.evOffset };
+          if (signal?.aborted) throw abortError(signal, 0);
+          break;
+        case Ev.WeightEnd: yield { kind: 'end', weight: L.evWeight }; break;
+        case Ev.Done: yield { kind: 'done' }; return false;
+        case Ev.Error: {
+          const e = L.error();
+          if (e.code === 'ArenaExhausted' && !ready && e.arenaNeeded > L.arenaSize) return true;
+          const err = failure(L);
+          err.verdict = verdictOf(L, e);
+          // A convention's rejection comes after every header was validated: inspect() still
+          // reports the files.
+          if (e.convention) Object.defineProperty(err, 'model', { value: { files: filesOf(L), model: L.model(readSize) }, enumerable: false });
+          throw err;
+        }
+        default: break;
+      }
+    }
+  }
+
+  // What validate() says of a model it rejects: the failing file's format, and its tensor count
+  // once its header was valid (a length error after it, a convention's rejection: every table's).
+  function verdictOf(L, e) {
+    if (e.file === null || !L.file(e.file).hasReader) {
+      const files = e.convention ? filesOf(L).filter((f) => f.header) : [];
+      return { format: files[0]?.header.format ?? null, tensors: files.reduce((n, f) => n + f.header.tensors.length, 0) };
+    }
+    const info = L.reader(e.file).info();
+    const past = info.dataStart > 0 && info.position >= info.dataStart;
+    return { format: info.format === 'unknown' ? null : info.format, tensors: past || e.code === 'TruncatedData' || e.code === 'TrailingBytes' ? info.tensorCount : 0 };
+  }
+
+  // Every file of the model, with its validated header (null for documents and absent files).
+  function filesOf(L) {
+    const files = [];
+    for (let f = 0, n = L.fileCount(); f < n; f++) {
+      const file = L.file(f);
+      file.feed = feeds.get(f) ?? null;
+      file.size = file.feed?.src.size ?? null;
+      file.shard = model.shardName(file);
+      file.header = file.hasReader ? L.reader(f).header(kvs.get(f) ?? new GgufKvCollector(wasm, {})) : null;
+      if (file.header) { file.header.size = file.size; file.header.name = file.feed?.src.name ?? null; }
+      files.push(file);
+    }
+    return files;
+  }
+
+  async function answer(L, f, offset, length) {
+    if (signal?.aborted) throw abortError(signal, offset);
+    let feed = feeds.get(f);
+    if (feed === undefined) {
+      feed = await openFile(L, f);
+      feeds.set(f, feed);
+      if (feed === null) { L.fileMissing(); return; }
+    }
+    if (feed === null) { L.fileMissing(); return; }
+    if (feed.src.size !== null && feed.src.size !== undefined) L.setFileSize(feed.src.size);
+    const bytes = await feed.read(offset, length, signal, gap);
+    if (bytes.length === 0) { L.endOfFile(); return; }
+    progress?.addBytes(bytes.length);
+    L.feed(bytes);
+  }
+
+  // File f's source, opened; null when the model's documents name a file that is not there.
+  async function openFile(L, f) {
+    const file = L.file(f);
+    const input = await model.input(file, L);
+    if (input === null || input === undefined) return null;
+    if (input === model.opened) return new FileFeed(input, file.name);
+    const src = await toSource(input, options);
+    try {
+      await src.open(signal);
+    } catch (e) {
+      // A file the documents name that is not there is the loader's to word (a blob, config.json).
+      if ((file.kind === 'config' || model.missingIsFine?.(file)) && isMissing(e)) return null;
+      throw model.place(e, file);
+    }
+    return new FileFeed(src, file.name);
+  }
+}
+
+export { Mode };

@@ -1,0 +1,267 @@
+// weightstream wasm — ws::ModelLoader behind a handle: the JavaScript package is a host of the same
+// model loader the CLI and the firmware drive. JS answers the loader's reads (fetch, Blob.slice,
+// fs, streams) and hands its events on; which files a model has, in which order they are read,
+// companions, conventions, checks and decoding are all the loader's.
+//
+// Everything is allocated in ws_loader_create: the handle, the arena (64-byte aligned: the decoded
+// output is written with 16-byte SIMD stores) and the input buffer of read_size bytes JS copies
+// each answer into. Nothing is allocated while bytes flow, so views of wasm memory stay valid.
+#include <new>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi.h"
+#include "weightstream/conventions.h"
+#include "weightstream/load_plan.h"
+#include "weightstream/model_loader.h"
+#include "weightstream/ollama_manifest.h"
+#include "weightstream/shard_index.h"
+
+using wsabi::ptr32;
+using wsabi::put_u64;
+
+namespace {
+
+// Limits as JS passes them (words): 0-1 max_header_bytes, 2 max_tensors, 3-4 max_name_bytes,
+// 5 max_rank, 6 max_nesting, 7 keep_metadata.
+ws::Limits read_limits(const uint32_t* w) {
+  ws::Limits l;
+  if (!w) return l;
+  l.max_header_bytes = uint64_t(w[0]) | uint64_t(w[1]) << 32;
+  l.max_tensors = w[2];
+  l.max_name_bytes = uint64_t(w[3]) | uint64_t(w[4]) << 32;
+  l.max_rank = w[5];
+  l.max_nesting = w[6];
+  l.keep_metadata = w[7] != 0;
+  return l;
+}
+
+void* aligned(size_t n) { return aligned_alloc(64, (n + 63) & ~size_t(63)); }
+
+}  // namespace
+
+struct WsLoader {
+  ws::ModelLoader* loader;
+  uint8_t* arena;
+  size_t arena_size;
+  uint8_t* input;
+  uint32_t input_cap;
+  // Words: 0 type, 1 file, 2-3 offset, 4 length, 5 weight, 6 role, 7 data ptr, 8 size.
+  uint32_t event[9];
+  wsabi::EventOut kv;  // a Kv event's reader event
+  wsabi::InfoOut info;
+  uint32_t item[64];
+  uint32_t meta_cursor, meta_index;
+  alignas(8) uint8_t loader_mem[sizeof(ws::ModelLoader)];
+};
+
+// Options (words): 0 seekable, 1 mode (ModelLoadMode), 2 out (OutType), 3 kernel (KernelImpl),
+// 4 validate_blocks, 5 read_size, 6 out_size, 7 max_files (0: the default). `limits`: 8 words or 0.
+WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, const uint32_t* o, const uint32_t* limits) {
+  ws::ModelLoaderOptions opt;
+  opt.seekable = o[0] != 0;
+  opt.mode = static_cast<ws::ModelLoadMode>(o[1]);
+  opt.out = static_cast<ws::OutType>(o[2]);
+  opt.kernel = static_cast<ws::KernelImpl>(o[3]);
+  opt.validate_blocks = o[4] != 0;
+  opt.read_size = o[5] ? o[5] : 1;
+  opt.out_size = o[6];
+  if (o[7]) opt.max_files = o[7];
+  opt.limits = read_limits(limits);
+  void* mem = malloc(sizeof(WsLoader));
+  uint8_t* arena = static_cast<uint8_t*>(aligned(arena_size ? arena_size : 64));
+  uint8_t* input = static_cast<uint8_t*>(malloc(opt.read_size));
+  if (!mem || !arena || !input) {
+    free(mem);
+    free(arena);
+    free(input);
+    return nullptr;
+  }
+  WsLoader* h = static_cast<WsLoader*>(mem);
+  memset(h, 0, sizeof *h);
+  h->arena = arena;
+  h->arena_size = arena_size;
+  h->input = input;
+  h->input_cap = opt.read_size;
+  h->loader = new (h->loader_mem) ws::ModelLoader(arena, arena_size, opt);
+  return h;
+}
+
+WS_EXPORT(ws_loader_destroy) void ws_loader_destroy(WsLoader* h) {
+  if (!h) return;
+  h->loader->~ModelLoader();
+  free(h->arena);
+  free(h->input);
+  free(h);
+}
+
+WS_EXPORT(ws_loader_input) uint8_t* ws_loader_input(WsLoader* h) { return h->input; }
+WS_EXPORT(ws_loader_event) uint32_t* ws_loader_event(WsLoader* h) { return h->event; }
+WS_EXPORT(ws_loader_kv) wsabi::EventOut* ws_loader_kv(WsLoader* h) { return &h->kv; }
+WS_EXPORT(ws_loader_item) uint32_t* ws_loader_item(WsLoader* h) { return h->item; }
+// The loader's own need before any file's (ModelLoader::base_need), for an entry name of n bytes.
+WS_EXPORT(ws_loader_base_need) uint32_t ws_loader_base_need(uint32_t read_size, uint32_t n) {
+  ws::ModelLoaderOptions opt;
+  opt.read_size = read_size ? read_size : 1;
+  return static_cast<uint32_t>(ws::ModelLoader::base_need(opt, n));
+}
+
+// Names are the first n bytes of the input buffer.
+WS_EXPORT(ws_loader_add_file) uint32_t ws_loader_add_file(WsLoader* h, uint32_t n) {
+  return static_cast<uint32_t>(h->loader->add_file(reinterpret_cast<const char*>(h->input), n));
+}
+WS_EXPORT(ws_loader_open) uint32_t ws_loader_open(WsLoader* h, uint32_t entry, uint32_t n) {
+  return static_cast<uint32_t>(
+      h->loader->open(static_cast<ws::ModelEntry>(entry), reinterpret_cast<const char*>(h->input), n));
+}
+
+WS_EXPORT(ws_loader_next) uint32_t ws_loader_next(WsLoader* h) {
+  const ws::ModelEvent e = h->loader->next();
+  uint32_t* w = h->event;
+  w[0] = static_cast<uint32_t>(e.type);
+  w[1] = e.file;
+  put_u64(w + 2, e.offset);
+  w[4] = e.length;
+  w[5] = e.weight;
+  w[6] = static_cast<uint32_t>(e.role);
+  w[7] = ptr32(e.data);
+  w[8] = static_cast<uint32_t>(e.size);
+  if (e.type == ws::ModelEventType::Kv && e.kv) wsabi::put_event(&h->kv, *e.kv);
+  return w[0];
+}
+
+WS_EXPORT(ws_loader_set_file_size) void ws_loader_set_file_size(WsLoader* h, uint32_t lo, uint32_t hi) {
+  h->loader->set_file_size(uint64_t(lo) | uint64_t(hi) << 32);
+}
+// Answers the pending read with the first n bytes of the input buffer (n ≤ its size).
+WS_EXPORT(ws_loader_feed) void ws_loader_feed(WsLoader* h, uint32_t n) {
+  h->loader->feed(h->input, n < h->input_cap ? n : h->input_cap);
+}
+WS_EXPORT(ws_loader_end_of_file) void ws_loader_end_of_file(WsLoader* h) { h->loader->end_of_file(); }
+WS_EXPORT(ws_loader_file_missing) void ws_loader_file_missing(WsLoader* h) { h->loader->file_missing(); }
+
+WS_EXPORT(ws_loader_select) uint32_t ws_loader_select(WsLoader* h, uint32_t weight) {
+  return static_cast<uint32_t>(h->loader->select(weight));
+}
+WS_EXPORT(ws_loader_select_all) void ws_loader_select_all(WsLoader* h) { h->loader->select_all(); }
+
+// The model's files: their count, and file f into the item words: 0 name ptr, 1 name length,
+// 2 kind (ModelFileKind), 3 present, 4 table (0xFFFFFFFF: none), 5 manifest layer (or none),
+// 6 has a reader.
+WS_EXPORT(ws_loader_file_count) uint32_t ws_loader_file_count(WsLoader* h) { return h->loader->file_count(); }
+WS_EXPORT(ws_loader_file) uint32_t* ws_loader_file(WsLoader* h, uint32_t f) {
+  const ws::ModelLoader& L = *h->loader;
+  const ws::StrView n = L.file_name(f);
+  uint32_t* w = h->item;
+  w[0] = ptr32(n.data);
+  w[1] = static_cast<uint32_t>(n.size);
+  w[2] = static_cast<uint32_t>(L.file_kind(f));
+  w[3] = L.file_present(f);
+  w[4] = L.file_table(f);
+  w[5] = L.file_layer(f);
+  w[6] = L.file_reader(f) != nullptr;
+  return w;
+}
+
+// File f's reader (abi.h InfoOut), its tensors and __metadata__, as a session's.
+WS_EXPORT(ws_loader_file_info) wsabi::InfoOut* ws_loader_file_info(WsLoader* h, uint32_t f) {
+  const ws::Reader* r = h->loader->file_reader(f);
+  if (!r) return nullptr;
+  wsabi::put_info(&h->info, *r, h->arena_size);
+  return &h->info;
+}
+WS_EXPORT(ws_loader_file_tensor) uint32_t* ws_loader_file_tensor(WsLoader* h, uint32_t f, uint32_t i) {
+  wsabi::put_tensor(h->item, h->loader->file_reader(f)->tensor(i));
+  return h->item;
+}
+WS_EXPORT(ws_loader_file_dims) uint32_t ws_loader_file_dims(WsLoader* h, uint32_t f, uint32_t i, uint32_t* out,
+                                                            uint32_t max) {
+  return wsabi::put_dims(out, max, h->loader->file_reader(f)->tensor(i));
+}
+WS_EXPORT(ws_loader_file_metadata_reset) void ws_loader_file_metadata_reset(WsLoader* h, uint32_t) {
+  h->meta_cursor = 0;
+  h->meta_index = 0;
+}
+WS_EXPORT(ws_loader_file_metadata_next) uint32_t ws_loader_file_metadata_next(WsLoader* h, uint32_t f) {
+  return wsabi::put_metadata_next(h->item, h->loader->file_reader(f)->tensors(), &h->meta_cursor, &h->meta_index)
+             ? 1
+             : 0;
+}
+
+// After ModelReady, into the item words: 0 convention, 1 format (of the first data file),
+// 2 config_used, 3 table count, 4 weight count, 5 entry file, 6 a logical model (not GGUF),
+// 7-9 the UQFF version (major, minor, patch), 10-11 sequential peak, 12-13 seekable peak (reads
+// of `chunk` bytes).
+WS_EXPORT(ws_loader_model) uint32_t* ws_loader_model(WsLoader* h, uint32_t chunk) {
+  const ws::ModelLoader& L = *h->loader;
+  uint32_t* w = h->item;
+  memset(w, 0, 16 * sizeof(uint32_t));
+  w[0] = static_cast<uint32_t>(L.convention());
+  w[1] = static_cast<uint32_t>(L.format());
+  w[2] = L.config_used();
+  w[3] = L.table_count();
+  w[4] = L.weight_count();
+  w[5] = L.entry_file();
+  w[6] = L.model() != nullptr;
+  if (L.model() && L.convention() == ws::Convention::Uqff)
+    for (uint32_t i = 0; i < 3; ++i) w[7 + i] = L.model()->uqff_version(i);
+  const ws::ModelPlan p = L.plan(chunk ? chunk : 1);
+  put_u64(w + 10, p.sequential_peak);
+  put_u64(w + 12, p.seekable_peak);
+  return w;
+}
+WS_EXPORT(ws_loader_table_file) uint32_t ws_loader_table_file(WsLoader* h, uint32_t t) { return h->loader->table_file(t); }
+
+// Weight i and its load plan for reads of `chunk` bytes (wsabi::put_weight's words), and 49 the
+// file of its packed piece.
+WS_EXPORT(ws_loader_weight) uint32_t* ws_loader_weight(WsLoader* h, uint32_t i, uint32_t chunk) {
+  const ws::ModelLoader& L = *h->loader;
+  ws::LoadPlan p;
+  if (L.model()) p = ws::plan_weight(*L.model(), i, chunk ? chunk : 1);
+  wsabi::put_weight(h->item, L.weight(i), p);
+  h->item[wsabi::kWeightWords] = L.weight_file(i);
+  return h->item;
+}
+
+// The error (abi.h ErrorOut, words 0-11), then 12 the file (0xFFFFFFFF: the model as a whole),
+// 13 detail ptr, 14 detail length, 15 a convention error, 16 arena needed.
+WS_EXPORT(ws_loader_error) uint32_t* ws_loader_error(WsLoader* h) {
+  const ws::ModelLoader& L = *h->loader;
+  uint32_t* w = h->item;
+  wsabi::put_error(reinterpret_cast<wsabi::ErrorOut*>(w), L.error());
+  w[12] = L.error_file();
+  const ws::StrView d = L.error_detail();
+  w[13] = ptr32(d.data);
+  w[14] = static_cast<uint32_t>(d.size);
+  w[15] = L.convention_error();
+  const size_t need = L.arena_needed();
+  w[16] = need > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(need);
+  return w;
+}
+
+// For messages: the shard the entry index places tensor `name` in (the first n bytes of the input
+// buffer) into item words 0 ptr, 1 length; 0 when the index does not list it or there is none.
+WS_EXPORT(ws_loader_index_shard_of) uint32_t ws_loader_index_shard_of(WsLoader* h, uint32_t n) {
+  const ws::ShardIndex* x = h->loader->index();
+  if (!x) return 0;
+  const uint32_t e = x->find_tensor(reinterpret_cast<const char*>(h->input), n);
+  if (e == ws::kNoTensor) return 0;
+  const ws::StrView s = x->shard_name(x->tensor_shard(e));
+  h->item[0] = ptr32(s.data);
+  h->item[1] = static_cast<uint32_t>(s.size);
+  return 1;
+}
+
+// Layer i of the entry manifest into item words: 0-1 blob file (ptr, length), 2-3 name, 4 is a
+// tensor layer; 0 when there is no manifest or no such layer.
+WS_EXPORT(ws_loader_manifest_layer) uint32_t ws_loader_manifest_layer(WsLoader* h, uint32_t i) {
+  const ws::OllamaManifest* m = h->loader->manifest();
+  if (!m || i >= m->layer_count()) return 0;
+  const ws::ManifestLayer l = m->layer(i);
+  h->item[0] = ptr32(l.blob_file.data);
+  h->item[1] = static_cast<uint32_t>(l.blob_file.size);
+  h->item[2] = ptr32(l.name.data);
+  h->item[3] = static_cast<uint32_t>(l.name.size);
+  h->item[4] = l.is_tensor;
+  return 1;
+}
