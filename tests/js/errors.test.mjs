@@ -114,3 +114,15 @@ test('the same verdict as the CLI (`weightstream validate --json`) for every cor
   }
   assert.ok(n > 300);
 });
+
+test('a wasm trap is contained: a WeightstreamError (InternalError), and the next call gets a fresh module', async () => {
+  const wasm = await ws.init();
+  // A handle pointer far outside memory: the loader's next() reads out of bounds and traps.
+  assert.throws(() => wasm.x.ws_loader_next(0xFFFFFFF0), (e) => e instanceof ws.WeightstreamError && e.code === 'InternalError' &&
+    e.cause instanceof WebAssembly.RuntimeError && /^InternalError: the WebAssembly module trapped \(.* in ws_loader_next\)\. This is a bug/.test(e.message));
+  const fresh = await ws.init();
+  assert.notEqual(fresh, wasm, 'the trapped instance is discarded');
+  assert.equal(await ws.init(), fresh, 'and the fresh one is kept');
+  const v = await ws.validate(new Uint8Array([1, 2, 3]));
+  assert.equal(v.error.code, 'HeaderTooSmall');
+});

@@ -10,6 +10,7 @@ const JS_DESCRIPTIONS = {
   BufferTooLarge: "a tensor is larger than the device's maxBufferSize",
   GpuError: 'creating or writing a GPU buffer failed',
   Aborted: 'the caller aborted the stream',
+  InternalError: 'the WebAssembly module trapped',
 };
 
 export class WeightstreamError extends Error {

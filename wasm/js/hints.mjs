@@ -148,6 +148,7 @@ export const JS_CODES = Object.freeze({
   BufferTooLarge: 'Request a device with a larger maxBufferSize (requestDevice({requiredLimits})), or pass split: true to spread the tensor over several buffers.',
   GpuError: 'The GPU device refused the buffer: it may be out of memory or lost.',
   // Ollama manifests ({ ollama, blobs }): the CLI's codes for the same problems.
+  InternalError: 'This is a bug in weightstream (the WebAssembly module trapped): please report it with the file. The module was reset; the next call starts afresh.',
   ManifestNoBlobs: 'Ollama keeps manifests/ and blobs/ in one models directory: pass blobs (the directory that holds the sha256-* blobs, or (file) => source).',
 });
 

@@ -5,6 +5,8 @@
 // module (import.meta.url); Node reads it with fs, since Node's fetch does not read file: URLs.
 // init({ wasmBinary }) or init({ wasmUrl }) overrides the location (bundlers, CDNs).
 
+import { makeError } from './errors.mjs';
+
 let pending = null;
 
 function isNode() {
@@ -22,7 +24,7 @@ async function readBinary(url) {
   return response.arrayBuffer();
 }
 
-async function instantiate(options) {
+async function instantiate(options, discard) {
   const imports = {
     // Called by the module's allocator when memory grows; views are re-checked lazily anyway.
     env: { emscripten_notify_memory_growth() { wasm?.memoryChanged(); } },
@@ -35,14 +37,36 @@ async function instantiate(options) {
   }
   const { instance } = await WebAssembly.instantiate(bytes, imports);
   instance.exports._initialize();  // static constructors (a reactor module has no main)
-  wasm = new Wasm(instance.exports);
+  wasm = new Wasm(contained(instance.exports, discard));
   return wasm;
+}
+
+// A trap of any kind (out-of-bounds access, division by zero, unreachable) must never reach a
+// caller as a RuntimeError, nor leave a module whose memory may be inconsistent in use: every
+// export is wrapped so that a trap becomes a WeightstreamError (InternalError), and the instance
+// is dropped — the next init() (every public call makes one) instantiates a fresh module.
+function contained(exports, discard) {
+  const out = { memory: exports.memory };
+  for (const [name, f] of Object.entries(exports)) {
+    if (typeof f !== 'function') { out[name] = f; continue; }
+    out[name] = (...args) => {
+      try {
+        return f(...args);
+      } catch (e) {
+        if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+        discard();
+        throw makeError({ code: 'InternalError', offset: null, detail: `${e.message} in ${name}`, cause: e });
+      }
+    };
+  }
+  return out;
 }
 
 // Loads (once) and returns the module. Options only matter on the first call.
 export function init(options = {}) {
   if (!pending) {
-    pending = instantiate(options);
+    const p = instantiate(options, () => { if (pending === p) pending = null; });
+    pending = p;
     pending.catch(() => { pending = null; });  // a failed load may be retried
   }
   return pending;
