@@ -46,8 +46,9 @@ export async function validate(source, options = {}) {
 
 // Reads up to the end of the headers (the rest of a stream is cancelled, a URL's body not
 // downloaded): format, tensors, metadata, and the library's logical weights. Throws a
-// WeightstreamError when a header, the index or the manifest is invalid; a convention's rejection
-// (the headers being valid) is reported in `logical.error`.
+// WeightstreamError when a header, the index or the manifest is invalid (or, for a UQFF directory
+// or an Ollama model, the model); a safetensors file's or sharded model's convention rejection (the
+// headers being valid) is reported in `logical.error`.
 export async function inspect(source, options = {}) {
   const wasm = await init(options);
   const model = await describeModel(source, options);
@@ -57,7 +58,8 @@ export async function inspect(source, options = {}) {
       if (ev.kind === 'ready') { ready = ev; weights = weightsOf(ev); }
     }
   } catch (e) {
-    if (!(e instanceof WeightstreamError) || !e.model) throw e;
+    // A UQFF directory or an Ollama model is its logical model: its rejection is inspect()'s.
+    if (!(e instanceof WeightstreamError) || !e.model || model.kind === 'uqff' || model.kind === 'ollama') throw e;
     ready = e.model;
     conventionError = e;
   }

@@ -498,11 +498,11 @@ test('MLX with config.json (found beside the URL; given with the file picker): l
     if (dir === 'mlx') await shot('12-mlx-logical-weights');
   }
   // Without its config.json the 4-bit g32 / 2-bit g64 weight is ambiguous: the logical-weights card
-  // says so, as the CLI does for the file alone.
+  // says so, and the verdict is the model's (#16): invalid, as the CLI says for the file alone.
   mkdirSync(join(tmp, 'mlx-alone'), { recursive: true });
   copyFileSync(join(conventions, 'mlx', 'model.safetensors'), join(tmp, 'mlx-alone', 'model.safetensors'));
   await page.setInputFiles('#file', [join(conventions, 'mlx', 'model.safetensors')]);
-  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid' && !/config/.test(document.getElementById('source-name').textContent), null, { timeout: 30000 });
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'invalid' && !/config/.test(document.getElementById('source-name').textContent), null, { timeout: 30000 });
   const amb = cliError(join(tmp, 'mlx-alone', 'model.safetensors'), 'model.layers.0.mlp.down_proj.weight');
   assert.match(await page.textContent('#logical-note'), new RegExp(`^✘ ${amb.code} in "${amb.tensor.replaceAll('.', '\\.')}"`));
   // With it.
