@@ -73,13 +73,6 @@ export function openManifestReader(wasm, bytes, name = null) {
   }
 }
 
-// The manifest's layers: [{mediaType, file, name, size, isTensor}], or a WeightstreamError.
-export function parseManifest(wasm, bytes, name = null) {
-  const r = openManifestReader(wasm, bytes, name);
-  r.destroy();
-  return r.layers;
-}
-
 // Where blob `file` is, by the `blobs` option (see the top of this file).
 async function blobResolver(source) {
   const { ollama: manifest, blobs } = source;

@@ -14,14 +14,12 @@
 //     (file) => source. A shard the index names that is not given is ShardNotGiven (naming it)
 //     before any shard is read; files the index does not name are not read.
 import { toSource, toUrl, readAll } from './sources.mjs';
-import { makeError, WeightstreamError } from './errors.mjs';
+import { makeError } from './errors.mjs';
 import { readError } from './session.mjs';
 import { u64 } from './module.mjs';
 import { fileEvents } from './model.mjs';
-import { scanFile } from './scan.mjs';
-import { publicHeader } from './validate.mjs';
 import { readHeaders, buildLogical, destroySessions } from './multi-file.mjs';
-import { configBytes, publicWeight } from './conventions.mjs';
+import { configBytes } from './conventions.mjs';
 
 const INDEX_ARENA = 1 << 20;
 
@@ -265,62 +263,6 @@ export async function* shardedEvents(wasm, source, options, progress) {
     if (s !== 0) throw index.error(s, null);
     yield { kind: 'done', validated: 'full', index: { tensors: model.tensorCount, totalSize: model.totalSize, metadata: model.metadata, shards: model.shards.map((x) => x.file) } };
   } finally {
-    index.destroy();
-  }
-}
-
-// validate() and inspect() of a sharded model.
-export async function scanSharded(wasm, source, options) {
-  const inspectMode = options.mode === 'inspect';
-  let model;
-  try {
-    model = await openIndex(wasm, source, options);
-  } catch (e) {
-    if (inspectMode || !(e instanceof WeightstreamError) || e.code === 'Aborted') throw e;
-    return { valid: false, format: null, tensors: 0, error: e.toJSON() };
-  }
-  const { index } = model;
-  const shards = [];
-  const kept = [];  // inspect: every shard's session, for the logical model over all shards
-  try {
-    for (const sh of model.shards) {
-      const src = await toSource(sh.input, options);
-      const keep = inspectMode ? {} : null;
-      const o = { ...options, select: () => false, ranges: false, headerOnly: inspectMode, shard: sh.file, onHeader: shardCheck(wasm, index, sh.file), keep };
-      try {
-        for await (const ev of scanFile(wasm, src, o)) {
-          if (ev.kind === 'header') shards.push({ file: sh.file, ...publicHeader(ev.header), header: ev.header });
-        }
-      } finally {
-        if (keep?.session) kept.push(keep.session);
-      }
-    }
-    const s = wasm.x.ws_index_finish_checks(index.h);
-    if (s !== 0) throw index.error(s, null);
-    if (!inspectMode) return { valid: true, format: 'safetensors', tensors: model.tensorCount, error: null };
-    const out = {
-      format: 'safetensors',
-      sharded: true,
-      totalSize: model.totalSize,
-      metadata: model.metadata,
-      shards: shards.map(({ header, ...sh }) => sh),
-      tensors: shards.flatMap((sh) => sh.tensors.map((t) => ({ ...t, shard: sh.file }))),
-    };
-    // The library's logical weights over all shards (MLX: pass quantization), as for one file.
-    const files = shards.map((sh, i) => ({ header: sh.header, name: sh.file, session: kept[i] }));
-    try {
-      const l = await buildLogical(wasm, files, { ...options, noExternal: true }, (m) => m.build(m.kind()), { config: configBytes(options.quantization) });
-      if (l.weights.some((w) => w.convention !== 'plain')) out.logical = { convention: 'mlx', weights: l.weights.map((w) => publicWeight(files, w)), plan: l.plan, error: null };
-    } catch (e) {
-      if (!(e instanceof WeightstreamError)) throw e;
-      out.logical = { convention: null, weights: [], plan: null, error: e.toJSON() };
-    }
-    return out;
-  } catch (e) {
-    if (inspectMode || !(e instanceof WeightstreamError) || e.code === 'Aborted') throw e;
-    return { valid: false, format: 'safetensors', tensors: model.tensorCount, error: e.toJSON() };
-  } finally {
-    for (const k of kept) k.destroy();
     index.destroy();
   }
 }
