@@ -272,7 +272,7 @@ constexpr HintEntry kHints[] = {
     {"ModelFileNotSafetensors",
      "Sharded, UQFF and manifest models are made of safetensors files: give a GGUF file to weightstream on its own."},
     {"TooManyFiles",
-     "weightstream reads at most 64 files as one model: load the model's files in groups."},
+     "The host set a limit on the files of one model (ModelLoaderOptions::max_files): raise it."},
 };
 
 const HintEntry* find_entry(Status s) {

@@ -113,9 +113,10 @@ struct ModelLoaderOptions {
   void* out_buffer = nullptr;
   size_t out_buffer_size = 0;
   Limits limits;                   // for every reader and document
-  // The most files the model may have, config.json and the entry document included (a slot of
-  // ~100 bytes each, taken from the arena at construction): 3 to kMaxFiles.
-  uint32_t max_files = 66;
+  // The most files the model may have, config.json and the entry document included; 0: as many
+  // as the arena holds (each file takes a slot of about 200 bytes and its name, from the arena,
+  // as the model's documents name them). Beyond it: TooManyFiles.
+  uint32_t max_files = 0;
 };
 
 struct ModelEvent {
@@ -132,8 +133,9 @@ struct ModelEvent {
 
 class ModelLoader {
  public:
-  static constexpr uint32_t kMaxDataFiles = LogicalModel::kMaxTables;
-  static constexpr uint32_t kMaxFiles = kMaxDataFiles + 2;  // + the entry document + config.json
+  // File slots taken at construction; a model of more files gets a larger table once its file
+  // count is known (the slots move: hosts keep file numbers, never slot addresses).
+  static constexpr uint32_t kInitialFiles = 4;
 
   // `arena` is 8-byte aligned (16 for decode output) and outlives the loader.
   ModelLoader(void* arena, size_t arena_size, const ModelLoaderOptions& options = ModelLoaderOptions());
@@ -227,6 +229,7 @@ class ModelLoader {
   ModelEvent fail_piece_read(uint32_t file, uint32_t tensor, const StrView& name);
   ModelEvent fail_arena(size_t component_need, uint32_t file, size_t rest = ~size_t(0));
   size_t after_headers_need(uint64_t tensors, bool gguf) const;
+  size_t table_storage_need() const;
   ModelEvent request(uint32_t f, uint64_t offset, uint64_t length);
   ModelEvent step();
   ModelEvent step_entry_doc();
@@ -240,7 +243,9 @@ class ModelLoader {
   ModelEvent model_ready();
   ModelEvent after_ready();
   uint32_t add_slot(ModelFileKind kind, const char* name, size_t n, bool copy);
-  bool order_uqff_files();
+  bool reserve_files(uint32_t n);
+  void order_uqff_files();
+  ModelEvent fail_files(uint64_t files, size_t extra, uint32_t file);
   void* take_low(size_t n, size_t align);
   void* take_high(size_t n);
   bool gguf_weights();
@@ -275,12 +280,13 @@ class ModelLoader {
   ModelEntry entry_ = ModelEntry::Auto;
   bool opened_ = false;
 
-  FileSlot* files_ = nullptr;  // max_files_ slots, at the arena's start
-  uint32_t max_files_ = 0;
+  FileSlot* files_ = nullptr;  // files_cap_ slots (and table_files_), from the arena
+  uint32_t files_cap_ = 0;
+  uint32_t max_files_ = 0;     // 0: no limit but the arena's
   uint32_t file_count_ = 0;
   uint32_t entry_file_ = kNoFile;
   uint32_t config_file_ = kNoFile;
-  uint32_t table_files_[kMaxDataFiles] = {};
+  uint32_t* table_files_ = nullptr;  // table -> file, files_cap_ entries
   uint32_t table_count_ = 0;
   uint32_t cur_ = 0;  // the file (or table, weight, tensor) a phase is at
 

@@ -152,7 +152,7 @@ namespace ws {
   X(ManifestBlobMissing, "the blob of an Ollama manifest layer is not there")                      \
   X(ManifestBlobNotSafetensors, "the blob of an Ollama manifest tensor layer is not a safetensors file") \
   X(ModelFileNotSafetensors, "a file of a several-file model is not a safetensors file")          \
-  X(TooManyFiles, "the model has more files than the loader reads as one model (64)")
+  X(TooManyFiles, "the model has more files than the host allows (ModelLoaderOptions::max_files)")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,
