@@ -87,6 +87,7 @@ bool looks_like_json(const uint8_t* p, size_t n) {
 
 const char* model_file_kind_name(ModelFileKind k) {
   switch (k) {
+    case ModelFileKind::Split: return "split";
     case ModelFileKind::File: return "file";
     case ModelFileKind::Index: return "index";
     case ModelFileKind::Manifest: return "manifest";
@@ -236,6 +237,11 @@ size_t ModelLoader::after_headers_need(uint64_t tensors, bool gguf) const {
   size_t n = 0;
   if (gguf) {
     n += round8(size_t(sizeof(LogicalWeight) * (tensors + 1)));
+    if (split_count_) {  // the name hash of the duplicate check (split_weights_check)
+      uint64_t half = 1;
+      while (half < 2 * tensors && half < 0x40000000u) half <<= 1;
+      n += size_t(half * 4 + 8);
+    }
   } else {
     const uint64_t slots = LogicalModel::index_slots_for(tensors);
     n += round8(sizeof(LogicalModel)) + round8(size_t(sizeof(LogicalWeight) * (tensors + 1))) +
@@ -340,11 +346,12 @@ ModelEntry model_entry_from_name(const char* name, size_t n) {
 
 Status ModelLoader::add_file(const char* name, size_t n) {
   if (opened_ || !files_ || phase_ == Phase::Failed) return Status::UsageError;
-  // Only what a UQFF directory is made of; anything else in a listing (config.json, READMEs) is
-  // not read.
+  // Only what a UQFF directory or a split GGUF model is made of; anything else in a listing
+  // (config.json, READMEs) is not read. open() keeps the one kind the entry is.
   const bool part = model_entry_from_name(name, n) == ModelEntry::UqffFiles;
-  if (!part && !is_residual(name, n)) return Status::Ok;
-  const uint32_t f = add_slot(ModelFileKind::UqffPart, name, n, true);
+  const bool split = ends_with(name, n, ".gguf");
+  if (!part && !split && !is_residual(name, n)) return Status::Ok;
+  const uint32_t f = add_slot(split ? ModelFileKind::Split : ModelFileKind::UqffPart, name, n, true);
   if (f == kNoFile) return fail_files(uint64_t(file_count_) + 1, n + 1, kNoFile), error_.code;
   files_[f].number = part ? uqff_number(name, n) : ~uint64_t(0);  // the residual file last
   return Status::Ok;
@@ -389,12 +396,32 @@ Status ModelLoader::open(ModelEntry entry, const char* name, size_t n) {
   }
   opened_ = true;
   if (entry == ModelEntry::Auto) {
-    if (file_count_ > 0) entry = ModelEntry::UqffFiles;
+    bool uqff = false;
+    for (uint32_t f = 0; f < file_count_; ++f) uqff = uqff || files_[f].kind == ModelFileKind::UqffPart;
+    if (file_count_ > 0) entry = uqff ? ModelEntry::UqffFiles : ModelEntry::GgufSplits;
     else if (name && model_entry_from_name(name, n) == ModelEntry::ShardIndex) entry = ModelEntry::ShardIndex;
   }
   entry_ = entry;
-  if (entry == ModelEntry::UqffFiles) {
-    order_uqff_files();
+  if (entry == ModelEntry::UqffFiles || entry == ModelEntry::GgufSplits) {
+    // The names of the entry's kind, in the model's order: UQFF by number, splits by name.
+    const ModelFileKind keep = entry == ModelEntry::UqffFiles ? ModelFileKind::UqffPart : ModelFileKind::Split;
+    uint32_t kept = 0;
+    for (uint32_t f = 0; f < file_count_; ++f)
+      if (files_[f].kind == keep) files_[kept++] = files_[f];
+    file_count_ = kept;
+    if (entry == ModelEntry::UqffFiles) {
+      order_uqff_files();
+    } else {
+      struct Less {
+        static bool of(const void* a, const void* b, const void*) {
+          const FileSlot& x = *static_cast<const FileSlot*>(a);
+          const FileSlot& y = *static_cast<const FileSlot*>(b);
+          return name_less(x.name, x.name_size, y.name, y.name_size);
+        }
+      };
+      detail::heap_sort(files_, file_count_, sizeof(FileSlot), &Less::of, nullptr);
+      for (uint32_t f = 0; f < file_count_; ++f) files_[f].split_pos = f;
+    }
     phase_ = Phase::Headers;
     cur_ = 0;
     return Status::Ok;
@@ -590,16 +617,20 @@ bool multi_file(ModelEntry e) { return e == ModelEntry::ShardIndex || e == Model
 
 ModelEvent ModelLoader::step_headers() {
   if (cur_ >= file_count_) {
-    // Every header is in: the index's own checks, then the convention.
+    // Every header is in: the index's own checks (a split GGUF model's over all splits), then
+    // the convention.
     if (index_ && index_->finish_checks() != Status::Ok) return fail_error(index_->error(), entry_file_);
+    ModelEvent e;
+    if (split_count_ && !split_finish(&e)) return e;
     return build();
   }
   FileSlot& s = files_[cur_];
   if (answer_ == Answer::Missing) {
     answer_ = Answer::None;
-    const Status code = s.kind == ModelFileKind::Shard  ? Status::ShardNotGiven
-                        : s.kind == ModelFileKind::Blob ? Status::ManifestBlobMissing
-                                                        : Status::FileMissing;
+    const Status code = s.kind == ModelFileKind::Shard   ? Status::ShardNotGiven
+                        : s.kind == ModelFileKind::Blob  ? Status::ManifestBlobMissing
+                        : s.kind == ModelFileKind::Split ? Status::GgufSplitMissing
+                                                         : Status::FileMissing;
     fail(code, 0, cur_);
     if (s.kind == ModelFileKind::Blob) {  // the layer's name: what users find in the manifest
       const StrView layer = manifest_->layer(s.layer).name;
@@ -626,6 +657,7 @@ ModelEvent ModelLoader::step_headers() {
     }
     if (s.prefix_have < 8 && !s.ended) return request(cur_, s.pos, 8 - s.prefix_have);
     const bool gguf = s.prefix_have >= 4 && memcmp(s.prefix, "GGUF", 4) == 0;
+    if (!gguf && s.kind == ModelFileKind::Split) return fail(Status::GgufSplitNotGguf, 0, cur_);
     if (gguf && multi_file(entry_)) {
       fail(s.kind == ModelFileKind::Blob ? Status::ManifestBlobNotSafetensors : Status::ModelFileNotSafetensors, 0, cur_);
       if (s.kind == ModelFileKind::Blob) {
@@ -685,6 +717,7 @@ ModelEvent ModelLoader::step_headers() {
       case EventType::KvScalar:
       case EventType::KvBytes:
       case EventType::KvEnd: {
+        if (s.reader->format() == Format::Gguf) note_kv(s, e);  // split.* keys (model_split.cpp)
         reader_event_ = e;
         ModelEvent out;
         out.type = ModelEventType::Kv;
@@ -701,7 +734,8 @@ ModelEvent ModelLoader::step_headers() {
           size_t rest = ~size_t(0);
           if (cur_ + 1 == file_count_) {
             uint64_t tensors = s.reader->tensors_seen();
-            for (uint32_t t = 0; t < table_count_; ++t) tensors += files_[table_files_[t]].reader->tensor_count();
+            for (uint32_t g = 0; g < cur_; ++g)
+              if (files_[g].header_done) tensors += files_[g].reader->tensor_count();
             rest = after_headers_need(tensors, s.reader->format() == Format::Gguf);
           }
           return fail_arena(s.reader->arena_needed(), cur_, rest);
@@ -724,11 +758,18 @@ ModelEvent ModelLoader::step_headers() {
 ModelEvent ModelLoader::header_ready(uint32_t f) {
   FileSlot& s = files_[f];
   const Reader& r = *s.reader;
-  s.table = table_count_;
-  table_files_[table_count_++] = f;
+  s.header_done = true;
   // Keep the reader's two ends; the free middle goes on to the next file.
   lo_ = align_up(s.region_lo + r.arena_low(), kAlign);
   hi_ = s.region_hi - r.arena_high();
+  if (r.format() == Format::Gguf &&
+      (split_count_ || entry_ == ModelEntry::File || entry_ == ModelEntry::GgufSplits)) {
+    // A split GGUF model's file: its rules, and its table once all splits are in (split order).
+    ModelEvent e;
+    if (split_header(f, &e)) return e;
+  }
+  s.table = table_count_;
+  table_files_[table_count_++] = f;
   if (s.kind == ModelFileKind::Shard &&
       index_->check_shard(s.name, s.name_size, r.tensors()) != Status::Ok)
     return fail_error(index_->error(), f);
@@ -786,24 +827,39 @@ ModelEvent ModelLoader::step_config() {
   return build();
 }
 
+// GGUF: one weight per tensor, of every table in order (a split model's splits). The type ids
+// mean what the first file's dialect says (a later split has no general.architecture).
+uint64_t ModelLoader::gguf_tensor_total() const {
+  uint64_t n = 0;
+  for (uint32_t t = 0; t < table_count_; ++t) n += files_[table_files_[t]].reader->tensor_count();
+  return n;
+}
+
 bool ModelLoader::gguf_weights() {
-  const Reader& r = *files_[table_files_[0]].reader;
-  gguf_count_ = r.tensor_count();
+  const uint64_t total = gguf_tensor_total();
+  if (total >= 0xFFFFFFFFu) return false;
+  gguf_count_ = uint32_t(total);
   void* mem = take_low(sizeof(LogicalWeight) * (gguf_count_ ? gguf_count_ : 1), kAlign);
   if (!mem) return false;
   gguf_weights_ = static_cast<LogicalWeight*>(mem);
-  for (uint32_t i = 0; i < gguf_count_; ++i) {
+  const GgmlDialect dialect = files_[table_files_[0]].reader->gguf_dialect();
+  uint32_t base = 0;
+  for (uint32_t tab = 0; tab < table_count_; ++tab) {
+  FileSlot& slot = files_[table_files_[tab]];
+  const Reader& r = *slot.reader;
+  slot.first_weight = base;
+  for (uint32_t i = 0; i < r.tensor_count(); ++i) {
     const TensorInfo t = r.tensor(i);
-    LogicalWeight& w = *new (gguf_weights_ + i) LogicalWeight();
+    LogicalWeight& w = *new (gguf_weights_ + base + i) LogicalWeight();
     w.name = t.name;
-    w.piece[uint32_t(PieceRole::Packed)] = TensorRef{0, i};
+    w.piece[uint32_t(PieceRole::Packed)] = TensorRef{tab, i};
     // GGUF lists ne[0], the contiguous dimension, first: row-major order is the reverse.
     uint64_t dims[kMaxLogicalRank] = {};
     w.rank = t.copy_shape(dims, kMaxLogicalRank);
     for (uint32_t d = 0; d < w.rank; ++d) w.shape[d] = dims[w.rank - 1 - d];
     w.elements = t.element_count();
     QuantFormat f;
-    if (!quant_format_from_ggml(t.type, r.gguf_dialect(), &f)) continue;
+    if (!quant_format_from_ggml(t.type, dialect, &f)) continue;
     w.format = f;
     // The decoder's own checks, before any byte is read: a kernel this build lacks, a tensor
     // that is not whole blocks, stored bytes that are not what its values take (I2_S: codes
@@ -818,6 +874,8 @@ bool ModelLoader::gguf_weights() {
     if (w.elements > (~uint64_t(0) >> 2)) continue;
     w.decodable = true;
   }
+  base += r.tensor_count();
+  }
   return true;
 }
 
@@ -827,7 +885,12 @@ ModelEvent ModelLoader::build() {
   if (phase_ == Phase::Headers) {
     if (gguf) {
       convention_ = Convention::Plain;
-      if (!gguf_weights()) return fail_arena(sizeof(LogicalWeight) * (first->tensor_count() + 1), table_files_[0]);
+      if (!gguf_weights()) {
+        if (gguf_tensor_total() >= 0xFFFFFFFFu) return fail(Status::TooManyTensors, 0, table_files_[0]);
+        return fail_arena(size_t(sizeof(LogicalWeight) * (gguf_tensor_total() + 1)), table_files_[0]);
+      }
+      ModelEvent e;
+      if (split_count_ && !split_weights_check(&e)) return e;
       return model_ready();
     }
     // The model: its weights (at most one per tensor) and a name hash of two slots per tensor, so
