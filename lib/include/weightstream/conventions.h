@@ -106,11 +106,26 @@ struct LogicalWeight {
   DequantSpec spec() const;
 };
 
+// One table (file) of a LogicalModel: where its tensors are, and UQFF's copy of the version tensors
+// it holds. LogicalModel keeps kInlineTables of these; set_table_storage() gives it more.
+struct LogicalTable {
+  const TensorTable* table = nullptr;
+  uint64_t data_start = 0;
+  uint32_t first = 0;  // the model-wide number of its first tensor (the name hash stores those)
+  uint8_t version_copy[12] = {};  // UQFF: this file's copy of the version tensors, as fed
+  uint8_t version_got[3] = {};    // ... and how many bytes of each arrived
+};
+
 class LogicalModel {
  public:
-  static constexpr uint32_t kMaxTables = 64;
+  // Tables held in the object itself; a model of more files (a model sharded into hundreds of
+  // files, DeepSeek-V3's 163) gives caller storage with set_table_storage().
+  static constexpr uint32_t kInlineTables = 64;
 
   LogicalModel(LogicalWeight* storage, uint32_t capacity);
+  // Optional, before add_table(): room for `n` tables in caller memory (used instead of the
+  // inline kInlineTables).
+  void set_table_storage(LogicalTable* storage, uint32_t n);
   LogicalModel(const LogicalModel&) = delete;  // the hash may point into the object itself
   LogicalModel& operator=(const LogicalModel&) = delete;
   // Optional, before any build: `n` caller slots (any count; a power of two is used) for the name
@@ -158,17 +173,18 @@ class LogicalModel {
   uint32_t owner(TensorRef r, PieceRole* role) const;
 
   uint32_t table_count() const { return table_count_; }
-  const TensorTable& table(uint32_t t) const { return *tables_[t]; }
-  uint64_t data_start(uint32_t t) const { return data_start_[t]; }
-  TensorInfo tensor(TensorRef r) const { return tables_[r.table]->get(r.index); }
+  const TensorTable& table(uint32_t t) const { return *tables_[t].table; }
+  uint64_t data_start(uint32_t t) const { return tables_[t].data_start; }
+  TensorInfo tensor(TensorRef r) const { return tables_[r.table].table->get(r.index); }
   // Absolute file offsets [begin, end) of a piece in its table's file.
-  uint64_t piece_begin(TensorRef r) const { return data_start_[r.table] + tensor(r).begin; }
-  uint64_t piece_end(TensorRef r) const { return data_start_[r.table] + tensor(r).end; }
+  uint64_t piece_begin(TensorRef r) const { return tables_[r.table].data_start + tensor(r).begin; }
+  uint64_t piece_end(TensorRef r) const { return tables_[r.table].data_start + tensor(r).end; }
 
  private:
   Status fail(Status s, TensorRef at, const StrView& name);
   Status fail_data(Status s, TensorRef at, const StrView& name);  // offset = the tensor's data
   TensorRef find_tensor(const char* name, size_t n) const;
+  TensorRef ref_of(uint32_t id) const;  // a model-wide tensor number (the name hash's) -> table, index
   // Tensor named a + b. `table` = kNoTensor: any table (first or, with `last`, last added);
   // otherwise only that table.
   TensorRef find_concat(const char* a, size_t an, const char* b, uint32_t table = kNoTensor,
@@ -186,13 +202,14 @@ class LogicalModel {
   LogicalWeight* weights_;
   uint32_t capacity_;
   uint32_t count_ = 0;
-  const TensorTable* tables_[kMaxTables] = {};
-  uint64_t data_start_[kMaxTables] = {};
+  LogicalTable* tables_ = inline_tables_;
+  uint32_t table_cap_ = kInlineTables;
   uint32_t table_count_ = 0;
   Error error_;
   uint32_t error_table_ = kNoTensor;
   StrView detail_;
-  // Name hash: [0, half) tensors ((table << 26 | index) + 1), [half, 2 half) weights (index + 1);
+  // Name hash: [0, half) tensors (model-wide number + 1: LogicalTable::first + index), [half,
+  // 2 half) weights (index + 1);
   // 0 = empty. indexed_ is false when the model does not fit (linear scans then).
   uint32_t* slots_ = inline_slots_;
   uint32_t slot_count_ = kInlineSlots;
@@ -200,9 +217,7 @@ class LogicalModel {
   bool indexed_ = false;
   TensorRef version_ref_[3];
   uint8_t version_bytes_[12] = {};  // the version (the first copy's bytes), after resolve_uqff()
-  // Every file's copy of the version tensors, by table: bytes as fed, and how many arrived.
-  uint8_t version_copy_[kMaxTables][12] = {};
-  uint8_t version_copy_got_[kMaxTables][3] = {};
+  LogicalTable inline_tables_[kInlineTables];
   uint32_t inline_slots_[kInlineSlots] = {};
 };
 

@@ -66,8 +66,10 @@ class OllamaManifest;
 class MlxQuantConfig;
 
 // What the host opens. Auto: `*.index.json` is an index; a file that starts like JSON is an Ollama
-// manifest; else one safetensors or GGUF file; names given with add_file() make a UQFF directory.
-enum class ModelEntry : uint8_t { Auto, File, ShardIndex, UqffFiles, OllamaManifest };
+// manifest; else one safetensors or GGUF file (a split GGUF model's files are found from any one of
+// them, see below); names given with add_file() make a UQFF directory (`*.uqff` among them) or a
+// split GGUF model's list of splits (`*.gguf` names only: GgufSplits).
+enum class ModelEntry : uint8_t { Auto, File, ShardIndex, UqffFiles, OllamaManifest, GgufSplits };
 
 // What a model's entry name alone says (the rule open(Auto) and add_file() apply): ShardIndex for
 // `*.index.json`, UqffFiles for a `*.uqff` part (a host then lists its directory with add_file()),
@@ -75,7 +77,7 @@ enum class ModelEntry : uint8_t { Auto, File, ShardIndex, UqffFiles, OllamaManif
 ModelEntry model_entry_from_name(const char* name, size_t n);
 
 // What a file is to the model (file_kind()).
-enum class ModelFileKind : uint8_t { File, Index, Manifest, Shard, UqffPart, Blob, Config };
+enum class ModelFileKind : uint8_t { File, Index, Manifest, Shard, UqffPart, Blob, Config, Split };
 const char* model_file_kind_name(ModelFileKind k);
 
 // Headers: headers (and UQFF scalars), the model and its plan; ModelReady; Done.
@@ -113,9 +115,10 @@ struct ModelLoaderOptions {
   void* out_buffer = nullptr;
   size_t out_buffer_size = 0;
   Limits limits;                   // for every reader and document
-  // The most files the model may have, config.json and the entry document included (a slot of
-  // ~100 bytes each, taken from the arena at construction): 3 to kMaxFiles.
-  uint32_t max_files = 66;
+  // The most files the model may have, config.json and the entry document included; 0: as many
+  // as the arena holds (each file takes a slot of about 200 bytes and its name, from the arena,
+  // as the model's documents name them). Beyond it: TooManyFiles.
+  uint32_t max_files = 0;
 };
 
 struct ModelEvent {
@@ -132,8 +135,9 @@ struct ModelEvent {
 
 class ModelLoader {
  public:
-  static constexpr uint32_t kMaxDataFiles = LogicalModel::kMaxTables;
-  static constexpr uint32_t kMaxFiles = kMaxDataFiles + 2;  // + the entry document + config.json
+  // File slots taken at construction; a model of more files gets a larger table once its file
+  // count is known (the slots move: hosts keep file numbers, never slot addresses).
+  static constexpr uint32_t kInitialFiles = 4;
 
   // `arena` is 8-byte aligned (16 for decode output) and outlives the loader.
   ModelLoader(void* arena, size_t arena_size, const ModelLoaderOptions& options = ModelLoaderOptions());
@@ -147,7 +151,9 @@ class ModelLoader {
   static size_t base_need(const ModelLoaderOptions& options, size_t entry_name_size);
 
   // UqffFiles (or Auto): one name of the model's directory; the loader picks and orders them.
-  // Before open(). Names are copied.
+  // GgufSplits (or Auto when no `*.uqff` name is given): one split of a split GGUF model; the
+  // splits are read in name order, the first must be split 0, and there must be split.count of
+  // them (llama.cpp's list of splits). Other names are ignored. Before open(). Names are copied.
   Status add_file(const char* name, size_t n);
   // The entry: a file, an index, a manifest (its name is copied; for UqffFiles it only names the
   // model). UsageError when called twice or with bad options.
@@ -186,6 +192,28 @@ class ModelLoader {
   const ShardIndex* index() const { return index_; }
   const OllamaManifest* manifest() const { return manifest_; }
   uint32_t file_layer(uint32_t f) const;      // a blob's manifest layer, or kNoTensor
+
+  // Split GGUF models (FORMATS.md §8; gguf_split.h). A GGUF entry whose split.count is above 1 is a
+  // split model: from its name and keys the loader names the others `<prefix>-%05d-of-%05d.gguf`
+  // and asks for them (any split may be the entry; a list given with add_file() is taken as it
+  // is). Each split is read as its own GGUF file; the model is one table of weights in split
+  // order (tables are the splits in order: table t is split t), its metadata the first split's.
+  // The rules, each with its status and the split named (error_file()), checked at each split's
+  // header: GgufSplitNotGguf, GgufSplitMissing, GgufSplitKeyType (split.no / split.count u16,
+  // split.tensors.count i32), GgufSplitNoMissing, GgufSplitFirstNotZero, GgufSplitNoMismatch
+  // (split.no not the split's position), GgufSplitCountMismatch (a list of another length, or a
+  // split that states another split.count), GgufSplitNameMismatch (the entry's name does not end
+  // in "-%05d-of-%05d.gguf" for its keys: error_detail() is that ending); after the last header:
+  // GgufSplitTensorCountMissing, GgufSplitDuplicateTensor (the later split and its tensor),
+  // GgufSplitTensorCountMismatch (the first split's split.tensors.count: found the tensors, expected
+  // the key; or a later split that states another total).
+  // Key-values other than split.* in a split after the first are not the model's (llama.cpp reads
+  // only the first split's): they are handed on as Kv events of their file and reported here,
+  // not merged and not an error.
+  uint32_t split_count() const { return split_count_; }  // 0: not a split model
+  uint32_t file_split(uint32_t f) const;      // a split's 0-based number, or kNoFile
+  uint32_t split_foreign_kvs(uint32_t f) const;      // key-values other than split.* it holds
+  uint64_t split_foreign_offset(uint32_t f) const;   // ... the first one's offset
 
   // After ModelReady. Tables are the data files in order (table t = table_file(t)).
   Convention convention() const { return convention_; }
@@ -227,6 +255,7 @@ class ModelLoader {
   ModelEvent fail_piece_read(uint32_t file, uint32_t tensor, const StrView& name);
   ModelEvent fail_arena(size_t component_need, uint32_t file, size_t rest = ~size_t(0));
   size_t after_headers_need(uint64_t tensors, bool gguf) const;
+  size_t table_storage_need() const;
   ModelEvent request(uint32_t f, uint64_t offset, uint64_t length);
   ModelEvent step();
   ModelEvent step_entry_doc();
@@ -240,10 +269,23 @@ class ModelLoader {
   ModelEvent model_ready();
   ModelEvent after_ready();
   uint32_t add_slot(ModelFileKind kind, const char* name, size_t n, bool copy);
-  bool order_uqff_files();
+  bool reserve_files(uint32_t n);
+  void order_uqff_files();
+  ModelEvent fail_files(uint64_t files, size_t extra, uint32_t file);
   void* take_low(size_t n, size_t align);
   void* take_high(size_t n);
   bool gguf_weights();
+  uint64_t gguf_tensor_total() const;
+
+  // model_split.cpp: split GGUF models.
+  void note_kv(FileSlot& s, const Event& e);
+  bool split_header(uint32_t f, ModelEvent* out);
+  ModelEvent split_entry(uint32_t f);
+  ModelEvent split_later(uint32_t f);
+  ModelEvent split_key_fail(Status code, uint32_t f, uint32_t key);
+  bool keep_split_tail(uint32_t f);
+  bool split_finish(ModelEvent* out);
+  bool split_weights_check(ModelEvent* out);
 
   // model_stream.cpp: reads of weights (seekable), the forward stream (sequential, validate).
   ModelEvent step_seek();
@@ -275,12 +317,13 @@ class ModelLoader {
   ModelEntry entry_ = ModelEntry::Auto;
   bool opened_ = false;
 
-  FileSlot* files_ = nullptr;  // max_files_ slots, at the arena's start
-  uint32_t max_files_ = 0;
+  FileSlot* files_ = nullptr;  // files_cap_ slots (and table_files_), from the arena
+  uint32_t files_cap_ = 0;
+  uint32_t max_files_ = 0;     // 0: no limit but the arena's
   uint32_t file_count_ = 0;
   uint32_t entry_file_ = kNoFile;
   uint32_t config_file_ = kNoFile;
-  uint32_t table_files_[kMaxDataFiles] = {};
+  uint32_t* table_files_ = nullptr;  // table -> file, files_cap_ entries
   uint32_t table_count_ = 0;
   uint32_t cur_ = 0;  // the file (or table, weight, tensor) a phase is at
 
@@ -340,6 +383,12 @@ class ModelLoader {
   uint32_t block_count_ = 0;
   uint32_t block_cap_ = 0;
   uint32_t* block_of_ = nullptr;  // weight -> block index + 1 (0: none)
+
+  // Split GGUF: the count (0: not split) and the names' prefix (a view of the entry's name).
+  uint32_t split_count_ = 0;
+  const char* split_prefix_ = nullptr;
+  uint32_t split_prefix_size_ = 0;
+  char split_detail_[24] = {};  // GgufSplitNameMismatch: the name's expected ending
 
   Error error_;
   uint32_t error_file_ = kNoFile;

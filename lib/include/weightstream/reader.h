@@ -80,6 +80,18 @@ class Reader {
   StrView gguf_architecture() const { return gguf_.architecture(); }
   uint64_t gguf_tensor_infos_offset() const { return gguf_.tensor_infos_offset(); }
 
+  // After HeaderReady (or between data events): gives up the part of the last piece fed that the
+  // reader has not consumed, and returns its size (and, in `rest`, where it is in the caller's
+  // buffer). next() then asks for input at position() again. ws::ModelLoader uses it when a GGUF
+  // header's last read ran into the data and other files are read before this one's data (a
+  // split GGUF model): the caller's buffer need not stay valid that long.
+  size_t release_input(const uint8_t** rest = nullptr) {
+    const size_t n = in_size_ - in_used_;
+    if (rest) *rest = in_ + in_used_;
+    in_size_ = in_used_;
+    return n;
+  }
+
   // Arena use: bytes used now, the peak, and, after ArenaExhausted, the size that would suffice.
   size_t arena_used() const;
   size_t arena_peak() const;

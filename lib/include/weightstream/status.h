@@ -152,7 +152,20 @@ namespace ws {
   X(ManifestBlobMissing, "the blob of an Ollama manifest layer is not there")                      \
   X(ManifestBlobNotSafetensors, "the blob of an Ollama manifest tensor layer is not a safetensors file") \
   X(ModelFileNotSafetensors, "a file of a several-file model is not a safetensors file")          \
-  X(TooManyFiles, "the model has more files than the loader reads as one model (64)")
+  X(TooManyFiles, "the model has more files than the host allows (ModelLoaderOptions::max_files)") \
+  /* split GGUF models (llama.cpp gguf-split, llama_model_loader; gguf_split.h): the split file    \
+     named, the key-value's offset in it */                                                         \
+  X(GgufSplitFirstNotZero, "the first split's split.no is not 0")                                  \
+  X(GgufSplitCountMismatch, "the model's split files are not split.count files, or a split states another split.count") \
+  X(GgufSplitNoMismatch, "a split's split.no is not its position in the model")                   \
+  X(GgufSplitNoMissing, "a split of a split GGUF model has no split.no key")                       \
+  X(GgufSplitKeyType, "split.no or split.count is not a u16, or split.tensors.count not an i32")   \
+  X(GgufSplitDuplicateTensor, "a tensor name appears in two splits")                               \
+  X(GgufSplitTensorCountMismatch, "the splits' tensors do not add up to split.tensors.count, or a split states another total") \
+  X(GgufSplitTensorCountMissing, "the first split of a split GGUF model has no split.tensors.count key") \
+  X(GgufSplitNameMismatch, "a split's file name does not end in -NNNNN-of-MMMMM.gguf for its split.no and split.count") \
+  X(GgufSplitNotGguf, "a split of a split GGUF model is not a GGUF file")                          \
+  X(GgufSplitMissing, "a split file of a split GGUF model is not there")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

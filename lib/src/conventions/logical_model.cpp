@@ -56,8 +56,6 @@ uint32_t hash_concat(const char* a, size_t an, const char* b, size_t bn) {
   return h;
 }
 
-constexpr uint32_t kTableShift = 26;  // a tensor slot holds (table << 26 | index) + 1
-
 bool is_float_scale(DType d) { return d == DType::BF16 || d == DType::F16 || d == DType::F32; }
 
 QuantFormat format_of(QuantMode m) {
@@ -113,6 +111,28 @@ DequantSpec LogicalWeight::spec() const {
 LogicalModel::LogicalModel(LogicalWeight* storage, uint32_t capacity)
     : weights_(storage), capacity_(capacity) {}
 
+void LogicalModel::set_table_storage(LogicalTable* storage, uint32_t n) {
+  if (storage == nullptr || table_count_ > 0 || n < kInlineTables) return;  // the inline ones are as many
+  for (uint32_t t = 0; t < n; ++t) storage[t] = LogicalTable();
+  tables_ = storage;
+  table_cap_ = n;
+}
+
+// The table of tensor number `id` (model-wide: LogicalTable::first + index): the last table whose
+// first tensor is at or before it (empty tables share their successor's first; the last of equal
+// ones is the one that holds it). Binary search: a lookup costs log2(tables) steps.
+TensorRef LogicalModel::ref_of(uint32_t id) const {
+  uint32_t lo = 0, hi = table_count_;  // the answer is in [lo, hi)
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (tables_[mid].first <= id)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return TensorRef{lo, id - tables_[lo].first};
+}
+
 void LogicalModel::set_index_slots(uint32_t* slots, uint32_t n) {
   if (slots == nullptr || n < kInlineSlots) return;  // the inline table is at least as large
   slots_ = slots;
@@ -139,8 +159,8 @@ static bool is_uqff_version_name(const StrView& n) {
 Status LogicalModel::build_index(bool reject_duplicates) {
   uint64_t total = 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
-    total += tables_[t]->count();
-    if (tables_[t]->count() >= (1u << kTableShift)) total = ~uint64_t(0) >> 2;
+    tables_[t].first = uint32_t(total < 0xFFFFFFFFu ? total : 0);
+    total += tables_[t].table->count();
   }
   half_ = 1;
   while (half_ <= slot_count_ / 2 && half_ < 2 * total) half_ <<= 1;
@@ -149,11 +169,11 @@ Status LogicalModel::build_index(bool reject_duplicates) {
     // Linear fallback: only UQFF needs the duplicate check (other conventions take the first).
     if (reject_duplicates) {
       for (uint32_t t = 1; t < table_count_; ++t)
-        for (uint32_t i = 0; i < tables_[t]->count(); ++i) {
-          StrView n = tables_[t]->get(i).name;
+        for (uint32_t i = 0; i < tables_[t].table->count(); ++i) {
+          StrView n = tables_[t].table->get(i).name;
           if (is_uqff_version_name(n)) continue;
           for (uint32_t u = 0; u < t; ++u)
-            if (tables_[u]->find(n.data, n.size) != kNoTensor)
+            if (tables_[u].table->find(n.data, n.size) != kNoTensor)
               return fail(Status::UqffDuplicateKey, TensorRef{t, i}, n);
         }
     }
@@ -162,17 +182,16 @@ Status LogicalModel::build_index(bool reject_duplicates) {
   for (uint32_t i = 0; i < 2 * half_; ++i) slots_[i] = 0;
   const uint32_t mask = half_ - 1;
   for (uint32_t t = 0; t < table_count_; ++t) {
-    for (uint32_t i = 0; i < tables_[t]->count(); ++i) {
-      StrView n = tables_[t]->get(i).name;
+    for (uint32_t i = 0; i < tables_[t].table->count(); ++i) {
+      StrView n = tables_[t].table->get(i).name;
       const bool check = reject_duplicates && !is_uqff_version_name(n);
       uint32_t at = hash_concat(n.data, n.size, "", 0) & mask;
       while (slots_[at] != 0) {
-        const uint32_t v = slots_[at] - 1;
-        if (check && tables_[v >> kTableShift]->get(v & ((1u << kTableShift) - 1)).name.equals(n.data, n.size))
+        if (check && tensor(ref_of(slots_[at] - 1)).name.equals(n.data, n.size))
           return fail(Status::UqffDuplicateKey, TensorRef{t, i}, n);
         at = (at + 1) & mask;
       }
-      slots_[at] = (t << kTableShift | i) + 1;
+      slots_[at] = tables_[t].first + i + 1;
     }
   }
   return Status::Ok;
@@ -194,7 +213,7 @@ TensorRef LogicalModel::find_concat(const char* a, size_t an, const char* b, uin
   if (!indexed_) {
     for (uint32_t t = 0; t < table_count_; ++t) {
       if (table != kNoTensor && t != table) continue;
-      const TensorTable& tab = *tables_[t];
+      const TensorTable& tab = *tables_[t].table;
       for (uint32_t i = 0; i < tab.count(); ++i) {
         if (!equals_concat(tab.get(i).name, a, an, b)) continue;
         found = TensorRef{t, i};
@@ -205,10 +224,9 @@ TensorRef LogicalModel::find_concat(const char* a, size_t an, const char* b, uin
   }
   const uint32_t mask = half_ - 1;
   for (uint32_t at = hash_concat(a, an, b, bn) & mask; slots_[at] != 0; at = (at + 1) & mask) {
-    const uint32_t v = slots_[at] - 1;
-    const TensorRef r{v >> kTableShift, v & ((1u << kTableShift) - 1)};
+    const TensorRef r = ref_of(slots_[at] - 1);
     if (table != kNoTensor && r.table != table) continue;
-    if (!equals_concat(tables_[r.table]->get(r.index).name, a, an, b)) continue;
+    if (!equals_concat(tensor(r).name, a, an, b)) continue;
     found = r;
     if (!last) return found;
   }
@@ -216,9 +234,10 @@ TensorRef LogicalModel::find_concat(const char* a, size_t an, const char* b, uin
 }
 
 Status LogicalModel::add_table(const TensorTable* table, uint64_t data_start) {
-  if (table_count_ >= kMaxTables) return fail(Status::UsageError, TensorRef(), StrView());
-  tables_[table_count_] = table;
-  data_start_[table_count_] = data_start;
+  if (table_count_ >= table_cap_) return fail(Status::UsageError, TensorRef(), StrView());
+  tables_[table_count_] = LogicalTable();
+  tables_[table_count_].table = table;
+  tables_[table_count_].data_start = data_start;
   ++table_count_;
   return Status::Ok;
 }
@@ -394,7 +413,7 @@ Status LogicalModel::finish_quantized(LogicalWeight* w) {
 Status LogicalModel::build_plain() {
   if (build_index(false) != Status::Ok) return error_.code;
   for (uint32_t t = 0; t < table_count_; ++t) {
-    for (uint32_t i = 0; i < tables_[t]->count(); ++i) {
+    for (uint32_t i = 0; i < tables_[t].table->count(); ++i) {
       LogicalWeight w;
       plain_weight(TensorRef{t, i}, &w);
       if (add_weight(w) != Status::Ok) return error_.code;
@@ -431,7 +450,7 @@ static bool params_from_shapes(uint64_t w, uint64_t s, bool u8_scales, QuantPara
 Status LogicalModel::build_mlx(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;
   for (uint32_t t = 0; t < table_count_; ++t) {
-    const TensorTable& tab = *tables_[t];
+    const TensorTable& tab = *tables_[t].table;
     for (uint32_t i = 0; i < tab.count(); ++i) {
       TensorRef r{t, i};
       StrView name = tab.get(i).name;
@@ -510,7 +529,7 @@ static bool group_size_value(const StrView& s, uint32_t* out) {
 Status LogicalModel::build_ollama() {
   if (build_index(false) != Status::Ok) return error_.code;
   for (uint32_t t = 0; t < table_count_; ++t) {
-    const TensorTable& tab = *tables_[t];
+    const TensorTable& tab = *tables_[t].table;
     auto is_main = [](const StrView& n) {
       size_t b;
       return !ends_with(n, ".scale", &b) && !ends_with(n, ".bias", &b);

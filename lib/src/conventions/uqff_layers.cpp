@@ -233,7 +233,7 @@ Status LogicalModel::build_uqff() {
   if (table_count_ == 0) return fail(Status::UsageError, TensorRef(), StrView());
   for (uint32_t t = 0; t < table_count_; ++t) {
     // Pre-1.0 files name their tensors 0, 1, 2, ... (opaque blobs).
-    const TensorTable& tab = *tables_[t];
+    const TensorTable& tab = *tables_[t].table;
     bool numeric = tab.count() > 0;
     for (uint32_t i = 0; i < tab.count() && numeric; ++i) numeric = all_digits(tab.get(i).name);
     if (numeric) return fail(Status::UqffPreV1, TensorRef{t, 0}, tab.get(0).name);
@@ -258,7 +258,7 @@ Status LogicalModel::build_uqff() {
     }
   }
   for (uint32_t t = 0; t < table_count_; ++t) {
-    const TensorTable& tab = *tables_[t];
+    const TensorTable& tab = *tables_[t].table;
     for (uint32_t i = 0; i < tab.count(); ++i) {
       const TensorRef r{t, i};
       const StrView name = tab.get(i).name;
@@ -299,15 +299,15 @@ Status LogicalModel::build_uqff() {
 // The scalar slot tensor (table, tensor) fills, if it is one.
 bool LogicalModel::uqff_scalar_slot(uint32_t table, uint32_t tensor_index, uint8_t** dst, uint8_t** got,
                                     uint64_t* begin) {
-  if (table >= table_count_ || tensor_index >= tables_[table]->count()) return false;
+  if (table >= table_count_ || tensor_index >= tables_[table].table->count()) return false;
   const TensorRef r{table, tensor_index};
-  const StrView name = tables_[table]->get(tensor_index).name;
+  const StrView name = tables_[table].table->get(tensor_index).name;
   const uint32_t v = version_index(name);
   if (v < 3) {  // any file's copy; its slot holds 4 bytes, so only a U32 scalar has one
     const TensorInfo info = tensor(r);
     if (info.dtype() != DType::U32 || info.rank != 0) return false;
-    *dst = version_copy_[table] + 4 * v;
-    *got = version_copy_got_[table] + v;
+    *dst = tables_[table].version_copy + 4 * v;
+    *got = tables_[table].version_got + v;
     *begin = piece_begin(r);
     return true;
   }
@@ -357,8 +357,8 @@ Status LogicalModel::resolve_uqff() {
     for (uint32_t t = first.table; t < table_count_; ++t) {
       const TensorRef r = find_concat(kVersionNames[v], strlen(kVersionNames[v]), "", t);
       if (!r.present()) continue;
-      if (version_copy_got_[t][v] != 4) return fail(Status::UqffScalarNotFed, r, tensor(r).name);
-      const uint32_t value = le32(version_copy_[t] + 4 * v), want = le32(version_copy_[first.table] + 4 * v);
+      if (tables_[t].version_got[v] != 4) return fail(Status::UqffScalarNotFed, r, tensor(r).name);
+      const uint32_t value = le32(tables_[t].version_copy + 4 * v), want = le32(tables_[first.table].version_copy + 4 * v);
       if (value != want) {
         fail_data(Status::UqffVersionMismatch, r, tensor(r).name);
         error_.set_found(value);
@@ -366,7 +366,7 @@ Status LogicalModel::resolve_uqff() {
         return error_.code;
       }
     }
-    memcpy(version_bytes_ + 4 * v, version_copy_[first.table] + 4 * v, 4);
+    memcpy(version_bytes_ + 4 * v, tables_[first.table].version_copy + 4 * v, 4);
   }
   const uint32_t major = uqff_version(0), minor = uqff_version(1);
   if (major != kUqffMajor) {

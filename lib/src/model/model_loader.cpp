@@ -5,6 +5,7 @@
 #include <new>
 
 #include "model_loader_internal.h"
+#include "weightstream/detail/heap_sort.h"
 #include "weightstream/manifest_blobs.h"
 #include "weightstream/mlx_config.h"
 #include "weightstream/ollama_manifest.h"
@@ -86,6 +87,7 @@ bool looks_like_json(const uint8_t* p, size_t n) {
 
 const char* model_file_kind_name(ModelFileKind k) {
   switch (k) {
+    case ModelFileKind::Split: return "split";
     case ModelFileKind::File: return "file";
     case ModelFileKind::Index: return "index";
     case ModelFileKind::Manifest: return "manifest";
@@ -120,21 +122,39 @@ ModelLoader::ModelLoader(void* arena, size_t arena_size, const ModelLoaderOption
   end_ = base_ + (arena_size > skip ? (arena_size - skip) & ~size_t(15) : 0);
   lo_ = base_;
   hi_ = end_;
-  // The file slots: a fixed table at the arena's start (a few KB), so the loader object itself
-  // stays small enough for a microcontroller's static memory.
-  max_files_ = opt_.max_files < 3 ? 3 : opt_.max_files > kMaxFiles ? kMaxFiles : opt_.max_files;
-  void* slots = take_low(sizeof(FileSlot) * max_files_, kAlign);
-  if (slots) {
-    files_ = static_cast<FileSlot*>(slots);
-    for (uint32_t i = 0; i < max_files_; ++i) new (files_ + i) FileSlot();  // (no array new: no cookie)
-  }
+  // The first file slots (a model of one to four files needs no more); reserve_files() moves them
+  // to a larger table when a model's documents name more files.
+  max_files_ = opt_.max_files;
+  reserve_files(max_files_ && max_files_ < kInitialFiles ? max_files_ : kInitialFiles);
 }
 
 ModelLoader::~ModelLoader() {}
 
 size_t ModelLoader::base_need(const ModelLoaderOptions& options, size_t entry_name_size) {
-  const uint32_t files = options.max_files < 3 ? 3 : options.max_files > kMaxFiles ? kMaxFiles : options.max_files;
-  return 16 + round8(sizeof(FileSlot) * files) + round8(entry_name_size + 1) + round8(sizeof(Reader)) + 64;
+  const uint32_t files = options.max_files && options.max_files < kInitialFiles ? options.max_files : kInitialFiles;
+  return 16 + round8((sizeof(FileSlot) + 4) * files) + round8(entry_name_size + 1) + round8(sizeof(Reader)) + 64;
+}
+
+// Room for n file slots (and the table -> file map). A larger table is taken from the free middle
+// and the slots are copied into it; the old one stays behind (a few hundred bytes: tables only
+// grow when a document names the files, once, or by doubling while a host adds UQFF names).
+// Only called where no reader views a slot's prefix.
+bool ModelLoader::reserve_files(uint32_t n) {
+  if (n <= files_cap_) return true;
+  if (max_files_ && n > max_files_) return false;
+  const uint64_t bytes = (uint64_t(sizeof(FileSlot)) + 4) * n;
+  if (bytes > (~size_t(0) >> 2)) return false;
+  uint8_t* mem = static_cast<uint8_t*>(take_low(size_t(bytes), kAlign));
+  if (!mem) return false;
+  FileSlot* slots = reinterpret_cast<FileSlot*>(mem);
+  uint32_t* tables = reinterpret_cast<uint32_t*>(mem + sizeof(FileSlot) * n);
+  for (uint32_t i = 0; i < n; ++i) new (slots + i) FileSlot();  // (no array new: no cookie)
+  for (uint32_t i = 0; i < file_count_; ++i) slots[i] = files_[i];
+  for (uint32_t t = 0; t < table_count_; ++t) tables[t] = table_files_[t];
+  files_ = slots;
+  table_files_ = tables;
+  files_cap_ = n;
+  return true;
 }
 
 void* ModelLoader::take_low(size_t n, size_t align) {
@@ -217,14 +237,26 @@ size_t ModelLoader::after_headers_need(uint64_t tensors, bool gguf) const {
   size_t n = 0;
   if (gguf) {
     n += round8(size_t(sizeof(LogicalWeight) * (tensors + 1)));
+    if (split_count_) {  // the name hash of the duplicate check (split_weights_check)
+      uint64_t half = 1;
+      while (half < 2 * tensors && half < 0x40000000u) half <<= 1;
+      n += size_t(half * 4 + 8);
+    }
   } else {
     const uint64_t slots = LogicalModel::index_slots_for(tensors);
     n += round8(sizeof(LogicalModel)) + round8(size_t(sizeof(LogicalWeight) * (tensors + 1))) +
-         (slots > LogicalModel::kInlineSlots ? round8(size_t(4 * slots)) : 0) + round8(sizeof(MlxQuantConfig)) + 64;
+         (slots > LogicalModel::kInlineSlots ? round8(size_t(4 * slots)) : 0) + round8(sizeof(MlxQuantConfig)) + 64 +
+         table_storage_need();
   }
   if (opt_.mode == ModelLoadMode::Decode || opt_.mode == ModelLoadMode::Raw) n += round8(size_t(tensors / 8 + 2)) + 8;
   if (opt_.mode == ModelLoadMode::Decode && !opt_.out_buffer) n += round8(opt_.out_size) + 32;
   return n;
+}
+
+// The model's table storage beyond LogicalModel's inline tables (one per data file).
+size_t ModelLoader::table_storage_need() const {
+  const uint32_t tables = table_count_ > file_count_ ? table_count_ : file_count_;
+  return tables > LogicalModel::kInlineTables ? round8(sizeof(LogicalTable) * tables) : 0;
 }
 
 // --- The host's answers -----------------------------------------------------------------------
@@ -280,8 +312,16 @@ ModelEvent ModelLoader::request(uint32_t f, uint64_t offset, uint64_t length) {
 
 // --- Opening ----------------------------------------------------------------------------------
 
+// A slot for one more file (the table doubles when full; a caller that knows how many files come
+// reserves them first). kNoFile when the host's max_files or the arena has no room: fail_files()
+// says which.
 uint32_t ModelLoader::add_slot(ModelFileKind kind, const char* name, size_t n, bool copy) {
-  if (file_count_ >= max_files_) return kNoFile;
+  if (file_count_ >= 0xFFFFFFF0u) return kNoFile;
+  if (file_count_ >= files_cap_) {
+    uint32_t want = files_cap_ < kInitialFiles ? kInitialFiles : files_cap_ > 0x7FFFFFF0u ? 0xFFFFFFF0u : 2 * files_cap_;
+    if (max_files_ && want > max_files_) want = max_files_;
+    if (want <= file_count_ || !reserve_files(want)) return kNoFile;
+  }
   if (copy) {
     char* p = static_cast<char*>(take_low(n + 1, 1));
     if (!p) return kNoFile;
@@ -306,39 +346,40 @@ ModelEntry model_entry_from_name(const char* name, size_t n) {
 
 Status ModelLoader::add_file(const char* name, size_t n) {
   if (opened_ || !files_ || phase_ == Phase::Failed) return Status::UsageError;
-  // Only what a UQFF directory is made of; anything else in a listing (config.json, READMEs) is
-  // not read.
+  // Only what a UQFF directory or a split GGUF model is made of; anything else in a listing
+  // (config.json, READMEs) is not read. open() keeps the one kind the entry is.
   const bool part = model_entry_from_name(name, n) == ModelEntry::UqffFiles;
-  if (!part && !is_residual(name, n)) return Status::Ok;
-  const uint32_t f = add_slot(ModelFileKind::UqffPart, name, n, true);
-  if (f == kNoFile) {
-    if (file_count_ >= max_files_) {
-      fail(Status::TooManyFiles, 0, kNoFile);
-      return Status::TooManyFiles;
-    }
-    fail_arena(n + 1, kNoFile);
-    return Status::ArenaExhausted;
-  }
+  const bool split = ends_with(name, n, ".gguf");
+  if (!part && !split && !is_residual(name, n)) return Status::Ok;
+  const uint32_t f = add_slot(split ? ModelFileKind::Split : ModelFileKind::UqffPart, name, n, true);
+  if (f == kNoFile) return fail_files(uint64_t(file_count_) + 1, n + 1, kNoFile), error_.code;
   files_[f].number = part ? uqff_number(name, n) : ~uint64_t(0);  // the residual file last
   return Status::Ok;
 }
 
 // UQFF files as mistral.rs loads them: shards by their number (the first holds the version
-// tensors), ties by name, then residual.safetensors. At most max_files names: an insertion sort.
-bool ModelLoader::order_uqff_files() {
-  for (uint32_t i = 1; i < file_count_; ++i) {
-    const FileSlot s = files_[i];
-    uint32_t j = i;
-    while (j > 0) {
-      const FileSlot& p = files_[j - 1];
-      const bool before = s.number != p.number ? s.number < p.number : name_less(s.name, s.name_size, p.name, p.name_size);
-      if (!before) break;
-      files_[j] = p;
-      --j;
+// tensors), ties by name, then residual.safetensors. Heap sort: n log n for any count.
+void ModelLoader::order_uqff_files() {
+  struct Less {
+    static bool of(const void* a, const void* b, const void*) {
+      const FileSlot& s = *static_cast<const FileSlot*>(a);
+      const FileSlot& p = *static_cast<const FileSlot*>(b);
+      return s.number != p.number ? s.number < p.number : name_less(s.name, s.name_size, p.name, p.name_size);
     }
-    files_[j] = s;
+  };
+  detail::heap_sort(files_, file_count_, sizeof(FileSlot), &Less::of, nullptr);
+}
+
+// The model has `files` files and the last one found no slot: the host's max_files, or the arena
+// (`extra`: what else the slot needed, its name).
+ModelEvent ModelLoader::fail_files(uint64_t files, size_t extra, uint32_t file) {
+  if ((max_files_ && files > max_files_) || files >= 0xFFFFFFF0u) {
+    fail(Status::TooManyFiles, 0, file);
+    error_.set_found(files);
+    if (max_files_) error_.set_expected(max_files_);
+    return fail(error_.code, error_.offset, error_file_);
   }
-  return file_count_ <= kMaxDataFiles;
+  return fail_arena(size_t((sizeof(FileSlot) + 4) * files) + extra, file);
 }
 
 Status ModelLoader::open(ModelEntry entry, const char* name) { return open(entry, name, name ? strlen(name) : 0); }
@@ -346,7 +387,7 @@ Status ModelLoader::open(ModelEntry entry, const char* name) { return open(entry
 Status ModelLoader::open(ModelEntry entry, const char* name, size_t n) {
   if (opened_ || phase_ != Phase::Idle) return Status::UsageError;
   if (!files_) {
-    fail_arena(sizeof(FileSlot) * max_files_, kNoFile);
+    fail_arena((sizeof(FileSlot) + 4) * kInitialFiles, kNoFile);
     return Status::ArenaExhausted;
   }
   if (opt_.read_size == 0) {
@@ -355,14 +396,31 @@ Status ModelLoader::open(ModelEntry entry, const char* name, size_t n) {
   }
   opened_ = true;
   if (entry == ModelEntry::Auto) {
-    if (file_count_ > 0) entry = ModelEntry::UqffFiles;
+    bool uqff = false;
+    for (uint32_t f = 0; f < file_count_; ++f) uqff = uqff || files_[f].kind == ModelFileKind::UqffPart;
+    if (file_count_ > 0) entry = uqff ? ModelEntry::UqffFiles : ModelEntry::GgufSplits;
     else if (name && model_entry_from_name(name, n) == ModelEntry::ShardIndex) entry = ModelEntry::ShardIndex;
   }
   entry_ = entry;
-  if (entry == ModelEntry::UqffFiles) {
-    if (!order_uqff_files()) {
-      fail(Status::TooManyFiles, 0, kNoFile);
-      return Status::TooManyFiles;
+  if (entry == ModelEntry::UqffFiles || entry == ModelEntry::GgufSplits) {
+    // The names of the entry's kind, in the model's order: UQFF by number, splits by name.
+    const ModelFileKind keep = entry == ModelEntry::UqffFiles ? ModelFileKind::UqffPart : ModelFileKind::Split;
+    uint32_t kept = 0;
+    for (uint32_t f = 0; f < file_count_; ++f)
+      if (files_[f].kind == keep) files_[kept++] = files_[f];
+    file_count_ = kept;
+    if (entry == ModelEntry::UqffFiles) {
+      order_uqff_files();
+    } else {
+      struct Less {
+        static bool of(const void* a, const void* b, const void*) {
+          const FileSlot& x = *static_cast<const FileSlot*>(a);
+          const FileSlot& y = *static_cast<const FileSlot*>(b);
+          return name_less(x.name, x.name_size, y.name, y.name_size);
+        }
+      };
+      detail::heap_sort(files_, file_count_, sizeof(FileSlot), &Less::of, nullptr);
+      for (uint32_t f = 0; f < file_count_; ++f) files_[f].split_pos = f;
     }
     phase_ = Phase::Headers;
     cur_ = 0;
@@ -500,19 +558,22 @@ ModelEvent ModelLoader::after_entry_doc() {
     // Every name is checked before any shard is opened: a hostile index is refused as a whole.
     // Shards in file-name order (model-00001-of-... first): the order a sequential reader streams
     // them in, which the load plan assumes for tables. Names are checked in that order too.
-    if (n > kMaxDataFiles || file_count_ + n + 1 > max_files_) return fail(Status::TooManyFiles, 0, entry_file_);
-    uint32_t order[kMaxDataFiles];
-    for (uint32_t i = 0; i < n; ++i) {
-      const StrView si = index_->shard_name(i);
-      uint32_t j = i;
-      while (j > 0) {
-        const StrView p = index_->shard_name(order[j - 1]);
-        if (!name_less(si.data, si.size, p.data, p.size)) break;
-        order[j] = order[j - 1];
-        --j;
+    // Slots for the shards and config.json first, then the order in the free middle above them
+    // (a scratch the slots, taken already, do not touch).
+    if (!reserve_files(uint32_t(uint64_t(file_count_) + n + 1 < 0xFFFFFFF0u ? file_count_ + n + 1 : 0xFFFFFFF0u)))
+      return fail_files(uint64_t(file_count_) + n + 1, 0, entry_file_);
+    uint32_t* order = reinterpret_cast<uint32_t*>(align_up(lo_, kAlign));
+    if (lo_ > hi_ || uint64_t(n) * 4 > uint64_t(hi_ - align_up(lo_, kAlign))) return fail_arena(size_t(n) * 4 + 8, entry_file_);
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    struct Less {
+      static bool of(const void* a, const void* b, const void* ctx) {
+        const ShardIndex& index = *static_cast<const ShardIndex*>(ctx);
+        const StrView x = index.shard_name(*static_cast<const uint32_t*>(a));
+        const StrView y = index.shard_name(*static_cast<const uint32_t*>(b));
+        return name_less(x.data, x.size, y.data, y.size);  // names are unique: a total order
       }
-      order[j] = i;
-    }
+    };
+    detail::heap_sort(order, n, 4, &Less::of, index_);
     for (uint32_t i = 0; i < n; ++i) {
       const StrView name = index_->shard_name(order[i]);
       if (!safe_shard_name(name)) {
@@ -529,7 +590,7 @@ ModelEvent ModelLoader::after_entry_doc() {
   } else {
     uint32_t tensors = 0;
     for (uint32_t l = 0; l < manifest_->layer_count(); ++l) tensors += manifest_->layer(l).is_tensor ? 1 : 0;
-    if (tensors > kMaxDataFiles || file_count_ + tensors > max_files_) return fail(Status::TooManyFiles, 0, entry_file_);
+    if (!reserve_files(file_count_ + tensors)) return fail_files(uint64_t(file_count_) + tensors, 0, entry_file_);
     for (uint32_t l = 0; l < manifest_->layer_count(); ++l) {
       const ManifestLayer layer = manifest_->layer(l);
       if (!layer.is_tensor) continue;  // config, template, license, ...: not weights
@@ -556,16 +617,20 @@ bool multi_file(ModelEntry e) { return e == ModelEntry::ShardIndex || e == Model
 
 ModelEvent ModelLoader::step_headers() {
   if (cur_ >= file_count_) {
-    // Every header is in: the index's own checks, then the convention.
+    // Every header is in: the index's own checks (a split GGUF model's over all splits), then
+    // the convention.
     if (index_ && index_->finish_checks() != Status::Ok) return fail_error(index_->error(), entry_file_);
+    ModelEvent e;
+    if (split_count_ && !split_finish(&e)) return e;
     return build();
   }
   FileSlot& s = files_[cur_];
   if (answer_ == Answer::Missing) {
     answer_ = Answer::None;
-    const Status code = s.kind == ModelFileKind::Shard  ? Status::ShardNotGiven
-                        : s.kind == ModelFileKind::Blob ? Status::ManifestBlobMissing
-                                                        : Status::FileMissing;
+    const Status code = s.kind == ModelFileKind::Shard   ? Status::ShardNotGiven
+                        : s.kind == ModelFileKind::Blob  ? Status::ManifestBlobMissing
+                        : s.kind == ModelFileKind::Split ? Status::GgufSplitMissing
+                                                         : Status::FileMissing;
     fail(code, 0, cur_);
     if (s.kind == ModelFileKind::Blob) {  // the layer's name: what users find in the manifest
       const StrView layer = manifest_->layer(s.layer).name;
@@ -592,6 +657,7 @@ ModelEvent ModelLoader::step_headers() {
     }
     if (s.prefix_have < 8 && !s.ended) return request(cur_, s.pos, 8 - s.prefix_have);
     const bool gguf = s.prefix_have >= 4 && memcmp(s.prefix, "GGUF", 4) == 0;
+    if (!gguf && s.kind == ModelFileKind::Split) return fail(Status::GgufSplitNotGguf, 0, cur_);
     if (gguf && multi_file(entry_)) {
       fail(s.kind == ModelFileKind::Blob ? Status::ManifestBlobNotSafetensors : Status::ModelFileNotSafetensors, 0, cur_);
       if (s.kind == ModelFileKind::Blob) {
@@ -651,6 +717,7 @@ ModelEvent ModelLoader::step_headers() {
       case EventType::KvScalar:
       case EventType::KvBytes:
       case EventType::KvEnd: {
+        if (s.reader->format() == Format::Gguf) note_kv(s, e);  // split.* keys (model_split.cpp)
         reader_event_ = e;
         ModelEvent out;
         out.type = ModelEventType::Kv;
@@ -667,7 +734,8 @@ ModelEvent ModelLoader::step_headers() {
           size_t rest = ~size_t(0);
           if (cur_ + 1 == file_count_) {
             uint64_t tensors = s.reader->tensors_seen();
-            for (uint32_t t = 0; t < table_count_; ++t) tensors += files_[table_files_[t]].reader->tensor_count();
+            for (uint32_t g = 0; g < cur_; ++g)
+              if (files_[g].header_done) tensors += files_[g].reader->tensor_count();
             rest = after_headers_need(tensors, s.reader->format() == Format::Gguf);
           }
           return fail_arena(s.reader->arena_needed(), cur_, rest);
@@ -690,12 +758,18 @@ ModelEvent ModelLoader::step_headers() {
 ModelEvent ModelLoader::header_ready(uint32_t f) {
   FileSlot& s = files_[f];
   const Reader& r = *s.reader;
-  if (table_count_ >= kMaxDataFiles) return fail(Status::TooManyFiles, 0, f);
-  s.table = table_count_;
-  table_files_[table_count_++] = f;
+  s.header_done = true;
   // Keep the reader's two ends; the free middle goes on to the next file.
   lo_ = align_up(s.region_lo + r.arena_low(), kAlign);
   hi_ = s.region_hi - r.arena_high();
+  if (r.format() == Format::Gguf &&
+      (split_count_ || entry_ == ModelEntry::File || entry_ == ModelEntry::GgufSplits)) {
+    // A split GGUF model's file: its rules, and its table once all splits are in (split order).
+    ModelEvent e;
+    if (split_header(f, &e)) return e;
+  }
+  s.table = table_count_;
+  table_files_[table_count_++] = f;
   if (s.kind == ModelFileKind::Shard &&
       index_->check_shard(s.name, s.name_size, r.tensors()) != Status::Ok)
     return fail_error(index_->error(), f);
@@ -753,24 +827,39 @@ ModelEvent ModelLoader::step_config() {
   return build();
 }
 
+// GGUF: one weight per tensor, of every table in order (a split model's splits). The type ids
+// mean what the first file's dialect says (a later split has no general.architecture).
+uint64_t ModelLoader::gguf_tensor_total() const {
+  uint64_t n = 0;
+  for (uint32_t t = 0; t < table_count_; ++t) n += files_[table_files_[t]].reader->tensor_count();
+  return n;
+}
+
 bool ModelLoader::gguf_weights() {
-  const Reader& r = *files_[table_files_[0]].reader;
-  gguf_count_ = r.tensor_count();
+  const uint64_t total = gguf_tensor_total();
+  if (total >= 0xFFFFFFFFu) return false;
+  gguf_count_ = uint32_t(total);
   void* mem = take_low(sizeof(LogicalWeight) * (gguf_count_ ? gguf_count_ : 1), kAlign);
   if (!mem) return false;
   gguf_weights_ = static_cast<LogicalWeight*>(mem);
-  for (uint32_t i = 0; i < gguf_count_; ++i) {
+  const GgmlDialect dialect = files_[table_files_[0]].reader->gguf_dialect();
+  uint32_t base = 0;
+  for (uint32_t tab = 0; tab < table_count_; ++tab) {
+  FileSlot& slot = files_[table_files_[tab]];
+  const Reader& r = *slot.reader;
+  slot.first_weight = base;
+  for (uint32_t i = 0; i < r.tensor_count(); ++i) {
     const TensorInfo t = r.tensor(i);
-    LogicalWeight& w = *new (gguf_weights_ + i) LogicalWeight();
+    LogicalWeight& w = *new (gguf_weights_ + base + i) LogicalWeight();
     w.name = t.name;
-    w.piece[uint32_t(PieceRole::Packed)] = TensorRef{0, i};
+    w.piece[uint32_t(PieceRole::Packed)] = TensorRef{tab, i};
     // GGUF lists ne[0], the contiguous dimension, first: row-major order is the reverse.
     uint64_t dims[kMaxLogicalRank] = {};
     w.rank = t.copy_shape(dims, kMaxLogicalRank);
     for (uint32_t d = 0; d < w.rank; ++d) w.shape[d] = dims[w.rank - 1 - d];
     w.elements = t.element_count();
     QuantFormat f;
-    if (!quant_format_from_ggml(t.type, r.gguf_dialect(), &f)) continue;
+    if (!quant_format_from_ggml(t.type, dialect, &f)) continue;
     w.format = f;
     // The decoder's own checks, before any byte is read: a kernel this build lacks, a tensor
     // that is not whole blocks, stored bytes that are not what its values take (I2_S: codes
@@ -785,6 +874,8 @@ bool ModelLoader::gguf_weights() {
     if (w.elements > (~uint64_t(0) >> 2)) continue;
     w.decodable = true;
   }
+  base += r.tensor_count();
+  }
   return true;
 }
 
@@ -794,7 +885,12 @@ ModelEvent ModelLoader::build() {
   if (phase_ == Phase::Headers) {
     if (gguf) {
       convention_ = Convention::Plain;
-      if (!gguf_weights()) return fail_arena(sizeof(LogicalWeight) * (first->tensor_count() + 1), table_files_[0]);
+      if (!gguf_weights()) {
+        if (gguf_tensor_total() >= 0xFFFFFFFFu) return fail(Status::TooManyTensors, 0, table_files_[0]);
+        return fail_arena(size_t(sizeof(LogicalWeight) * (gguf_tensor_total() + 1)), table_files_[0]);
+      }
+      ModelEvent e;
+      if (split_count_ && !split_weights_check(&e)) return e;
       return model_ready();
     }
     // The model: its weights (at most one per tensor) and a name hash of two slots per tensor, so
@@ -803,11 +899,13 @@ ModelEvent ModelLoader::build() {
     for (uint32_t t = 0; t < table_count_; ++t) tensors += files_[table_files_[t]].reader->tensor_count();
     const uint64_t slots = LogicalModel::index_slots_for(tensors);
     const uint64_t need = round8(sizeof(LogicalModel)) + round8(size_t(sizeof(LogicalWeight) * (tensors + 1))) +
-                          (slots > LogicalModel::kInlineSlots ? round8(size_t(4 * slots)) : 0);
+                          (slots > LogicalModel::kInlineSlots ? round8(size_t(4 * slots)) : 0) + table_storage_need();
     if (tensors >= 0xFFFFFFFFu || need > uint64_t(hi_ - lo_)) return fail_arena(size_t(need), kNoFile);
     void* model_mem = take_low(sizeof(LogicalModel), kAlign);
     LogicalWeight* storage = static_cast<LogicalWeight*>(take_low(size_t(sizeof(LogicalWeight) * (tensors + 1)), kAlign));
     model_ = new (model_mem) LogicalModel(storage, uint32_t(tensors + 1));
+    if (table_count_ > LogicalModel::kInlineTables)  // a model of more files than the object holds
+      model_->set_table_storage(static_cast<LogicalTable*>(take_low(table_storage_need(), kAlign)), table_count_);
     if (slots > LogicalModel::kInlineSlots) {
       uint32_t* slot_mem = static_cast<uint32_t*>(take_low(size_t(4 * slots), kAlign));
       model_->set_index_slots(slot_mem, uint32_t(slots));

@@ -27,7 +27,28 @@ struct ModelLoader::FileSlot {
   uint64_t number = 0;         // UqffPart: the number before ".uqff" (ordering only)
   uint8_t prefix[8] = {};
   uint8_t prefix_have = 0;
+  bool header_done = false;    // HeaderReady came
+  // GGUF: the split keys as the header's key-values passed (trusted only at HeaderReady), by
+  // SplitKey: the type found (kNoKey: absent), the value, the key-value's offset; how many other
+  // keys the file holds (a split after the first should hold none) and the first one's offset.
+  uint8_t split_type[3] = {kNoKey, kNoKey, kNoKey};
+  uint8_t kv_now = kNoKey;     // the key-value streaming past: a SplitKey, kForeignKey or kNoKey
+  int64_t split_value[3] = {};
+  uint64_t split_offset[3] = {};
+  uint32_t foreign_kvs = 0;
+  uint64_t foreign_offset = 0;
+  uint32_t split_pos = 0;      // Split: its position in the model (0-based)
+  uint32_t first_weight = 0;   // GGUF: the model-wide number of its first tensor
+  // A sequential split's bytes past its header, kept for its data phase (Reader::release_input).
+  uint8_t* tail = nullptr;
+  uint32_t tail_size = 0;
+
+  static constexpr uint8_t kNoKey = 0xFF;
+  static constexpr uint8_t kForeignKey = 0xFE;
 };
+
+// The three split keys (gguf_split.h), as FileSlot indexes them.
+enum SplitKey : uint8_t { kSplitNo = 0, kSplitCount = 1, kSplitTensors = 2 };
 
 struct ModelLoader::HeldBlock {
   uint32_t weight;  // kNoTensor: freed (removed at the next compaction or from the top)

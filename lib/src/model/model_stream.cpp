@@ -65,7 +65,7 @@ bool ModelLoader::selected(uint32_t w) const { return selected_ && w < weight_co
 uint32_t ModelLoader::owner_of(uint32_t table, uint32_t index, PieceRole* role) const {
   if (!model_) {
     *role = PieceRole::Packed;
-    return index < gguf_count_ ? index : kNoTensor;
+    return table < table_count_ ? files_[table_files_[table]].first_weight + index : kNoTensor;
   }
   return model_->owner(TensorRef{table, index}, role);
 }
@@ -478,6 +478,11 @@ ModelEvent ModelLoader::step_stream() {
     const Event e = r.next();
     switch (e.type) {
       case EventType::NeedInput:
+        if (s.tail_size) {  // a sequential split's bytes past its header, kept (model_split.cpp)
+          r.feed(s.tail, s.tail_size);
+          s.tail_size = 0;
+          continue;
+        }
         if (s.ended) {
           r.finish();
           continue;
