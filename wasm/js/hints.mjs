@@ -139,7 +139,19 @@ export const HINTS = Object.freeze({
   ManifestBlobMissing: "Pull the model again (ollama pull), or say where its blobs are (the CLI's --blobs DIR, the JS blobs option).",
   ManifestBlobNotSafetensors: "weightstream reads Ollama's safetensors tensor blobs from a manifest: give a GGUF blob to weightstream directly.",
   ModelFileNotSafetensors: "Sharded, UQFF and manifest models are made of safetensors files: give a GGUF file to weightstream on its own.",
-  TooManyFiles: "weightstream reads at most 64 files as one model: load the model's files in groups.",
+  TooManyFiles: 'The host set a limit on the files of one model (ModelLoaderOptions::max_files): raise it.',
+  // Split GGUF models (llama.cpp's gguf-split): the split named is the one to look at.
+  GgufSplitFirstNotZero: 'The file named -00001-of-... is not the model\'s first split: the splits were renamed or mixed up; download the model\'s splits again.',
+  GgufSplitCountMismatch: 'Give every split of the model, and only those: the splits come from different split sets.',
+  GgufSplitNoMismatch: 'The split\'s file name and its split.no disagree: the splits were renamed or mixed up; download them again.',
+  GgufSplitNoMissing: 'gguf-split writes split.no in every split: this file is not a split of this model.',
+  GgufSplitKeyType: 'llama.cpp reads split.no and split.count as u16 and split.tensors.count as i32: re-split the model with llama.cpp\'s gguf-split.',
+  GgufSplitDuplicateTensor: 'llama.cpp refuses a tensor in two splits: the splits come from different split sets; download them again.',
+  GgufSplitTensorCountMismatch: 'A split is missing tensors or comes from another split set: download the model\'s splits again.',
+  GgufSplitTensorCountMissing: 'gguf-split writes split.tensors.count in the first split: re-split the model with llama.cpp\'s gguf-split.',
+  GgufSplitNameMismatch: 'llama.cpp finds the other splits from the first one\'s name: keep the names gguf-split wrote (<prefix>-00001-of-0000N.gguf ...).',
+  GgufSplitNotGguf: 'Every split of a split GGUF model is a GGUF file: this one is something else; download it again.',
+  GgufSplitMissing: 'Put every split of the model beside the first (llama.cpp finds them by name), or pick all of them.',
 });
 
 // Codes of the JS bindings themselves (not ws::Status values), with their hints.
