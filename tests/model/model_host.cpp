@@ -194,6 +194,11 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         r->tensor = err.tensor_name ? std::string(err.tensor_name, err.tensor_name_size) : "";
         r->file = L->error_file() == ws::kNoFile ? "" : str(L->file_name(L->error_file()));
         r->detail = str(L->error_detail());
+        r->has_found = err.has_found;
+        r->has_expected = err.has_expected;
+        r->found = err.found;
+        r->expected = err.expected;
+        r->tensor_index = err.tensor;
 #ifdef WS_COUNTING_ALLOCATOR
         r->allocations = wsalloc::g_allocs - allocs_before;
 #endif

@@ -53,6 +53,9 @@ struct LoadResult {
   std::string tensor;  // error tensor name
   std::string file;    // name of the error's file ("" = none)
   std::string detail;
+  bool has_found = false, has_expected = false;  // the error's values
+  uint64_t found = 0, expected = 0;
+  uint32_t tensor_index = ws::kNoTensor;
   bool ready = false;  // ModelReady came
   ws::Convention convention = ws::Convention::Plain;
   bool config_used = false;
