@@ -87,8 +87,28 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
   }
   {
     Armed a(o.count_allocations);
+    for (const auto& d : o.sha256)
+      if (L->expect_sha256_hex(d.first.data(), d.first.size(), d.second.data(), d.second.size()) != ws::Status::Ok)
+        r->violation = "expect_sha256_hex(" + d.first + ") refused";
+    if (o.verify_blobs) L->verify_blobs();
     L->open(entry, entry_name.data(), entry_name.size());
   }
+  std::map<uint32_t, bool> asked;  // files whose first request came
+  // The files' digest states and, for DigestMismatch, the two digests.
+  auto digests_of = [&]() {
+    char hex[65];
+    for (uint32_t f = 0; f < L->file_count(); ++f)
+      if (L->file_digest_state(f) != ws::DigestState::None) r->digests[str(L->file_name(f))] = ws::digest_state_name(L->file_digest_state(f));
+    const uint32_t f = L->error_file();
+    if (f != ws::kNoFile && L->file_expected_sha256(f)) {
+      ws::sha256_to_hex(L->file_expected_sha256(f), hex);
+      r->expected_sha256 = hex;
+      if (L->file_actual_sha256(f)) {
+        ws::sha256_to_hex(L->file_actual_sha256(f), hex);
+        r->actual_sha256 = hex;
+      }
+    }
+  };
   std::map<uint32_t, uint32_t> open_weight;  // weight -> begun
   for (size_t steps = 0;; ++steps) {
     if (steps > 50000000) {
@@ -111,6 +131,13 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
             missing[e.file] = true;
         }
         if (e.length == 0 || e.length > o.read_size) r->violation = "a request of " + std::to_string(e.length) + " bytes";
+        if (!asked[e.file]) {
+          asked[e.file] = true;
+          if (o.on_first_read) {
+            Armed a(o.count_allocations);
+            o.on_first_read(*L, e.file);
+          }
+        }
         if (missing.count(e.file)) {
           Armed a(o.count_allocations);
           L->file_missing();
@@ -135,6 +162,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         if (o.feed == HostOptions::Feed::OneByte) n = 1;
         if (o.feed == HostOptions::Feed::Random) n = 1 + next_random(&seed) % n;
         position[e.file] = e.offset + n;
+        r->bytes_fed[name] += n;
         Armed a(o.count_allocations);
         L->feed(b.data() + e.offset, n);
         break;
@@ -179,10 +207,12 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
       }
       case ws::ModelEventType::WeightEnd:
         r->weights[str(L->weight(e.weight).name)].ended = true;
+        r->ends.push_back(str(L->weight(e.weight).name));
         break;
       case ws::ModelEventType::Kv:
         break;
       case ws::ModelEventType::Done:
+        digests_of();
 #ifdef WS_COUNTING_ALLOCATOR
         r->allocations = wsalloc::g_allocs - allocs_before;
 #endif
@@ -199,6 +229,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         r->found = err.found;
         r->expected = err.expected;
         r->tensor_index = err.tensor;
+        digests_of();
 #ifdef WS_COUNTING_ALLOCATOR
         r->allocations = wsalloc::g_allocs - allocs_before;
 #endif

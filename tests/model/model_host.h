@@ -38,6 +38,11 @@ struct HostOptions {
   std::vector<std::string> select;  // by name, when !select_all
   bool count_allocations = false;   // count heap calls inside the loader's calls (tests/support)
   std::function<void(const ws::ModelLoader&)> on_ready;  // at ModelReady (of the attempt that ends)
+  // Digests: expect_sha256_hex(name, hex) before open(); verify_blobs(); and a call on each file's
+  // first NeedRead, before it is answered (set_file_sha256 there).
+  std::vector<std::pair<std::string, std::string>> sha256;
+  bool verify_blobs = false;
+  std::function<void(ws::ModelLoader&, uint32_t file)> on_first_read;
 };
 
 struct LoadedWeight {
@@ -62,6 +67,10 @@ struct LoadResult {
   std::vector<std::string> weight_names;  // in model order
   std::map<std::string, LoadedWeight> weights;  // loaded ones, by name
   std::vector<std::string> order;               // WeightBegin order
+  std::vector<std::string> ends;                // WeightEnd order
+  std::map<std::string, std::string> digests;   // file name -> digest state (files with a digest)
+  std::string expected_sha256, actual_sha256;   // DigestMismatch: the error file's two digests (hex)
+  std::map<std::string, uint64_t> bytes_fed;    // file name -> bytes answered (all requests)
   std::string violation;  // a protocol break (a sequential read that was not forward, ...)
   int attempts = 0;
   size_t arena_size = 0;  // of the attempt that finished

@@ -299,6 +299,8 @@ constexpr HintEntry kHints[] = {
      "Every split of a split GGUF model is a GGUF file: this one is something else; download it again."},
     {"GgufSplitMissing",
      "Put every split of the model beside the first (llama.cpp finds them by name), or pick all of them."},
+    {"DigestMismatch",
+     "The file is corrupt or is not the one its digest names: download it again (an Ollama blob: ollama pull)."},
 };
 
 const HintEntry* find_entry(Status s) {

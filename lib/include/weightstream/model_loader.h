@@ -57,6 +57,7 @@
 #include "weightstream/limits.h"
 #include "weightstream/load_plan.h"
 #include "weightstream/reader.h"
+#include "weightstream/sha256.h"
 #include "weightstream/status.h"
 
 namespace ws {
@@ -75,6 +76,12 @@ enum class ModelEntry : uint8_t { Auto, File, ShardIndex, UqffFiles, OllamaManif
 // `*.index.json`, UqffFiles for a `*.uqff` part (a host then lists its directory with add_file()),
 // Auto otherwise (one file, or a manifest found by its first bytes).
 ModelEntry model_entry_from_name(const char* name, size_t n);
+
+// Where a file's SHA-256 verification stands (file_digest_state()).
+//   None: no digest was given for it. Pending: not (yet) hashed to its end — in Headers mode
+//   digests stay Pending (only headers are read). Verified / Mismatch: its whole content was hashed.
+enum class DigestState : uint8_t { None, Pending, Verified, Mismatch };
+const char* digest_state_name(DigestState s);
 
 // What a file is to the model (file_kind()).
 enum class ModelFileKind : uint8_t { File, Index, Manifest, Shard, UqffPart, Blob, Config, Split };
@@ -171,6 +178,40 @@ class ModelLoader {
   void end_of_file();
   void file_missing();
 
+  // --- Digests (SHA-256; sha256.h) ------------------------------------------------------------
+  // A file given a digest is hashed as its bytes arrive, in file order, and checked when its last
+  // byte has come: a mismatch is DigestMismatch naming the file (error_file()); both digests come
+  // from file_expected_sha256() / file_actual_sha256(). It is reported before the file's last
+  // tensor is handed on as complete (its last WeightEnd, and Done), so a caller never marks a
+  // corrupt model loaded. Verification reads every byte of a verified file in order: with any
+  // digest, the data phase of a seekable source is the forward stream (Decode and Raw decode what
+  // is selected as it passes, the sequential way; Validate streams every file anyway), and a
+  // partly read file cannot be verified. Headers mode reads headers only: digests stay Pending.
+  // The digest code (sha256.cpp) is linked only into programs that call these.
+  //
+  // Before open(): the expected SHA-256 of the model file `name` (as the loader names files:
+  // relative to the entry's directory, `blobs/sha256-<hex>` for a manifest's blobs; the entry's
+  // own name as given to open()). UsageError after open(); ArenaExhausted when the arena has no
+  // room for its record (about 200 bytes and the name).
+  Status expect_sha256(const char* name, size_t n, const uint8_t digest[kSha256Bytes]);
+  // The same with 64 hex digits; UsageError for anything else.
+  Status expect_sha256_hex(const char* name, size_t n, const char* hex, size_t hex_size);
+  // On a file's first NeedRead, before it is answered (like set_file_size): its expected digest,
+  // e.g. from the response that answers it (Hugging Face's X-Linked-Etag). UsageError elsewhere.
+  Status set_file_sha256(const uint8_t digest[kSha256Bytes]);
+  // Before open(): verify Ollama blobs against the digest their name is (content addressing): a
+  // manifest's tensor blobs (`blobs/sha256-<hex>`, the manifest layer's digest), and an entry file
+  // named `sha256-<64 hex>` (a blob given directly).
+  Status verify_blobs();
+  DigestState file_digest_state(uint32_t f) const;
+  const uint8_t* file_expected_sha256(uint32_t f) const;  // null: no digest given
+  const uint8_t* file_actual_sha256(uint32_t f) const;    // null until the whole file was hashed
+  // The names given to expect_sha256(), and whether a file of the model had that name (a host
+  // says so about a name that matched nothing: its file was not verified).
+  uint32_t expected_digest_count() const;
+  StrView expected_digest_name(uint32_t i) const;
+  bool expected_digest_used(uint32_t i) const;
+
   // After ModelReady (Decode and Raw): which weights to load. Decode: UnsupportedFormat for a
   // weight without a decoding (select_all() skips those).
   Status select(uint32_t weight);
@@ -243,6 +284,9 @@ class ModelLoader {
 
  private:
   struct FileSlot;
+  struct FileDigest;
+  struct DigestOps;
+  struct DigestOpsImpl;
   struct HeldBlock;
   enum class Phase : uint8_t;
   struct WeightPieces;
@@ -286,6 +330,13 @@ class ModelLoader {
   bool keep_split_tail(uint32_t f);
   bool split_finish(ModelEvent* out);
   bool split_weights_check(ModelEvent* out);
+
+  // Digests (the calls into model_digest.cpp go through digest_ops_, set by the digest API).
+  bool seek_data() const;  // the data phase reads by range (a seekable source, no digest)
+  ModelEvent fail_digest(uint32_t f);
+  bool digest_failed(uint32_t f) const;
+  FileDigest* new_digest(const char* name, size_t n, const uint8_t* digest);
+  friend struct DigestOpsImpl;
 
   // model_stream.cpp: reads of weights (seekable), the forward stream (sequential, validate).
   ModelEvent step_seek();
@@ -383,6 +434,14 @@ class ModelLoader {
   uint32_t block_count_ = 0;
   uint32_t block_cap_ = 0;
   uint32_t* block_of_ = nullptr;  // weight -> block index + 1 (0: none)
+
+  // Digests: the records given by name before open() (a list), the calls into model_digest.cpp.
+  FileDigest* digests_ = nullptr;
+  const DigestOps* digest_ops_ = nullptr;
+  uint32_t digest_files_ = 0;  // files with a digest: the data phase streams
+  bool verify_blobs_ = false;
+  Event deferred_end_;         // the last TensorEnd of a file whose digest is not checked yet
+  bool have_deferred_end_ = false;
 
   // Split GGUF: the count (0: not split) and the names' prefix (a view of the entry's name).
   uint32_t split_count_ = 0;

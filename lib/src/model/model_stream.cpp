@@ -150,7 +150,7 @@ ModelEvent ModelLoader::after_ready() {
   sub_ = 0;
   at_ = 0;
   weight_begun_ = false;
-  phase_ = opt_.seekable ? Phase::Seek : Phase::Stream;
+  phase_ = seek_data() ? Phase::Seek : Phase::Stream;
   return again();
 }
 
@@ -193,7 +193,7 @@ bool ModelLoader::prepare_scratch() {
   if (decode && !opt_.out_buffer) out_need = round8(opt_.out_size) + 16;
   uint64_t peak = 0;
   uint32_t blocks = 0;
-  if (decode && opt_.seekable) {
+  if (decode && seek_data()) {
     uint64_t most = 0;
     for (uint32_t w = 0; w < n; ++w) {
       if (!selected(w)) continue;
@@ -234,7 +234,7 @@ bool ModelLoader::prepare_scratch() {
     scratch_ = static_cast<uint8_t*>(take_low(scratch_need, 8));
     scratch_cap_ = scratch_need;
   }
-  if (decode && !opt_.seekable) {
+  if (decode && !seek_data()) {
     held_ = static_cast<uint8_t*>(take_low(held_need, 8));
     held_cap_ = held_need;
     held_top_ = 0;
@@ -488,9 +488,18 @@ ModelEvent ModelLoader::step_stream() {
           continue;
         }
         return request(f, s.pos, opt_.read_size);
+      case EventType::TensorEnd:
+        // A verified file's last tensor is complete only with the file's digest: its end waits
+        // for the last byte (GGUF's padding may follow) and the check.
+        if (s.digest && e.tensor + 1 == r.tensor_count() && s.digest->state != DigestState::Verified) {
+          if (s.digest->state == DigestState::Mismatch) return fail_digest(f);
+          deferred_end_ = e;
+          have_deferred_end_ = true;
+          continue;
+        }
+        [[fallthrough]];
       case EventType::TensorBegin:
-      case EventType::TensorBytes:
-      case EventType::TensorEnd: {
+      case EventType::TensorBytes: {
         ModelEvent out;
         if (route(cur_, e, &out)) return out;
         continue;
@@ -500,6 +509,17 @@ ModelEvent ModelLoader::step_stream() {
         if (s.kind == ModelFileKind::Blob && !s.size_known) {
           Error err;
           if (check_manifest_blob_size(*manifest_, s.layer, s.pos, &err) != Status::Ok) return fail_error(err, f);
+        }
+        if (s.digest) {
+          // Every byte has passed (the reader ends at the file's size or the host's end of file).
+          if (s.digest->state == DigestState::Pending) digest_ops_->end(*this, f, r.position());
+          if (s.digest->state != DigestState::Verified) return fail_digest(f);
+          if (have_deferred_end_) {  // the file is what it should be: its last tensor is complete
+            have_deferred_end_ = false;
+            ModelEvent out;
+            if (route(cur_, deferred_end_, &out)) return out;
+            continue;  // (the reader says End again)
+          }
         }
         ++cur_;
         continue;
