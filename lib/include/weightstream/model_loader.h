@@ -226,7 +226,8 @@ class ModelLoader {
   uint32_t entry_file() const { return entry_file_; }
   // The Reader of a data file (its header, metadata, GGUF facts), or null.
   const Reader* file_reader(uint32_t f) const;
-  uint32_t file_table(uint32_t f) const;      // kNoTensor for a file that is no table
+  uint32_t file_table(uint32_t f) const;      // kNoTensor for a file that is no table (yet)
+  bool file_header_ready(uint32_t f) const;   // its Reader validated its header
   // The entry document, once parsed (null for other entries): its shard list and figures, its
   // layers (a blob's layer name), for messages.
   bool entry_ready() const { return entry_ready_; }  // the index / manifest parsed

@@ -1112,6 +1112,7 @@ ModelFileKind ModelLoader::file_kind(uint32_t f) const { return f < file_count_ 
 bool ModelLoader::file_present(uint32_t f) const { return f < file_count_ && !files_[f].missing; }
 const Reader* ModelLoader::file_reader(uint32_t f) const { return f < file_count_ ? files_[f].reader : nullptr; }
 uint32_t ModelLoader::file_table(uint32_t f) const { return f < file_count_ ? files_[f].table : kNoTensor; }
+bool ModelLoader::file_header_ready(uint32_t f) const { return f < file_count_ && files_[f].header_done; }
 uint32_t ModelLoader::file_layer(uint32_t f) const { return f < file_count_ ? files_[f].layer : kNoTensor; }
 
 Format ModelLoader::format() const {
