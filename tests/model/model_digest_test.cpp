@@ -399,3 +399,31 @@ TEST(ModelDigest, VerifiedModelsOfEveryConventionDecodeTheSame) {
 }
 
 }  // namespace
+
+namespace {
+
+// Not a check: with WS_MODEL_SEED_DIR set, writes the Ollama model of true digests as a
+// fuzz_model_loader seed with verify_blobs (entry kind | 8): the manifest, then its blobs.
+TEST(ModelDigest, WriteFuzzSeedsWhenAsked) {
+  const char* dir = getenv("WS_MODEL_SEED_DIR");
+  if (!dir) GTEST_SKIP() << "set WS_MODEL_SEED_DIR to write the fuzz_model_loader seeds";
+  std::vector<std::string> blobs;
+  const auto files = ollama_model(&blobs);
+  Bytes out = {7, uint8_t(uint8_t(ws::ModelEntry::OllamaManifest) | 8), uint8_t(blobs.size())};
+  std::vector<std::string> order = {"manifest.json"};
+  order.insert(order.end(), blobs.begin(), blobs.end());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Bytes& b = files.at(order[i]);
+    out.push_back(uint8_t(order[i].size()));
+    out.insert(out.end(), order[i].begin(), order[i].end());
+    if (i + 1 < order.size())
+      for (int k = 0; k < 4; ++k) out.push_back(uint8_t(b.size() >> (8 * k)));
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  FILE* f = fopen((std::string(dir) + "/digest_ollama_verify_blobs").c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  fwrite(out.data(), 1, out.size(), f);
+  fclose(f);
+}
+
+}  // namespace

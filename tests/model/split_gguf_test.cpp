@@ -318,3 +318,52 @@ TEST(SplitGguf, NamesAreLlamaCpps) {
 }
 
 }  // namespace
+
+namespace {
+
+// fuzz_model_loader's input: `u8 seed, u8 entry kind (| digest bits), u8 count - 1`, then per file
+// `u8 name length, name, u32 LE length, bytes`, the last file without its length.
+void write_seed(const std::string& path, uint8_t seed, uint8_t kind, const std::vector<std::pair<std::string, modeltest::Bytes>>& files) {
+  modeltest::Bytes out = {seed, kind, uint8_t(files.size() - 1)};
+  for (size_t i = 0; i < files.size(); ++i) {
+    out.push_back(uint8_t(files[i].first.size()));
+    out.insert(out.end(), files[i].first.begin(), files[i].first.end());
+    if (i + 1 < files.size())
+      for (int k = 0; k < 4; ++k) out.push_back(uint8_t(files[i].second.size() >> (8 * k)));
+    out.insert(out.end(), files[i].second.begin(), files[i].second.end());
+  }
+  FILE* f = fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  fwrite(out.data(), 1, out.size(), f);
+  fclose(f);
+}
+
+// Not a check: with WS_MODEL_SEED_DIR set, writes every case of expected.json as a
+// fuzz_model_loader seed (the entry first, then its other files), the three-split model also as
+// a list of splits (GgufSplits) and with digests (every file's true one; the last one wrong).
+TEST(SplitGguf, WriteFuzzSeedsWhenAsked) {
+  const char* dir = getenv("WS_MODEL_SEED_DIR");
+  if (!dir) GTEST_SKIP() << "set WS_MODEL_SEED_DIR to write the fuzz_model_loader seeds";
+  uint8_t seed = 101;
+  for (const Json& c : expected()["cases"].items) {
+    const modeltest::Files files = modeltest::disk_files(kDir + "/" + c["dir"].str());
+    std::vector<std::pair<std::string, modeltest::Bytes>> list;
+    modeltest::Bytes b;
+    ASSERT_TRUE(files(c["entry"].str(), &b));
+    list.push_back({c["entry"].str(), b});
+    for (const Json& f : c["files"].items)
+      if (f.str() != c["entry"].str() && files(f.str(), &b)) list.push_back({f.str(), b});
+    if (list.size() > 5) continue;
+    std::string name = "split_" + c["case"].str();
+    for (char& ch : name)
+      if (ch == '/' || ch == ' ' || ch == '(' || ch == ')') ch = '_';
+    write_seed(std::string(dir) + "/" + name, seed++, uint8_t(ws::ModelEntry::File), list);
+    if (c["case"].str() == "tiny" && list.size() == 3) {
+      write_seed(std::string(dir) + "/split_tiny_list", seed++, uint8_t(ws::ModelEntry::GgufSplits), list);
+      write_seed(std::string(dir) + "/split_tiny_true_digests", seed++, uint8_t(ws::ModelEntry::File) | 16, list);
+      write_seed(std::string(dir) + "/split_tiny_wrong_digest", seed++, uint8_t(ws::ModelEntry::File) | 32, list);
+    }
+  }
+}
+
+}  // namespace

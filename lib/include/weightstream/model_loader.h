@@ -342,6 +342,9 @@ class ModelLoader {
   // model_stream.cpp: reads of weights (seekable), the forward stream (sequential, validate).
   ModelEvent step_seek();
   ModelEvent step_stream();
+  enum class EndStep : uint8_t { Next, Return, RouteDeferred };
+  EndStep file_end(uint32_t f, ModelEvent* out);
+  ModelEvent fail_reader(uint32_t f);
   bool route(uint32_t table, const Event& e, ModelEvent* out);
   bool decode_step(ModelEvent* out);
   ModelEvent start_decode(uint32_t w, bool from_held, const WeightPieces& p);
@@ -426,6 +429,8 @@ class ModelLoader {
   uint64_t dec_input_left_ = 0;  // stored bytes the decoder still takes
   uint64_t dec_out_pos_ = 0;
   bool pending_end_ = false;     // WeightEnd (then free) once the kept bytes are decoded
+  uint32_t start_weight_ = kNoTensor;  // sequential: route() asks step_stream to start the decoder
+  bool start_held_ = false;            // ... on the weight's kept bytes (its last piece came)
 
   // Sequential: held blocks (compacting, address order).
   uint8_t* held_ = nullptr;
