@@ -1,15 +1,16 @@
 // ws-bench-digest [--size MiB] [--dir DIR] [--keep]: what SHA-256 verification costs (issue #17).
 //
 // 1. SHA-256 throughput over one in-memory buffer, fed in 64 KiB updates (as the loader feeds
-//    reads): ws::Sha256 (lib/, portable C++), and OpenSSL's libcrypto (EVP_sha256: the SHA-NI /
-//    AVX2 code a Debian system has) when the benchmark was built with it — beside the raw
-//    streaming rate: ws::Reader validating a safetensors file of the same size in memory
-//    (every byte through the reader, nothing else).
+//    reads): ws::Sha256 (lib/, portable C++), nettle's (the CLI's engine: Debian's build has
+//    SHA-NI code) and OpenSSL's libcrypto (EVP_sha256), each when the benchmark was built with it —
+//    beside the raw streaming rate: ws::Reader validating a safetensors file of the same size in
+//    memory (every byte through the reader: its spans are zero-copy, so this is its overhead).
 // 2. The load-time cost on a 1 GiB Ollama blob (generated here, deleted afterwards unless --keep):
 //    blobs/sha256-<hex> of one F16 tensor and its manifest, loaded through ws::ModelLoader in
 //    Validate mode with a file host (pread of 1 MiB blocks, as the CLI reads), with and without
-//    verify_blobs(). Best of three each; the page cache is warm (the blob was just written and
-//    read), so the numbers are the CPU's, not the disk's.
+//    verify_blobs() (ws::Sha256, and nettle's as the CLI's engine). Best of three each; the page
+//    cache is warm (the blob was just written and read), so the numbers are the CPU's, not the
+//    disk's.
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,9 @@
 
 #ifdef WS_BENCH_OPENSSL
 #include <openssl/evp.h>
+#endif
+#ifdef WS_BENCH_NETTLE
+#include <nettle/sha2.h>
 #endif
 
 namespace {
@@ -86,6 +90,22 @@ void hash_openssl(const std::vector<uint8_t>& b, uint8_t out[32]) {
 }
 #endif
 
+#ifdef WS_BENCH_NETTLE
+void hash_nettle(const std::vector<uint8_t>& b, uint8_t out[32]) {
+  sha256_ctx c;
+  sha256_init(&c);
+  for (size_t at = 0; at < b.size(); at += kPiece) sha256_update(&c, std::min(kPiece, b.size() - at), b.data() + at);
+  sha256_digest(&c, 32, out);
+}
+// The CLI's engine (tools/cli/model_host.cpp).
+const ws::Sha256Engine kNettle = {
+    sizeof(sha256_ctx),
+    [](void* s) { sha256_init(static_cast<sha256_ctx*>(s)); },
+    [](void* s, const void* d, size_t n) { sha256_update(static_cast<sha256_ctx*>(s), n, static_cast<const uint8_t*>(d)); },
+    [](void* s, uint8_t out[32]) { sha256_digest(static_cast<sha256_ctx*>(s), 32, out); },
+};
+#endif
+
 // Every byte through ws::Reader (Validate: the raw streaming rate of the parser and data pump).
 void stream_reader(const std::vector<uint8_t>& b) {
   static std::vector<uint64_t> arena(1 << 14);
@@ -106,13 +126,14 @@ void stream_reader(const std::vector<uint8_t>& b) {
 }
 
 // A manifest's model through the loader, files read with pread in 1 MiB blocks (the CLI's way).
-bool load_manifest(const std::string& dir, bool verify) {
+bool load_manifest(const std::string& dir, bool verify, const ws::Sha256Engine* engine = nullptr) {
   static std::vector<uint64_t> arena(1 << 17);
   ws::ModelLoaderOptions opt;
   opt.mode = ws::ModelLoadMode::Validate;
   opt.read_size = 1 << 20;
   ws::ModelLoader L(arena.data(), arena.size() * 8, opt);
   if (verify) L.verify_blobs();
+  if (engine) L.set_sha256_engine(engine);
   L.open(ws::ModelEntry::OllamaManifest, "manifest.json");
   std::vector<int> fds;
   static std::vector<uint8_t> buf(1 << 20);
@@ -177,6 +198,16 @@ int main(int argc, char** argv) {
   printf("%-44s %10.0f\n", "ws::Reader, every byte (raw streaming)", mb_per_s(mem.size(), s_reader));
   const double s_ours = best_of(3, [&] { hash_ours(mem, d1); });
   printf("%-44s %10.0f\n", "SHA-256, ws::Sha256 (lib/, portable)", mb_per_s(mem.size(), s_ours));
+#ifdef WS_BENCH_NETTLE
+  const double s_nettle = best_of(3, [&] { hash_nettle(mem, d2); });
+  printf("%-44s %10.0f\n", "SHA-256, nettle (the CLI's engine)", mb_per_s(mem.size(), s_nettle));
+  if (memcmp(d1, d2, 32) != 0) {
+    fprintf(stderr, "the two SHA-256s differ\n");
+    return 1;
+  }
+#else
+  printf("%-44s %10s\n", "SHA-256, nettle", "(not built)");
+#endif
 #ifdef WS_BENCH_OPENSSL
   const double s_ssl = best_of(3, [&] { hash_openssl(mem, d2); });
   printf("%-44s %10.0f\n", "SHA-256, OpenSSL libcrypto (EVP_sha256)", mb_per_s(mem.size(), s_ssl));
@@ -220,6 +251,11 @@ int main(int argc, char** argv) {
   printf("  %-30s %8.3f s  %6.0f MB/s\n", "without verification", plain, mb_per_s(blob.size(), plain));
   printf("  %-30s %8.3f s  %6.0f MB/s\n", "verify_blobs() (ws::Sha256)", verified, mb_per_s(blob.size(), verified));
   printf("  verification costs %.3f s (x%.2f)\n", verified - plain, verified / plain);
+#ifdef WS_BENCH_NETTLE
+  const double nettle = best_of(3, [&] { ok = load_manifest(dir, true, &kNettle) && ok; });
+  printf("  %-30s %8.3f s  %6.0f MB/s\n", "verify_blobs(), nettle engine", nettle, mb_per_s(blob.size(), nettle));
+  printf("  verification costs %.3f s (x%.2f)\n", nettle - plain, nettle / plain);
+#endif
   if (!keep) {
     unlink(blob_path.c_str());
     unlink((dir + "/manifest.json").c_str());

@@ -427,3 +427,48 @@ TEST(ModelDigest, WriteFuzzSeedsWhenAsked) {
 }
 
 }  // namespace
+
+namespace {
+
+// A host's SHA-256 (set_sha256_engine): here the tests' own implementation, counting its calls.
+int g_engine_updates = 0;
+const ws::Sha256Engine kTestEngine = {
+    sizeof(wstest::Sha256),
+    [](void* s) { new (s) wstest::Sha256(); },
+    [](void* s, const void* d, size_t n) {
+      ++g_engine_updates;
+      static_cast<wstest::Sha256*>(s)->update(d, n);
+    },
+    [](void* s, uint8_t out[32]) { static_cast<wstest::Sha256*>(s)->finish(out); },
+};
+
+TEST(ModelDigest, AHostsEngineHashesInsteadOfOurs) {
+  static_assert(sizeof(wstest::Sha256) <= ws::kSha256EngineState, "fits");
+  const auto files = read_files(kSplit, kTiny);
+  for (bool right : {true, false}) {
+    g_engine_updates = 0;
+    HostOptions h;
+    h.feed = Feed::Random;
+    for (const auto& f : files) h.sha256.push_back({f.first, right ? hex_of(f.second) : std::string(64, '1')});
+    std::vector<uint64_t> arena(1 << 15);
+    ws::ModelLoader probe(arena.data(), arena.size() * 8);
+    ws::Sha256Engine big = kTestEngine;
+    big.state_size = ws::kSha256EngineState + 1;
+    EXPECT_EQ(probe.set_sha256_engine(&big), ws::Status::UsageError);
+    EXPECT_EQ(probe.set_sha256_engine(&kTestEngine), ws::Status::Ok);
+    // Only before open().
+    h.on_first_read = [&](ws::ModelLoader& L, uint32_t) { EXPECT_EQ(L.set_sha256_engine(&kTestEngine), ws::Status::UsageError); };
+    const LoadResult r = modeltest::load_model_with(modeltest::memory_files(files), ws::ModelEntry::File, kTiny[0], h,
+                                                    [](ws::ModelLoader& L) { EXPECT_EQ(L.set_sha256_engine(&kTestEngine), ws::Status::Ok); });
+    EXPECT_GT(g_engine_updates, 2);
+    if (right) {
+      EXPECT_EQ(r.verdict(), "Ok");
+      for (const std::string& n : kTiny) EXPECT_EQ(r.digests.at(n), "verified");
+    } else {
+      EXPECT_EQ(r.code, ws::Status::DigestMismatch);
+      EXPECT_EQ(r.actual_sha256, hex_of(files.at(r.file)));
+    }
+  }
+}
+
+}  // namespace

@@ -63,7 +63,8 @@ struct Armed {
 };
 
 bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
-             const std::vector<std::string>& listing, size_t arena_size, LoadResult* r, size_t* needed) {
+             const std::vector<std::string>& listing, size_t arena_size, LoadResult* r, size_t* needed,
+             const std::function<void(ws::ModelLoader&)>& before_open) {
   *r = LoadResult();
   r->arena_size = arena_size;
   std::vector<uint64_t> arena((arena_size + 7) / 8 + 2);
@@ -91,6 +92,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
       if (L->expect_sha256_hex(d.first.data(), d.first.size(), d.second.data(), d.second.size()) != ws::Status::Ok)
         r->violation = "expect_sha256_hex(" + d.first + ") refused";
     if (o.verify_blobs) L->verify_blobs();
+    if (before_open) before_open(*L);
     L->open(entry, entry_name.data(), entry_name.size());
   }
   std::map<uint32_t, bool> asked;  // files whose first request came
@@ -244,11 +246,16 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
 
 LoadResult load_model(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
                       const std::vector<std::string>& listing) {
+  return load_model_with(files, entry, entry_name, o, nullptr, listing);
+}
+
+LoadResult load_model_with(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
+                           const std::function<void(ws::ModelLoader&)>& before_open, const std::vector<std::string>& listing) {
   LoadResult r;
   size_t arena = o.arena;
   for (int i = 1; i <= 12; ++i) {
     size_t needed = 0;
-    attempt(files, entry, entry_name, o, listing, arena, &r, &needed);
+    attempt(files, entry, entry_name, o, listing, arena, &r, &needed, before_open);
     r.attempts = i;
     if (r.code != ws::Status::ArenaExhausted || needed <= arena) break;
     arena = needed;

@@ -83,5 +83,9 @@ struct LoadResult {
 // directory's names, given with add_file()).
 LoadResult load_model(const Files& files, ws::ModelEntry entry, const std::string& entry_name,
                       const HostOptions& o, const std::vector<std::string>& listing = {});
+// The same, with `before_open` called on the loader right before open() (set_sha256_engine, ...).
+LoadResult load_model_with(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
+                           const std::function<void(ws::ModelLoader&)>& before_open,
+                           const std::vector<std::string>& listing = {});
 
 }  // namespace modeltest

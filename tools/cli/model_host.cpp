@@ -14,9 +14,25 @@
 #include "weightstream/ollama_manifest.h"
 #include "weightstream/shard_index.h"
 
+#ifdef WS_CLI_NETTLE
+#include <nettle/sha2.h>
+#endif
+
 namespace wscli {
 
 namespace {
+
+#ifdef WS_CLI_NETTLE
+// nettle's SHA-256 (its fat build picks SHA-NI code where the CPU has it): the loader's hash for
+// the files it verifies. Its context is a plain struct, placed in the loader's arena.
+static_assert(sizeof(sha256_ctx) <= ws::kSha256EngineState, "nettle's context fits the loader's record");
+const ws::Sha256Engine kNettle = {
+    sizeof(sha256_ctx),
+    [](void* s) { sha256_init(static_cast<sha256_ctx*>(s)); },
+    [](void* s, const void* data, size_t n) { sha256_update(static_cast<sha256_ctx*>(s), n, static_cast<const uint8_t*>(data)); },
+    [](void* s, uint8_t out[ws::kSha256Bytes]) { sha256_digest(static_cast<sha256_ctx*>(s), ws::kSha256Bytes, out); },
+};
+#endif
 
 constexpr size_t kBlock = 1 << 20;  // files are read in blocks this large and sliced
 constexpr size_t kOutputPiece = 1 << 20;  // decoded bytes per WeightData (as the CLI writes them)
@@ -115,6 +131,9 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
     loader_->expect_sha256_hex(name.data(), name.size(), d.second.data(), d.second.size());
   }
   if (s_.scan.verify_blobs) loader_->verify_blobs();
+#ifdef WS_CLI_NETTLE
+  loader_->set_sha256_engine(&kNettle);
+#endif
   const std::string entry_name = s_.entry == ws::ModelEntry::UqffFiles || s_.entry_path == "-"
                                      ? s_.entry_path
                                      : s_.entry_path.substr(dir_.size());

@@ -203,6 +203,10 @@ class ModelLoader {
   // manifest's tensor blobs (`blobs/sha256-<hex>`, the manifest layer's digest), and an entry file
   // named `sha256-<64 hex>` (a blob given directly).
   Status verify_blobs();
+  // Before open(): hash with the host's SHA-256 (a hardware-accelerated one) instead of
+  // ws::Sha256; `engine` must outlive the loader. UsageError when its state is larger than
+  // kSha256EngineState.
+  Status set_sha256_engine(const Sha256Engine* engine);
   DigestState file_digest_state(uint32_t f) const;
   const uint8_t* file_expected_sha256(uint32_t f) const;  // null: no digest given
   const uint8_t* file_actual_sha256(uint32_t f) const;    // null until the whole file was hashed
@@ -446,6 +450,7 @@ class ModelLoader {
   const DigestOps* digest_ops_ = nullptr;
   uint32_t digest_files_ = 0;  // files with a digest: the data phase streams
   bool verify_blobs_ = false;
+  const Sha256Engine* sha_engine_ = nullptr;  // null: ws::Sha256
   Event deferred_end_;         // the last TensorEnd of a file whose digest is not checked yet
   bool have_deferred_end_ = false;
 

@@ -29,8 +29,32 @@ bool ends_blob_name(const char* s, size_t n, const char** hex) {
 
 // The calls the rest of the loader makes (digest_ops_).
 struct ModelLoader::DigestOpsImpl {
-  static void finish(FileDigest& d) {
-    d.hash.finish(d.actual);
+  // The hash state: the host's engine, or a ws::Sha256 placed in the record.
+  static void start(const ModelLoader& L, FileDigest& d) {
+    if (d.started) return;
+    d.started = true;
+    if (L.sha_engine_)
+      L.sha_engine_->init(d.hstate);
+    else
+      new (d.hstate) Sha256();
+  }
+  static void update(const ModelLoader& L, FileDigest& d, const uint8_t* data, size_t n) {
+    start(L, d);
+    if (L.sha_engine_)
+      L.sha_engine_->update(d.hstate, data, n);
+    else
+      reinterpret_cast<Sha256*>(d.hstate)->update(data, n);
+  }
+  static void digest(const ModelLoader& L, FileDigest& d) {
+    start(L, d);
+    if (L.sha_engine_)
+      L.sha_engine_->finish(d.hstate, d.actual);
+    else
+      reinterpret_cast<Sha256*>(d.hstate)->finish(d.actual);
+  }
+
+  static void finish(const ModelLoader& L, FileDigest& d) {
+    digest(L, d);
     d.state = memcmp(d.actual, d.expected, kSha256Bytes) == 0 ? DigestState::Verified : DigestState::Mismatch;
   }
 
@@ -39,20 +63,20 @@ struct ModelLoader::DigestOpsImpl {
     FileDigest& d = *s.digest;
     if (d.state != DigestState::Pending || offset > d.hashed || offset + n <= d.hashed) return;
     const size_t skip = size_t(d.hashed - offset);  // bytes hashed already (a piece read again)
-    d.hash.update(data + skip, n - skip);
+    update(L, d, data + skip, n - skip);
     d.hashed = offset + n;
-    if (s.size_known && d.hashed >= s.size) finish(d);
+    if (s.size_known && d.hashed >= s.size) finish(L, d);
   }
 
   static void end(ModelLoader& L, uint32_t f, uint64_t size) {
     FileDigest& d = *L.files_[f].digest;
     if (d.state != DigestState::Pending) return;
     if (d.hashed == size) {
-      finish(d);
+      finish(L, d);
     } else if (d.hashed < size) {
       // Bytes before the end never came in order: the file cannot be verified, which is a
       // failed verification (actual is the hash of what came).
-      d.hash.finish(d.actual);
+      digest(L, d);
       d.state = DigestState::Mismatch;
     }
   }
@@ -151,6 +175,15 @@ Status ModelLoader::set_file_sha256(const uint8_t digest[kSha256Bytes]) {
   d->used = true;
   s.digest = d;
   ++digest_files_;
+  return Status::Ok;
+}
+
+Status ModelLoader::set_sha256_engine(const Sha256Engine* engine) {
+  if (opened_ || phase_ != Phase::Idle || !engine || engine->state_size > kSha256EngineState || !engine->init ||
+      !engine->update || !engine->finish)
+    return Status::UsageError;
+  sha_engine_ = engine;
+  digest_ops_ = DigestOpsImpl::table();
   return Status::Ok;
 }
 

@@ -62,8 +62,11 @@ struct ModelLoader::FileDigest {
   const char* name = nullptr;   // by-name records
   uint32_t name_size = 0;
   FileDigest* next = nullptr;   // the by-name list
-  Sha256 hash;
+  bool started = false;         // the hash state is initialised (at the file's first byte)
+  // The hash state: a ws::Sha256, or the host's engine's (set_sha256_engine).
+  alignas(8) uint8_t hstate[kSha256EngineState] = {};
 };
+static_assert(sizeof(Sha256) <= kSha256EngineState, "ws::Sha256 fits the engine state");
 
 // The loader's calls into model_digest.cpp, through a pointer the digest API sets: a program that
 // gives no digest links no SHA-256 code (the microcontroller build measures it).
