@@ -173,8 +173,11 @@ TEST(CliSplit, OllamaBlobsAreVerifiedByDefault) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(parse_json(r.out)["error"]["code"].str(), "DigestMismatch");
   EXPECT_EQ(parse_json(r.out)["error"]["shard"].str(), "sha256-" + hex);
-  // The blob given directly is checked against its name too.
+  // A blob named on its own is read as a file (its name promises nothing by itself): --sha256
+  // verifies it.
   r = cli({"validate", "--json", dir.file("m/blobs/sha256-" + hex)});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  r = cli({"validate", "--json", dir.file("m/blobs/sha256-" + hex), "--sha256", dir.file("m/blobs/sha256-" + hex) + "=" + hex});
   EXPECT_EQ(parse_json(r.out)["error"]["code"].str(), "DigestMismatch");
   // --no-verify-blobs reads them as the manifest names them.
   EXPECT_EQ(cli({"validate", "--no-verify-blobs", manifest}).exit_code, 0);

@@ -81,7 +81,8 @@ def normalize(text, subs):
 
 
 # The Ollama fixtures' and variants' blobs are named by made-up digests (they predate issue #17),
-# and the CLI now checks every blob against its name by default (--no-verify-blobs turns that off).
+# and the CLI now checks a manifest's blobs against their names by default (--no-verify-blobs turns
+# that off).
 # Their commands run with the flag, which changes nothing else; the records keep the argv the
 # golden CLI ran (it had no such flag). tests/cli/cli_split_digest_test.cpp shows the default
 # refusing these fixtures.

@@ -124,13 +124,14 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
   opt.out_size = kOutputPiece;
   loader_.reset(new ws::ModelLoader(arena_.data(), arena_size, opt));
   for (const std::string& n : s_.listing) loader_->add_file(n.data(), n.size());
-  // Digests: --sha256 files as the loader names them (relative to the entry's directory), and
-  // Ollama blobs against their names unless --no-verify-blobs.
+  // Digests: --sha256 files as the loader names them (relative to the entry's directory), and a
+  // manifest's blobs against their names unless --no-verify-blobs (a blob named on its own is
+  // verified with --sha256: a file's name alone is no promise about its content).
   for (const auto& d : s_.scan.sha256) {
     const std::string name = loader_name(d.first);
     loader_->expect_sha256_hex(name.data(), name.size(), d.second.data(), d.second.size());
   }
-  if (s_.scan.verify_blobs) loader_->verify_blobs();
+  if (s_.scan.verify_blobs && s_.entry == ws::ModelEntry::OllamaManifest) loader_->verify_blobs();
 #ifdef WS_CLI_NETTLE
   loader_->set_sha256_engine(&kNettle);
 #endif

@@ -33,7 +33,7 @@ struct ScanOptions {
   // The --sha256 files some load matched (shared by every copy of the options: main reports the
   // ones no model had, whose digests therefore checked nothing).
   std::shared_ptr<std::set<std::string>> sha256_used = std::make_shared<std::set<std::string>>();
-  bool verify_blobs = true;  // Ollama blobs against their sha256-<hex> names (--no-verify-blobs)
+  bool verify_blobs = true;  // a manifest's blobs against their sha256-<hex> names (--no-verify-blobs)
 };
 
 // One file through ws::Reader alone (no model around it): dequant's tensor-by-tensor path uses it
