@@ -27,8 +27,8 @@
 //
 // The loader decides everything a host used to: which files the model has and in which order
 // (index shards by file name; UQFF `<stem>-<n>.uqff` by number, then residual.safetensors;
-// manifest blobs as `blobs/sha256-<hex>`; `config.json` beside an MLX or plain model, missing is
-// fine), what to read next (seekable: headers, then each selected weight's companions by range
+// manifest blobs as `blobs/sha256-<hex>`; a split GGUF model's `<prefix>-%05d-of-%05d.gguf` by split
+// number; `config.json` beside an MLX or plain model, missing is fine), what to read next (seekable: headers, then each selected weight's companions by range
 // and its packed bytes in read_size pieces; sequential: each file forward, companions and packed
 // bytes that arrive too early kept in arena scratch), the convention (convention_signal, the
 // config, the entry), the logical weights (LogicalModel, hashed: linear in tensors), UQFF's
@@ -37,7 +37,8 @@
 // documents give them; the host maps a name to a path, URL or File. Hosts only move bytes.
 //
 // No heap, no exceptions, no recursion: everything lives in the one caller arena (readers, the
-// entry document, the model's weights and name hash, scratch and output). After ArenaExhausted,
+// entry document, the file slots — as many as the model has —, the model's weights and name hash,
+// digest records, scratch and output). After ArenaExhausted,
 // arena_needed() is a size that gets the load past the part that ran out (and every fixed-size
 // part after it); parts whose size the input decides (each header, the model's weights, config
 // .json, the scratch of the selection) can each take one more retry. A host retries with
