@@ -1,11 +1,14 @@
 // libFuzzer target: ws::ModelLoader over a small virtual directory (issue #16).
 //
-// Input: `u8 chunk_seed, u8 entry_kind (% 5: Auto, File, ShardIndex, UqffFiles, OllamaManifest),
-// u8 file_count (% 5 + 1)`, then per file `u8 name_length, name bytes, u32 LE length, bytes` (the
-// last file's bytes are the rest of the input). The first file is the entry (UqffFiles: every
-// name is given with add_file()); names are what the loader asks for ("config.json",
-// "blobs/sha256-<hex>", an index's shard names), so every convention is reachable: plain,
-// sharded, MLX with config, Ollama with manifest, UQFF, GGUF.
+// Input: `u8 chunk_seed, u8 entry_kind, u8 file_count (% 5 + 1)`, then per file `u8 name_length,
+// name bytes, u32 LE length, bytes` (the last file's bytes are the rest of the input). entry_kind:
+// its low 3 bits % 6 are the entry (Auto, File, ShardIndex, UqffFiles, OllamaManifest,
+// GgufSplits); bit 3 asks for verify_blobs(), bit 4 gives every file its true SHA-256
+// (expect_sha256), bit 5 gives the last file a wrong one (issue #17; seeds of issue #16 have none
+// of these bits). The first file is the entry (UqffFiles, GgufSplits: every name is given with
+// add_file()); names are what the loader asks for ("config.json", "blobs/sha256-<hex>", an index's
+// shard names, a split GGUF model's "<prefix>-%05d-of-%05d.gguf"), so every convention is
+// reachable: plain, sharded, MLX with config, Ollama with manifest, UQFF, GGUF, split GGUF.
 //
 // The model is loaded in Decode mode (f32) four ways: seekable with whole reads, seekable in
 // seed-chosen pieces, sequential in pieces (Validate for UQFF, which resolves only after its last
@@ -13,13 +16,17 @@
 // next NeedRead: reading it later is an ASan report. Checked: every load ends; the seekable loads
 // agree on verdict (code, offset, tensor, file) and every weight's bytes; a sequential load gives
 // the same, or — reading every byte — Validate's verdict; output pieces come in order and fill
-// exactly the weight's elements. Seeds: fuzz/corpus/fuzz_model_loader (every golden case of
-// tests/model, written by model_loader_test with WS_MODEL_SEED_DIR set).
+// exactly the weight's elements. With digests: true ones never give DigestMismatch and, where the
+// plain seekable decode is valid, give its weights; no load ends (Done) with a digest that failed
+// or was not checked. Seeds: fuzz/corpus/fuzz_model_loader (every golden case of tests/model and
+// every split GGUF fixture case, written by model_loader_test and split_gguf_test with
+// WS_MODEL_SEED_DIR set).
 #include <map>
 #include <memory>
 
 #include "common.h"
 #include "weightstream/model_loader.h"
+#include "weightstream/sha256.h"
 
 namespace {
 
@@ -35,6 +42,7 @@ struct File {
 struct Dir {
   ws::ModelEntry entry = ws::ModelEntry::Auto;
   std::vector<File> files;
+  bool verify_blobs = false, true_digests = false, wrong_last = false;
 };
 
 struct Result {
@@ -48,7 +56,10 @@ struct Result {
 bool parse(const uint8_t* data, size_t size, Dir* dir, uint8_t* seed) {
   if (size < 3) return false;
   *seed = data[0];
-  dir->entry = ws::ModelEntry(data[1] % 5);
+  dir->entry = ws::ModelEntry((data[1] & 7) % 6);
+  dir->verify_blobs = data[1] & 8;
+  dir->true_digests = data[1] & 16;
+  dir->wrong_last = data[1] & 32;
   const uint32_t count = data[2] % kMaxFiles + 1;
   size_t at = 3;
   for (uint32_t i = 0; i < count; ++i) {
@@ -79,7 +90,8 @@ bool parse(const uint8_t* data, size_t size, Dir* dir, uint8_t* seed) {
 
 std::string str(ws::StrView v) { return std::string(v.data ? v.data : "", v.size); }
 
-Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chunk_seed, size_t arena_size = 1 << 20) {
+Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chunk_seed, bool digests = false,
+            size_t arena_size = 1 << 20) {
   Result out;
   std::vector<uint64_t> arena(arena_size / 8 + 2);
   ws::ModelLoaderOptions opt;
@@ -88,8 +100,18 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
   opt.read_size = 4096;
   opt.out_size = 4096;
   ws::ModelLoader L(arena.data(), arena_size, opt);
-  if (dir.entry == ws::ModelEntry::UqffFiles)
+  if (dir.entry == ws::ModelEntry::UqffFiles || dir.entry == ws::ModelEntry::GgufSplits)
     for (const File& f : dir.files) L.add_file(f.name.data(), f.name.size());
+  if (digests) {
+    if (dir.verify_blobs) L.verify_blobs();
+    for (size_t i = 0; i < dir.files.size(); ++i) {
+      uint8_t d[ws::kSha256Bytes];
+      ws::sha256(dir.files[i].data, dir.files[i].size, d);
+      if (dir.wrong_last && i + 1 == dir.files.size()) d[0] ^= 1;
+      if (dir.true_digests || (dir.wrong_last && i + 1 == dir.files.size()))
+        L.expect_sha256(dir.files[i].name.data(), dir.files[i].name.size(), d);
+    }
+  }
   L.open(dir.entry, dir.files[0].name.data(), dir.files[0].name.size());
   wsfuzz::Chunker ch(chunk_seed);
   std::map<uint32_t, uint64_t> position;
@@ -149,11 +171,16 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
         break;
       case ws::ModelEventType::Done:
         WS_CHECK(out.open.empty(), out.open.size());  // every weight begun has ended
+        // A model is never Done with a file whose digest failed or, every byte read, went unchecked.
+        for (uint32_t f = 0; f < L.file_count(); ++f) {
+          const ws::DigestState st = L.file_digest_state(f);
+          WS_CHECK(st == ws::DigestState::None || st == ws::DigestState::Verified, int(st), f);
+        }
         return out;
       case ws::ModelEventType::Error: {
         const ws::Error& err = L.error();
         if (err.code == ws::Status::ArenaExhausted && L.arena_needed() > arena_size && L.arena_needed() <= kMaxArena)
-          return load(dir, mode, seekable, chunk_seed, L.arena_needed());
+          return load(dir, mode, seekable, chunk_seed, digests, L.arena_needed());
         out.verdict = std::string(ws::status_name(err.code)) + "@" + std::to_string(err.offset) + " " +
                       (err.tensor_name ? std::string(err.tensor_name, err.tensor_name_size) : "") + " " +
                       (L.error_file() == ws::kNoFile ? "" : str(L.file_name(L.error_file())));
@@ -171,6 +198,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint8_t seed = 0;
   if (!parse(data, size, &dir, &seed)) return 0;
   const bool uqff = dir.entry == ws::ModelEntry::UqffFiles;
+  if (dir.verify_blobs || dir.true_digests || dir.wrong_last) {
+    // Digests: the same model read forward in full, every byte hashed.
+    const Result plain = load(dir, ws::ModelLoadMode::Decode, true, 0);
+    const Result validate = load(dir, ws::ModelLoadMode::Validate, true, 0);
+    for (bool seekable : {true, false}) {
+      const Result d = load(dir, uqff && !seekable ? ws::ModelLoadMode::Validate : ws::ModelLoadMode::Decode, seekable, seed, true);
+      if (dir.true_digests && !dir.wrong_last && !dir.verify_blobs) {
+        // True digests change nothing but the reading order: the verdict of a decode (or, every
+        // byte read, of Validate), the same weights.
+        if (d.verdict.rfind("DigestMismatch", 0) == 0) wsfuzz::fail("a true digest failed");
+        if (d.verdict != plain.verdict && d.verdict != validate.verdict) wsfuzz::fail("a verified load's verdict is another");
+        if (plain.verdict == "Ok" && d.verdict == "Ok" && !uqff && !(d == plain)) wsfuzz::fail("verified decode gives other bytes");
+      }
+    }
+    return 0;
+  }
   const Result whole = load(dir, ws::ModelLoadMode::Decode, true, 0);
   const Result pieces = load(dir, ws::ModelLoadMode::Decode, true, seed);
   if (!(whole == pieces)) wsfuzz::fail("seekable loads differ with the chunking", seed);

@@ -38,7 +38,8 @@ lib_share() {  # MAP [per-object] -> "code rodata" of libweightstream.a's kept i
 }
 printf '%-34s %10s %10s %10s %10s %8s\n' configuration "lib code" "lib const" "image text" "image bss" "stack*"
 for cfg in "ws-mcu-fw-parser:parser only (safetensors + GGUF)" "ws-mcu-fw-q4:parser + Q4_0 kernel" "ws-mcu-fw:parser + Dequantizer (all kernels)" \
-           "ws-mcu-fw-loader:model loader (2 files, all kernels)"; do
+           "ws-mcu-fw-loader:model loader (2 files, all kernels)" \
+           "ws-mcu-fw-loader-sha256:model loader + SHA-256 of each file"; do
   fw="${cfg%%:*}"; label="${cfg#*:}"
   elf="$build/mcu/$fw.elf"
   read -r code ro < <(lib_share "$elf.map")
@@ -48,6 +49,12 @@ for cfg in "ws-mcu-fw-parser:parser only (safetensors + GGUF)" "ws-mcu-fw-q4:par
   printf '%-34s %10d %10d %10d %10d %8s\n' "$label" "$code" "$ro" "$((text + data))" "$bss" "${stack:-?}"
 done
 echo "(bytes; stack* = high-water mark measured under qemu-system-arm -M mps2-an386, painted stack)"
+echo
+# SHA-256 is optional on the device: only an image that gives the loader a digest links it.
+lib_share "$build/mcu/ws-mcu-fw-loader-sha256.elf.map" per-object |
+  awk '$1 == "sha256.cpp" { c += $2; r += $3; s = s "sha256.cpp " $2 " B" }
+       $1 == "model_digest.cpp" { c += $2; r += $3; s = s ", model_digest.cpp " $2 " B" }
+       END { printf "SHA-256 .text: %d B of code, %d B of constants (%s); the other images have none\n", c, r, s }'
 echo
 printf '%-42s %10s %10s\n' "parser only, per object" "lib code" "lib const"
 lib_share "$build/mcu/ws-mcu-fw-parser.elf.map" per-object | sort -k2,2nr

@@ -40,6 +40,14 @@ const std::string kManifest = kDir + "/ollama/manifest.json";
 const std::string kBlobFileA = "sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
 const std::string kBlobFileB = "sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
 
+// The fixtures' Ollama blobs are named by made-up digests (written before issue #17), and the CLI
+// checks every blob against its name by default: these tests read the fixtures with
+// --no-verify-blobs (which changes nothing else). The default itself: OllamaBlobsAreVerifiedByDefault.
+RunResult cli_fixture(std::vector<std::string> args) {
+  args.push_back("--no-verify-blobs");
+  return cli(args);
+}
+
 // --- The oracle: a safetensors header read with the tests' own JSON reader, and FORMATS.md §2/§3
 // written out element by element. ---
 struct Stored {
@@ -127,7 +135,7 @@ void check_dequant(const std::string& file, const std::map<std::string, Stored>&
   ASSERT_FALSE(want.empty());
   for (const char* chunk : {"65536", "1", "7"}) {
     TempDir dir;
-    const RunResult r = cli({"dequant", file, "--tensor", weight, "--chunk-size", chunk, "-o", dir.file("w.bin")});
+    const RunResult r = cli_fixture({"dequant", file, "--tensor", weight, "--chunk-size", chunk, "-o", dir.file("w.bin")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(same_bytes(want, read_file(dir.file("w.bin")))) << weight << " chunk " << chunk;
     EXPECT_NE(r.out.find(weight + ": "), std::string::npos) << r.out;
@@ -175,7 +183,7 @@ TEST(CliConventions, ShardedDequantAWeightAcrossShards) {
   check_dequant(kIndex, t, "model.layers.0.mlp.up_proj.weight", kAffineMlx);
   // A plain tensor of shard 3, through the index.
   TempDir dir;
-  const RunResult r = cli({"dequant", kIndex, "--tensor", "model.norm.weight", "-o", dir.file("n.bin")});
+  const RunResult r = cli_fixture({"dequant", kIndex, "--tensor", "model.norm.weight", "-o", dir.file("n.bin")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string want;
   for (uint64_t i = 0; i < 8; ++i) {
@@ -207,7 +215,7 @@ TEST(CliConventions, UqffDequantThroughAnyFileOfTheDirectory) {
   ASSERT_EQ(want.size(), 256u * 4);
   for (const std::string& file : {u0, u1}) {  // either file names the same model
     TempDir dir;
-    const RunResult r = cli({"dequant", file, "--tensor", "model.layers.0.self_attn.q_proj.weight", "--chunk-size", "5",
+    const RunResult r = cli_fixture({"dequant", file, "--tensor", "model.layers.0.self_attn.q_proj.weight", "--chunk-size", "5",
                              "-o", dir.file("q.bin")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(same_bytes(want, read_file(dir.file("q.bin"))));
@@ -225,7 +233,7 @@ TEST(CliConventions, UqffDequantThroughAnyFileOfTheDirectory) {
   const size_t at = f1.find(from);
   f1.replace(at, from.size(), "\"model.layers.0.mlp.gate_proj.weight.bitz\"");
   write_file(dir.file("u/model-1.uqff"), f1);
-  const RunResult r = cli({"dequant", dir.file("u/model-0.uqff"), "--tensor", "model.layers.0.mlp.gate_proj.weight",
+  const RunResult r = cli_fixture({"dequant", dir.file("u/model-0.uqff"), "--tensor", "model.layers.0.mlp.gate_proj.weight",
                            "--json", "-o", dir.file("g.bin")});
   EXPECT_EQ(r.exit_code, 1);
   const Json j = parse_json(r.out);
@@ -257,13 +265,13 @@ TEST(CliConventions, DequantF16IsTheExactHalfOfEveryValue) {
     want.append(reinterpret_cast<const char*>(&h), 2);
   }
   TempDir dir;
-  const RunResult r = cli({"dequant", kMlx, "--tensor", w, "--to", "f16", "-o", dir.file("h.bin")});
+  const RunResult r = cli_fixture({"dequant", kMlx, "--tensor", w, "--to", "f16", "-o", dir.file("h.bin")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_file(dir.file("h.bin")), want);
 }
 
 TEST(CliConventions, DequantJsonDescribesTheWeightAndItsPieces) {
-  const RunResult r = cli({"dequant", kIndex, "--tensor", "model.layers.0.self_attn.q_proj.weight", "--json"});
+  const RunResult r = cli_fixture({"dequant", kIndex, "--tensor", "model.layers.0.self_attn.q_proj.weight", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = parse_json(r.out);
   EXPECT_EQ(j["convention"].str(), "mlx");
@@ -295,7 +303,7 @@ TEST(CliConventions, DequantJsonDescribesTheWeightAndItsPieces) {
 }
 
 TEST(CliConventions, InspectJsonListsLogicalWeightsAndPlan) {
-  const RunResult r = cli({"inspect", "--json", "--chunk-size", "16", kMlx});  // the plan ignores it
+  const RunResult r = cli_fixture({"inspect", "--json", "--chunk-size", "16", kMlx});  // the plan ignores it
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = parse_json(r.out);
   const Json& l = j["logical"];
@@ -327,7 +335,7 @@ TEST(CliConventions, InspectJsonListsLogicalWeightsAndPlan) {
 }
 
 TEST(CliConventions, InspectTextShowsTheLogicalTable) {
-  const RunResult r = cli({"inspect", kMlxBits});
+  const RunResult r = cli_fixture({"inspect", kMlxBits});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("logical weights (mlx, quantization from " + kDir + "/mlx-bits/config.json)\n"),
             std::string::npos)
@@ -345,7 +353,7 @@ TEST(CliConventions, InspectTextShowsTheLogicalTable) {
 }
 
 TEST(CliConventions, InspectShardedModelAsOneLogicalModel) {
-  const RunResult r = cli({"inspect", "--json", kIndex});
+  const RunResult r = cli_fixture({"inspect", "--json", kIndex});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = parse_json(r.out);
   const Json& l = j["logical"];
@@ -358,7 +366,7 @@ TEST(CliConventions, InspectShardedModelAsOneLogicalModel) {
 }
 
 TEST(CliConventions, InspectUqffDirectoryThroughOneOfItsFiles) {
-  const RunResult r = cli({"inspect", "--json", kDir + "/uqff/model-1.uqff"});
+  const RunResult r = cli_fixture({"inspect", "--json", kDir + "/uqff/model-1.uqff"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = parse_json(r.out);
   const Json& l = j["logical"];
@@ -397,10 +405,10 @@ TEST(CliConventions, GeneratorWritesTheCommittedFixtures) {
 
 // A model directory stands for its index, its first .uqff (numeric order), or its one model file.
 TEST(CliConventions, ModelDirectoriesResolveToTheirModelFile) {
-  RunResult r = cli({"inspect", "--json", kDir + "/sharded-mlx"});
+  RunResult r = cli_fixture({"inspect", "--json", kDir + "/sharded-mlx"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(parse_json(r.out)["file"].str(), kDir + "/sharded-mlx/model.safetensors.index.json");
-  r = cli({"validate", kDir + "/uqff/", kDir + "/mlx-bits"});
+  r = cli_fixture({"validate", kDir + "/uqff/", kDir + "/mlx-bits"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, kDir + "/uqff/model-0.uqff: valid (safetensors, 18 tensors)\n" + kDir +
                        "/mlx-bits/model.safetensors: valid (safetensors, 16 tensors)\n");
@@ -408,14 +416,14 @@ TEST(CliConventions, ModelDirectoriesResolveToTheirModelFile) {
   fs::create_directory(dir.file("two"));
   fs::copy(kMlx, dir.file("two/a.safetensors"));
   fs::copy(kMlxBits, dir.file("two/b.safetensors"));
-  r = cli({"dequant", dir.file("two"), "--tensor", "x", "-o", dir.file("x.bin")});
+  r = cli_fixture({"dequant", dir.file("two"), "--tensor", "x", "-o", dir.file("x.bin")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "weightstream: " + dir.file("two") +
                        ": the directory holds 2 model files and no model.safetensors.index.json: name one of them\n");
 }
 
 TEST(CliConventions, PlainFilesHaveNoLogicalSection) {
-  const RunResult r = cli({"inspect", "--json", std::string(WS_SOURCE_DIR) + "/samples/tiny-llama.safetensors"});
+  const RunResult r = cli_fixture({"inspect", "--json", std::string(WS_SOURCE_DIR) + "/samples/tiny-llama.safetensors"});
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_FALSE(parse_json(r.out).has("logical"));
 }
@@ -435,7 +443,7 @@ TEST(CliConventions, ConventionErrorNamesWeightOffsetAndFix) {
   const std::string w = "model.layers.1.self_attn.v_proj.weight";
   const std::string file = read_file(kMlxBits);
   const uint64_t entry = file.find("\"" + w + "\"");
-  RunResult r = cli({"dequant", dir.file("m/model.safetensors"), "--tensor", w, "--json", "-o", dir.file("o.bin")});
+  RunResult r = cli_fixture({"dequant", dir.file("m/model.safetensors"), "--tensor", w, "--json", "-o", dir.file("o.bin")});
   EXPECT_EQ(r.exit_code, 1);
   const Json j = parse_json(r.out);
   EXPECT_EQ(j["error"]["code"].str(), "ConventionBitsNotAllowed");
@@ -444,13 +452,13 @@ TEST(CliConventions, ConventionErrorNamesWeightOffsetAndFix) {
   EXPECT_NE(j["error"]["message"].str().find("check the quantization config"), std::string::npos)
       << j["error"]["message"].str();
   EXPECT_FALSE(fs::exists(dir.file("o.bin")));
-  r = cli({"inspect", dir.file("m/model.safetensors")});
+  r = cli_fixture({"inspect", dir.file("m/model.safetensors")});
   EXPECT_EQ(r.exit_code, 1);  // the model's verdict (issue #16), though the file is valid safetensors
   EXPECT_NE(r.out.find("ConventionBitsNotAllowed at byte " + std::to_string(entry)), std::string::npos) << r.out;
 }
 
 TEST(CliConventions, NotALogicalWeightSuggestsCloseNames) {
-  const RunResult r = cli({"dequant", kMlx, "--tensor", "model.layers.0.mlp.down_proj.weigh", "-o", "/dev/null"});
+  const RunResult r = cli_fixture({"dequant", kMlx, "--tensor", "model.layers.0.mlp.down_proj.weigh", "-o", "/dev/null"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "weightstream: " + kMlx +
                        ": no logical weight named \"model.layers.0.mlp.down_proj.weigh\" among the 6 weights of the "
@@ -462,7 +470,7 @@ TEST(CliConventions, ShardedMissingShardAndTensorInTheWrongShard) {
   TempDir dir;
   copy_dir(kDir + "/sharded-mlx", dir.file("s"));
   fs::remove(dir.file("s/model-00002-of-00003.safetensors"));
-  RunResult r = cli({"dequant", dir.file("s/model.safetensors.index.json"), "--tensor",
+  RunResult r = cli_fixture({"dequant", dir.file("s/model.safetensors.index.json"), "--tensor",
                      "model.layers.0.self_attn.q_proj.weight", "--json", "-o", dir.file("o.bin")});
   EXPECT_EQ(r.exit_code, 2);
   Json j = parse_json(r.out);
@@ -474,7 +482,7 @@ TEST(CliConventions, ShardedMissingShardAndTensorInTheWrongShard) {
   const std::string from = "\"model.norm.weight\": \"model-00003-of-00003.safetensors\"";
   index.replace(index.find(from), from.size(), "\"model.norm.weight\": \"model-00002-of-00003.safetensors\"");
   write_file(dir.file("w/model.safetensors.index.json"), index);
-  r = cli({"dequant", dir.file("w/model.safetensors.index.json"), "--tensor", "model.norm.weight", "--json", "-o",
+  r = cli_fixture({"dequant", dir.file("w/model.safetensors.index.json"), "--tensor", "model.norm.weight", "--json", "-o",
            dir.file("o.bin")});
   EXPECT_EQ(r.exit_code, 1);
   j = parse_json(r.out);
@@ -505,21 +513,21 @@ TEST(CliConventions, UqffDataErrorNamesItsFile) {
   f1[at] = 9;
   write_file(dir.file("u/model-1.uqff"), f1);
   const std::string w = "model.layers.0.mlp.gate_proj.weight";
-  RunResult r = cli({"dequant", dir.file("u/model-0.uqff"), "--tensor", w, "--json", "-o", dir.file("g.bin")});
+  RunResult r = cli_fixture({"dequant", dir.file("u/model-0.uqff"), "--tensor", w, "--json", "-o", dir.file("g.bin")});
   EXPECT_EQ(r.exit_code, 1);
   Json j = parse_json(r.out);
   EXPECT_EQ(j["error"]["code"].str(), "UqffUnknownFormatTag");
   EXPECT_EQ(j["error"]["offset"].u64(), at);
   EXPECT_EQ(j["error"]["tensor"].str(), w);
   EXPECT_EQ(j["error"]["shard"].str(), "model-1.uqff");
-  r = cli({"dequant", dir.file("u/model-1.uqff"), "--tensor", w, "-o", dir.file("g.bin")});
+  r = cli_fixture({"dequant", dir.file("u/model-1.uqff"), "--tensor", w, "-o", dir.file("g.bin")});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.rfind("weightstream: " + dir.file("u/model-1.uqff") + ": invalid: UqffUnknownFormatTag at byte " +
                             std::to_string(at) + " of model-1.uqff in tensor \"" + w + "\": ",
                         0),
             0u)
       << r.err;
-  r = cli({"inspect", "--json", dir.file("u/model-0.uqff")});
+  r = cli_fixture({"inspect", "--json", dir.file("u/model-0.uqff")});
   EXPECT_EQ(r.exit_code, 1);  // the model's verdict (issue #16), though every file is valid safetensors
   j = parse_json(r.out);
   EXPECT_EQ(j["logical"]["error"]["code"].str(), "UqffUnknownFormatTag");
@@ -550,11 +558,11 @@ TEST(CliConventions, OllamaManifestDequantsEveryBlobsWeights) {
   // Plain tensors: their stored values, as f32.
   TempDir dir;
   const std::string models = ollama_models_dir(dir, read_file(kManifest));
-  RunResult r = cli({"dequant", models, "--tensor", "lin.bias", "-o", dir.file("l.bin")});
+  RunResult r = cli_fixture({"dequant", models, "--tensor", "lin.bias", "-o", dir.file("l.bin")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_file(dir.file("l.bin")), a.at("lin.bias").bytes);
   EXPECT_EQ(r.out, "lin.bias: F32 [2] -> 2 f32 values, 8 bytes in " + dir.file("l.bin") + "\n");
-  r = cli({"dequant", models, "--tensor", "norm.weight", "--json", "-o", dir.file("n.bin")});
+  r = cli_fixture({"dequant", models, "--tensor", "norm.weight", "--json", "-o", dir.file("n.bin")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string want;
   for (uint64_t i = 0; i < 4; ++i) {
@@ -571,11 +579,11 @@ TEST(CliConventions, OllamaManifestDequantsEveryBlobsWeights) {
 TEST(CliConventions, OllamaManifestInspectAndValidate) {
   TempDir dir;
   const std::string m = ollama_models_dir(dir, read_file(kManifest));
-  RunResult r = cli({"validate", m, kManifest});
+  RunResult r = cli_fixture({"validate", m, kManifest});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, m + ": valid (safetensors, Ollama manifest, 2 blobs, 15 tensors)\n" + kManifest +
                        ": valid (safetensors, Ollama manifest, 2 blobs, 15 tensors)\n");
-  r = cli({"inspect", "--json", m});
+  r = cli_fixture({"inspect", "--json", m});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = parse_json(r.out);
   EXPECT_TRUE(j["manifest"].boolean);
@@ -594,17 +602,17 @@ TEST(CliConventions, OllamaManifestInspectAndValidate) {
   EXPECT_EQ(l["weights"][5]["bits"].u64(), 8u);
   EXPECT_EQ(l["weights"][5]["shape"][0].u64(), 2u);
   EXPECT_TRUE(l["error"].is_null());
-  r = cli({"inspect", m});
+  r = cli_fixture({"inspect", m});
   EXPECT_NE(r.out.find("  1        5    408  " + kBlobFileB + "  model.layers.0.mlp.experts\n"), std::string::npos)
       << r.out;
   // --blobs: a manifest without blobs/ above it.
   write_file(dir.file("lonely"), read_file(kManifest));
-  r = cli({"validate", dir.file("lonely")});
+  r = cli_fixture({"validate", dir.file("lonely")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find(": error: no blobs/ directory beside the manifest or above it"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--blobs DIR"), std::string::npos) << r.out;
   for (const std::string& blobs : {dir.file("models"), dir.file("models/blobs")}) {
-    r = cli({"validate", "--blobs", blobs, dir.file("lonely")});
+    r = cli_fixture({"validate", "--blobs", blobs, dir.file("lonely")});
     EXPECT_EQ(r.out, dir.file("lonely") + ": valid (safetensors, Ollama manifest, 2 blobs, 15 tensors)\n") << blobs;
   }
 }
@@ -616,7 +624,7 @@ TEST(CliConventions, OllamaManifestMissingOrWrongBlobs) {
     TempDir dir;
     const std::string m = ollama_models_dir(dir, manifest);
     fs::remove(dir.file("models/blobs/" + kBlobFileB));
-    const RunResult r = cli({"dequant", m, "--tensor", "a.weight", "--json", "-o", dir.file("o.bin")});
+    const RunResult r = cli_fixture({"dequant", m, "--tensor", "a.weight", "--json", "-o", dir.file("o.bin")});
     EXPECT_EQ(r.exit_code, 2);
     const Json j = parse_json(r.out);
     EXPECT_EQ(j["error"]["code"].str(), "ManifestBlobMissing");
@@ -630,7 +638,7 @@ TEST(CliConventions, OllamaManifestMissingOrWrongBlobs) {
     TempDir dir;
     const std::string m = ollama_models_dir(dir, manifest);
     fs::resize_file(dir.file("models/blobs/" + kBlobFileA), 1000);
-    RunResult r = cli({"dequant", m, "--tensor", w, "--json", "-o", dir.file("o.bin")});
+    RunResult r = cli_fixture({"dequant", m, "--tensor", w, "--json", "-o", dir.file("o.bin")});
     EXPECT_EQ(r.exit_code, 1);
     const Json j = parse_json(r.out);
     EXPECT_EQ(j["error"]["code"].str(), "ManifestBlobSize");
@@ -638,7 +646,7 @@ TEST(CliConventions, OllamaManifestMissingOrWrongBlobs) {
     EXPECT_EQ(j["error"]["tensor"].str(), "a.weight");
     EXPECT_EQ(j["error"]["shard"].str(), kBlobFileA);
     EXPECT_FALSE(fs::exists(dir.file("o.bin")));
-    r = cli({"validate", m});
+    r = cli_fixture({"validate", m});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(r.out, m + ": invalid: ManifestBlobSize at byte 1000 of " + kBlobFileA +
                          " in tensor \"a.weight\": the blob of layer \"a.weight\" is 1000 bytes, the manifest says "
@@ -656,7 +664,7 @@ TEST(CliConventions, OllamaManifestMissingOrWrongBlobs) {
     std::string edited = manifest;
     edited.insert(edited.find(layer_a) + layer_a.size(), "," + other);
     const std::string m = ollama_models_dir(dir, edited);
-    const RunResult r = cli({"inspect", "--json", m});
+    const RunResult r = cli_fixture({"inspect", "--json", m});
     EXPECT_EQ(r.exit_code, 1);
     const Json j = parse_json(r.out);
     EXPECT_EQ(j["error"]["code"].str(), "ManifestTensorInOtherLayer");
@@ -670,7 +678,7 @@ TEST(CliConventions, OllamaManifestMissingOrWrongBlobs) {
     std::string edited = manifest;
     edited.replace(edited.find("model.layers.0.mlp.experts"), 26, "model.layers.1.mlp.experts");
     const std::string m = ollama_models_dir(dir, edited);
-    const RunResult r = cli({"dequant", m, "--tensor", w, "--json", "-o", dir.file("o.bin")});
+    const RunResult r = cli_fixture({"dequant", m, "--tensor", w, "--json", "-o", dir.file("o.bin")});
     EXPECT_EQ(r.exit_code, 1);
     const Json j = parse_json(r.out);
     EXPECT_EQ(j["error"]["code"].str(), "ManifestLayerNotInBlob");
@@ -683,7 +691,7 @@ TEST(CliConventions, OllamaManifestMissingOrWrongBlobs) {
     const size_t at = edited.find("sha256:4f1d");
     edited[at + 7] = 'G';
     const std::string m = ollama_models_dir(dir, edited);
-    const RunResult r = cli({"validate", "--json", m});
+    const RunResult r = cli_fixture({"validate", "--json", m});
     EXPECT_EQ(r.exit_code, 1);
     const Json j = parse_json(r.out);
     EXPECT_EQ(j["error"]["code"].str(), "ManifestInvalidDigest");
@@ -705,16 +713,16 @@ std::map<std::string, std::string> files_in(const std::string& dir) {
 // equal to what --tensor writes for it; the text ends with the total.
 std::map<std::string, std::string> check_all(const std::string& model, size_t weights) {
   TempDir dir;
-  const RunResult r = cli({"dequant", model, "--all", "--chunk-size", "7", "-o", dir.file("all")});
+  const RunResult r = cli_fixture({"dequant", model, "--all", "--chunk-size", "7", "-o", dir.file("all")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const std::map<std::string, std::string> got = files_in(dir.file("all"));
-  const Json l = parse_json(cli({"inspect", "--json", model}).out)["logical"];
+  const Json l = parse_json(cli_fixture({"inspect", "--json", model}).out)["logical"];
   EXPECT_EQ(l["weights"].items.size(), weights) << model;
   EXPECT_EQ(got.size(), weights) << model;
   uint64_t bytes = 0;
   for (const Json& w : l["weights"].items) {
     const std::string name = w["name"].str();
-    const RunResult one = cli({"dequant", model, "--tensor", name, "-o", dir.file("one.bin")});
+    const RunResult one = cli_fixture({"dequant", model, "--tensor", name, "-o", dir.file("one.bin")});
     EXPECT_EQ(one.exit_code, 0) << one.err;
     EXPECT_NE(r.out.find(one.out.substr(0, one.out.find(" in ")) + " in " + dir.file("all/" + name + ".bin") + "\n"),
               std::string::npos)
@@ -762,7 +770,7 @@ TEST(CliConventions, DequantAllWritesEveryLogicalWeight) {
 }
 
 TEST(CliConventions, DequantAllJsonListsEveryWeight) {
-  const RunResult r = cli({"dequant", kManifest, "--all", "--json"});  // no -o: a description
+  const RunResult r = cli_fixture({"dequant", kManifest, "--all", "--json"});  // no -o: a description
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Json j = parse_json(r.out);
   EXPECT_EQ(j["convention"].str(), "ollama");
@@ -810,7 +818,7 @@ TEST(CliConventions, MlxOverridesStandAloneDequantEveryWeight) {
   check_dequant(kMlxOverrides, t, L + "self_attn.o_proj.weight", {"mxfp8", 8, 32, ".scales", "", ""});
   check_dequant(kMlxOverrides, t, L + "self_attn.v_proj.weight", {"mxfp4", 4, 32, ".scales", "", ""});
   check_dequant(kMlxOverrides, t, L + "mlp.experts.gate_proj.weight", {"mxfp4", 4, 32, ".scales", "", ""});
-  const Json l = parse_json(cli({"inspect", "--json", kMlxOverrides}).out)["logical"];
+  const Json l = parse_json(cli_fixture({"inspect", "--json", kMlxOverrides}).out)["logical"];
   std::map<std::string, std::string> got;
   for (const Json& w : l["weights"].items)
     got[w["name"].str()] = w["mode"].str() + (w["bits"].is_null() ? "" : " " + std::to_string(w["bits"].u64()) + "/" +
@@ -837,7 +845,7 @@ TEST(CliConventions, OllamaInferredDequantEveryWeight) {
   check_dequant(kOllamaInferred, t, E + "up_proj.weight", {"affine", 4, 32, ".scale", ".bias", ""});
   // A .scale with no base tensor is an ordinary tensor: its stored F32 values.
   TempDir dir;
-  const RunResult r = cli({"dequant", kOllamaInferred, "--tensor", L + "router.scale", "--chunk-size", "1", "-o", dir.file("r.bin")});
+  const RunResult r = cli_fixture({"dequant", kOllamaInferred, "--tensor", L + "router.scale", "--chunk-size", "1", "-o", dir.file("r.bin")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(read_file(dir.file("r.bin")), t.at(L + "router.scale").bytes);
   EXPECT_EQ(r.out, L + "router.scale: F32 [8] -> 8 f32 values, 32 bytes in " + dir.file("r.bin") + "\n");
@@ -874,7 +882,7 @@ TEST(CliConventions, UqffPaddedF8Q8DequantEveryLayer) {
     const std::string want = expected_f8q8(layer.file->at(layer.name), layer.elements);
     for (const char* chunk : {"65536", "1", "7"}) {
       TempDir dir;
-      const RunResult r = cli({"dequant", kUqffF8q8, "--tensor", layer.name, "--chunk-size", chunk, "-o", dir.file("w.bin")});
+      const RunResult r = cli_fixture({"dequant", kUqffF8q8, "--tensor", layer.name, "--chunk-size", chunk, "-o", dir.file("w.bin")});
       ASSERT_EQ(r.exit_code, 0) << r.err;
       EXPECT_TRUE(same_bytes(want, read_file(dir.file("w.bin")))) << layer.name << " chunk " << chunk;
       EXPECT_EQ(r.out, layer.name + ": uqff F8Q8 " + layer.shape + " -> " + std::to_string(layer.elements) +
@@ -882,7 +890,7 @@ TEST(CliConventions, UqffPaddedF8Q8DequantEveryLayer) {
     }
   }
   // The version tensors are in both shards: one model, version 1.2.0, 5 weights.
-  const Json j = parse_json(cli({"inspect", "--json", kDir + "/uqff-f8q8/model-1.uqff"}).out);
+  const Json j = parse_json(cli_fixture({"inspect", "--json", kDir + "/uqff-f8q8/model-1.uqff"}).out);
   EXPECT_TRUE(j["logical"]["error"].is_null());
   EXPECT_EQ(j["logical"]["weights"].items.size(), 5u);
 }
@@ -896,7 +904,7 @@ TEST(CliConventions, MalformedNeighboursAsExpectedJsonSays) {
     const std::string dir = kDir + "/malformed/" + c["dir"].str(), what = c["dir"].str();
     const std::string file = c["file"].str();
     TempDir out;
-    const RunResult r = cli({"dequant", dir + "/" + c["open"].str(), "--all", "--json", "-o", out.file("all")});
+    const RunResult r = cli_fixture({"dequant", dir + "/" + c["open"].str(), "--all", "--json", "-o", out.file("all")});
     EXPECT_EQ(r.exit_code, 1) << what << "\n" << r.out << r.err;
     const Json e = parse_json(r.out)["error"];
     EXPECT_EQ(e["code"].str(), c["status"].str()) << what;
@@ -925,7 +933,7 @@ TEST(CliConventions, MalformedNeighboursAsExpectedJsonSays) {
       for (const auto& x : fs::directory_iterator(out.file("all"))) written += x.is_regular_file();
     EXPECT_EQ(written, 0u) << what;
     // inspect reports the same problem in its logical section.
-    const Json l = parse_json(cli({"inspect", "--json", dir + "/" + c["open"].str()}).out)["logical"];
+    const Json l = parse_json(cli_fixture({"inspect", "--json", dir + "/" + c["open"].str()}).out)["logical"];
     EXPECT_EQ(l["error"]["code"].str(), c["status"].str()) << what;
     EXPECT_EQ(l["error"]["offset"].u64(), c["offset"].u64()) << what;
   }
@@ -941,14 +949,14 @@ TEST(CliConventions, DequantAllSkipsWeightsWithoutDecoding) {
   const std::string data = std::string(16, '\1') + std::string(reinterpret_cast<const char*>(v), 8);
   TempDir dir;
   write_file(dir.file("m.safetensors"), clitest::u64le(header.size()) + header + data);
-  RunResult r = cli({"dequant", dir.file("m.safetensors"), "--all", "-o", dir.file("out")});
+  RunResult r = cli_fixture({"dequant", dir.file("m.safetensors"), "--all", "-o", dir.file("out")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "norm.weight: F32 [2] -> 2 f32 values, 8 bytes in " + dir.file("out/norm.weight.bin") +
                        "\nids: skipped: I64 holds integers, which have no float decoding\n"
                        "1 tensor, 8 bytes, written to " + dir.file("out") + "; 1 skipped\n");
   EXPECT_EQ(read_file(dir.file("out/norm.weight.bin")), std::string(reinterpret_cast<const char*>(v), 8));
   EXPECT_FALSE(fs::exists(dir.file("out/ids.bin")));
-  r = cli({"dequant", dir.file("m.safetensors"), "--all", "--json"});
+  r = cli_fixture({"dequant", dir.file("m.safetensors"), "--all", "--json"});
   const Json j = parse_json(r.out);
   EXPECT_EQ(j["convention"].str(), "mlx");
   ASSERT_EQ(j["tensors"].items.size(), 2u);

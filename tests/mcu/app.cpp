@@ -272,7 +272,7 @@ size_t arena_needed(const Model& m) {
 
 }  // namespace mcu
 
-#if WS_MCU_DEQUANT == 3 || !defined(__arm__)
+#if WS_MCU_DEQUANT >= 3 || !defined(__arm__)
 #include <weightstream/model_loader.h>
 
 namespace mcu {
@@ -294,6 +294,12 @@ int run_loader(const char* label, const FlashFile* files, size_t count, void* ar
   opt.max_files = 4;  // the index, two shards, config.json
   alignas(ws::ModelLoader) static uint8_t loader_storage[sizeof(ws::ModelLoader)];
   ws::ModelLoader& L = *new (loader_storage) ws::ModelLoader(arena, arena_size, opt);
+  // Digests, when the files come with them. Compiled out of the plain loader image: a program
+  // that calls expect_sha256 links the SHA-256 code, whether it runs or not.
+#if WS_MCU_DEQUANT != 3
+  for (size_t i = 0; i < count; ++i)
+    if (files[i].sha256) L.expect_sha256(files[i].name, strlen(files[i].name), files[i].sha256);
+#endif
   L.open(ws::ModelEntry::ShardIndex, files[0].name);
   Fnv f;
   uint64_t values = 0;
@@ -356,6 +362,15 @@ int run_loader(const char* label, const FlashFile* files, size_t count, void* ar
       case ws::ModelEventType::Done: {
         char* o = put_z(line, "ck ");
         o = put_z(o, label);
+        uint32_t verified = 0, digests = 0;
+        for (size_t i = 0; i < count; ++i) digests += files[i].sha256 ? 1 : 0;
+        if (digests) {
+          for (uint32_t f = 0; f < L.file_count(); ++f) verified += L.file_digest_state(f) == ws::DigestState::Verified;
+          o = put_z(o, " sha256 verified=");
+          o = put_dec(o, verified);
+          o = put_z(o, " of ");
+          o = put_dec(o, digests);
+        }
         o = put_z(o, " done\n");
         *o = 0;
         if (!g_quiet) put(line);

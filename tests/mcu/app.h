@@ -34,11 +34,14 @@ struct FlashFile {
   const char* name;
   const uint8_t* flash;
   size_t size;
+  const uint8_t* sha256 = nullptr;  // its expected SHA-256 (the loader verifies it), or none
 };
 
-// The model-loader configuration (WS_MCU_DEQUANT == 3): the model whose entry is `files[0]` (a
-// sharded index) loaded by ws::ModelLoader from flash in 256-byte reads, every weight decoded to
-// f32 in 1 KiB pieces; prints "ck <label> ..." lines for the model and each weight's checksum.
+// The model-loader configurations (WS_MCU_DEQUANT == 3; 4 with SHA-256 digests): the model whose
+// entry is `files[0]` (a sharded index) loaded by ws::ModelLoader from flash in 256-byte reads,
+// every weight decoded to f32 in 1 KiB pieces; prints "ck <label> ..." lines for the model and
+// each weight's checksum, and (files with a sha256) how many files were verified. A file's digest
+// makes the loader read it forward in full and check it before its last weight ends.
 int run_loader(const char* label, const FlashFile* files, size_t count, void* arena, size_t arena_size);
 // The same without output: true when it ran to Done; else `*needed` is the loader's ask.
 bool run_loader_quiet(const FlashFile* files, size_t count, void* arena, size_t arena_size, size_t* needed);

@@ -12,6 +12,8 @@ out=$(timeout 60 qemu-system-arm -M "$machine" -nographic -monitor none -serial 
 rc=$?
 if [ "$(basename "$fw")" = ws-mcu-fw-loader.elf ]; then
   expected=$("$host" run-loader | grep '^ck ')
+elif [ "$(basename "$fw")" = ws-mcu-fw-loader-sha256.elf ]; then
+  expected=$("$host" run-loader-sha256 | grep '^ck ')
 else
   expected=$("$host" run | grep '^ck ')
 fi
@@ -21,7 +23,7 @@ fail=0
 [ $rc -eq 0 ] || { echo "qemu exit status $rc"; fail=1; }
 echo "$out" | grep -qx 'mcu PASS' || { echo "no 'mcu PASS' line"; fail=1; }
 case "$(basename "$fw")" in
-  ws-mcu-fw.elf|ws-mcu-fw-loader.elf) cmp=$(diff <(echo "$expected") <(echo "$got")) || fail=1 ;;
+  ws-mcu-fw.elf|ws-mcu-fw-loader.elf|ws-mcu-fw-loader-sha256.elf) cmp=$(diff <(echo "$expected") <(echo "$got")) || fail=1 ;;
   *) # parser-only / Q4_0-only: fewer lines, each must be one of the host's
      cmp=$(comm -13 <(echo "$expected" | sort) <(echo "$got" | sort))
      [ -z "$cmp" ] && [ -n "$got" ] || fail=1 ;;

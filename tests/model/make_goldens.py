@@ -80,8 +80,18 @@ def normalize(text, subs):
     return text
 
 
+# The Ollama fixtures' and variants' blobs are named by made-up digests (they predate issue #17),
+# and the CLI now checks a manifest's blobs against their names by default (--no-verify-blobs turns
+# that off).
+# Their commands run with the flag, which changes nothing else; the records keep the argv the
+# golden CLI ran (it had no such flag). tests/cli/cli_split_digest_test.cpp shows the default
+# refusing these fixtures.
+NO_VERIFY = ['--no-verify-blobs']
+
+
 def run(cli, argv, cwd, subs, out_dir=None):
-    p = subprocess.run([cli] + argv, cwd=cwd, capture_output=True, timeout=600)
+    extra = NO_VERIFY if argv[-1].endswith('manifest.json') else []
+    p = subprocess.run([cli] + argv[:-1] + extra + argv[-1:], cwd=cwd, capture_output=True, timeout=600)
     rec = {'argv': argv, 'exit': p.returncode,
            'stdout': normalize(p.stdout.decode('utf-8', 'surrogateescape'), subs),
            'stderr': normalize(p.stderr.decode('utf-8', 'surrogateescape'), subs)}

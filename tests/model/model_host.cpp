@@ -63,7 +63,8 @@ struct Armed {
 };
 
 bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
-             const std::vector<std::string>& listing, size_t arena_size, LoadResult* r, size_t* needed) {
+             const std::vector<std::string>& listing, size_t arena_size, LoadResult* r, size_t* needed,
+             const std::function<void(ws::ModelLoader&)>& before_open) {
   *r = LoadResult();
   r->arena_size = arena_size;
   std::vector<uint64_t> arena((arena_size + 7) / 8 + 2);
@@ -87,8 +88,29 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
   }
   {
     Armed a(o.count_allocations);
+    for (const auto& d : o.sha256)
+      if (L->expect_sha256_hex(d.first.data(), d.first.size(), d.second.data(), d.second.size()) != ws::Status::Ok)
+        r->violation = "expect_sha256_hex(" + d.first + ") refused";
+    if (o.verify_blobs) L->verify_blobs();
+    if (before_open) before_open(*L);
     L->open(entry, entry_name.data(), entry_name.size());
   }
+  std::map<uint32_t, bool> asked;  // files whose first request came
+  // The files' digest states and, for DigestMismatch, the two digests.
+  auto digests_of = [&]() {
+    char hex[65];
+    for (uint32_t f = 0; f < L->file_count(); ++f)
+      if (L->file_digest_state(f) != ws::DigestState::None) r->digests[str(L->file_name(f))] = ws::digest_state_name(L->file_digest_state(f));
+    const uint32_t f = L->error_file();
+    if (f != ws::kNoFile && L->file_expected_sha256(f)) {
+      ws::sha256_to_hex(L->file_expected_sha256(f), hex);
+      r->expected_sha256 = hex;
+      if (L->file_actual_sha256(f)) {
+        ws::sha256_to_hex(L->file_actual_sha256(f), hex);
+        r->actual_sha256 = hex;
+      }
+    }
+  };
   std::map<uint32_t, uint32_t> open_weight;  // weight -> begun
   for (size_t steps = 0;; ++steps) {
     if (steps > 50000000) {
@@ -111,6 +133,13 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
             missing[e.file] = true;
         }
         if (e.length == 0 || e.length > o.read_size) r->violation = "a request of " + std::to_string(e.length) + " bytes";
+        if (!asked[e.file]) {
+          asked[e.file] = true;
+          if (o.on_first_read) {
+            Armed a(o.count_allocations);
+            o.on_first_read(*L, e.file);
+          }
+        }
         if (missing.count(e.file)) {
           Armed a(o.count_allocations);
           L->file_missing();
@@ -135,6 +164,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         if (o.feed == HostOptions::Feed::OneByte) n = 1;
         if (o.feed == HostOptions::Feed::Random) n = 1 + next_random(&seed) % n;
         position[e.file] = e.offset + n;
+        r->bytes_fed[name] += n;
         Armed a(o.count_allocations);
         L->feed(b.data() + e.offset, n);
         break;
@@ -179,10 +209,12 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
       }
       case ws::ModelEventType::WeightEnd:
         r->weights[str(L->weight(e.weight).name)].ended = true;
+        r->ends.push_back(str(L->weight(e.weight).name));
         break;
       case ws::ModelEventType::Kv:
         break;
       case ws::ModelEventType::Done:
+        digests_of();
 #ifdef WS_COUNTING_ALLOCATOR
         r->allocations = wsalloc::g_allocs - allocs_before;
 #endif
@@ -194,6 +226,12 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         r->tensor = err.tensor_name ? std::string(err.tensor_name, err.tensor_name_size) : "";
         r->file = L->error_file() == ws::kNoFile ? "" : str(L->file_name(L->error_file()));
         r->detail = str(L->error_detail());
+        r->has_found = err.has_found;
+        r->has_expected = err.has_expected;
+        r->found = err.found;
+        r->expected = err.expected;
+        r->tensor_index = err.tensor;
+        digests_of();
 #ifdef WS_COUNTING_ALLOCATOR
         r->allocations = wsalloc::g_allocs - allocs_before;
 #endif
@@ -208,11 +246,16 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
 
 LoadResult load_model(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
                       const std::vector<std::string>& listing) {
+  return load_model_with(files, entry, entry_name, o, nullptr, listing);
+}
+
+LoadResult load_model_with(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
+                           const std::function<void(ws::ModelLoader&)>& before_open, const std::vector<std::string>& listing) {
   LoadResult r;
   size_t arena = o.arena;
   for (int i = 1; i <= 12; ++i) {
     size_t needed = 0;
-    attempt(files, entry, entry_name, o, listing, arena, &r, &needed);
+    attempt(files, entry, entry_name, o, listing, arena, &r, &needed, before_open);
     r.attempts = i;
     if (r.code != ws::Status::ArenaExhausted || needed <= arena) break;
     arena = needed;

@@ -38,6 +38,11 @@ struct HostOptions {
   std::vector<std::string> select;  // by name, when !select_all
   bool count_allocations = false;   // count heap calls inside the loader's calls (tests/support)
   std::function<void(const ws::ModelLoader&)> on_ready;  // at ModelReady (of the attempt that ends)
+  // Digests: expect_sha256_hex(name, hex) before open(); verify_blobs(); and a call on each file's
+  // first NeedRead, before it is answered (set_file_sha256 there).
+  std::vector<std::pair<std::string, std::string>> sha256;
+  bool verify_blobs = false;
+  std::function<void(ws::ModelLoader&, uint32_t file)> on_first_read;
 };
 
 struct LoadedWeight {
@@ -53,12 +58,19 @@ struct LoadResult {
   std::string tensor;  // error tensor name
   std::string file;    // name of the error's file ("" = none)
   std::string detail;
+  bool has_found = false, has_expected = false;  // the error's values
+  uint64_t found = 0, expected = 0;
+  uint32_t tensor_index = ws::kNoTensor;
   bool ready = false;  // ModelReady came
   ws::Convention convention = ws::Convention::Plain;
   bool config_used = false;
   std::vector<std::string> weight_names;  // in model order
   std::map<std::string, LoadedWeight> weights;  // loaded ones, by name
   std::vector<std::string> order;               // WeightBegin order
+  std::vector<std::string> ends;                // WeightEnd order
+  std::map<std::string, std::string> digests;   // file name -> digest state (files with a digest)
+  std::string expected_sha256, actual_sha256;   // DigestMismatch: the error file's two digests (hex)
+  std::map<std::string, uint64_t> bytes_fed;    // file name -> bytes answered (all requests)
   std::string violation;  // a protocol break (a sequential read that was not forward, ...)
   int attempts = 0;
   size_t arena_size = 0;  // of the attempt that finished
@@ -71,5 +83,9 @@ struct LoadResult {
 // directory's names, given with add_file()).
 LoadResult load_model(const Files& files, ws::ModelEntry entry, const std::string& entry_name,
                       const HostOptions& o, const std::vector<std::string>& listing = {});
+// The same, with `before_open` called on the loader right before open() (set_sha256_engine, ...).
+LoadResult load_model_with(const Files& files, ws::ModelEntry entry, const std::string& entry_name, const HostOptions& o,
+                           const std::function<void(ws::ModelLoader&)>& before_open,
+                           const std::vector<std::string>& listing = {});
 
 }  // namespace modeltest

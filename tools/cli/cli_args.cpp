@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "weightstream/sha256.h"
+
 namespace wscli {
 namespace {
 
@@ -114,6 +116,10 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
       out->scan.progress = false;
       continue;
     }
+    if (arg == "--no-verify-blobs") {
+      out->scan.verify_blobs = false;
+      continue;
+    }
     std::string value;
     bool matched;
     if (!take_value(argc, argv, &i, "--chunk-size", &value, &matched, error)) return false;
@@ -130,6 +136,18 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
         *error = "--arena-size wants a byte count from 1 to 4G, not '" + value + "'";
         return false;
       }
+      continue;
+    }
+    if (!take_value(argc, argv, &i, "--sha256", &value, &matched, error)) return false;
+    if (matched) {
+      const size_t eq = value.rfind('=');
+      uint8_t digest[ws::kSha256Bytes];
+      if (eq == std::string::npos || eq == 0 ||
+          !ws::sha256_from_hex(value.data() + eq + 1, value.size() - eq - 1, digest)) {
+        *error = "--sha256 wants FILE=HEX (64 hex digits), not '" + value + "'";
+        return false;
+      }
+      out->scan.sha256.push_back({value.substr(0, eq), value.substr(eq + 1)});
       continue;
     }
     if (!take_value(argc, argv, &i, "--blobs", &value, &matched, error)) return false;
@@ -233,6 +251,8 @@ std::string usage_text() {
          "\n"
          "FILE may be a .safetensors file, '-' for standard input, or a sharded model's\n"
          "*.index.json (every shard it names is validated and cross-checked against it).\n"
+         "A split GGUF model (<prefix>-00001-of-0000N.gguf ...) is named by any of its splits:\n"
+         "the others are read from beside it, as one model.\n"
          "Quantized models (MLX, Ollama blobs, a UQFF directory named by one of its .uqff files,\n"
          "or their index): inspect adds the logical weights and the load plan's peak scratch, and\n"
          "dequant --tensor takes a logical weight (the packed .weight with its scales).\n"
@@ -249,6 +269,12 @@ std::string usage_text() {
          "  --canonical          inspect: add each tensor's canonical name (layers.N.attention.q...)\n"
          "  --blobs DIR          an Ollama manifest's blobs directory (default: the blobs/ of the\n"
          "                       nearest directory above the manifest that has one)\n"
+         "  --sha256 FILE=HEX    verify FILE (the entry, or a file of its model: a shard, a split,\n"
+         "                       config.json; a path or its name beside the entry) against this\n"
+         "                       SHA-256 while it is read; repeatable. A verified file is read in\n"
+         "                       full (inspect and dequant too); a mismatch is DigestMismatch\n"
+         "  --no-verify-blobs    do not check an Ollama manifest's blobs against their sha256-<hex>\n"
+         "                       names (by default every blob of a manifest is hashed)\n"
          "\n"
          "dequant options:\n"
          "  --to f32|f16         output type (default f32); values are little-endian, row-major\n"

@@ -90,6 +90,7 @@ void write_row(JsonWriter* w, const DequantTensor& t, bool all) {
   w->key("elements").number(t.elements);
   w->key("stored_bytes").number(t.stored_bytes);
   w->key("data_offset").number(t.data_offset);
+  if (!t.split.empty()) w->key("split").string(t.split);  // split GGUF models only
   if (t.logical) {
     w->key("shard");
     string_or_null(w, t.shard);

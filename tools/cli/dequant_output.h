@@ -41,6 +41,7 @@ struct DequantTensor {
   // Logical weights only.
   bool logical = false;
   std::string convention, mode, shard;  // shard: the file of the packed piece (empty: the file itself)
+  std::string split;                    // a split GGUF model's tensor: its split file
   uint32_t bits = 0, group = 0;         // 0: no MLX mode
   std::vector<DequantPiece> pieces;
   bool selected = false;

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "weightstream/gguf.h"
+
 namespace wscli {
 namespace {
 
@@ -299,6 +301,8 @@ constexpr HintEntry kHints[] = {
      "Every split of a split GGUF model is a GGUF file: this one is something else; download it again."},
     {"GgufSplitMissing",
      "Put every split of the model beside the first (llama.cpp finds them by name), or pick all of them."},
+    {"DigestMismatch",
+     "The file is corrupt or is not the one its digest names: download it again (an Ollama blob: ollama pull)."},
 };
 
 const HintEntry* find_entry(Status s) {
@@ -413,6 +417,29 @@ std::string details(const ErrorFacts& f) {
     case Status::UqffNumBlocksMismatch:
       if (f.found && f.expected)
         return "num_blocks is " + num(*f.found) + "; the shape's values take " + num(*f.expected);
+      return "";
+    case Status::DigestMismatch:
+      if (!f.digest_expected.empty())
+        return "its SHA-256 is " + (f.digest_actual.empty() ? std::string("unknown (the file was not read in full)") : f.digest_actual) +
+               ", expected " + f.digest_expected;
+      return "";
+    case Status::GgufSplitFirstNotZero:
+      if (f.found) return "its split.no is " + num(*f.found);
+      return "";
+    case Status::GgufSplitNoMismatch:
+      if (f.found && f.expected) return "its split.no is " + num(*f.found) + "; its place in the model is " + num(*f.expected);
+      return "";
+    case Status::GgufSplitCountMismatch:
+    case Status::GgufSplitTensorCountMismatch:
+      if (f.found && f.expected) return "found " + num(*f.found) + ", expected " + num(*f.expected);
+      return "";
+    case Status::GgufSplitKeyType:
+      if (f.found && f.expected)
+        return std::string("a ") + ws::gguf_type_name(ws::GgufType(*f.found)) + ", not a " +
+               ws::gguf_type_name(ws::GgufType(*f.expected));
+      return "";
+    case Status::GgufSplitNameMismatch:
+      if (!f.detail.empty()) return "its keys make it a split whose name ends in " + f.detail;
       return "";
     case Status::IndexTotalSizeMismatch:
       if (f.index_total_size && f.tensors_total_size)

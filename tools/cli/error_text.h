@@ -44,6 +44,8 @@ struct ErrorFacts {
   std::optional<uint64_t> gguf_key_other;  // ... and where else it appears
   // ws::Error's found / expected values, where the library gives them (problem_from copies them).
   std::optional<uint64_t> found, expected;
+  std::string detail;  // ModelLoader::error_detail() (GgufSplitNameMismatch: the ending the name needs)
+  std::string digest_expected, digest_actual;  // DigestMismatch: the two SHA-256s (hex)
 };
 
 // data_start + data_size, or UINT64_MAX for a data section that would end past 2^64 (a crafted

@@ -60,9 +60,29 @@ std::string inspect_json(const FileReport& r) {
     w.key("data_offsets").begin_array().number(t.begin).number(t.end).end_array();
     w.key("bytes").number(t.end - t.begin);
     if (r.canonical) w.key("canonical").string(canonical_text(t.name, r.model_facts));
+    if (t.split >= 0) w.key("split").number(uint64_t(t.split));  // split GGUF models only
     w.end_object();
   }
   w.end_array();
+  // Split GGUF models only, so a single file keeps exactly its documented keys.
+  if (!r.splits.empty()) {
+    w.key("splits").begin_array();
+    for (const SplitRow& sp : r.splits) {
+      w.begin_object();
+      w.key("file").string(sp.file);
+      w.key("tensors").number(sp.tensors);
+      w.key("data_start").number(sp.data_start);
+      w.key("data_size").number(sp.data_size);
+      w.key("size");
+      if (sp.size)
+        w.number(*sp.size);
+      else
+        w.null();
+      w.key("foreign_kvs").number(sp.foreign_kvs);
+      w.end_object();
+    }
+    w.end_array();
+  }
   w.key("metadata");
   if (r.has_metadata) {
     w.begin_object();
@@ -118,11 +138,14 @@ std::string tensor_table_text(const FileReport& r) {
   rows.reserve(r.tensors.size());
   for (size_t i = 0; i < r.tensors.size(); ++i) {
     const TensorRow& t = r.tensors[i];
+    // A split's tensors are placed in its own data section.
+    const uint64_t data_start = t.split >= 0 ? r.splits[size_t(t.split)].data_start : r.data_start;
     rows.push_back({std::to_string(i), display_text(t.dtype), shape_text(t.shape),
                     std::to_string(t.end - t.begin),
                     "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")",
-                    std::to_string(r.data_start + t.begin), name_text(t.name)});
+                    std::to_string(data_start + t.begin), name_text(t.name)});
     if (r.canonical) rows.back().push_back(name_text(canonical_text(t.name, r.model_facts)));
+    if (!r.splits.empty()) rows.back().insert(rows.back().begin() + 1, std::to_string(t.split + 1));
   }
   // GGUF lists dimensions the ggml way round; say so rather than reorder what the file holds.
   const bool gguf = r.format == ws::Format::Gguf;
@@ -133,7 +156,26 @@ std::string tensor_table_text(const FileReport& r) {
     heads.push_back("canonical");
     right.push_back(false);
   }
+  if (!r.splits.empty()) {  // which split holds it (1-based, as the file names count)
+    heads.insert(heads.begin() + 1, "split");
+    right.insert(right.begin() + 1, true);
+  }
   return table_text(heads, rows, right);
+}
+
+// A split GGUF model's splits: file, tensors, data, and key-values a later split holds besides
+// split.* (llama.cpp reads only the first split's: they are not the model's).
+std::string split_table_text(const FileReport& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < r.splits.size(); ++i) {
+    const SplitRow& sp = r.splits[i];
+    rows.push_back({std::to_string(i + 1), std::to_string(sp.tensors), std::to_string(sp.data_size),
+                    std::to_string(sp.data_start),
+                    sp.foreign_kvs ? std::to_string(sp.foreign_kvs) + " (not read: only the first split's are the model's)" : "",
+                    display_text(sp.file)});
+  }
+  return table_text({"split", "tensors", "bytes", "data offset", "other key-values", "file"}, rows,
+                    {true, true, true, true, false, false});
 }
 
 // GGUF: the header facts, the key-values (typed, so a table of their own), then the tensors.
@@ -148,13 +190,24 @@ std::string gguf_text(const FileReport& r) {
     out += field("dialect", gguf_dialect_text(g.bitnet));
     out += field("architecture", g.architecture ? name_text(*g.architecture) : "not given");
   }
-  if (r.size_known) out += field("size", bytes_text(r.file_size));
+  if (r.size_known && r.splits.empty()) out += field("size", bytes_text(r.file_size));
+  if (!r.splits.empty()) {
+    // A split GGUF model (llama.cpp's gguf-split): one model in several files.
+    uint64_t total = 0;
+    bool sized = true;
+    for (const SplitRow& sp : r.splits) {
+      if (sp.size) total += *sp.size;
+      sized = sized && sp.size;
+    }
+    out += field("splits", std::to_string(r.splits.size()) + (sized ? ", " + bytes_text(total) : std::string()));
+  }
   if (r.header_ready) {
-    out += field("data offset", std::to_string(r.data_start));
+    out += field("data offset", std::to_string(r.data_start) + (r.splits.empty() ? "" : " (first split)"));
     out += field("tensors", std::to_string(r.tensors.size()) + ", " +
                                 bytes_text(r.data_size) + " of data");
-    out += field("key-values", std::to_string(r.metadata.size()));
+    out += field("key-values", std::to_string(r.metadata.size()) + (r.splits.empty() ? "" : " (the first split's)"));
     if (!r.metadata.empty()) out += "\n" + gguf_kv_table_text(r.metadata);
+    if (!r.splits.empty()) out += "\n" + split_table_text(r);
     if (!r.tensors.empty()) out += "\n" + tensor_table_text(r);
   }
   if (r.model_facts) out += "\n" + model_facts_text(*r.model_facts);

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
       file = resolved;
     }
   }
+  int status = 2;
   switch (options.command) {
     case wscli::Command::Help:
       fputs(wscli::usage_text().c_str(), stdout);
@@ -44,11 +45,24 @@ int main(int argc, char** argv) {
       puts("weightstream " WS_VERSION);
       return 0;
     case wscli::Command::Inspect:
-      return wscli::run_inspect(options);
+      status = wscli::run_inspect(options);
+      break;
     case wscli::Command::Validate:
-      return wscli::run_validate(options);
+      status = wscli::run_validate(options);
+      break;
     case wscli::Command::Dequant:
-      return wscli::run_dequant(options);
+      status = wscli::run_dequant(options);
+      break;
   }
-  return 2;
+  // A --sha256 FILE that no model had checked nothing: when everything else succeeded, that is the
+  // outcome to report (a misspelt name must not pass for a verified file).
+  if (status == 0) {
+    for (const auto& d : options.scan.sha256) {
+      if (options.scan.sha256_used->count(d.first)) continue;
+      fprintf(stderr, "weightstream: --sha256 %s: no file of the model is named so: nothing was verified against it\n",
+              d.first.c_str());
+      status = 2;
+    }
+  }
+  return status;
 }

@@ -178,12 +178,23 @@ bool ModelDequant::on_ready(ws::ModelLoader& L) {
       }
     }
   }
-  if (!logical_) rows_ = plan_tensors(*L.file_reader(L.table_file(0)), args_.f16);
+  if (!logical_) {
+    // Tensors as the files store them, in the model's order (a split GGUF model: every split's,
+    // each row naming its split).
+    rows_.clear();
+    for (uint32_t t = 0; t < L.table_count(); ++t) {
+      std::vector<DequantTensor> rows = plan_tensors(*L.file_reader(L.table_file(t)), args_.f16);
+      for (DequantTensor& r : rows) {
+        if (L.table_count() > 1) r.split = str(L.file_name(L.table_file(t)));
+        rows_.push_back(std::move(r));
+      }
+    }
+  }
   // BitNet I2_S keeps its scale after the codes: shown with the row (the loader reads it too).
   if (!logical_ && path_ != "-") {
     for (DequantTensor& t : rows_) {
       if (t.format != ws::QuantFormat::I2_S) continue;
-      FILE* f = fopen(path_.c_str(), "rb");
+      FILE* f = fopen((t.split.empty() ? path_ : host_->dir() + t.split).c_str(), "rb");
       uint8_t b[4];
       if (f && fseeko(f, off_t(t.data_offset + t.elements / 4), SEEK_SET) == 0 && fread(b, 1, 4, f) == 4) {
         float v;
@@ -251,8 +262,9 @@ bool ModelDequant::on_event(ws::ModelLoader& L, const ws::ModelEvent& e) {
         fprintf(to, "%s\n", written_line(t, args_.f16).c_str());
         fflush(to);
       }
-      // One tensor asked for and written: the rest of the model is not needed.
-      return args_.all;
+      // One tensor asked for and written: the rest of the model is not needed — unless files are
+      // being verified, which takes every byte of them (and the verdict at the end).
+      return args_.all || host_->verifying();
     }
     default:
       return true;
@@ -295,6 +307,14 @@ std::optional<int> ModelDequant::run() {
       if (several_ && format_ == ws::Format::Unknown) format_ = ws::Format::Safetensors;
     }
     Problem p = h.problem();
+    if (L.error().code == ws::Status::DigestMismatch) {
+      // A file of the model is not what its digest says: nothing decoded from the model stays.
+      for (DequantTensor& t : rows_) {
+        if (!t.written || t.output_file == "-") continue;
+        unlink(t.output_file.c_str());
+        t.written = false;
+      }
+    }
     if (settings_.entry == ws::ModelEntry::OllamaManifest) word_manifest_problem(h, settings_.blobs_dir, &p);
     if (!several_ && L.error_file() == 0) p.shard.clear();
     if (L.error().code == ws::Status::ShardNotGiven) {

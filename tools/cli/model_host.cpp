@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,9 +14,25 @@
 #include "weightstream/ollama_manifest.h"
 #include "weightstream/shard_index.h"
 
+#ifdef WS_CLI_NETTLE
+#include <nettle/sha2.h>
+#endif
+
 namespace wscli {
 
 namespace {
+
+#ifdef WS_CLI_NETTLE
+// nettle's SHA-256 (its fat build picks SHA-NI code where the CPU has it): the loader's hash for
+// the files it verifies. Its context is a plain struct, placed in the loader's arena.
+static_assert(sizeof(sha256_ctx) <= ws::kSha256EngineState, "nettle's context fits the loader's record");
+const ws::Sha256Engine kNettle = {
+    sizeof(sha256_ctx),
+    [](void* s) { sha256_init(static_cast<sha256_ctx*>(s)); },
+    [](void* s, const void* data, size_t n) { sha256_update(static_cast<sha256_ctx*>(s), n, static_cast<const uint8_t*>(data)); },
+    [](void* s, uint8_t out[ws::kSha256Bytes]) { sha256_digest(static_cast<sha256_ctx*>(s), ws::kSha256Bytes, out); },
+};
+#endif
 
 constexpr size_t kBlock = 1 << 20;  // files are read in blocks this large and sliced
 constexpr size_t kOutputPiece = 1 << 20;  // decoded bytes per WeightData (as the CLI writes them)
@@ -48,14 +66,35 @@ std::string ModelHost::path_of(const std::string& name) const {
   return dir_ + name;
 }
 
+// A path the user gave (--sha256 FILE) as the loader names files: relative to the entry's
+// directory (a path into it, however spelt, is made relative; a bare name already is).
+std::string ModelHost::loader_name(const std::string& path) const {
+  if (path.find('/') == std::string::npos) return path;
+  char file[PATH_MAX], dir[PATH_MAX];
+  if (realpath(path.c_str(), file) && realpath(dir_.empty() ? "." : dir_.c_str(), dir)) {
+    const std::string f = file, d = std::string(dir) + "/";
+    if (f.compare(0, d.size(), d) == 0) return f.substr(d.size());
+  }
+  return path.compare(0, dir_.size(), dir_) == 0 ? path.substr(dir_.size()) : path;
+}
+
 void ModelHost::run(const std::function<bool(ws::ModelLoader&, const ws::ModelEvent&)>& on_event) {
   ws::ModelLoaderOptions opt;
   base_ = ws::ModelLoader::base_need(opt, s_.entry_path.size());
   size_t arena = s_.scan.arena_size + base_;
   for (int i = 0; i < kMaxAttempts; ++i) {
-    if (!attempt(arena, on_event)) return;  // ended (or stopped)
-    arena = loader_->arena_needed();        // ArenaExhausted with a larger need: once more
+    if (!attempt(arena, on_event)) break;  // ended (or stopped)
+    arena = loader_->arena_needed();       // ArenaExhausted with a larger need: once more
   }
+  // The --sha256 names a file of this model had (main reports the ones none had).
+  for (uint32_t i = 0; loader_ && i < loader_->expected_digest_count(); ++i)
+    if (loader_->expected_digest_used(i) && i < s_.scan.sha256.size()) s_.scan.sha256_used->insert(s_.scan.sha256[i].first);
+}
+
+bool ModelHost::verifying() const {
+  for (uint32_t f = 0; loader_ && f < loader_->file_count(); ++f)
+    if (loader_->file_digest_state(f) != ws::DigestState::None) return true;
+  return false;
 }
 
 size_t ModelHost::arena_needed() const {
@@ -85,6 +124,17 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
   opt.out_size = kOutputPiece;
   loader_.reset(new ws::ModelLoader(arena_.data(), arena_size, opt));
   for (const std::string& n : s_.listing) loader_->add_file(n.data(), n.size());
+  // Digests: --sha256 files as the loader names them (relative to the entry's directory), and a
+  // manifest's blobs against their names unless --no-verify-blobs (a blob named on its own is
+  // verified with --sha256: a file's name alone is no promise about its content).
+  for (const auto& d : s_.scan.sha256) {
+    const std::string name = loader_name(d.first);
+    loader_->expect_sha256_hex(name.data(), name.size(), d.second.data(), d.second.size());
+  }
+  if (s_.scan.verify_blobs && s_.entry == ws::ModelEntry::OllamaManifest) loader_->verify_blobs();
+#ifdef WS_CLI_NETTLE
+  loader_->set_sha256_engine(&kNettle);
+#endif
   const std::string entry_name = s_.entry == ws::ModelEntry::UqffFiles || s_.entry_path == "-"
                                      ? s_.entry_path
                                      : s_.entry_path.substr(dir_.size());
@@ -244,6 +294,7 @@ ErrorFacts ModelHost::error_facts() const {
   ErrorFacts facts;
   facts.code = err.code;
   facts.offset = err.offset;
+  facts.detail = str(L.error_detail());
   facts.arena_size = arena_size();
   facts.arena_needed = arena_needed();
   const uint32_t f = L.error_file();
@@ -260,6 +311,17 @@ ErrorFacts ModelHost::error_facts() const {
     facts.input_size_exact = h.size_known;
     if (r && r->data_start() != 0) facts.data_end = data_end_of(r->data_start(), r->data_size());
     if (r && r->format() == ws::Format::Gguf) add_gguf_facts(*r, err, h.infos, h.kvs, &facts);
+    if (err.code == ws::Status::DigestMismatch) {
+      char hex[ws::kSha256HexChars + 1];
+      if (const uint8_t* d = L.file_expected_sha256(f)) {
+        ws::sha256_to_hex(d, hex);
+        facts.digest_expected = hex;
+      }
+      if (const uint8_t* d = L.file_actual_sha256(f)) {
+        ws::sha256_to_hex(d, hex);
+        facts.digest_actual = hex;
+      }
+    }
   }
   if (const ws::ShardIndex* index = L.index()) {
     // Where the index places the tensor an error names, and its figures.
@@ -276,9 +338,10 @@ ErrorFacts ModelHost::error_facts() const {
 Problem ModelHost::problem() const {
   const ws::Error& err = loader_->error();
   Problem p = problem_from(err, error_facts());
-  // UQFF companion-set errors say which suffix is missing or unexpected (or which type).
+  // UQFF companion-set errors say which suffix is missing or unexpected (or which type); a split's
+  // name what it should end in (error_text.cpp words it).
   const ws::StrView detail = loader_->error_detail();
-  if (detail.size) p.message += " (" + display_text(str(detail)) + ")";
+  if (detail.size && err.code != ws::Status::GgufSplitNameMismatch) p.message += " (" + display_text(str(detail)) + ")";
   const uint32_t f = loader_->error_file();
   if (f != ws::kNoFile) {
     p.shard = str(loader_->file_name(f));

@@ -79,6 +79,7 @@ class ModelHost {
   const ws::ModelLoader& loader() const { return *loader_; }
   HostFile& file(uint32_t f);
   bool done() const { return done_; }      // Done came
+  bool verifying() const;                  // some file of the model has a digest to check
   bool failed() const { return failed_; }  // Error came: loader().error()
   // A file that could not be opened or read (not missing: missing files are the loader's say).
   const std::optional<Problem>& io() const { return io_; }
@@ -98,6 +99,7 @@ class ModelHost {
   bool answer(const ws::ModelEvent& e);
   void keep_piece(uint32_t f);
   std::string path_of(const std::string& name) const;
+  std::string loader_name(const std::string& path) const;
 
   HostSettings s_;
   std::string dir_;  // the entry's directory, with a trailing '/' (or empty)

@@ -11,6 +11,7 @@ Verdict verdict_of(const FileReport& r) {
   if (r.format != ws::Format::Unknown) v.format = ws::format_name(r.format);
   v.tensors = r.tensors.size();
   v.problem = r.problem;
+  v.splits = static_cast<uint32_t>(r.splits.size());
   return v;
 }
 

@@ -79,6 +79,18 @@ struct TensorRow {
   std::vector<uint64_t> shape;  // safetensors: row-major; GGUF: ggml order, ne[0] first
   uint64_t begin = 0;  // relative to the data section, [begin, end)
   uint64_t end = 0;
+  int32_t split = -1;  // a split GGUF model: the split (FileReport::splits) it is in
+};
+
+// One split of a split GGUF model, in split order.
+struct SplitRow {
+  std::string file;         // as the model names it (beside the file named on the command line)
+  uint32_t tensors = 0;
+  uint64_t data_start = 0;  // of its own data section (its tensors' offsets are relative to it)
+  uint64_t data_size = 0;
+  std::optional<uint64_t> size;  // the file's size
+  uint32_t foreign_kvs = 0;      // key-values other than split.* in a split after the first
+  uint64_t foreign_offset = 0;
 };
 
 // Model architecture facts shown by inspect: from the GGUF metadata or from a config.json beside
@@ -132,6 +144,9 @@ struct FileReport {
                                                 // safetensors: inspect adds a config.json's
   bool canonical = false;  // inspect --canonical: show each tensor's canonical name
   std::optional<LogicalSummary> logical;  // inspect: MLX / Ollama files
+  // A split GGUF model named by one of its splits: every split, in order; `tensors` are all of the
+  // model's (each with its split), the metadata and GGUF facts the first split's.
+  std::vector<SplitRow> splits;
   size_t arena_size = 0;  // arena of the last attempt (after an ArenaExhausted retry, the bigger one)
   bool valid = false;
   std::optional<Problem> problem;  // set when !valid
@@ -172,6 +187,7 @@ struct Verdict {
   bool is_index = false;  // an index or a manifest (the JSON error names its shard / blob)
   bool is_manifest = false;
   uint32_t shards = 0;  // index inputs: the shards the index names; manifests: the tensor blobs
+  uint32_t splits = 0;  // a split GGUF model: its splits
 };
 
 Verdict verdict_of(const FileReport& r);

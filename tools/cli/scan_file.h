@@ -9,7 +9,11 @@
 #include <stddef.h>
 
 #include <functional>
+#include <memory>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "report.h"
 #include "weightstream/reader.h"
@@ -24,6 +28,12 @@ struct ScanOptions {
   size_t arena_size = kDefaultArenaSize;  // first attempt's arena
   bool progress = true;                   // allow the stderr bar (it also needs a tty and a big file)
   std::string blobs_dir;                  // --blobs: where an Ollama manifest's blobs are (empty: found)
+  // --sha256 FILE=HEX (repeatable): a file of the model and its expected SHA-256 (64 hex digits).
+  std::vector<std::pair<std::string, std::string>> sha256;
+  // The --sha256 files some load matched (shared by every copy of the options: main reports the
+  // ones no model had, whose digests therefore checked nothing).
+  std::shared_ptr<std::set<std::string>> sha256_used = std::make_shared<std::set<std::string>>();
+  bool verify_blobs = true;  // a manifest's blobs against their sha256-<hex> names (--no-verify-blobs)
 };
 
 // One file through ws::Reader alone (no model around it): dequant's tensor-by-tensor path uses it

@@ -59,6 +59,42 @@ std::optional<LogicalSummary> model_summary(const ModelHost& h) {
   return summarize_model(L, kPlanRead, L.config_used() ? h.dir() + "config.json" : "");
 }
 
+// A split GGUF model as one report: the first split's header, key-values and facts, then the
+// other splits' tensors, each row with its split, and the splits in order.
+void split_report(ModelHost& h, FileReport* rep) {
+  const ws::ModelLoader& L = h.loader();
+  HostFile& first = h.file(L.table_file(0));
+  if (first.facts.facts().has_architecture()) {
+    rep->model_facts = ModelFactsReport();
+    rep->model_facts->source = "gguf";
+    rep->model_facts->facts = first.facts.facts();
+  }
+  snapshot_header(*L.file_reader(L.table_file(0)), &first.kvs, rep);
+  rep->tensors.clear();
+  rep->data_size = 0;
+  for (uint32_t t = 0; t < L.table_count(); ++t) {
+    const uint32_t f = L.table_file(t);
+    const ws::Reader& r = *L.file_reader(f);
+    FileReport one;
+    GgufKvCollector none;
+    snapshot_header(r, &none, &one);
+    for (TensorRow& row : one.tensors) {
+      row.split = int32_t(t);
+      rep->tensors.push_back(std::move(row));
+    }
+    SplitRow s;
+    s.file = str(L.file_name(f));
+    s.tensors = r.tensor_count();
+    s.data_start = r.data_start();
+    s.data_size = r.data_size();
+    if (h.file(f).size_known) s.size = h.file(f).size;
+    s.foreign_kvs = L.split_foreign_kvs(f);
+    s.foreign_offset = L.split_foreign_offset(f);
+    rep->data_size += r.data_size();
+    rep->splits.push_back(s);
+  }
+}
+
 }  // namespace
 
 HostSettings model_settings(const std::string& path, const ScanOptions& options) {
@@ -159,14 +195,17 @@ FileReport scan_model_file(const std::string& path, const ScanOptions& options, 
     rep.format = r->format();
     if (rep.format == ws::Format::Safetensors && f.prefix.size() == 8) rep.header_size = load_u64le(f.prefix);
   }
-  const bool header = L.file_table(fi) != ws::kNoTensor;
+  const bool header = L.file_table(fi) != ws::kNoTensor || L.file_header_ready(fi);
   // Given the input size, the reader checks it against the validated header and reports a short
   // or over-long file instead of HeaderReady; the table is complete then, and showing it tells
   // the user which tensors the file lacks.
   const ws::Status code = L.error().code;
   const bool length_error = h.failed() && L.error_file() == fi &&
                             (code == ws::Status::TruncatedData || code == ws::Status::TrailingBytes);
-  if (r && (header || length_error)) {
+  if (L.split_count() > 1 && L.table_count() == L.split_count()) {
+    // A split GGUF model: its metadata and facts are the first split's, its tensors every split's.
+    split_report(h, &rep);
+  } else if (r && (header || length_error)) {
     if (header && rep.format == ws::Format::Gguf && f.facts.facts().has_architecture()) {
       rep.model_facts = ModelFactsReport();
       rep.model_facts->source = "gguf";

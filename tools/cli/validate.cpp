@@ -41,6 +41,8 @@ std::string validate_text_line(const Verdict& v) {
       line += "Ollama manifest, " + std::to_string(v.shards) + (v.shards == 1 ? " blob, " : " blobs, ");
     else if (v.is_index)
       line += std::to_string(v.shards) + (v.shards == 1 ? " shard, " : " shards, ");
+    else if (v.splits)
+      line += std::to_string(v.splits) + " splits, ";
     line += std::to_string(v.tensors) + (v.tensors == 1 ? " tensor)" : " tensors)");
   } else if (v.problem) {
     line += problem_line(*v.problem);

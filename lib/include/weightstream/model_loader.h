@@ -27,8 +27,8 @@
 //
 // The loader decides everything a host used to: which files the model has and in which order
 // (index shards by file name; UQFF `<stem>-<n>.uqff` by number, then residual.safetensors;
-// manifest blobs as `blobs/sha256-<hex>`; `config.json` beside an MLX or plain model, missing is
-// fine), what to read next (seekable: headers, then each selected weight's companions by range
+// manifest blobs as `blobs/sha256-<hex>`; a split GGUF model's `<prefix>-%05d-of-%05d.gguf` by split
+// number; `config.json` beside an MLX or plain model, missing is fine), what to read next (seekable: headers, then each selected weight's companions by range
 // and its packed bytes in read_size pieces; sequential: each file forward, companions and packed
 // bytes that arrive too early kept in arena scratch), the convention (convention_signal, the
 // config, the entry), the logical weights (LogicalModel, hashed: linear in tensors), UQFF's
@@ -37,7 +37,8 @@
 // documents give them; the host maps a name to a path, URL or File. Hosts only move bytes.
 //
 // No heap, no exceptions, no recursion: everything lives in the one caller arena (readers, the
-// entry document, the model's weights and name hash, scratch and output). After ArenaExhausted,
+// entry document, the file slots — as many as the model has —, the model's weights and name hash,
+// digest records, scratch and output). After ArenaExhausted,
 // arena_needed() is a size that gets the load past the part that ran out (and every fixed-size
 // part after it); parts whose size the input decides (each header, the model's weights, config
 // .json, the scratch of the selection) can each take one more retry. A host retries with
@@ -57,6 +58,7 @@
 #include "weightstream/limits.h"
 #include "weightstream/load_plan.h"
 #include "weightstream/reader.h"
+#include "weightstream/sha256.h"
 #include "weightstream/status.h"
 
 namespace ws {
@@ -75,6 +77,12 @@ enum class ModelEntry : uint8_t { Auto, File, ShardIndex, UqffFiles, OllamaManif
 // `*.index.json`, UqffFiles for a `*.uqff` part (a host then lists its directory with add_file()),
 // Auto otherwise (one file, or a manifest found by its first bytes).
 ModelEntry model_entry_from_name(const char* name, size_t n);
+
+// Where a file's SHA-256 verification stands (file_digest_state()).
+//   None: no digest was given for it. Pending: not (yet) hashed to its end — in Headers mode
+//   digests stay Pending (only headers are read). Verified / Mismatch: its whole content was hashed.
+enum class DigestState : uint8_t { None, Pending, Verified, Mismatch };
+const char* digest_state_name(DigestState s);
 
 // What a file is to the model (file_kind()).
 enum class ModelFileKind : uint8_t { File, Index, Manifest, Shard, UqffPart, Blob, Config, Split };
@@ -171,6 +179,44 @@ class ModelLoader {
   void end_of_file();
   void file_missing();
 
+  // --- Digests (SHA-256; sha256.h) ------------------------------------------------------------
+  // A file given a digest is hashed as its bytes arrive, in file order, and checked when its last
+  // byte has come: a mismatch is DigestMismatch naming the file (error_file()); both digests come
+  // from file_expected_sha256() / file_actual_sha256(). It is reported before the file's last
+  // tensor is handed on as complete (its last WeightEnd, and Done), so a caller never marks a
+  // corrupt model loaded. Verification reads every byte of a verified file in order: with any
+  // digest, the data phase of a seekable source is the forward stream (Decode and Raw decode what
+  // is selected as it passes, the sequential way; Validate streams every file anyway), and a
+  // partly read file cannot be verified. Headers mode reads headers only: digests stay Pending.
+  // The digest code (sha256.cpp) is linked only into programs that call these.
+  //
+  // Before open(): the expected SHA-256 of the model file `name` (as the loader names files:
+  // relative to the entry's directory, `blobs/sha256-<hex>` for a manifest's blobs; the entry's
+  // own name as given to open()). UsageError after open(); ArenaExhausted when the arena has no
+  // room for its record (about 200 bytes and the name).
+  Status expect_sha256(const char* name, size_t n, const uint8_t digest[kSha256Bytes]);
+  // The same with 64 hex digits; UsageError for anything else.
+  Status expect_sha256_hex(const char* name, size_t n, const char* hex, size_t hex_size);
+  // On a file's first NeedRead, before it is answered (like set_file_size): its expected digest,
+  // e.g. from the response that answers it (Hugging Face's X-Linked-Etag). UsageError elsewhere.
+  Status set_file_sha256(const uint8_t digest[kSha256Bytes]);
+  // Before open(): verify Ollama blobs against the digest their name is (content addressing): a
+  // manifest's tensor blobs (`blobs/sha256-<hex>`, the manifest layer's digest), and an entry file
+  // named `sha256-<64 hex>` (a blob given directly).
+  Status verify_blobs();
+  // Before open(): hash with the host's SHA-256 (a hardware-accelerated one) instead of
+  // ws::Sha256; `engine` must outlive the loader. UsageError when its state is larger than
+  // kSha256EngineState.
+  Status set_sha256_engine(const Sha256Engine* engine);
+  DigestState file_digest_state(uint32_t f) const;
+  const uint8_t* file_expected_sha256(uint32_t f) const;  // null: no digest given
+  const uint8_t* file_actual_sha256(uint32_t f) const;    // null until the whole file was hashed
+  // The names given to expect_sha256(), and whether a file of the model had that name (a host
+  // says so about a name that matched nothing: its file was not verified).
+  uint32_t expected_digest_count() const;
+  StrView expected_digest_name(uint32_t i) const;
+  bool expected_digest_used(uint32_t i) const;
+
   // After ModelReady (Decode and Raw): which weights to load. Decode: UnsupportedFormat for a
   // weight without a decoding (select_all() skips those).
   Status select(uint32_t weight);
@@ -185,7 +231,8 @@ class ModelLoader {
   uint32_t entry_file() const { return entry_file_; }
   // The Reader of a data file (its header, metadata, GGUF facts), or null.
   const Reader* file_reader(uint32_t f) const;
-  uint32_t file_table(uint32_t f) const;      // kNoTensor for a file that is no table
+  uint32_t file_table(uint32_t f) const;      // kNoTensor for a file that is no table (yet)
+  bool file_header_ready(uint32_t f) const;   // its Reader validated its header
   // The entry document, once parsed (null for other entries): its shard list and figures, its
   // layers (a blob's layer name), for messages.
   bool entry_ready() const { return entry_ready_; }  // the index / manifest parsed
@@ -243,6 +290,9 @@ class ModelLoader {
 
  private:
   struct FileSlot;
+  struct FileDigest;
+  struct DigestOps;
+  struct DigestOpsImpl;
   struct HeldBlock;
   enum class Phase : uint8_t;
   struct WeightPieces;
@@ -287,9 +337,19 @@ class ModelLoader {
   bool split_finish(ModelEvent* out);
   bool split_weights_check(ModelEvent* out);
 
+  // Digests (the calls into model_digest.cpp go through digest_ops_, set by the digest API).
+  bool seek_data() const;  // the data phase reads by range (a seekable source, no digest)
+  ModelEvent fail_digest(uint32_t f);
+  bool digest_failed(uint32_t f) const;
+  FileDigest* new_digest(const char* name, size_t n, const uint8_t* digest);
+  friend struct DigestOpsImpl;
+
   // model_stream.cpp: reads of weights (seekable), the forward stream (sequential, validate).
   ModelEvent step_seek();
   ModelEvent step_stream();
+  enum class EndStep : uint8_t { Next, Return, RouteDeferred };
+  EndStep file_end(uint32_t f, ModelEvent* out);
+  ModelEvent fail_reader(uint32_t f);
   bool route(uint32_t table, const Event& e, ModelEvent* out);
   bool decode_step(ModelEvent* out);
   ModelEvent start_decode(uint32_t w, bool from_held, const WeightPieces& p);
@@ -374,6 +434,8 @@ class ModelLoader {
   uint64_t dec_input_left_ = 0;  // stored bytes the decoder still takes
   uint64_t dec_out_pos_ = 0;
   bool pending_end_ = false;     // WeightEnd (then free) once the kept bytes are decoded
+  uint32_t start_weight_ = kNoTensor;  // sequential: route() asks step_stream to start the decoder
+  bool start_held_ = false;            // ... on the weight's kept bytes (its last piece came)
 
   // Sequential: held blocks (compacting, address order).
   uint8_t* held_ = nullptr;
@@ -383,6 +445,15 @@ class ModelLoader {
   uint32_t block_count_ = 0;
   uint32_t block_cap_ = 0;
   uint32_t* block_of_ = nullptr;  // weight -> block index + 1 (0: none)
+
+  // Digests: the records given by name before open() (a list), the calls into model_digest.cpp.
+  FileDigest* digests_ = nullptr;
+  const DigestOps* digest_ops_ = nullptr;
+  uint32_t digest_files_ = 0;  // files with a digest: the data phase streams
+  bool verify_blobs_ = false;
+  const Sha256Engine* sha_engine_ = nullptr;  // null: ws::Sha256
+  Event deferred_end_;         // the last TensorEnd of a file whose digest is not checked yet
+  bool have_deferred_end_ = false;
 
   // Split GGUF: the count (0: not split) and the names' prefix (a view of the entry's name).
   uint32_t split_count_ = 0;

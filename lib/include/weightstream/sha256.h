@@ -39,6 +39,18 @@ class Sha256 {
   uint32_t fill_;
 };
 
+// Another SHA-256 implementation a host can give ws::ModelLoader (set_sha256_engine): a system
+// library's hardware-accelerated one (the CLI uses nettle's, whose x86-64 build has SHA-NI code:
+// 3-4x ws::Sha256). Its state lives in the loader's arena: at most kSha256EngineState bytes,
+// 8-byte aligned, never moved between calls. The functions must not fail.
+constexpr size_t kSha256EngineState = 128;
+struct Sha256Engine {
+  size_t state_size;
+  void (*init)(void* state);
+  void (*update)(void* state, const void* data, size_t n);
+  void (*finish)(void* state, uint8_t out[kSha256Bytes]);
+};
+
 // The digest of one buffer.
 void sha256(const void* data, size_t n, uint8_t out[kSha256Bytes]);
 

@@ -165,7 +165,10 @@ namespace ws {
   X(GgufSplitTensorCountMissing, "the first split of a split GGUF model has no split.tensors.count key") \
   X(GgufSplitNameMismatch, "a split's file name does not end in -NNNNN-of-MMMMM.gguf for its split.no and split.count") \
   X(GgufSplitNotGguf, "a split of a split GGUF model is not a GGUF file")                          \
-  X(GgufSplitMissing, "a split file of a split GGUF model is not there")
+  X(GgufSplitMissing, "a split file of a split GGUF model is not there")                          \
+  /* digests (model_loader.h: expect_sha256, verify_blobs): the file named; both digests from      \
+     ModelLoader::file_expected_sha256 / file_actual_sha256 */                                       \
+  X(DigestMismatch, "a file's SHA-256 differs from the digest it was expected to have")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

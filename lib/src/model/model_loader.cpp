@@ -174,6 +174,63 @@ void* ModelLoader::take_high(size_t n) {
 
 size_t ModelLoader::arena_used() const { return size_t(lo_ - base_) + size_t(end_ - hi_); }
 
+// --- Digests (the parts that need no SHA-256 code; the rest is model_digest.cpp) -------------------
+
+// With a digest, a file is read forward to its end (verification sees every byte in order), so the
+// data phase of a seekable source is the forward stream too.
+bool ModelLoader::seek_data() const { return opt_.seekable && digest_files_ == 0; }
+
+bool ModelLoader::digest_failed(uint32_t f) const {
+  return files_[f].digest && files_[f].digest->state == DigestState::Mismatch;
+}
+
+ModelEvent ModelLoader::fail_digest(uint32_t f) {
+  fail(Status::DigestMismatch, files_[f].digest->hashed, f);
+  return fail(error_.code, error_.offset, error_file_);
+}
+
+const char* digest_state_name(DigestState s) {
+  switch (s) {
+    case DigestState::None: return "none";
+    case DigestState::Pending: return "pending";
+    case DigestState::Verified: return "verified";
+    case DigestState::Mismatch: return "mismatch";
+  }
+  return "?";
+}
+
+DigestState ModelLoader::file_digest_state(uint32_t f) const {
+  return f < file_count_ && files_[f].digest ? files_[f].digest->state : DigestState::None;
+}
+const uint8_t* ModelLoader::file_expected_sha256(uint32_t f) const {
+  return f < file_count_ && files_[f].digest ? files_[f].digest->expected : nullptr;
+}
+const uint8_t* ModelLoader::file_actual_sha256(uint32_t f) const {
+  if (f >= file_count_ || !files_[f].digest) return nullptr;
+  const DigestState st = files_[f].digest->state;
+  return st == DigestState::Verified || st == DigestState::Mismatch ? files_[f].digest->actual : nullptr;
+}
+uint32_t ModelLoader::expected_digest_count() const {
+  uint32_t n = 0;
+  for (const FileDigest* d = digests_; d; d = d->next) ++n;
+  return n;
+}
+StrView ModelLoader::expected_digest_name(uint32_t i) const {
+  StrView v;
+  const FileDigest* d = digests_;
+  for (; d && i; d = d->next) --i;
+  if (d) {
+    v.data = d->name;
+    v.size = d->name_size;
+  }
+  return v;
+}
+bool ModelLoader::expected_digest_used(uint32_t i) const {
+  const FileDigest* d = digests_;
+  for (; d && i; d = d->next) --i;
+  return d && d->used;
+}
+
 // --- Errors ----------------------------------------------------------------------------------
 
 ModelEvent ModelLoader::fail(Status s, uint64_t offset, uint32_t file) {
@@ -334,6 +391,7 @@ uint32_t ModelLoader::add_slot(ModelFileKind kind, const char* name, size_t n, b
   s.kind = kind;
   s.name = name;
   s.name_size = uint32_t(n);
+  if (digest_ops_) digest_ops_->attach(*this, file_count_);  // a digest given for this name
   return file_count_++;
 }
 
@@ -439,6 +497,10 @@ Status ModelLoader::open(ModelEntry entry, const char* name, size_t n) {
     return Status::ArenaExhausted;
   }
   cur_ = f;
+  if (verify_blobs_ && !digest_ops_->blobs(*this)) {  // an entry named sha256-<hex>: a blob
+    fail_arena(sizeof(FileDigest) + kAlign, kNoFile);
+    return Status::ArenaExhausted;
+  }
   if (kind == ModelFileKind::File) {
     phase_ = Phase::Headers;  // Auto decides on the file's first 8 bytes
     return Status::Ok;
@@ -463,6 +525,12 @@ ModelEvent ModelLoader::next() {
       s.opened = true;
       if (answer_ == Answer::Eof) s.ended = true;
     }
+    // A verified file's bytes are hashed as they arrive, whatever the phase (model_digest.cpp);
+    // not in Headers mode, which reads headers only (whether a header read happened to cover a
+    // whole file must not change the verdict: chunking never does).
+    if (s.digest && opt_.mode == ModelLoadMode::Headers) {
+    } else if (s.digest && answer_ == Answer::Data) digest_ops_->feed(*this, req_file_, req_offset_, answer_data_, answer_size_);
+    if (s.digest && answer_ == Answer::Eof) digest_ops_->end(*this, req_file_, req_offset_);
   }
   for (;;) {
     ModelEvent e = step();
@@ -507,6 +575,9 @@ ModelEvent ModelLoader::step_entry_doc() {
   FileSlot& s = files_[entry_file_];
   const bool is_index = s.kind == ModelFileKind::Index;
   if (!index_ && !manifest_) {
+    // Its first request goes out before the parser takes the free middle: a host may still give
+    // the file's digest then (set_file_sha256).
+    if (!s.prefix_have && !s.opened && answer_ == Answer::None) return request(entry_file_, s.pos, opt_.read_size);
     // The document's parser gets the whole free middle; it keeps its two ends when done.
     void* mem = take_low(is_index ? sizeof(ShardIndex) : sizeof(OllamaManifest), kAlign);
     if (!mem) return fail_arena(is_index ? sizeof(ShardIndex) : sizeof(OllamaManifest), entry_file_);
@@ -541,6 +612,7 @@ ModelEvent ModelLoader::step_entry_doc() {
   }
   if (!done && s.size_known && s.pos >= s.size) done = true;
   if (!done) return request(entry_file_, s.pos, opt_.read_size);
+  if (digest_failed(entry_file_)) return fail_digest(entry_file_);
   const Status st = is_index ? index_->finish() : manifest_->finish();
   if (st == Status::ArenaExhausted) return fail_arena(is_index ? index_->arena_needed() : manifest_->arena_needed(), entry_file_);
   if (st != Status::Ok) return fail_error(is_index ? index_->error() : manifest_->error(), entry_file_);
@@ -603,6 +675,9 @@ ModelEvent ModelLoader::after_entry_doc() {
       const uint32_t f = add_slot(ModelFileKind::Blob, p, 6 + layer.blob_file.size, false);
       files_[f].layer = l;
     }
+    // Content addressing: each blob against the digest its name is (verify_blobs()).
+    if (verify_blobs_ && !digest_ops_->blobs(*this))
+      return fail_arena((sizeof(FileDigest) + kAlign) * (file_count_ - entry_file_), entry_file_);
   }
   phase_ = Phase::Headers;
   cur_ = entry_file_ + 1;
@@ -791,6 +866,8 @@ ModelEvent ModelLoader::header_ready(uint32_t f) {
 ModelEvent ModelLoader::step_config() {
   FileSlot& s = files_[config_file_];
   bool done = false, failed = false;
+  // Its first request before its parser takes the free middle (a digest may come with it).
+  if (!config_ && !s.opened && !s.missing && answer_ == Answer::None) return request(config_file_, s.pos, opt_.read_size);
   if (!config_) {
     void* mem = take_low(sizeof(MlxQuantConfig), kAlign);
     if (!mem) return fail_arena(sizeof(MlxQuantConfig), config_file_);
@@ -810,6 +887,7 @@ ModelEvent ModelLoader::step_config() {
     done = true;
   }
   if (!failed && !done && !(s.size_known && s.pos >= s.size)) return request(config_file_, s.pos, opt_.read_size);
+  if (!failed && digest_failed(config_file_)) return fail_digest(config_file_);
   const Status st = failed ? config_->error().code : config_->finish();
   if (st == Status::ArenaExhausted) return fail_arena(config_->arena_needed(), config_file_);
   if (st != Status::Ok) {
@@ -1034,6 +1112,7 @@ ModelFileKind ModelLoader::file_kind(uint32_t f) const { return f < file_count_ 
 bool ModelLoader::file_present(uint32_t f) const { return f < file_count_ && !files_[f].missing; }
 const Reader* ModelLoader::file_reader(uint32_t f) const { return f < file_count_ ? files_[f].reader : nullptr; }
 uint32_t ModelLoader::file_table(uint32_t f) const { return f < file_count_ ? files_[f].table : kNoTensor; }
+bool ModelLoader::file_header_ready(uint32_t f) const { return f < file_count_ && files_[f].header_done; }
 uint32_t ModelLoader::file_layer(uint32_t f) const { return f < file_count_ ? files_[f].layer : kNoTensor; }
 
 Format ModelLoader::format() const {

@@ -42,9 +42,39 @@ struct ModelLoader::FileSlot {
   // A sequential split's bytes past its header, kept for its data phase (Reader::release_input).
   uint8_t* tail = nullptr;
   uint32_t tail_size = 0;
+  FileDigest* digest = nullptr;  // its expected SHA-256 and the hash so far (model_digest.cpp)
 
   static constexpr uint8_t kNoKey = 0xFF;
   static constexpr uint8_t kForeignKey = 0xFE;
+};
+
+// A file's SHA-256: given by name before open() (then on the list digests_ until a file of that
+// name appears), by set_file_sha256(), or from a blob's name. Bytes are hashed as they arrive at
+// the offset hashed so far (a piece that starts before it is hashed from there on; one that starts
+// after it leaves the file unverifiable: never, reading forward); the file's size (set_file_size,
+// end of file) finishes it.
+struct ModelLoader::FileDigest {
+  uint8_t expected[kSha256Bytes] = {};
+  uint8_t actual[kSha256Bytes] = {};
+  uint64_t hashed = 0;
+  DigestState state = DigestState::Pending;
+  bool used = false;            // by-name records: a file of the model had the name
+  const char* name = nullptr;   // by-name records
+  uint32_t name_size = 0;
+  FileDigest* next = nullptr;   // the by-name list
+  bool started = false;         // the hash state is initialised (at the file's first byte)
+  // The hash state: a ws::Sha256, or the host's engine's (set_sha256_engine).
+  alignas(8) uint8_t hstate[kSha256EngineState] = {};
+};
+static_assert(sizeof(Sha256) <= kSha256EngineState, "ws::Sha256 fits the engine state");
+
+// The loader's calls into model_digest.cpp, through a pointer the digest API sets: a program that
+// gives no digest links no SHA-256 code (the microcontroller build measures it).
+struct ModelLoader::DigestOps {
+  void (*feed)(ModelLoader& L, uint32_t f, uint64_t offset, const uint8_t* data, size_t n);
+  void (*end)(ModelLoader& L, uint32_t f, uint64_t size);  // the file ends at `size`
+  void (*attach)(ModelLoader& L, uint32_t f);              // a new file: a by-name record for it?
+  bool (*blobs)(ModelLoader& L);                           // a manifest's blobs (after the manifest)
 };
 
 // The three split keys (gguf_split.h), as FileSlot indexes them.

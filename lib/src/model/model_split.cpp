@@ -115,15 +115,8 @@ ModelEvent ModelLoader::split_entry(uint32_t f) {
   const uint32_t no = uint32_t(files_[f].split_value[kSplitNo]);
   uint32_t pos = 0;
   size_t prefix = 0;
-  if (entry_ == ModelEntry::GgufSplits) {
-    // The caller's list, in name order: its first is the first split (llama.cpp's `splits`).
-    if (file_count_ != count) {
-      split_key_fail(Status::GgufSplitCountMismatch, f, kSplitCount);
-      error_.set_found(file_count_);
-      error_.set_expected(count);
-      return fail(error_.code, error_.offset, error_file_);
-    }
-  } else if (!gguf_split_parse(files_[f].name, files_[f].name_size, count, &prefix, &pos)) {
+  // The caller's list, in name order: its first is the first split (llama.cpp's `splits`).
+  if (entry_ != ModelEntry::GgufSplits && !gguf_split_parse(files_[f].name, files_[f].name_size, count, &prefix, &pos)) {
     // llama_split_prefix: the name must end in the suffix its keys give.
     fail(Status::GgufSplitNameMismatch, 0, f);
     char* d = split_detail_;
@@ -147,6 +140,12 @@ ModelEvent ModelLoader::split_entry(uint32_t f) {
     split_key_fail(Status::GgufSplitNoMismatch, f, kSplitNo);
     error_.set_found(no);
     error_.set_expected(pos);
+    return fail(error_.code, error_.offset, error_file_);
+  }
+  if (entry_ == ModelEntry::GgufSplits && file_count_ != count) {  // llama.cpp checks it after split.no
+    split_key_fail(Status::GgufSplitCountMismatch, f, kSplitCount);
+    error_.set_found(file_count_);
+    error_.set_expected(count);
     return fail(error_.code, error_.offset, error_file_);
   }
   split_count_ = count;
@@ -222,7 +221,7 @@ bool ModelLoader::keep_split_tail(uint32_t f) {
 
 // --- After the last header ---------------------------------------------------------------------
 
-// Tables in split order, and the first split's split.tensors.count (and a later split's copy).
+// Tables in split order; the first split's split.tensors.count is there.
 bool ModelLoader::split_finish(ModelEvent* out) {
   table_count_ = 0;
   for (uint32_t f = 0; f < file_count_; ++f) {
@@ -234,15 +233,6 @@ bool ModelLoader::split_finish(ModelEvent* out) {
   const uint32_t first = table_files_[0];
   if (files_[first].split_type[kSplitTensors] == FileSlot::kNoKey) {
     *out = split_key_fail(Status::GgufSplitTensorCountMissing, first, kSplitTensors);
-    return false;
-  }
-  const int64_t total = files_[first].split_value[kSplitTensors];
-  for (uint32_t t = 1; t < table_count_; ++t) {
-    const FileSlot& s = files_[table_files_[t]];
-    if (s.split_type[kSplitTensors] == FileSlot::kNoKey || s.split_value[kSplitTensors] == total) continue;
-    *out = split_key_fail(Status::GgufSplitTensorCountMismatch, table_files_[t], kSplitTensors);
-    error_.set_found(uint64_t(s.split_value[kSplitTensors]));
-    error_.set_expected(uint64_t(total));
     return false;
   }
   return true;
@@ -275,10 +265,20 @@ bool ModelLoader::split_weights_check(ModelEvent* out) {
     }
     slots[at] = w + 1;
   }
+  // The first split's total is the model's (llama.cpp reads only it); a later split that states
+  // another one belongs to another split set.
   const int64_t want = files_[table_files_[0]].split_value[kSplitTensors];
   if (int64_t(gguf_count_) != want) {
     *out = split_key_fail(Status::GgufSplitTensorCountMismatch, table_files_[0], kSplitTensors);
     error_.set_found(gguf_count_);
+    error_.set_expected(uint64_t(want));
+    return false;
+  }
+  for (uint32_t t = 1; t < table_count_; ++t) {
+    const FileSlot& s = files_[table_files_[t]];
+    if (s.split_type[kSplitTensors] == FileSlot::kNoKey || s.split_value[kSplitTensors] == want) continue;
+    *out = split_key_fail(Status::GgufSplitTensorCountMismatch, table_files_[t], kSplitTensors);
+    error_.set_found(uint64_t(s.split_value[kSplitTensors]));
     error_.set_expected(uint64_t(want));
     return false;
   }

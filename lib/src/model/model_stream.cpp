@@ -77,7 +77,10 @@ ModelLoader::WeightPieces& ModelLoader::cur_pieces() {
 
 void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
   WeightPieces& p = *out;
-  p = WeightPieces();
+  // Cleared in place: assigning a WeightPieces() built a 240-byte temporary on the stack, which a
+  // microcontroller counts (every member's default is zero).
+  static_assert(__is_trivially_copyable(WeightPieces), "cleared with memset");
+  memset(static_cast<void*>(&p), 0, sizeof p);
   const LogicalWeight& lw = weight(w);
   for (PieceRole role : kLoadRoles) {
     const TensorRef r = lw.piece[uint32_t(role)];
@@ -150,7 +153,7 @@ ModelEvent ModelLoader::after_ready() {
   sub_ = 0;
   at_ = 0;
   weight_begun_ = false;
-  phase_ = opt_.seekable ? Phase::Seek : Phase::Stream;
+  phase_ = seek_data() ? Phase::Seek : Phase::Stream;
   return again();
 }
 
@@ -193,7 +196,7 @@ bool ModelLoader::prepare_scratch() {
   if (decode && !opt_.out_buffer) out_need = round8(opt_.out_size) + 16;
   uint64_t peak = 0;
   uint32_t blocks = 0;
-  if (decode && opt_.seekable) {
+  if (decode && seek_data()) {
     uint64_t most = 0;
     for (uint32_t w = 0; w < n; ++w) {
       if (!selected(w)) continue;
@@ -234,7 +237,7 @@ bool ModelLoader::prepare_scratch() {
     scratch_ = static_cast<uint8_t*>(take_low(scratch_need, 8));
     scratch_cap_ = scratch_need;
   }
-  if (decode && !opt_.seekable) {
+  if (decode && !seek_data()) {
     held_ = static_cast<uint8_t*>(take_low(held_need, 8));
     held_cap_ = held_need;
     held_top_ = 0;
@@ -449,11 +452,28 @@ ModelEvent ModelLoader::step_seek() {
 
 // --- The forward stream -----------------------------------------------------------------------
 
+// The deepest path of a sequential decode runs through here (step_stream, route, the decoder): a
+// microcontroller counts its stack, so the rare paths are functions of their own (file_end,
+// fail_reader) and one ModelEvent serves every return.
 ModelEvent ModelLoader::step_stream() {
+  ModelEvent out;
   for (;;) {
+    if (start_weight_ != kNoTensor) {
+      // route() asked for the decoder on this weight (its pieces are cur_pieces()): started here,
+      // so the decoder's depth adds to this frame only.
+      const uint32_t w = start_weight_;
+      start_weight_ = kNoTensor;
+      out = start_decode(w, true, cur_pieces());
+      if (out.type != ModelEventType::Error && start_held_) {
+        // Its kept packed bytes are decoded now, then the weight ends.
+        dec_src_ = held_of(w) + cur_pieces().off[cur_pieces().packed];
+        dec_left_ = size_t(cur_pieces().input_bytes);
+        pending_end_ = true;
+      }
+      return out;
+    }
     if (decoding_ && dec_left_ > 0) {
-      ModelEvent e;
-      if (decode_step(&e)) return e;
+      if (decode_step(&out)) return out;
       continue;
     }
     if (pending_end_) {
@@ -488,34 +508,72 @@ ModelEvent ModelLoader::step_stream() {
           continue;
         }
         return request(f, s.pos, opt_.read_size);
+      case EventType::TensorEnd:
+        // A verified file's last tensor is complete only with the file's digest: its end waits
+        // for the last byte (GGUF's padding may follow) and the check (file_end).
+        if (s.digest && e.tensor + 1 == r.tensor_count() && s.digest->state != DigestState::Verified) {
+          if (s.digest->state == DigestState::Mismatch) return fail_digest(f);
+          deferred_end_ = e;
+          have_deferred_end_ = true;
+          continue;
+        }
+        [[fallthrough]];
       case EventType::TensorBegin:
       case EventType::TensorBytes:
-      case EventType::TensorEnd: {
-        ModelEvent out;
         if (route(cur_, e, &out)) return out;
         continue;
-      }
       case EventType::End:
-        // A blob whose size the host could not say: its length is known now.
-        if (s.kind == ModelFileKind::Blob && !s.size_known) {
-          Error err;
-          if (check_manifest_blob_size(*manifest_, s.layer, s.pos, &err) != Status::Ok) return fail_error(err, f);
+        switch (file_end(f, &out)) {
+          case EndStep::Return: return out;
+          case EndStep::RouteDeferred:  // the file is what it should be: its last tensor is complete
+            if (route(cur_, deferred_end_, &out)) return out;
+            continue;  // (the reader says End again)
+          default: continue;
         }
-        ++cur_;
-        continue;
-      case EventType::Error: {
-        Error err = r.error();
-        if (!err.tensor_name && err.tensor < r.tensor_count()) {
-          const StrView name = r.tensor(err.tensor).name;
-          err.tensor_name = name.data;
-          err.tensor_name_size = name.size;
-        }
-        return fail_error(err, f);
-      }
+      case EventType::Error:
+        return fail_reader(f);
       default:
         continue;
     }
   }
+}
+
+// A data file's End in the stream: a blob's size when the host could not say it, a verified file's
+// digest (every byte has passed), then its deferred last tensor end, or the next file.
+ModelLoader::EndStep ModelLoader::file_end(uint32_t f, ModelEvent* out) {
+  FileSlot& s = files_[f];
+  if (s.kind == ModelFileKind::Blob && !s.size_known) {
+    Error err;
+    if (check_manifest_blob_size(*manifest_, s.layer, s.pos, &err) != Status::Ok) {
+      *out = fail_error(err, f);
+      return EndStep::Return;
+    }
+  }
+  if (s.digest) {
+    if (s.digest->state == DigestState::Pending) digest_ops_->end(*this, f, s.reader->position());
+    if (s.digest->state != DigestState::Verified) {
+      *out = fail_digest(f);
+      return EndStep::Return;
+    }
+    if (have_deferred_end_) {
+      have_deferred_end_ = false;
+      return EndStep::RouteDeferred;
+    }
+  }
+  ++cur_;
+  return EndStep::Next;
+}
+
+// A reader's error in the stream, naming its tensor (the table's name when the reader had none).
+ModelEvent ModelLoader::fail_reader(uint32_t f) {
+  const Reader& r = *files_[f].reader;
+  Error err = r.error();
+  if (!err.tensor_name && err.tensor < r.tensor_count()) {
+    const StrView name = r.tensor(err.tensor).name;
+    err.tensor_name = name.data;
+    err.tensor_name_size = name.size;
+  }
+  return fail_error(err, f);
 }
 
 // One tensor event of table t: UQFF scalars to the model, or a selected weight's piece.
@@ -566,13 +624,14 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
         return true;
       }
       if (!streams) return false;
-      *out = start_decode(w, true, p);
-      return true;
+      start_weight_ = w;  // step_stream starts the decoder (not from this frame: see there)
+      start_held_ = false;
+      return false;
     case EventType::TensorBytes:
-      if (streams) {
+      if (streams) {  // decoded by step_stream's next turn (not from this frame)
         dec_src_ = e.data;
         dec_left_ = e.size;
-        return decode_step(out);
+        return false;
       }
       memcpy(held_of(w) + p.off[k] + (e.offset - p.begin[k]), e.data, e.size);
       return false;
@@ -582,13 +641,10 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
         return true;
       }
       if (k != p.last()) return false;
-      // Its last piece is in: decode the kept packed bytes, then end the weight.
-      *out = start_decode(w, true, p);
-      if (out->type == ModelEventType::Error) return true;
-      dec_src_ = held_of(w) + p.off[p.packed];
-      dec_left_ = size_t(p.input_bytes);
-      pending_end_ = true;
-      return true;
+      // Its last piece is in: decode the kept packed bytes, then end the weight (step_stream).
+      start_weight_ = w;
+      start_held_ = true;
+      return false;
   }
 }
 

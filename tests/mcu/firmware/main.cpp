@@ -15,6 +15,9 @@ namespace {
 #if WS_MCU_DEQUANT == 3
 // The model loader's: the sharded model's index, both shards' readers, its weights and scratch.
 alignas(16) uint8_t g_arena[WS_MCU_LOADER_ARENA_BYTES];
+#elif WS_MCU_DEQUANT == 4
+// ... and the three files' digest records.
+alignas(16) uint8_t g_arena[WS_MCU_LOADER_SHA_ARENA_BYTES];
 #else
 alignas(8) uint8_t g_arena[WS_MCU_ARENA_BYTES];
 #endif
@@ -43,6 +46,15 @@ extern "C" int main() {
       {"model-00002-of-00002.safetensors", mcu::kShard2, sizeof mcu::kShard2},
   };
   rc |= mcu::run_loader("sharded", files, 3, g_arena, sizeof g_arena);
+#elif WS_MCU_DEQUANT == 4
+  // The same model, every file verified against its SHA-256 while it streams.
+  (void)models;
+  static const mcu::FlashFile files[] = {
+      {"model.safetensors.index.json", mcu::kShardIndex, sizeof mcu::kShardIndex, mcu::kShardIndexSha256},
+      {"model-00001-of-00002.safetensors", mcu::kShard1, sizeof mcu::kShard1, mcu::kShard1Sha256},
+      {"model-00002-of-00002.safetensors", mcu::kShard2, sizeof mcu::kShard2, mcu::kShard2Sha256},
+  };
+  rc |= mcu::run_loader("sharded-sha256", files, 3, g_arena, sizeof g_arena);
 #else
   for (const mcu::Model& m : models) rc |= mcu::run_model(m, g_arena, sizeof g_arena);
 #endif

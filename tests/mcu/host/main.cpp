@@ -4,6 +4,7 @@
 //   ws-mcu-host run         runs the firmware's code (app.cpp) natively on the same models and
 //                           prints the same "ck ..." lines the firmware prints over semihosting
 //   ws-mcu-host run-loader  the same for the model-loader configuration (the sharded model)
+//   ws-mcu-host run-loader-sha256  ... and for its configuration with every file's SHA-256
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "../app.h"
 #include "../model_gen.h"
 #include "../models.h"
+#include "weightstream/sha256.h"
 
 namespace mcu {
 void put(const char* s) { fputs(s, stdout); }
@@ -43,8 +45,20 @@ int main(int argc, char** argv) {
       {"model-00001-of-00002.safetensors", sharded.shard1.data(), sharded.shard1.size()},
       {"model-00002-of-00002.safetensors", sharded.shard2.data(), sharded.shard2.size()},
   };
+  // The digests the SHA-256 configuration expects (ws::sha256 on the host; the firmware's own
+  // hashing is what is checked, and NIST vectors check this one: tests/unit/sha256_test.cpp).
+  uint8_t digests[3][32];
+  ws::sha256(sharded.index.data(), sharded.index.size(), digests[0]);
+  ws::sha256(sharded.shard1.data(), sharded.shard1.size(), digests[1]);
+  ws::sha256(sharded.shard2.data(), sharded.shard2.size(), digests[2]);
+  const mcu::FlashFile sha_files[] = {
+      {files[0].name, files[0].flash, files[0].size, digests[0]},
+      {files[1].name, files[1].flash, files[1].size, digests[1]},
+      {files[2].name, files[2].flash, files[2].size, digests[2]},
+  };
   const size_t loader = loader_arena(files, 3);
-  if (loader == 0) {
+  const size_t loader_sha = loader_arena(sha_files, 3);
+  if (loader == 0 || loader_sha == 0) {
     fprintf(stderr, "ws-mcu-host: the model loader's sizing run failed\n");
     return 1;
   }
@@ -69,12 +83,17 @@ int main(int argc, char** argv) {
     fprintf(f, "#include <stdint.h>\n\n// The largest Reader::arena_needed() of the models, rounded up to 8.\n");
     fprintf(f, "#define WS_MCU_ARENA_BYTES %zu\n", arena);
     fprintf(f, "// The model loader's arena for the sharded model (ModelLoader::arena_needed() on the host).\n");
-    fprintf(f, "#define WS_MCU_LOADER_ARENA_BYTES %zu\n\nnamespace mcu {\n", (loader + 15) & ~size_t(15));
+    fprintf(f, "#define WS_MCU_LOADER_ARENA_BYTES %zu\n", (loader + 15) & ~size_t(15));
+    fprintf(f, "// ... and with the three files' SHA-256 digests to verify.\n");
+    fprintf(f, "#define WS_MCU_LOADER_SHA_ARENA_BYTES %zu\n\nnamespace mcu {\n", (loader_sha + 15) & ~size_t(15));
     array(f, "kModelGguf", gguf);
     array(f, "kModelSafetensors", st);
     array(f, "kShardIndex", sharded.index);
     array(f, "kShard1", sharded.shard1);
     array(f, "kShard2", sharded.shard2);
+    array(f, "kShardIndexSha256", std::vector<uint8_t>(digests[0], digests[0] + 32));
+    array(f, "kShard1Sha256", std::vector<uint8_t>(digests[1], digests[1] + 32));
+    array(f, "kShard2Sha256", std::vector<uint8_t>(digests[2], digests[2] + 32));
     fprintf(f, "}  // namespace mcu\n");
     return fclose(f) == 0 ? 0 : 1;
   }
@@ -93,6 +112,13 @@ int main(int argc, char** argv) {
     printf("host loader arena=%zu\n", loader);
     return rc;
   }
-  fprintf(stderr, "usage: ws-mcu-host gen OUT.h | run | run-loader\n");
+  if (argc == 2 && strcmp(argv[1], "run-loader-sha256") == 0) {
+    static std::vector<uint8_t> buf;
+    buf.assign(loader_sha + 16, 0);
+    const int rc = mcu::run_loader("sharded-sha256", sha_files, 3, buf.data(), loader_sha);
+    printf("host loader arena=%zu\n", loader_sha);
+    return rc;
+  }
+  fprintf(stderr, "usage: ws-mcu-host gen OUT.h | run | run-loader | run-loader-sha256\n");
   return 2;
 }
