@@ -151,6 +151,7 @@ export const HINTS = Object.freeze({
   GgufSplitTensorCountMissing: 'gguf-split writes split.tensors.count in the first split: re-split the model with llama.cpp\'s gguf-split.',
   GgufSplitNameMismatch: 'llama.cpp finds the other splits from the first one\'s name: keep the names gguf-split wrote (<prefix>-00001-of-0000N.gguf ...).',
   GgufSplitNotGguf: 'Every split of a split GGUF model is a GGUF file: this one is something else; download it again.',
+  DigestMismatch: 'The file is corrupt or is not the one its digest names: download it again (an Ollama blob: ollama pull).',
   GgufSplitMissing: 'Put every split of the model beside the first (llama.cpp finds them by name), or pick all of them.',
 });
 
