@@ -2,7 +2,10 @@
 // F8Q8. Operation order is reference/mlx_quants.cpp's and reference/uqff_f8q8.cpp's:
 //   affine  w = (s * float(q)) + b          mxfp4/nvfp4  w = E2M1[q] * s   (nvfp4 global: see there)
 //   mxfp8   w = e4m3(q) * e8m0(s)           F8Q8         w = float(q) * (e4m3fn(d) / 448)
+// At the end, the f16 kernels of affine 4 and 8 bits, mxfp4 and nvfp4 (f16_util.h).
 #include "../kernel_api.h"
+#include "f16_out.h"
+#include "f16_util.h"
 #include "simd_util.h"
 
 namespace ws {
@@ -345,6 +348,202 @@ void MlxNvfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx
 }
 void F8Q8(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   run_kernel(F8Q8_body, src, n, dst, ctx, 33, 32);
+}
+
+// ---- f16 output ----
+
+namespace {
+
+constexpr float kTwoPowMinus112 = 1.925929944387236e-34f;
+
+// The affine fast path's conditions on a group's scale or bias, by its bits as f32 (f16_util.h):
+// below `limit` (as f32 bits of the magnitude) so that 15s + b (255s + b) stays below 65536, and,
+// if not zero, on a grid that prescaled stays on 2^-149: any f16 (last bit >= 2^-24); a bf16 from
+// 2^-30 up (last bit 2^-37); an f32 from 2^-14 up, where also s·q (which rounds, for f32) is an
+// f32 normal number prescaled.
+inline bool affine_companion_ok(float v, DType dt, uint32_t limit) {
+  const uint32_t a = f32_to_bits(v) & 0x7FFFFFFFu;
+  const uint32_t floor_bits = dt == DType::F16 ? 0u : dt == DType::BF16 ? 0x30800000u : 0x38800000u;
+  return a < limit && (a >= floor_bits || a == 0);
+}
+
+template <int G>
+void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const DequantSpec& spec = *ctx.spec;
+  const v128_t k[4] = {wasm_f32x4_make(0, 1, 2, 3), wasm_f32x4_make(4, 5, 6, 7), wasm_f32x4_make(8, 9, 10, 11),
+                       wasm_f32x4_make(12, 13, 14, 15)};
+  for (size_t b = 0; b < n; ++b, src += G / 2, dst += G) {
+    const uint64_t g = ctx.first_block + b;
+    const float sc = companion(spec.scales, g, spec.scale_dtype), bi = companion(spec.biases, g, spec.scale_dtype);
+    // 15·2048 + 32768 < 65536.
+    if (!affine_companion_ok(sc, spec.scale_dtype, 0x45000000u) || !affine_companion_ok(bi, spec.scale_dtype, 0x47000000u)) {
+      decode_f16_via_f32(MlxAffine, src, 1, G / 2, G, dst, KernelContext{ctx.spec, g});
+      continue;
+    }
+    const v128_t s = wasm_f32x4_splat(sc * kTwoPowMinus112), bias = wasm_f32x4_splat(bi * kTwoPowMinus112);
+    v128_t t[4];
+    for (int i = 0; i < 4; ++i) t[i] = wasm_f32x4_add(wasm_f32x4_mul(s, k[i]), bias);
+    const NibbleTable tab = table_from_prescaled(t);
+    for (int j = 0; j < G / 2; j += 16) {
+      const v128_t v = wasm_v128_load(src + j);
+      const v128_t lo = lo_nibbles(v), hi = hi_nibbles(v);  // codes 2i and 2i+1
+      store_codes(dst + 2 * j, tab, wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+      store_codes(dst + 2 * j + 16, tab,
+                  wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+    }
+  }
+}
+
+template <int G>
+void affine8_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const DequantSpec& spec = *ctx.spec;
+  for (size_t b = 0; b < n; ++b, src += G, dst += G) {
+    const uint64_t g = ctx.first_block + b;
+    const float sc = companion(spec.scales, g, spec.scale_dtype), bi = companion(spec.biases, g, spec.scale_dtype);
+    // 255·128 + 32768 < 65536.
+    if (!affine_companion_ok(sc, spec.scale_dtype, 0x43000000u) || !affine_companion_ok(bi, spec.scale_dtype, 0x47000000u)) {
+      decode_f16_via_f32(MlxAffine, src, 1, G, G, dst, KernelContext{ctx.spec, g});
+      continue;
+    }
+    const v128_t s = wasm_f32x4_splat(sc * kTwoPowMinus112), bias = wasm_f32x4_splat(bi * kTwoPowMinus112);
+    for (int j = 0; j < G; j += 16) {
+      const v128_t v = wasm_v128_load(src + j);
+      const v128_t x0 = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(u8_lanes<0>(v))), bias);
+      const v128_t x1 = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(u8_lanes<1>(v))), bias);
+      const v128_t x2 = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(u8_lanes<2>(v))), bias);
+      const v128_t x3 = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(u8_lanes<3>(v))), bias);
+      wasm_v128_store(dst + j, halves_from_prescaled(x0, x1));
+      wasm_v128_store(dst + j + 8, halves_from_prescaled(x2, x3));
+    }
+  }
+}
+
+}  // namespace
+
+void MlxAffine_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const uint32_t bits = ctx.spec->bits, group = ctx.spec->group;
+  if (bits == 4) {
+    if (group == 32) return affine4_f16<32>(src, n, dst, ctx);
+    if (group == 64) return affine4_f16<64>(src, n, dst, ctx);
+    return affine4_f16<128>(src, n, dst, ctx);
+  }
+  if (bits == 8) {
+    if (group == 32) return affine8_f16<32>(src, n, dst, ctx);
+    if (group == 64) return affine8_f16<64>(src, n, dst, ctx);
+    return affine8_f16<128>(src, n, dst, ctx);
+  }
+  // 2, 3, 5 and 6 bits: no f16 kernel of their own.
+  decode_f16_via_f32(MlxAffine, src, n, size_t(group) * bits / 8, group, dst, ctx);
+}
+
+// E2M1 times 2^(s-127): exact, an f16 whose low byte is zero. The high bytes are E2M1's with
+// (s - 127) added to the exponent field (bits 2..6); fast for s in 114..140 (0.5 * 2^(s-127)
+// from 2^-14, 6 * 2^(s-127) below 65536).
+void MlxMxfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const uint8_t* scales = ctx.spec->scales + ctx.first_block;
+  const v128_t hi_1 = wasm_i8x16_const(0, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46, -0x80, -0x48, -0x44, -0x42, -0x40,
+                                       -0x3E, -0x3C, -0x3A);  // the f16 high bytes of E2M1
+  const v128_t nonzero = wasm_i8x16_const(0, -1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1);
+  for (size_t b = 0; b < n; ++b, src += 16, dst += 32) {
+    const uint32_t e = scales[b];
+    if (e - 114u > 26u) {
+      decode_f16_via_f32(MlxMxfp4, src, 1, 16, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const v128_t hi = wasm_i8x16_add(hi_1, wasm_v128_and(splat_u8(uint8_t((e - 127u) << 2)), nonzero));
+    const v128_t q = wasm_v128_load(src);
+    store_codes_hi(dst, hi, nibbles_interleaved_lo(q));
+    store_codes_hi(dst + 16, hi, nibbles_interleaved_hi(q));
+  }
+}
+
+// E2M1 times an E4M3 scale s: at most 2 x 4 significant bits, from 2^-10 to 6 * 480: an exact
+// normal f16 (no exact path). Four groups at a time, the tables come from f16(|s|) and
+// f16(1.5 |s|) (fp4_scale_pairs); codes 8..15 (and -0) carry the E2M1 sign, xor the scale's.
+// Groups with a zero scale, and every group under a global scale (the products round then:
+// MLX E2M1 * (s * g), Ollama (E2M1 * s) * g), build their table from the eight magnitudes as
+// prescaled f32 products, rounded; with a global scale, groups whose magnitudes could leave
+// [2^-14, 65536) take the exact path.
+void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const DequantSpec& spec = *ctx.spec;
+  const uint8_t* scales = spec.scales + ctx.first_block;
+  const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
+  const float g = spec.global_scale / 2688.0f;  // as the reference: once per call
+  const float gs = spec.global_scale;
+  const v128_t prescale = wasm_f32x4_splat(kTwoPowMinus112);
+  const v128_t abs_mask = splat_u32(0x7FFFFFFFu);
+  // Codes 0..7: E2M1 0, 0.5, 1, 1.5, 2, 3, 4, 6 from f16(|s|) (index 0) or f16(1.5 |s|) (8),
+  // exponent steps -1..2 (4 per step in the high byte); codes 8..15 the same, negative.
+  const v128_t idx_lo = wasm_i8x16_const(-128, 0, 0, 8, 0, 8, 0, 8, -128, 0, 0, 8, 0, 8, 0, 8);
+  const v128_t idx_hi = wasm_i8x16_const(-128, 1, 1, 9, 1, 9, 1, 9, -128, 1, 1, 9, 1, 9, 1, 9);
+  const v128_t hi_add = wasm_i8x16_const(0, -4, 0, 0, 4, 4, 8, 8, -128, 124, -128, -128, -124, -124, -120, -120);
+  const v128_t adds[2] = {hi_add, wasm_v128_xor(hi_add, splat_u8(0x80))};  // by the scale's sign bit
+  // The general variant: code c reads magnitude c & 7.
+  const v128_t k_lo = wasm_f32x4_make(0, 0.5f, 1, 1.5f), k_hi = wasm_f32x4_make(2, 3, 4, 6);
+  const v128_t mag_lo = wasm_i8x16_const(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14);
+  const v128_t mag_hi = wasm_i8x16_const(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
+  const v128_t neg_codes = wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0, -128, -128, -128, -128, -128, -128, -128, -128);
+  const uint32_t gsign = !spec.has_global_scale ? 0 : (f32_to_bits(mlx_global ? g : gs) >> 24) & 0x80;
+  const v128_t ags = wasm_f32x4_splat(gs < 0 ? -gs : gs);
+  // One group from its table's eight magnitudes (u16 lanes of m) and its sign byte.
+  auto group_from_magnitudes = [&](size_t b, v128_t m, uint32_t sign) {
+    const NibbleTable t{lookup16(m, mag_lo), wasm_v128_or(lookup16(m, mag_hi), wasm_v128_xor(neg_codes, splat_u8(uint8_t(sign))))};
+    store_codes(dst + 16 * b, t, nibbles_interleaved_lo(wasm_v128_load64_zero(src + 8 * b)));
+  };
+  // The general variant of group b.
+  auto group_general = [&](size_t b) {
+    const float s = e4m3_to_f32(scales[b]);
+    const uint32_t sign = ((f32_to_bits(s) >> 24) & 0x80) ^ gsign;
+    if (!spec.has_global_scale) {
+      const v128_t as = wasm_f32x4_splat((s < 0 ? -s : s) * kTwoPowMinus112);
+      group_from_magnitudes(b, wasm_u16x8_narrow_i32x4(wasm_u32x4_shr(wasm_f32x4_mul(k_lo, as), 13),
+                                                       wasm_u32x4_shr(wasm_f32x4_mul(k_hi, as), 13)),
+                            sign);
+      return;
+    }
+    // The factor after E2M1, |s * g| (MLX) or |s| * |g| (Ollama, approximately): its products
+    // must stay in [2^-14, 65536); 0.5a from 2^-13 and 6a below 24576 leave margin.
+    const float sg = mlx_global ? s * g : s * gs;
+    const uint32_t a = f32_to_bits(sg) & 0x7FFFFFFFu;
+    if (!(a == 0 || (a >= 0x39800000u && a < 0x45800000u))) {  // [2^-12, 4096)
+      decode_f16_via_f32(MlxNvfp4, src + 8 * b, 1, 8, 16, dst + 16 * b, KernelContext{ctx.spec, ctx.first_block + b});
+      return;
+    }
+    v128_t lo, hi;
+    if (mlx_global) {
+      const v128_t as = wasm_f32x4_splat(bits_to_f32(a) * kTwoPowMinus112);
+      lo = wasm_f32x4_mul(k_lo, as);
+      hi = wasm_f32x4_mul(k_hi, as);
+    } else {
+      const v128_t as = wasm_f32x4_splat((s < 0 ? -s : s) * kTwoPowMinus112);
+      lo = wasm_f32x4_mul(wasm_f32x4_mul(k_lo, as), ags);
+      hi = wasm_f32x4_mul(wasm_f32x4_mul(k_hi, as), ags);
+    }
+    group_from_magnitudes(b, wasm_u16x8_narrow_i32x4(round_bits(wasm_v128_and(lo, abs_mask)), round_bits(wasm_v128_and(hi, abs_mask))),
+                          sign);
+  };
+  size_t b = 0;
+  if (!spec.has_global_scale) {
+    for (; b + 4 <= n; b += 4) {
+      const v128_t s = wasm_f32x4_mul(wasm_v128_and(e4m3_x4(load4_u8_as_u32(scales + b)), abs_mask), prescale);
+      if (wasm_v128_any_true(wasm_i32x4_eq(s, wasm_i32x4_splat(0)))) {
+        for (size_t k = 0; k < 4; ++k) group_general(b + k);
+        continue;
+      }
+      const v128_t f = fp4_scale_pairs(s);
+      const v128_t q = wasm_v128_load(src + 8 * b), q2 = wasm_v128_load(src + 8 * b + 16);
+      const v128_t codes[4] = {nibbles_interleaved_lo(q), nibbles_interleaved_hi(q), nibbles_interleaved_lo(q2),
+                               nibbles_interleaved_hi(q2)};
+      for (int k = 0; k < 4; ++k) {
+        const v128_t step = splat_u8(uint8_t(2 * k));
+        const v128_t add = adds[scales[b + k] >> 7];
+        const NibbleTable t{lookup16(f, wasm_i8x16_add(idx_lo, step)),
+                            wasm_i8x16_add(lookup16(f, wasm_i8x16_add(idx_hi, step)), add)};
+        store_codes(dst + 16 * (b + k), t, codes[k]);
+      }
+    }
+  }
+  for (; b < n; ++b) group_general(b);
 }
 
 }  // namespace simd
