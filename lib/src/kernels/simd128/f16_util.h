@@ -31,7 +31,8 @@
 // exactly, and adding 2^36 rounds it to a multiple of 2^13 in one IEEE addition, to nearest even;
 // the sum's low 16 bits are then the f16 (round_exact_bits). Products of small integers with an
 // f16 or bf16 scale qualify (at most 20 significant bits, so bits(x') < 2^28 has its low four bits
-// zero). Any other f32 takes the integer rounding of round_bits, five operations.
+// zero). Any other f32 takes an integer rounding: round_bits, five operations per four values,
+// or halves_from_prescaled, about two per value with the sign and the narrowing to 16 bits.
 #pragma once
 
 #include "simd_util.h"
@@ -106,25 +107,34 @@ inline void store_byte_pairs(uint16_t* dst, v128_t lo, v128_t hi) {
   wasm_v128_store(dst + 8, wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
 }
 
-// Four prescaled values (any signs; magnitudes below 65536 * 2^-112, exact when below 2^-126)
-// -> their f16 in the low 16 bits of each lane as a signed number: sign | magnitude read as an
-// int16, ready for wasm_i16x8_narrow_i32x4. The rounding keeps the sign bit (the magnitude's
-// carries stop below it), the arithmetic shift gives negatives -2^18 + magnitude, and or-ing
-// 0xFFFF8000 in turns that into -2^15 + magnitude, the int16 with the sign bit set (max picks
-// it only for negatives).
-inline v128_t signed_halves(v128_t x) {
-  const v128_t odd = wasm_v128_and(wasm_u32x4_shr(x, 13), splat_u32(1));
-  const v128_t w = wasm_i32x4_shr(wasm_i32x4_add(wasm_i32x4_add(x, splat_u32(0xFFF)), odd), 13);
-  return wasm_i32x4_max(w, wasm_v128_or(w, splat_u32(0xFFFF8000u)));
-}
-
-// Eight such values -> their eight f16, a's lanes then b's.
+// Eight prescaled values (any signs; magnitudes below 65536 * 2^-112, and exact when below
+// 2^-126: f16_util.h's top) -> their eight f16, in element order; a holds elements 0, 2, 4, 6
+// and b elements 1, 3, 5, 7.
+//
+// The rounding works on 16-bit halves, eight values per operation: two blends put the values'
+// high halves H (sign, exponent, top mantissa bits) in one vector and their low halves L in
+// another, and bits / 2^13 rounded to nearest even is H * 8 + (L + 0xFFF + lsb) / 2^13, lsb
+// being bit 13 of L; the 17-bit sum L + 0xFFF + lsb is halved by an average (pavgw) without
+// losing its carry. H * 8 drops the sign bit, which is put back from H.
 inline v128_t halves_from_prescaled(v128_t a, v128_t b) {
-  return wasm_i16x8_narrow_i32x4(signed_halves(a), signed_halves(b));
+  const v128_t lo = wasm_i16x8_shuffle(a, wasm_i32x4_shl(b, 16), 0, 9, 2, 11, 4, 13, 6, 15);
+  const v128_t hi = wasm_i16x8_shuffle(wasm_u32x4_shr(a, 16), b, 0, 9, 2, 11, 4, 13, 6, 15);
+  const v128_t lsb = wasm_v128_and(wasm_u16x8_shr(lo, 13), wasm_i16x8_splat(1));
+  const v128_t up = wasm_u16x8_shr(wasm_u16x8_avgr(lo, wasm_i16x8_add(lsb, wasm_i16x8_splat(0x0FFE))), 12);
+  const v128_t mag = wasm_i16x8_add(wasm_i16x8_shl(hi, 3), up);
+  return wasm_v128_or(mag, wasm_v128_and(hi, wasm_i16x8_splat(int16_t(0x8000))));
 }
 
-// Sixteen prescaled values of one table, codes 0..15 in natural order in four vectors, under
-// halves_from_prescaled's conditions -> their NibbleTable.
+// lookup16 indices putting bytes first, first + 2, first + 4, first + 6 into the low bytes of
+// u32 lanes 0..3 (zero-extended): the even (first = 0, 8) or odd (1, 9) elements of a run of
+// eight, for halves_from_prescaled.
+inline v128_t even_bytes_lanes(int first) {
+  return wasm_i8x16_make(int8_t(first), -1, -1, -1, int8_t(first + 2), -1, -1, -1, int8_t(first + 4), -1, -1, -1,
+                         int8_t(first + 6), -1, -1, -1);
+}
+
+// Sixteen prescaled values of one table, under halves_from_prescaled's conditions -> their
+// NibbleTable. t[0]: codes 0, 2, 4, 6; t[1]: 1, 3, 5, 7; t[2]: 8, 10, 12, 14; t[3]: 9, 11, 13, 15.
 inline NibbleTable table_from_prescaled(const v128_t t[4]) {
   return nibble_table(halves_from_prescaled(t[0], t[1]), halves_from_prescaled(t[2], t[3]));
 }

@@ -257,8 +257,8 @@ constexpr float kTwoPowMinus112 = 1.925929944387236e-34f;
 // dmin below 64, every product and difference prescaled sits on the 2^-136 grid and stays below
 // 63·64·15 + 63·64 < 65536 (f16_util.h).
 void Q4_K_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
-  const v128_t k[4] = {wasm_f32x4_make(0, 1, 2, 3), wasm_f32x4_make(4, 5, 6, 7), wasm_f32x4_make(8, 9, 10, 11),
-                       wasm_f32x4_make(12, 13, 14, 15)};
+  const v128_t k[4] = {wasm_f32x4_make(0, 2, 4, 6), wasm_f32x4_make(1, 3, 5, 7), wasm_f32x4_make(8, 10, 12, 14),
+                       wasm_f32x4_make(9, 11, 13, 15)};  // table_from_prescaled's order
   for (size_t b = 0; b < n; ++b, src += 144, dst += 256) {
     const uint32_t hd = load_u16(src), hm = load_u16(src + 2);
     if (!f16_below(hd & 0x7FFF, 20) || !f16_below(hm & 0x7FFF, 20)) {
@@ -292,8 +292,9 @@ void Q4_K_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
 // Per 32-value sub-block, dl·kvalue with dl = d·(ls - 32): sixteen exact products. |d| below 16
 // keeps them below 16·32·127 < 65536.
 void IQ4_XS_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
-  const v128_t k[4] = {wasm_f32x4_make(-127, -104, -83, -65), wasm_f32x4_make(-49, -35, -22, -10),
-                       wasm_f32x4_make(1, 13, 25, 38), wasm_f32x4_make(53, 69, 89, 113)};
+  // The kvalues in table_from_prescaled's order (codes 0, 2, 4, 6; 1, 3, 5, 7; ...).
+  const v128_t k[4] = {wasm_f32x4_make(-127, -83, -49, -22), wasm_f32x4_make(-104, -65, -35, -10),
+                       wasm_f32x4_make(1, 25, 53, 89), wasm_f32x4_make(13, 38, 69, 113)};
   for (size_t b = 0; b < n; ++b, src += 136, dst += 256) {
     const uint32_t hd = load_u16(src);
     if (!f16_below(hd & 0x7FFF, 18)) {
@@ -323,6 +324,8 @@ void IQ4_XS_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext
 // q up to 31: d and dmin below 32 keep 63·32·31 + 63·32 < 65536.
 void Q5_K_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const v128_t sixteen = splat_u8(16);
+  const v128_t even_lo = even_bytes_lanes(0), odd_lo = even_bytes_lanes(1), even_hi = even_bytes_lanes(8),
+               odd_hi = even_bytes_lanes(9);
   for (size_t b = 0; b < n; ++b, src += 176, dst += 256) {
     const uint32_t hd = load_u16(src), hm = load_u16(src + 2);
     if (!f16_below(hd & 0x7FFF, 19) || !f16_below(hm & 0x7FFF, 19)) {
@@ -336,13 +339,13 @@ void Q5_K_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
     const v128_t qh0 = wasm_v128_load(src + 16), qh1 = wasm_v128_load(src + 32);
     const uint8_t* q = src + 48;
     // 16 codes (u8) -> 16 halves of d·q - m at y.
-    auto run = [](uint16_t* y, v128_t codes, v128_t d, v128_t m) {
-      const v128_t x0 = wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(u8_lanes<0>(codes))), m);
-      const v128_t x1 = wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(u8_lanes<1>(codes))), m);
-      const v128_t x2 = wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(u8_lanes<2>(codes))), m);
-      const v128_t x3 = wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(u8_lanes<3>(codes))), m);
-      wasm_v128_store(y, halves_from_prescaled(x0, x1));
-      wasm_v128_store(y + 8, halves_from_prescaled(x2, x3));
+    auto run = [&](uint16_t* y, v128_t codes, v128_t d, v128_t m) {
+      const v128_t x[4] = {wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(lookup16(codes, even_lo))), m),
+                           wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(lookup16(codes, odd_lo))), m),
+                           wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(lookup16(codes, even_hi))), m),
+                           wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(lookup16(codes, odd_hi))), m)};
+      wasm_v128_store(y, halves_from_prescaled(x[0], x[1]));
+      wasm_v128_store(y + 8, halves_from_prescaled(x[2], x[3]));
     };
     for (int c = 0; c < 4; ++c, q += 32) {
       const v128_t q0 = wasm_v128_load(q), q1 = wasm_v128_load(q + 16);

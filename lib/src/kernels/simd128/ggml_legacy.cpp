@@ -305,8 +305,8 @@ void Q4_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
 // grid and so does every sum, so even sums in the f16 subnormal range come out right
 // (f16_util.h); |15d| + |m| < 65536 keeps them finite.
 void Q4_1_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
-  const v128_t k[4] = {wasm_f32x4_make(0, 1, 2, 3), wasm_f32x4_make(4, 5, 6, 7), wasm_f32x4_make(8, 9, 10, 11),
-                       wasm_f32x4_make(12, 13, 14, 15)};
+  const v128_t k[4] = {wasm_f32x4_make(0, 2, 4, 6), wasm_f32x4_make(1, 3, 5, 7), wasm_f32x4_make(8, 10, 12, 14),
+                       wasm_f32x4_make(9, 11, 13, 15)};  // table_from_prescaled's order
   for (size_t b = 0; b < n; ++b, src += 20, dst += 32) {
     const uint32_t hd = load_u16(src), hm = load_u16(src + 2);
     if (!f16_below(hd & 0x7FFF, 25) || !f16_below(hm & 0x7FFF, 29)) {

@@ -370,8 +370,8 @@ inline bool affine_companion_ok(float v, DType dt, uint32_t limit) {
 template <int G>
 void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const DequantSpec& spec = *ctx.spec;
-  const v128_t k[4] = {wasm_f32x4_make(0, 1, 2, 3), wasm_f32x4_make(4, 5, 6, 7), wasm_f32x4_make(8, 9, 10, 11),
-                       wasm_f32x4_make(12, 13, 14, 15)};
+  const v128_t k[4] = {wasm_f32x4_make(0, 2, 4, 6), wasm_f32x4_make(1, 3, 5, 7), wasm_f32x4_make(8, 10, 12, 14),
+                       wasm_f32x4_make(9, 11, 13, 15)};  // table_from_prescaled's order
   for (size_t b = 0; b < n; ++b, src += G / 2, dst += G) {
     const uint64_t g = ctx.first_block + b;
     const float sc = companion(spec.scales, g, spec.scale_dtype), bi = companion(spec.biases, g, spec.scale_dtype);
@@ -397,6 +397,7 @@ void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContex
 template <int G>
 void affine8_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const DequantSpec& spec = *ctx.spec;
+  const v128_t lanes[4] = {even_bytes_lanes(0), even_bytes_lanes(1), even_bytes_lanes(8), even_bytes_lanes(9)};
   for (size_t b = 0; b < n; ++b, src += G, dst += G) {
     const uint64_t g = ctx.first_block + b;
     const float sc = companion(spec.scales, g, spec.scale_dtype), bi = companion(spec.biases, g, spec.scale_dtype);
@@ -408,12 +409,10 @@ void affine8_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContex
     const v128_t s = wasm_f32x4_splat(sc * kTwoPowMinus112), bias = wasm_f32x4_splat(bi * kTwoPowMinus112);
     for (int j = 0; j < G; j += 16) {
       const v128_t v = wasm_v128_load(src + j);
-      const v128_t x0 = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(u8_lanes<0>(v))), bias);
-      const v128_t x1 = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(u8_lanes<1>(v))), bias);
-      const v128_t x2 = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(u8_lanes<2>(v))), bias);
-      const v128_t x3 = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(u8_lanes<3>(v))), bias);
-      wasm_v128_store(dst + j, halves_from_prescaled(x0, x1));
-      wasm_v128_store(dst + j + 8, halves_from_prescaled(x2, x3));
+      v128_t x[4];
+      for (int k = 0; k < 4; ++k) x[k] = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(lookup16(v, lanes[k]))), bias);
+      wasm_v128_store(dst + j, halves_from_prescaled(x[0], x[1]));
+      wasm_v128_store(dst + j + 8, halves_from_prescaled(x[2], x[3]));
     }
   }
 }
@@ -484,7 +483,7 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
   const v128_t mag_hi = wasm_i8x16_const(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
   const v128_t neg_codes = wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0, -128, -128, -128, -128, -128, -128, -128, -128);
   const uint32_t gsign = !spec.has_global_scale ? 0 : (f32_to_bits(mlx_global ? g : gs) >> 24) & 0x80;
-  const v128_t ags = wasm_f32x4_splat(gs < 0 ? -gs : gs);
+  const v128_t ags = wasm_f32x4_splat(bits_to_f32(f32_to_bits(gs) & 0x7FFFFFFFu));  // |gs|, -0 included
   // One group from its table's eight magnitudes (u16 lanes of m) and its sign byte.
   auto group_from_magnitudes = [&](size_t b, v128_t m, uint32_t sign) {
     const NibbleTable t{lookup16(m, mag_lo), wasm_v128_or(lookup16(m, mag_hi), wasm_v128_xor(neg_codes, splat_u8(uint8_t(sign))))};
@@ -495,7 +494,7 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
     const float s = e4m3_to_f32(scales[b]);
     const uint32_t sign = ((f32_to_bits(s) >> 24) & 0x80) ^ gsign;
     if (!spec.has_global_scale) {
-      const v128_t as = wasm_f32x4_splat((s < 0 ? -s : s) * kTwoPowMinus112);
+      const v128_t as = wasm_f32x4_splat(bits_to_f32(f32_to_bits(s) & 0x7FFFFFFFu) * kTwoPowMinus112);
       group_from_magnitudes(b, wasm_u16x8_narrow_i32x4(wasm_u32x4_shr(wasm_f32x4_mul(k_lo, as), 13),
                                                        wasm_u32x4_shr(wasm_f32x4_mul(k_hi, as), 13)),
                             sign);
@@ -515,7 +514,7 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
       lo = wasm_f32x4_mul(k_lo, as);
       hi = wasm_f32x4_mul(k_hi, as);
     } else {
-      const v128_t as = wasm_f32x4_splat((s < 0 ? -s : s) * kTwoPowMinus112);
+      const v128_t as = wasm_f32x4_splat(bits_to_f32(f32_to_bits(s) & 0x7FFFFFFFu) * kTwoPowMinus112);
       lo = wasm_f32x4_mul(wasm_f32x4_mul(k_lo, as), ags);
       hi = wasm_f32x4_mul(wasm_f32x4_mul(k_hi, as), ags);
     }
