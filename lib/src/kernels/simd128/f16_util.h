@@ -56,6 +56,42 @@ inline v128_t lookup16(v128_t table, v128_t idx) {
 #endif
 }
 
+// A constant, hoisted: under wasm, through a volatile stack slot, which LLVM cannot re-emit as a
+// v128.const at each use inside the loop. V8 materializes every v128.const where it is used,
+// with up to four instructions (two 64-bit immediates); a kernel with a dozen constants in its
+// loop spent as much on them as on its arithmetic. A value kept in a local costs nothing or a
+// load. Natively the compiler keeps constants in registers or memory operands itself.
+inline v128_t hoisted(v128_t v) {
+#if defined(__wasm_simd128__)
+  volatile v128_t slot = v;
+  return slot;
+#else
+  return v;
+#endif
+}
+
+// The constants of the helpers below, hoisted once per kernel call (f16_consts()).
+struct F16Consts {
+  v128_t nibble;           // 0x0F in every byte
+  v128_t magic;            // 2^36 as f32 (round_exact_bits)
+  v128_t one32, round32;   // 1, 0xFFF in u32 lanes (round_bits)
+  v128_t one16, round16;   // 1, 0x0FFE in u16 lanes (halves_from_prescaled)
+  v128_t sign16;           // 0x8000 in u16 lanes
+  v128_t one_and_half;     // 1.5f
+  v128_t zero;
+};
+inline F16Consts f16_consts() {
+  return {hoisted(splat_u8(0x0F)),         hoisted(wasm_f32x4_splat(68719476736.0f)),
+          hoisted(splat_u32(1)),           hoisted(splat_u32(0xFFF)),
+          hoisted(wasm_i16x8_splat(1)),    hoisted(wasm_i16x8_splat(0x0FFE)),
+          hoisted(wasm_i16x8_splat(int16_t(0x8000))), hoisted(wasm_f32x4_splat(1.5f)),
+          hoisted(wasm_i32x4_splat(0))};
+}
+
+// Low and high nibbles of 16 bytes (simd_util.h's, with the mask hoisted).
+inline v128_t nibbles_lo(v128_t q, const F16Consts& c) { return wasm_v128_and(q, c.nibble); }
+inline v128_t nibbles_hi(v128_t q, const F16Consts& c) { return wasm_v128_and(wasm_u16x8_shr(q, 4), c.nibble); }
+
 // |h| * 2^-112 as f32 bits for a finite f16 h: the f16 exponent field is the prescaled f32 one
 // (for a subnormal h, the f32 subnormal with h's mantissa, m * 2^-136). prescaled_f16 keeps the
 // sign.
@@ -67,19 +103,16 @@ inline uint32_t prescaled_f16(uint32_t h) { return ((h & 0x8000u) << 16) | ((h &
 // prescaled they are f32 subnormals on the 2^-136 grid, exact, and so are their products.
 inline bool f16_below(uint32_t mag, uint32_t max_exp) { return mag < ((max_exp + 1) << 10); }
 
-constexpr float kTwoPow36 = 68719476736.0f;
-
 // Lanes hold the bits n of nonnegative prescaled values, n < 2^28 with at most 24 significant
 // bits (exact in f32). Returns lanes whose low 16 bits are round(n / 2^13), to nearest even: the
 // f16 of the value (see the top of the file). The high 16 bits are 2^36's, 0x5180.
-// magic: wasm_f32x4_splat(kTwoPow36), hoisted out of the kernel's loop by the caller.
-inline v128_t round_exact_bits(v128_t n, v128_t magic) { return wasm_f32x4_add(wasm_f32x4_convert_i32x4(n), magic); }
+inline v128_t round_exact_bits(v128_t n, const F16Consts& c) { return wasm_f32x4_add(wasm_f32x4_convert_i32x4(n), c.magic); }
 
 // Any nonnegative prescaled value's bits a < 2^28 (normal or zero): round(a / 2^13), to nearest
 // even, in the lane (below 2^16).
-inline v128_t round_bits(v128_t a) {
-  const v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), splat_u32(1));
-  return wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(a, splat_u32(0xFFF)), odd), 13);
+inline v128_t round_bits(v128_t a, const F16Consts& c) {
+  const v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), c.one32);
+  return wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(a, c.round32), odd), 13);
 }
 
 // The low 16 bits of the lanes of a (elements 0, 2, 4, 6) and b (elements 1, 3, 5, 7) as eight
@@ -116,13 +149,13 @@ inline void store_byte_pairs(uint16_t* dst, v128_t lo, v128_t hi) {
 // another, and bits / 2^13 rounded to nearest even is H * 8 + (L + 0xFFF + lsb) / 2^13, lsb
 // being bit 13 of L; the 17-bit sum L + 0xFFF + lsb is halved by an average (pavgw) without
 // losing its carry. H * 8 drops the sign bit, which is put back from H.
-inline v128_t halves_from_prescaled(v128_t a, v128_t b) {
+inline v128_t halves_from_prescaled(v128_t a, v128_t b, const F16Consts& c) {
   const v128_t lo = wasm_i16x8_shuffle(a, wasm_i32x4_shl(b, 16), 0, 9, 2, 11, 4, 13, 6, 15);
   const v128_t hi = wasm_i16x8_shuffle(wasm_u32x4_shr(a, 16), b, 0, 9, 2, 11, 4, 13, 6, 15);
-  const v128_t lsb = wasm_v128_and(wasm_u16x8_shr(lo, 13), wasm_i16x8_splat(1));
-  const v128_t up = wasm_u16x8_shr(wasm_u16x8_avgr(lo, wasm_i16x8_add(lsb, wasm_i16x8_splat(0x0FFE))), 12);
+  const v128_t lsb = wasm_v128_and(wasm_u16x8_shr(lo, 13), c.one16);
+  const v128_t up = wasm_u16x8_shr(wasm_u16x8_avgr(lo, wasm_i16x8_add(lsb, c.round16)), 12);
   const v128_t mag = wasm_i16x8_add(wasm_i16x8_shl(hi, 3), up);
-  return wasm_v128_or(mag, wasm_v128_and(hi, wasm_i16x8_splat(int16_t(0x8000))));
+  return wasm_v128_or(mag, wasm_v128_and(hi, c.sign16));
 }
 
 // lookup16 indices putting bytes first, first + 2, first + 4, first + 6 into the low bytes of
@@ -133,10 +166,16 @@ inline v128_t even_bytes_lanes(int first) {
                          int8_t(first + 6), -1, -1, -1);
 }
 
+// lookup16 indices for u8_lanes<k> (simd_util.h): bytes 4k..4k+3 zero-extended into u32 lanes.
+inline v128_t u8_lanes_index(int k) {
+  return wasm_i8x16_make(int8_t(4 * k), -1, -1, -1, int8_t(4 * k + 1), -1, -1, -1, int8_t(4 * k + 2), -1, -1, -1,
+                         int8_t(4 * k + 3), -1, -1, -1);
+}
+
 // Sixteen prescaled values of one table, under halves_from_prescaled's conditions -> their
 // NibbleTable. t[0]: codes 0, 2, 4, 6; t[1]: 1, 3, 5, 7; t[2]: 8, 10, 12, 14; t[3]: 9, 11, 13, 15.
-inline NibbleTable table_from_prescaled(const v128_t t[4]) {
-  return nibble_table(halves_from_prescaled(t[0], t[1]), halves_from_prescaled(t[2], t[3]));
+inline NibbleTable table_from_prescaled(const v128_t t[4], const F16Consts& c) {
+  return nibble_table(halves_from_prescaled(t[0], t[1], c), halves_from_prescaled(t[2], t[3], c));
 }
 
 // FP4 tables by exponent arithmetic. E2M1 magnitudes are 2^k or 1.5 * 2^k, and a scale s with
@@ -148,8 +187,8 @@ inline NibbleTable table_from_prescaled(const v128_t t[4]) {
 // added low byte is zero, and the high bytes stay below 0x80 before the sign.
 //
 // s: four prescaled nonzero scale magnitudes whose f16, and that of 1.5 s, are normal numbers.
-inline v128_t fp4_scale_pairs(v128_t s) {
-  return wasm_u16x8_narrow_i32x4(wasm_u32x4_shr(s, 13), wasm_u32x4_shr(wasm_f32x4_mul(s, wasm_f32x4_splat(1.5f)), 13));
+inline v128_t fp4_scale_pairs(v128_t s, const F16Consts& c) {
+  return wasm_u16x8_narrow_i32x4(wasm_u32x4_shr(s, 13), wasm_u32x4_shr(wasm_f32x4_mul(s, c.one_and_half), 13));
 }
 
 // 16 codes (one per byte, 0..15) -> their 16 halves at dst.
@@ -158,8 +197,8 @@ inline void store_codes(uint16_t* dst, const NibbleTable& t, v128_t codes) {
 }
 
 // The same for tables whose low bytes are all zero (values with at most 3 significant bits).
-inline void store_codes_hi(uint16_t* dst, v128_t hi_table, v128_t codes) {
-  store_byte_pairs(dst, wasm_i32x4_splat(0), lookup16(hi_table, codes));
+inline void store_codes_hi(uint16_t* dst, v128_t hi_table, v128_t codes, const F16Consts& c) {
+  store_byte_pairs(dst, c.zero, lookup16(hi_table, codes));
 }
 
 }  // namespace simd128

@@ -370,8 +370,9 @@ inline bool affine_companion_ok(float v, DType dt, uint32_t limit) {
 template <int G>
 void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const DequantSpec& spec = *ctx.spec;
-  const v128_t k[4] = {wasm_f32x4_make(0, 2, 4, 6), wasm_f32x4_make(1, 3, 5, 7), wasm_f32x4_make(8, 10, 12, 14),
-                       wasm_f32x4_make(9, 11, 13, 15)};  // table_from_prescaled's order
+  const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
+  const v128_t k[4] = {hoisted(wasm_f32x4_make(0, 2, 4, 6)), hoisted(wasm_f32x4_make(1, 3, 5, 7)),
+                       hoisted(wasm_f32x4_make(8, 10, 12, 14)), hoisted(wasm_f32x4_make(9, 11, 13, 15))};
   for (size_t b = 0; b < n; ++b, src += G / 2, dst += G) {
     const uint64_t g = ctx.first_block + b;
     const float sc = companion(spec.scales, g, spec.scale_dtype), bi = companion(spec.biases, g, spec.scale_dtype);
@@ -383,10 +384,10 @@ void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContex
     const v128_t s = wasm_f32x4_splat(sc * kTwoPowMinus112), bias = wasm_f32x4_splat(bi * kTwoPowMinus112);
     v128_t t[4];
     for (int i = 0; i < 4; ++i) t[i] = wasm_f32x4_add(wasm_f32x4_mul(s, k[i]), bias);
-    const NibbleTable tab = table_from_prescaled(t);
+    const NibbleTable tab = table_from_prescaled(t, c);
     for (int j = 0; j < G / 2; j += 16) {
       const v128_t v = wasm_v128_load(src + j);
-      const v128_t lo = lo_nibbles(v), hi = hi_nibbles(v);  // codes 2i and 2i+1
+      const v128_t lo = nibbles_lo(v, c), hi = nibbles_hi(v, c);  // codes 2i and 2i+1
       store_codes(dst + 2 * j, tab, wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
       store_codes(dst + 2 * j + 16, tab,
                   wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
@@ -397,7 +398,9 @@ void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContex
 template <int G>
 void affine8_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const DequantSpec& spec = *ctx.spec;
-  const v128_t lanes[4] = {even_bytes_lanes(0), even_bytes_lanes(1), even_bytes_lanes(8), even_bytes_lanes(9)};
+  const F16Consts c = f16_consts();
+  const v128_t lanes[4] = {hoisted(even_bytes_lanes(0)), hoisted(even_bytes_lanes(1)), hoisted(even_bytes_lanes(8)),
+                           hoisted(even_bytes_lanes(9))};
   for (size_t b = 0; b < n; ++b, src += G, dst += G) {
     const uint64_t g = ctx.first_block + b;
     const float sc = companion(spec.scales, g, spec.scale_dtype), bi = companion(spec.biases, g, spec.scale_dtype);
@@ -411,8 +414,8 @@ void affine8_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContex
       const v128_t v = wasm_v128_load(src + j);
       v128_t x[4];
       for (int k = 0; k < 4; ++k) x[k] = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(lookup16(v, lanes[k]))), bias);
-      wasm_v128_store(dst + j, halves_from_prescaled(x[0], x[1]));
-      wasm_v128_store(dst + j + 8, halves_from_prescaled(x[2], x[3]));
+      wasm_v128_store(dst + j, halves_from_prescaled(x[0], x[1], c));
+      wasm_v128_store(dst + j + 8, halves_from_prescaled(x[2], x[3], c));
     }
   }
 }
@@ -440,9 +443,10 @@ void MlxAffine_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelCont
 // from 2^-14, 6 * 2^(s-127) below 65536).
 void MlxMxfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const uint8_t* scales = ctx.spec->scales + ctx.first_block;
-  const v128_t hi_1 = wasm_i8x16_const(0, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46, -0x80, -0x48, -0x44, -0x42, -0x40,
-                                       -0x3E, -0x3C, -0x3A);  // the f16 high bytes of E2M1
-  const v128_t nonzero = wasm_i8x16_const(0, -1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1);
+  const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
+  const v128_t hi_1 = hoisted(wasm_i8x16_const(0, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46, -0x80, -0x48, -0x44, -0x42,
+                                               -0x40, -0x3E, -0x3C, -0x3A));  // the f16 high bytes of E2M1
+  const v128_t nonzero = hoisted(wasm_i8x16_const(0, -1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1));
   for (size_t b = 0; b < n; ++b, src += 16, dst += 32) {
     const uint32_t e = scales[b];
     if (e - 114u > 26u) {
@@ -451,8 +455,9 @@ void MlxMxfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
     }
     const v128_t hi = wasm_i8x16_add(hi_1, wasm_v128_and(splat_u8(uint8_t((e - 127u) << 2)), nonzero));
     const v128_t q = wasm_v128_load(src);
-    store_codes_hi(dst, hi, nibbles_interleaved_lo(q));
-    store_codes_hi(dst + 16, hi, nibbles_interleaved_hi(q));
+    const v128_t lo = nibbles_lo(q, c), hn = nibbles_hi(q, c);
+    store_codes_hi(dst, hi, wasm_i8x16_shuffle(lo, hn, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), c);
+    store_codes_hi(dst + 16, hi, wasm_i8x16_shuffle(lo, hn, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), c);
   }
 }
 
@@ -469,14 +474,18 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
   const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
   const float g = spec.global_scale / 2688.0f;  // as the reference: once per call
   const float gs = spec.global_scale;
-  const v128_t prescale = wasm_f32x4_splat(kTwoPowMinus112);
-  const v128_t abs_mask = splat_u32(0x7FFFFFFFu);
+  const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
+  const v128_t prescale = hoisted(wasm_f32x4_splat(kTwoPowMinus112));
+  const v128_t abs_mask = hoisted(splat_u32(0x7FFFFFFFu));
   // Codes 0..7: E2M1 0, 0.5, 1, 1.5, 2, 3, 4, 6 from f16(|s|) (index 0) or f16(1.5 |s|) (8),
   // exponent steps -1..2 (4 per step in the high byte); codes 8..15 the same, negative.
-  const v128_t idx_lo = wasm_i8x16_const(-128, 0, 0, 8, 0, 8, 0, 8, -128, 0, 0, 8, 0, 8, 0, 8);
-  const v128_t idx_hi = wasm_i8x16_const(-128, 1, 1, 9, 1, 9, 1, 9, -128, 1, 1, 9, 1, 9, 1, 9);
+  v128_t idx_lo[4], idx_hi[4];  // group k of four: its scale pair is 2k bytes further
+  for (int k = 0; k < 4; ++k) {
+    idx_lo[k] = hoisted(wasm_i8x16_add(wasm_i8x16_const(-128, 0, 0, 8, 0, 8, 0, 8, -128, 0, 0, 8, 0, 8, 0, 8), splat_u8(uint8_t(2 * k))));
+    idx_hi[k] = hoisted(wasm_i8x16_add(wasm_i8x16_const(-128, 1, 1, 9, 1, 9, 1, 9, -128, 1, 1, 9, 1, 9, 1, 9), splat_u8(uint8_t(2 * k))));
+  }
   const v128_t hi_add = wasm_i8x16_const(0, -4, 0, 0, 4, 4, 8, 8, -128, 124, -128, -128, -124, -124, -120, -120);
-  const v128_t adds[2] = {hi_add, wasm_v128_xor(hi_add, splat_u8(0x80))};  // by the scale's sign bit
+  const v128_t adds[2] = {hoisted(hi_add), hoisted(wasm_v128_xor(hi_add, splat_u8(0x80)))};  // by the scale's sign bit
   // The general variant: code c reads magnitude c & 7.
   const v128_t k_lo = wasm_f32x4_make(0, 0.5f, 1, 1.5f), k_hi = wasm_f32x4_make(2, 3, 4, 6);
   const v128_t mag_lo = wasm_i8x16_const(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14);
@@ -487,7 +496,8 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
   // One group from its table's eight magnitudes (u16 lanes of m) and its sign byte.
   auto group_from_magnitudes = [&](size_t b, v128_t m, uint32_t sign) {
     const NibbleTable t{lookup16(m, mag_lo), wasm_v128_or(lookup16(m, mag_hi), wasm_v128_xor(neg_codes, splat_u8(uint8_t(sign))))};
-    store_codes(dst + 16 * b, t, nibbles_interleaved_lo(wasm_v128_load64_zero(src + 8 * b)));
+    const v128_t q = wasm_v128_load64_zero(src + 8 * b);
+    store_codes(dst + 16 * b, t, wasm_i8x16_shuffle(nibbles_lo(q, c), nibbles_hi(q, c), 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
   };
   // The general variant of group b.
   auto group_general = [&](size_t b) {
@@ -518,26 +528,26 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
       lo = wasm_f32x4_mul(wasm_f32x4_mul(k_lo, as), ags);
       hi = wasm_f32x4_mul(wasm_f32x4_mul(k_hi, as), ags);
     }
-    group_from_magnitudes(b, wasm_u16x8_narrow_i32x4(round_bits(wasm_v128_and(lo, abs_mask)), round_bits(wasm_v128_and(hi, abs_mask))),
+    group_from_magnitudes(b, wasm_u16x8_narrow_i32x4(round_bits(wasm_v128_and(lo, abs_mask), c), round_bits(wasm_v128_and(hi, abs_mask), c)),
                           sign);
   };
   size_t b = 0;
   if (!spec.has_global_scale) {
     for (; b + 4 <= n; b += 4) {
       const v128_t s = wasm_f32x4_mul(wasm_v128_and(e4m3_x4(load4_u8_as_u32(scales + b)), abs_mask), prescale);
-      if (wasm_v128_any_true(wasm_i32x4_eq(s, wasm_i32x4_splat(0)))) {
+      if (wasm_v128_any_true(wasm_i32x4_eq(s, c.zero))) {
         for (size_t k = 0; k < 4; ++k) group_general(b + k);
         continue;
       }
-      const v128_t f = fp4_scale_pairs(s);
+      const v128_t f = fp4_scale_pairs(s, c);
       const v128_t q = wasm_v128_load(src + 8 * b), q2 = wasm_v128_load(src + 8 * b + 16);
-      const v128_t codes[4] = {nibbles_interleaved_lo(q), nibbles_interleaved_hi(q), nibbles_interleaved_lo(q2),
-                               nibbles_interleaved_hi(q2)};
+      const v128_t l = nibbles_lo(q, c), h = nibbles_hi(q, c), l2 = nibbles_lo(q2, c), h2 = nibbles_hi(q2, c);
+      const v128_t codes[4] = {wasm_i8x16_shuffle(l, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+                               wasm_i8x16_shuffle(l, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
+                               wasm_i8x16_shuffle(l2, h2, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+                               wasm_i8x16_shuffle(l2, h2, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)};
       for (int k = 0; k < 4; ++k) {
-        const v128_t step = splat_u8(uint8_t(2 * k));
-        const v128_t add = adds[scales[b + k] >> 7];
-        const NibbleTable t{lookup16(f, wasm_i8x16_add(idx_lo, step)),
-                            wasm_i8x16_add(lookup16(f, wasm_i8x16_add(idx_hi, step)), add)};
+        const NibbleTable t{lookup16(f, idx_lo[k]), wasm_i8x16_add(lookup16(f, idx_hi[k]), adds[scales[b + k] >> 7])};
         store_codes(dst + 16 * (b + k), t, codes[k]);
       }
     }
