@@ -367,57 +367,92 @@ inline bool affine_companion_ok(float v, DType dt, uint32_t limit) {
   return a < limit && (a >= floor_bits || a == 0);
 }
 
+// The companions of groups g..g+3 as f32 lanes.
+inline v128_t companions4(const uint8_t* base, uint64_t g, DType dt) {
+  if (dt == DType::F32) return wasm_v128_load(base + 4 * g);
+  const v128_t h = u16_lanes<0>(wasm_v128_load64_zero(base + 2 * g));
+  return dt == DType::F16 ? f16x4_to_f32x4(h) : wasm_i32x4_shl(h, 16);
+}
+
+// affine_companion_ok on four values at once.
+inline bool companions4_ok(v128_t v, DType dt, uint32_t limit) {
+  const v128_t a = wasm_v128_and(v, splat_u32(0x7FFFFFFFu));
+  const uint32_t floor_bits = dt == DType::F16 ? 0u : dt == DType::BF16 ? 0x30800000u : 0x38800000u;
+  const v128_t ok = wasm_v128_and(wasm_i32x4_lt(a, splat_u32(limit)),
+                                  wasm_v128_or(wasm_i32x4_gt(a, splat_u32(floor_bits - 1)), wasm_i32x4_eq(a, wasm_i32x4_splat(0))));
+  return wasm_i32x4_all_true(ok);
+}
+
+// Groups of G values, kBytes stored bytes each: body(src, dst, s, b) writes one group from its
+// prescaled scale and bias (splatted). Companions are converted and checked four groups at a
+// time; a run of four with a group outside the fast path, and the last groups, go one by one.
+// Scale limits as f32 bits: 15s + b (4 bits) or 255s + b (8 bits) below 65536 with |b| < 32768.
+template <int G, int kBytes, class Body>
+void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx, uint32_t scale_limit,
+                       Body body) {
+  const DequantSpec& spec = *ctx.spec;
+  const DType dt = spec.scale_dtype;
+  const v128_t prescale = hoisted(wasm_f32x4_splat(kTwoPowMinus112));
+  auto one = [&](size_t b) {
+    const uint64_t g = ctx.first_block + b;
+    const float sc = companion(spec.scales, g, dt), bi = companion(spec.biases, g, dt);
+    if (!affine_companion_ok(sc, dt, scale_limit) || !affine_companion_ok(bi, dt, 0x47000000u)) {
+      decode_f16_via_f32(MlxAffine, src + kBytes * b, 1, kBytes, G, dst + G * b, KernelContext{ctx.spec, g});
+      return;
+    }
+    body(src + kBytes * b, dst + G * b, wasm_f32x4_splat(sc * kTwoPowMinus112), wasm_f32x4_splat(bi * kTwoPowMinus112));
+  };
+  size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    const uint64_t g = ctx.first_block + b;
+    const v128_t s4 = companions4(spec.scales, g, dt), b4 = companions4(spec.biases, g, dt);
+    if (!companions4_ok(s4, dt, scale_limit) || !companions4_ok(b4, dt, 0x47000000u)) {
+      for (size_t k = 0; k < 4; ++k) one(b + k);
+      continue;
+    }
+    const v128_t sp = wasm_f32x4_mul(s4, prescale), bp = wasm_f32x4_mul(b4, prescale);
+    body(src + kBytes * b, dst + G * b, lane_splat<0>(sp), lane_splat<0>(bp));
+    body(src + kBytes * (b + 1), dst + G * (b + 1), lane_splat<1>(sp), lane_splat<1>(bp));
+    body(src + kBytes * (b + 2), dst + G * (b + 2), lane_splat<2>(sp), lane_splat<2>(bp));
+    body(src + kBytes * (b + 3), dst + G * (b + 3), lane_splat<3>(sp), lane_splat<3>(bp));
+  }
+  for (; b < n; ++b) one(b);
+}
+
 template <int G>
 void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
-  const DequantSpec& spec = *ctx.spec;
   const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
   const v128_t k[4] = {hoisted(wasm_f32x4_make(0, 2, 4, 6)), hoisted(wasm_f32x4_make(1, 3, 5, 7)),
                        hoisted(wasm_f32x4_make(8, 10, 12, 14)), hoisted(wasm_f32x4_make(9, 11, 13, 15))};
-  for (size_t b = 0; b < n; ++b, src += G / 2, dst += G) {
-    const uint64_t g = ctx.first_block + b;
-    const float sc = companion(spec.scales, g, spec.scale_dtype), bi = companion(spec.biases, g, spec.scale_dtype);
-    // 15·2048 + 32768 < 65536.
-    if (!affine_companion_ok(sc, spec.scale_dtype, 0x45000000u) || !affine_companion_ok(bi, spec.scale_dtype, 0x47000000u)) {
-      decode_f16_via_f32(MlxAffine, src, 1, G / 2, G, dst, KernelContext{ctx.spec, g});
-      continue;
-    }
-    const v128_t s = wasm_f32x4_splat(sc * kTwoPowMinus112), bias = wasm_f32x4_splat(bi * kTwoPowMinus112);
+  // 15·2048 + 32768 < 65536.
+  affine_groups_f16<G, G / 2>(src, n, dst, ctx, 0x45000000u, [&](const uint8_t* p, uint16_t* y, v128_t s, v128_t bias) {
     v128_t t[4];
     for (int i = 0; i < 4; ++i) t[i] = wasm_f32x4_add(wasm_f32x4_mul(s, k[i]), bias);
     const NibbleTable tab = table_from_prescaled(t, c);
     for (int j = 0; j < G / 2; j += 16) {
-      const v128_t v = wasm_v128_load(src + j);
+      const v128_t v = wasm_v128_load(p + j);
       const v128_t lo = nibbles_lo(v, c), hi = nibbles_hi(v, c);  // codes 2i and 2i+1
-      store_codes(dst + 2 * j, tab, wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
-      store_codes(dst + 2 * j + 16, tab,
-                  wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+      store_codes(y + 2 * j, tab, wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+      store_codes(y + 2 * j + 16, tab, wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
     }
-  }
+  });
 }
 
 template <int G>
 void affine8_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
-  const DequantSpec& spec = *ctx.spec;
   const F16Consts c = f16_consts();
   const v128_t lanes[4] = {hoisted(even_bytes_lanes(0)), hoisted(even_bytes_lanes(1)), hoisted(even_bytes_lanes(8)),
                            hoisted(even_bytes_lanes(9))};
-  for (size_t b = 0; b < n; ++b, src += G, dst += G) {
-    const uint64_t g = ctx.first_block + b;
-    const float sc = companion(spec.scales, g, spec.scale_dtype), bi = companion(spec.biases, g, spec.scale_dtype);
-    // 255·128 + 32768 < 65536.
-    if (!affine_companion_ok(sc, spec.scale_dtype, 0x43000000u) || !affine_companion_ok(bi, spec.scale_dtype, 0x47000000u)) {
-      decode_f16_via_f32(MlxAffine, src, 1, G, G, dst, KernelContext{ctx.spec, g});
-      continue;
-    }
-    const v128_t s = wasm_f32x4_splat(sc * kTwoPowMinus112), bias = wasm_f32x4_splat(bi * kTwoPowMinus112);
+  // 255·128 + 32768 < 65536.
+  affine_groups_f16<G, G>(src, n, dst, ctx, 0x43000000u, [&](const uint8_t* p, uint16_t* y, v128_t s, v128_t bias) {
     for (int j = 0; j < G; j += 16) {
-      const v128_t v = wasm_v128_load(src + j);
+      const v128_t v = wasm_v128_load(p + j);
       v128_t x[4];
       for (int k = 0; k < 4; ++k) x[k] = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(lookup16(v, lanes[k]))), bias);
-      wasm_v128_store(dst + j, halves_from_prescaled(x[0], x[1], c));
-      wasm_v128_store(dst + j + 8, halves_from_prescaled(x[2], x[3], c));
+      wasm_v128_store(y + j, halves_from_prescaled(x[0], x[1], c));
+      wasm_v128_store(y + j + 8, halves_from_prescaled(x[2], x[3], c));
     }
-  }
+  });
 }
 
 }  // namespace
