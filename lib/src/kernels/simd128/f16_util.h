@@ -79,13 +79,15 @@ struct F16Consts {
   v128_t sign16;           // 0x8000 in u16 lanes
   v128_t one_and_half;     // 1.5f
   v128_t zero;
+  v128_t split;            // lookup16 index: even bytes, then odd bytes (nibble_table)
 };
 inline F16Consts f16_consts() {
   return {hoisted(splat_u8(0x0F)),         hoisted(wasm_f32x4_splat(68719476736.0f)),
           hoisted(splat_u32(1)),           hoisted(splat_u32(0xFFF)),
           hoisted(wasm_i16x8_splat(1)),    hoisted(wasm_i16x8_splat(0x0FFE)),
           hoisted(wasm_i16x8_splat(int16_t(0x8000))), hoisted(wasm_f32x4_splat(1.5f)),
-          hoisted(wasm_i32x4_splat(0))};
+          hoisted(wasm_i32x4_splat(0)),
+          hoisted(wasm_i8x16_const(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15))};
 }
 
 // Low and high nibbles of 16 bytes (simd_util.h's, with the mask hoisted).
@@ -127,10 +129,10 @@ struct NibbleTable {
   v128_t lo, hi;
 };
 
-// Codes 0..7 in h0's eight u16, 8..15 in h1's.
-inline NibbleTable nibble_table(v128_t h0, v128_t h1) {
-  const v128_t a = wasm_i8x16_shuffle(h0, h0, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-  const v128_t b = wasm_i8x16_shuffle(h1, h1, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+// Codes 0..7 in h0's eight u16, 8..15 in h1's. (A lookup with a hoisted index rather than a
+// constant shuffle: V8 builds a constant shuffle's pshufb mask from two immediates each time.)
+inline NibbleTable nibble_table(v128_t h0, v128_t h1, const F16Consts& c) {
+  const v128_t a = lookup16(h0, c.split), b = lookup16(h1, c.split);
   return {wasm_i64x2_shuffle(a, b, 0, 2), wasm_i64x2_shuffle(a, b, 1, 3)};
 }
 
@@ -175,7 +177,7 @@ inline v128_t u8_lanes_index(int k) {
 // Sixteen prescaled values of one table, under halves_from_prescaled's conditions -> their
 // NibbleTable. t[0]: codes 0, 2, 4, 6; t[1]: 1, 3, 5, 7; t[2]: 8, 10, 12, 14; t[3]: 9, 11, 13, 15.
 inline NibbleTable table_from_prescaled(const v128_t t[4], const F16Consts& c) {
-  return nibble_table(halves_from_prescaled(t[0], t[1], c), halves_from_prescaled(t[2], t[3], c));
+  return nibble_table(halves_from_prescaled(t[0], t[1], c), halves_from_prescaled(t[2], t[3], c), c);
 }
 
 // FP4 tables by exponent arithmetic. E2M1 magnitudes are 2^k or 1.5 * 2^k, and a scale s with

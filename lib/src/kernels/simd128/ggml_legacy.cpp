@@ -376,7 +376,7 @@ void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext
     const v128_t d = splat_u32(prescaled_f16_magnitude(h));
     NibbleTable t = nibble_table(
         low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k0e, d), c), round_exact_bits(wasm_f32x4_mul(k0o, d), c)),
-        low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k1e, d), c), round_exact_bits(wasm_f32x4_mul(k1o, d), c)));
+        low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k1e, d), c), round_exact_bits(wasm_f32x4_mul(k1o, d), c)), c);
     t.hi = wasm_v128_or(t.hi, sign_bits[h >> 15]);
     const v128_t q = wasm_v128_load(src + 2);
     store_codes(dst, t, nibbles_lo(q, c));

@@ -367,19 +367,24 @@ inline bool affine_companion_ok(float v, DType dt, uint32_t limit) {
   return a < limit && (a >= floor_bits || a == 0);
 }
 
+// Hoisted constants (f16_util.h) of the companion checks: the magnitude mask, the scale and bias
+// limits and the grid floor less one (affine_companion_ok), the u16 widening index.
+struct CompanionConsts {
+  v128_t abs, scale_limit, bias_limit, floor_less_one, u16_index;
+};
+
 // The companions of groups g..g+3 as f32 lanes.
-inline v128_t companions4(const uint8_t* base, uint64_t g, DType dt) {
+inline v128_t companions4(const uint8_t* base, uint64_t g, DType dt, const CompanionConsts& k) {
   if (dt == DType::F32) return wasm_v128_load(base + 4 * g);
-  const v128_t h = u16_lanes<0>(wasm_v128_load64_zero(base + 2 * g));
+  const v128_t h = lookup16(wasm_v128_load64_zero(base + 2 * g), k.u16_index);
   return dt == DType::F16 ? f16x4_to_f32x4(h) : wasm_i32x4_shl(h, 16);
 }
 
 // affine_companion_ok on four values at once.
-inline bool companions4_ok(v128_t v, DType dt, uint32_t limit) {
-  const v128_t a = wasm_v128_and(v, splat_u32(0x7FFFFFFFu));
-  const uint32_t floor_bits = dt == DType::F16 ? 0u : dt == DType::BF16 ? 0x30800000u : 0x38800000u;
-  const v128_t ok = wasm_v128_and(wasm_i32x4_lt(a, splat_u32(limit)),
-                                  wasm_v128_or(wasm_i32x4_gt(a, splat_u32(floor_bits - 1)), wasm_i32x4_eq(a, wasm_i32x4_splat(0))));
+inline bool companions4_ok(v128_t v, v128_t limit, const CompanionConsts& k) {
+  const v128_t a = wasm_v128_and(v, k.abs);
+  const v128_t ok = wasm_v128_and(wasm_i32x4_lt(a, limit),
+                                  wasm_v128_or(wasm_i32x4_gt(a, k.floor_less_one), wasm_i32x4_eq(a, wasm_i32x4_splat(0))));
   return wasm_i32x4_all_true(ok);
 }
 
@@ -393,6 +398,10 @@ void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const Kernel
   const DequantSpec& spec = *ctx.spec;
   const DType dt = spec.scale_dtype;
   const v128_t prescale = hoisted(wasm_f32x4_splat(kTwoPowMinus112));
+  const uint32_t floor_bits = dt == DType::F16 ? 0u : dt == DType::BF16 ? 0x30800000u : 0x38800000u;
+  const CompanionConsts k{hoisted(splat_u32(0x7FFFFFFFu)), hoisted(splat_u32(scale_limit)), hoisted(splat_u32(0x47000000u)),
+                          hoisted(splat_u32(floor_bits - 1)),
+                          hoisted(wasm_i8x16_const(0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7, -1, -1))};
   auto one = [&](size_t b) {
     const uint64_t g = ctx.first_block + b;
     const float sc = companion(spec.scales, g, dt), bi = companion(spec.biases, g, dt);
@@ -405,9 +414,9 @@ void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const Kernel
   size_t b = 0;
   for (; b + 4 <= n; b += 4) {
     const uint64_t g = ctx.first_block + b;
-    const v128_t s4 = companions4(spec.scales, g, dt), b4 = companions4(spec.biases, g, dt);
-    if (!companions4_ok(s4, dt, scale_limit) || !companions4_ok(b4, dt, 0x47000000u)) {
-      for (size_t k = 0; k < 4; ++k) one(b + k);
+    const v128_t s4 = companions4(spec.scales, g, dt, k), b4 = companions4(spec.biases, g, dt, k);
+    if (!companions4_ok(s4, k.scale_limit, k) || !companions4_ok(b4, k.bias_limit, k)) {
+      for (size_t j = 0; j < 4; ++j) one(b + j);
       continue;
     }
     const v128_t sp = wasm_f32x4_mul(s4, prescale), bp = wasm_f32x4_mul(b4, prescale);
