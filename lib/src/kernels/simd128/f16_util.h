@@ -24,8 +24,8 @@
 //
 // So a fast path needs: finite scales whose prescaled values sit on the 2^-149 grid, and results
 // below 65536 in magnitude. Each kernel checks that per block from its scales; blocks outside
-// (inf/NaN scales, possible overflow, f16 subnormal scales where a product could leave the grid)
-// take decode_f16_via_f32 (f16_out.h).
+// (inf/NaN scales, scales large enough for a value to pass 65536, bf16/f32 companions too small
+// to sit on the grid) take decode_f16_via_f32 (f16_out.h).
 //
 // Rounding bits(x') / 2^13: when bits(x') has at most 24 significant bits it converts to f32
 // exactly, and adding 2^36 rounds it to a multiple of 2^13 in one IEEE addition, to nearest even;
