@@ -12,8 +12,9 @@ namespace ws {
 
 namespace {
 
-// f16 output goes through an f32 tile on the stack: 256 values (one K-quant block) keeps the
-// decoder within a microcontroller's 2 KB stack budget.
+// f16 output of the reference kernels, and of SIMD128 formats without an f16 kernel, goes through
+// an f32 tile on the stack: 256 values (one K-quant block) keeps the decoder within a
+// microcontroller's 2 KB stack budget.
 constexpr size_t kTileElems = 256;
 // The largest block a format with a padded last block has (F8Q8: 32 values).
 constexpr size_t kPaddedBlockElems = 32;
