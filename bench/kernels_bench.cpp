@@ -1,12 +1,13 @@
-// ws-bench-kernels: dequantization throughput per format, scalar reference vs SIMD128.
+// ws-bench-kernels: dequantization throughput per format, scalar reference vs SIMD128, and f16
+// output against f32 output.
 //
-// GB/s is bytes of f32 output per second (10^9 bytes; f16 output is counted as the f32 it stands
-// for, elements x 4, so the columns compare). Two input sizes:
+// GB/s is bytes of f32 output per second (10^9 bytes). Two input sizes:
 //   chunk  64 KiB of stored bytes (rounded down to whole blocks): one streaming piece, the output
 //          stays in cache. Kernels called directly; the "deq" columns go through
 //          ws::Dequantizer::decode (validation on for GGML blocks; companion formats validate
-//          once per tensor at init, left out here) with f32 and with f16 output. memset of the same
-//          output size beside it: the store bandwidth the kernels share.
+//          once per tensor at init, left out here) with f32 and with f16 output, in 10^9 elements
+//          per second, and their ratio f16/f32. memset of the same output size beside it: the
+//          store bandwidth the kernels share.
 //   big    64 MiB of stored bytes: memory-bound. Both kernels, and memset of the same output size
 //          in the same run; simd/memset is the fraction of store bandwidth the kernel reaches.
 //          All three write the same output buffer, faulted in before timing (no first-touch page
@@ -14,7 +15,9 @@
 //          "copy" (memcpy of the input into the output, memset of the rest: the same bytes read
 //          and written, no arithmetic) is the kernel's own ceiling, and simd/cpy how close it is.
 // A `*` marks a missed target on the six benchmark formats (Q4_0, Q8_0, Q4_K, Q6_K, MLX affine
-// 4-bit, BF16): chunk simd/ref >= 2 natively and >= 4 under wasm; big simd/memset >= 0.80.
+// 4-bit, BF16): chunk simd/ref >= 2 natively and >= 4 under wasm; big simd/memset >= 0.80; and on
+// the f16 ratio (issue #18): >= 1.0 for Q4_0, Q4_K, IQ4_NL, MXFP4, NVFP4, MLX affine 4-bit, MLX
+// mxfp4 and nvfp4, >= 0.6 for Q8_0, Q6_K, Q5_K, MLX affine 8-bit and BF16 (-> F16).
 //
 //   ws-bench-kernels [--filter SUBSTR]... [--no-big] [--big-targets-only] [--min-time S]
 //                    [--chunk BYTES] [--big BYTES]
@@ -58,7 +61,23 @@ struct Row {
   DType scale_dtype = DType::BF16;
   bool target = false;  // one of the six benchmark formats
   std::string name;
+  double f16_target = 0;  // chunk deq f16/f32 in elements/s; 0: none
 };
+
+// The f16/f32 targets of issue #18.
+double f16_target_of(const Row& r) {
+  switch (r.format) {
+    case QuantFormat::Q4_0: case QuantFormat::Q4_K: case QuantFormat::IQ4_NL: case QuantFormat::MXFP4:
+    case QuantFormat::NVFP4: case QuantFormat::MlxMxfp4: case QuantFormat::MlxNvfp4:
+      return 1.0;
+    case QuantFormat::Q8_0: case QuantFormat::Q6_K: case QuantFormat::Q5_K: case QuantFormat::BF16:
+      return 0.6;
+    case QuantFormat::MlxAffine:
+      return r.bits == 4 ? 1.0 : r.bits == 8 ? 0.6 : 0;
+    default:
+      return 0;
+  }
+}
 
 std::vector<Row> all_rows() {
   std::vector<Row> rows;
@@ -99,6 +118,7 @@ std::vector<Row> all_rows() {
                         QuantFormat::F8Q8, QuantFormat::IQ2_XXS, QuantFormat::IQ2_XS, QuantFormat::IQ2_S,
                         QuantFormat::IQ3_XXS, QuantFormat::IQ3_S, QuantFormat::IQ1_S, QuantFormat::IQ1_M})
     add(f, false);
+  for (Row& r : rows) r.f16_target = f16_target_of(r);
   return rows;
 }
 
@@ -284,12 +304,14 @@ struct AlignedBuf {
   T* data() { return p; }
 };
 
-// One decode call through the Dequantizer (a fresh one: init is per tensor).
-void decode_once(const Tensor& t, ws::OutType out, void* dst, size_t dst_bytes) {
+// One decode call through the Dequantizer (a fresh one: init is per tensor). Validation as a
+// caller would have it (GGML blocks checked per call, companion scales once per tensor at init,
+// left out here), or off (check_row's random inputs have inf/NaN scales).
+void decode_once(const Tensor& t, ws::OutType out, void* dst, size_t dst_bytes, bool validate = true) {
   ws::DequantSpec spec = t.spec;
   spec.impl = ws::KernelImpl::Simd128;
   spec.out = out;
-  spec.validate = !ws::kernels::format_entry(spec.format).info.companion;
+  spec.validate = validate && !ws::kernels::format_entry(spec.format).info.companion;
   ws::Dequantizer d;
   if (d.init(spec) != ws::Status::Ok) abort();
   size_t in_used = 0, written = 0;
@@ -298,7 +320,8 @@ void decode_once(const Tensor& t, ws::OutType out, void* dst, size_t dst_bytes) 
 
 struct Result {
   bool mismatch = false;  // the two kernels disagreed on this row's inputs (see check_row)
-  double ref = 0, simd = 0, deq32 = 0, deq16 = 0, memset = 0;  // memset: same output size, in cache
+  double ref = 0, simd = 0, memset = 0;  // GB/s of f32 output; memset: same output size, in cache
+  double deq32 = 0, deq16 = 0;  // 10^9 elements per second through the Dequantizer
   bool has_big = false;
   double big_ref = 0, big_simd = 0, big_memset = 0, big_copy = 0;
 };
@@ -345,6 +368,17 @@ bool check_row(const Row& row, const Tensor& t) {
               row.name.c_str(), x == &t ? "benchmark" : "random", i, va, vb);
       ok = false;
     }
+    // f16 output: the f16 kernel (or the rounded tile) against the reference rounded.
+    AlignedBuf<uint16_t> h(x->spec.elements);
+    decode_once(*x, ws::OutType::F16, h.data(), x->spec.elements * 2, /*validate=*/false);
+    for (i = 0; i < x->spec.elements; ++i) {
+      const uint16_t want = ws::f32_to_f16(a.data()[i]), got = h.data()[i];
+      if (got == want || ((got & 0x7FFF) > 0x7C00 && (want & 0x7FFF) > 0x7C00)) continue;
+      fprintf(stderr, "%s: %s input: f16 output differs from the rounded reference at element %zu (0x%04x vs 0x%04x)\n",
+              row.name.c_str(), x == &t ? "benchmark" : "random", i, got, want);
+      ok = false;
+      break;
+    }
   }
   return ok;
 }
@@ -372,8 +406,8 @@ void run_row(const Row& row, const Options& o, Result* res) {
     std::vector<Timing> tm = measure(fns, o.chunk_measure);
     res->ref = gbps(out_bytes, tm[0].best_s);
     res->simd = gbps(out_bytes, tm[1].best_s);
-    res->deq32 = gbps(out_bytes, tm[2].best_s);
-    res->deq16 = gbps(out_bytes, tm[3].best_s);
+    res->deq32 = double(t.spec.elements) / 1e9 / tm[2].best_s;
+    res->deq16 = double(t.spec.elements) / 1e9 / tm[3].best_s;
     res->memset = gbps(out_bytes, tm[4].best_s);
   }
   if (o.big && (!o.big_targets_only || row.target)) {
@@ -488,27 +522,34 @@ int main(int argc, char** argv) {
   if (!o.profile.empty()) return profile(o);
 
   printf("ws-bench-kernels: %s, %s, %u logical CPUs\n", kPlatform, cpu_model().c_str(), logical_cpus());
-  printf("GB/s = 10^9 bytes of f32 output per second (f16-out columns: elements x 4). chunk = %zu B of input,\n"
-         "big = %zu B of input. Targets (six formats, `*` = missed): chunk simd/ref >= %.1f, big simd/memset >= %.2f\n\n",
+  printf("GB/s = 10^9 bytes of f32 output per second; Ge/s = 10^9 elements per second (deq: through\n"
+         "ws::Dequantizer, f32 and f16 output). chunk = %zu B of input, big = %zu B of input.\n"
+         "Targets (`*` = missed): chunk simd/ref >= %.1f and big simd/memset >= %.2f on the six (T) formats;\n"
+         "deq f16/f32 >= 1.0 for Q4_0, Q4_K, IQ4_NL, MXFP4, NVFP4, mlx-b4-*, MlxMxfp4, MlxNvfp4, >= 0.6 for Q8_0,\n"
+         "Q6_K, Q5_K, mlx-b8-*, BF16.\n\n",
          o.chunk, o.big_bytes, kChunkTarget, kBigTarget);
-  const char* head = "%-20s| %7s %7s %8s %7s %8s %7s %7s | %7s %7s %7s %8s %7s %8s\n";
-  printf(head, "", "chunk", "", "", "", "", "deq", "deq", "big", "", "", "", "", "");
-  printf(head, "format", "ref", "simd", "simd/ref", "memset", "simd/mem", "f32-out", "f16-out", "ref", "simd", "memset",
+  const char* head = "%-20s| %7s %7s %8s %7s %8s | %7s %7s %8s | %7s %7s %7s %8s %7s %8s\n";
+  printf(head, "", "chunk", "", "", "", "", "deq f32", "deq f16", "", "big", "", "", "", "", "");
+  printf(head, "format", "ref", "simd", "simd/ref", "memset", "simd/mem", "Ge/s", "Ge/s", "f16/f32", "ref", "simd", "memset",
          "simd/mem", "copy", "simd/cpy");
-  print_rule(20 + 1 + 8 * 7 + 2 + 3 + 8 * 4 + 1 + 8 * 2);
+  print_rule(20 + 1 + 8 * 5 + 3 + 8 * 3 + 3 + 8 * 6);
   fflush(stdout);
-  int misses = 0, mismatches = 0;
+  int misses = 0, mismatches = 0, f16_misses = 0;
   for (const Row& row : all_rows()) {
     if (!selected(o, row)) continue;
     Result r;
     run_row(row, o, &r);
     const double ratio = r.simd / r.ref;
     const bool miss_chunk = row.target && ratio_missed(ratio, kChunkTarget);
+    const double f16_ratio = r.deq16 / r.deq32;
+    const bool miss_f16 = row.f16_target > 0 && ratio_missed(f16_ratio, row.f16_target);
     mismatches += r.mismatch;
-    printf("%-20s| %7.2f %7.2f %8s %7.2f %8.2f %7.2f %7.2f |",
+    printf("%-20s| %7.2f %7.2f %8s %7.2f %8.2f | %7.2f %7.2f %8s |",
            (row.name + (row.target ? " (T)" : "") + (r.mismatch ? " !=" : "")).c_str(), r.ref, r.simd,
-           ratio_cell(ratio, miss_chunk).c_str(), r.memset, r.simd / r.memset, r.deq32, r.deq16);
+           ratio_cell(ratio, miss_chunk).c_str(), r.memset, r.simd / r.memset, r.deq32, r.deq16,
+           ratio_cell(f16_ratio, miss_f16).c_str());
     misses += miss_chunk;
+    f16_misses += miss_f16;
     if (r.has_big) {
       const double mr = r.big_simd / r.big_memset;
       const bool miss_big = row.target && ratio_missed(mr, kBigTarget);
@@ -520,7 +561,8 @@ int main(int argc, char** argv) {
     }
     fflush(stdout);
   }
-  printf("\n%d missed target%s ((T) rows)\n", misses, misses == 1 ? "" : "s");
+  printf("\n%d missed target%s ((T) rows), %d missed f16/f32 target%s\n", misses, misses == 1 ? "" : "s", f16_misses,
+         f16_misses == 1 ? "" : "s");
   f16_out_row(o);
   if (mismatches) {
     printf("%d row%s where reference and SIMD128 disagree (marked !=, details on stderr)\n", mismatches,

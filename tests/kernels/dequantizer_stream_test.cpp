@@ -1,5 +1,6 @@
-// The Dequantizer around the reference kernels: the output never depends on how the input is
-// cut (whole, 1-byte pieces, random pieces) or on how small the output buffer is; f16 output is
+// The Dequantizer around the reference kernels (and the SIMD128 ones with f16 output): the output
+// never depends on how the input is cut (whole, 1-byte pieces, random pieces) or on how small the
+// output buffer is; f16 output is
 // the round-to-nearest-even of the f32 output (ties, overflow, subnormals, NaN signs); BF16 ->
 // F16; the validation policy for companion scales; init's checks of the spec.
 #include <gtest/gtest.h>
@@ -206,7 +207,16 @@ std::vector<Case> cases() {
   c->spec.has_global_scale = true;
   c->spec.global_scale = 37.5f;
 
-  for (const char* g : {"Q8_K", "Q4_K", "Q8_0"}) {
+  c = add("MlxAffine 4-bit g32 BF16", QuantFormat::MlxAffine, random_bytes(16 * 40, 13), 32 * 40);
+  c->spec.bits = 4;
+  c->spec.group = 32;
+  c->spec.scale_dtype = DType::BF16;
+  c->scales = bf16_array(40, 14, 1e-3f, 1.0f);
+  c->biases = bf16_array(40, 15, -1.0f, 1.0f);
+  c = add("MlxNvfp4", QuantFormat::MlxNvfp4, random_bytes(8 * 41, 16), 16 * 41);
+  for (int i = 0; i < 41; ++i) c->scales.push_back(uint8_t(0x20 + i));
+
+  for (const char* g : {"Q8_K", "Q4_K", "Q8_0", "Q4_0", "Q4_1", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4", "NVFP4"}) {
     QuantFormat f;
     if (!ws::quant_format_from_name(g, &f)) continue;
     std::vector<uint8_t> blocks = read_file(vec + g + ".blocks.bin");
@@ -259,6 +269,38 @@ TEST(DequantizerStream, OutputDoesNotDependOnChunking) {
     }
   }
   EXPECT_GE(ran, 2u * 12);  // the 12 cases of the reference kernels in this change, both outputs
+}
+
+// The SIMD128 kernels with f16 output (FormatEntry::simd128_f16 where a format has one, the
+// rounded f32 tile where not): any chunking and output room gives the reference's one-shot f16
+// output.
+TEST(DequantizerStream, Simd128F16OutputIsTheReferencesInAnyChunking) {
+  size_t ran = 0;
+  for (Case& c : cases()) {
+    c.spec.out = ws::OutType::F16;
+    c.spec.impl = ws::KernelImpl::Reference;
+    Status st;
+    const std::vector<uint8_t> expected = decode_one_shot(c.spec, c.input, &st);
+    ASSERT_EQ(st, Status::Ok) << c.name;
+    c.spec.impl = ws::KernelImpl::Simd128;
+    ws::Dequantizer probe;
+    ASSERT_EQ(probe.init(c.spec), Status::Ok) << c.name;
+    ++ran;
+    const size_t block_out = probe.block_output_bytes();
+    const size_t block_bytes = c.input.size() / (c.spec.elements / (block_out / 2));
+    std::mt19937 rng(7);
+    for (int cut = 0; cut < 3; ++cut)
+      for (int cap_kind = 0; cap_kind < 3; ++cap_kind) {
+        const size_t cap = cap_kind == 0   ? expected.size() + 64
+                           : cap_kind == 1 ? block_out
+                                           : block_out * (1 + rng() % 5) + rng() % block_out;
+        auto next = [&]() -> size_t { return cut == 0 ? c.input.size() : cut == 1 ? 1 : 1 + rng() % (3 * block_bytes + 5); };
+        std::vector<uint8_t> got = decode_pieces(c.spec, c.input, next, cap, &st);
+        ASSERT_EQ(st, Status::Ok) << c.name << " cut " << cut << " cap " << cap;
+        EXPECT_TRUE(got == expected) << c.name << " cut " << cut << " (0 whole, 1 bytes, 2 random), output buffer " << cap;
+      }
+  }
+  EXPECT_EQ(ran, 25u);  // every case: 14 element-wise and companion, 11 GGML vector files
 }
 
 // A buffer smaller than one block's output is refused, and says where.

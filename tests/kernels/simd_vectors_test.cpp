@@ -1,6 +1,7 @@
 // The SIMD128 kernels reproduce ggml's own dequantization of the shared test vectors
 // (/work/shared/testdata/vectors/ggml, produced by ggml's C reference) bit for bit, decoded
-// through the Dequantizer whole and in odd-sized pieces.
+// through the Dequantizer whole and in odd-sized pieces; with f16 output, ggml's values rounded
+// by f32_to_fp16 (round to nearest even), the same way.
 #include <gtest/gtest.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fp_convert.h"
 #include "kernel_api.h"
 #include "weightstream/dequant.h"
 
@@ -46,17 +48,19 @@ void PrintTo(const VectorCase& c, std::ostream* os) { *os << c.label; }
 class SimdVectors : public ::testing::TestWithParam<VectorCase> {};
 
 // Decodes `blocks` with the SIMD128 kernel, feeding pieces of `piece` bytes (0: whole), into
-// an output buffer of out_cap bytes per call.
-std::vector<uint32_t> decode_simd(ws::QuantFormat f, const std::vector<uint8_t>& blocks, size_t piece, size_t out_cap,
-                                  std::string* err) {
+// an output buffer of out_cap bytes per call. T: uint32_t for f32 output, uint16_t for f16.
+template <class T>
+std::vector<T> decode_simd(ws::QuantFormat f, const std::vector<uint8_t>& blocks, size_t piece, size_t out_cap,
+                           std::string* err) {
   const ws::QuantFormatInfo info = ws::quant_format_info(f);
   ws::DequantSpec spec;
   spec.format = f;
   spec.impl = ws::KernelImpl::Simd128;
+  spec.out = sizeof(T) == 2 ? ws::OutType::F16 : ws::OutType::F32;
   spec.elements = uint64_t(blocks.size() / info.block_bytes) * info.block_elems;
   spec.validate = false;  // the vectors include inf/NaN scales (F16_all, MXFP4_edge)
   ws::Dequantizer d;
-  std::vector<uint32_t> out(spec.elements, 0xDEADBEEFu);
+  std::vector<T> out(spec.elements, T(0xDEADBEEFu));
   if (d.init(spec) != ws::Status::Ok) {
     *err = "init failed";
     return out;
@@ -67,7 +71,7 @@ std::vector<uint32_t> decode_simd(ws::QuantFormat f, const std::vector<uint8_t>&
     size_t in_used = 0;
     while (in_used < take) {
       size_t u = 0, w = 0;
-      size_t cap = std::min(out_cap, out.size() * 4 - written);
+      size_t cap = std::min(out_cap, out.size() * sizeof(T) - written);
       ws::Status s = d.decode(blocks.data() + used + in_used, take - in_used, &u,
                               reinterpret_cast<uint8_t*>(out.data()) + written, cap, &w);
       if (s != ws::Status::Ok) {
@@ -104,7 +108,7 @@ TEST_P(SimdVectors, BitExact) {
   } feeds[] = {{0, SIZE_MAX}, {1, block_out}, {info.block_bytes * 3 + 1, block_out * 5}};
   for (const Feed& feed : feeds) {
     std::string err;
-    std::vector<uint32_t> got = decode_simd(f, blocks, feed.piece, feed.out_cap, &err);
+    std::vector<uint32_t> got = decode_simd<uint32_t>(f, blocks, feed.piece, feed.out_cap, &err);
     ASSERT_EQ(err, "") << c.label << " piece " << feed.piece;
     ASSERT_EQ(got.size(), expected.size());
     size_t bad = 0, first = SIZE_MAX;
@@ -115,6 +119,43 @@ TEST_P(SimdVectors, BitExact) {
       }
     }
     EXPECT_EQ(bad, 0u) << c.label << " piece " << feed.piece << ": first mismatch at element " << first
+                       << " got 0x" << std::hex << (first < got.size() ? got[first] : 0) << " expected 0x"
+                       << (first < got.size() ? expected[first] : 0);
+  }
+}
+
+TEST_P(SimdVectors, F16BitExact) {
+  const VectorCase& c = GetParam();
+  ws::QuantFormat f;
+  ASSERT_TRUE(ws::quant_format_from_name(c.format, &f));
+  const std::string dir = std::string(WS_SHARED_DIR) + "/testdata/vectors/ggml/";
+  const std::vector<uint8_t> blocks = read_file(dir + c.label + ".blocks.bin");
+  const std::vector<uint8_t> expected_bytes = read_file(dir + c.label + ".f32.bin");
+  ASSERT_FALSE(blocks.empty());
+  std::vector<uint16_t> expected(expected_bytes.size() / 4);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    float v;
+    memcpy(&v, &expected_bytes[4 * i], 4);
+    expected[i] = ws::kernels::f32_to_fp16(v);
+  }
+  const ws::QuantFormatInfo info = ws::quant_format_info(f);
+  const size_t block_out = size_t(info.block_elems) * 2;
+  struct Feed {
+    size_t piece, out_cap;
+  } feeds[] = {{0, SIZE_MAX}, {1, block_out}, {info.block_bytes * 3 + 1, block_out * 5}};
+  for (const Feed& feed : feeds) {
+    std::string err;
+    std::vector<uint16_t> got = decode_simd<uint16_t>(f, blocks, feed.piece, feed.out_cap, &err);
+    ASSERT_EQ(err, "") << c.label << " piece " << feed.piece;
+    ASSERT_EQ(got.size(), expected.size());
+    size_t bad = 0, first = SIZE_MAX;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != expected[i]) {
+        if (first == SIZE_MAX) first = i;
+        ++bad;
+      }
+    }
+    EXPECT_EQ(bad, 0u) << c.label << " f16, piece " << feed.piece << ": first mismatch at element " << first
                        << " got 0x" << std::hex << (first < got.size() ? got[first] : 0) << " expected 0x"
                        << (first < got.size() ? expected[first] : 0);
   }

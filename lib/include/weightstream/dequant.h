@@ -50,7 +50,8 @@ enum class QuantFormat : uint8_t {
 constexpr uint32_t kQuantFormatCount = static_cast<uint32_t>(QuantFormat::Count_);
 
 // Output values. Every format is decoded to f32 first (the formulas of FORMATS.md, reference and
-// SIMD128 bit-identical); F16 output is that f32 rounded once to binary16, round to nearest even:
+// SIMD128 bit-identical); F16 output is that f32 rounded once to binary16, round to nearest even
+// (the SIMD128 kernels of many formats write it directly, with the same bits):
 //   - |x| that rounds to >= 65520 becomes +-inf (F16's largest finite is 65504);
 //   - below 2^-14 the result is an f16 subnormal, rounded (2^-25 and less becomes +-0; signed
 //     zeros keep their sign);

@@ -12,8 +12,9 @@ namespace ws {
 
 namespace {
 
-// f16 output goes through an f32 tile on the stack: 256 values (one K-quant block) keeps the
-// decoder within a microcontroller's 2 KB stack budget.
+// f16 output of the reference kernels, and of SIMD128 formats without an f16 kernel, goes through
+// an f32 tile on the stack: 256 values (one K-quant block) keeps the decoder within a
+// microcontroller's 2 KB stack budget.
 constexpr size_t kTileElems = 256;
 // The largest block a format with a padded last block has (F8Q8: 32 values).
 constexpr size_t kPaddedBlockElems = 32;
@@ -171,8 +172,9 @@ size_t Dequantizer::blocks_fitting(uint64_t b, size_t room) const {
   return size_t(n);
 }
 
-// Whole blocks' values, f32 straight into dst or f16 through a stack tile. Inlined into run(), its
-// one caller, as the loop was before it had a name: no frame of its own on the stack.
+// Whole blocks' values: f32 straight into dst; f16 straight from a SIMD128 f16 kernel where the
+// format has one, else through a stack tile. Inlined into run(), its one caller, as the loop was
+// before it had a name: no frame of its own on the stack.
 __attribute__((always_inline)) inline void Dequantizer::decode_blocks(const uint8_t* src, size_t n_blocks, uint8_t* dst, uint64_t first_block) {
   kernels::BlockKernel k = reinterpret_cast<kernels::BlockKernel>(kernel_);
   if (spec_.out == OutType::F32) {
@@ -180,6 +182,17 @@ __attribute__((always_inline)) inline void Dequantizer::decode_blocks(const uint
     k(src, n_blocks, reinterpret_cast<float*>(dst), ctx);
     return;
   }
+#if !defined(WS_KERNELS_REFERENCE_ONLY)
+  // SIMD128 kernels with f16 output of their own write straight into dst.
+  if (impl_ == KernelImpl::Simd128) {
+    const kernels::BlockKernelF16 k16 = kernels::format_entry(spec_.format).simd128_f16;
+    if (k16) {
+      kernels::KernelContext ctx{&spec_, first_block};
+      k16(src, n_blocks, reinterpret_cast<uint16_t*>(dst), ctx);
+      return;
+    }
+  }
+#endif
   alignas(16) float tile[kTileElems];
   size_t per_tile = block_elems_ >= kTileElems ? 1 : kTileElems / block_elems_;
   uint16_t* out = reinterpret_cast<uint16_t*>(dst);
@@ -191,7 +204,7 @@ __attribute__((always_inline)) inline void Dequantizer::decode_blocks(const uint
     size_t n = nb * block_elems_;
 #if !defined(WS_KERNELS_REFERENCE_ONLY)
     if (impl_ == KernelImpl::Simd128) {
-      kernels::simd128::f32_to_f16_row(tile, n, out);  // bit-identical, ~10x faster
+      kernels::simd128::f32_to_f16_row(tile, n, out);  // bit-identical, ~10x the scalar loop
       out += n;
       b += nb;
       continue;

@@ -24,40 +24,45 @@ int32_t check_q8_k(const uint8_t* block) {
 // entries; the Dequantizer then runs the reference kernel for KernelImpl::Auto.
 #if defined(WS_KERNELS_REFERENCE_ONLY)
 #define WS_SIMD_KERNEL(name) nullptr
+#define WS_SIMD_F16_KERNEL(name) nullptr
 #else
 #define WS_SIMD_KERNEL(name) simd::name
+#define WS_SIMD_F16_KERNEL(name) simd::name##_f16
 #endif
 #define E(name, elems, bytes, companion, f0, f1, nf, e8) \
-  {{#name, elems, bytes, companion}, ref::name, WS_SIMD_KERNEL(name), {f0, f1}, nf, e8, nullptr}
+  {{#name, elems, bytes, companion}, ref::name, WS_SIMD_KERNEL(name), nullptr, {f0, f1}, nf, e8, nullptr}
+// The same, for a format with an f16 kernel (WS_SIMD_F16_FORMAT_LIST).
+#define E16(name, elems, bytes, companion, f0, f1, nf, e8) \
+  {{#name, elems, bytes, companion}, ref::name, WS_SIMD_KERNEL(name), WS_SIMD_F16_KERNEL(name), {f0, f1}, nf, e8, nullptr}
 #define EC(name, elems, bytes, check) \
-  {{#name, elems, bytes, false}, ref::name, WS_SIMD_KERNEL(name), {0, 0}, 0, -1, check}
+  {{#name, elems, bytes, false}, ref::name, WS_SIMD_KERNEL(name), nullptr, {0, 0}, 0, -1, check}
 
 // block_elems / block_bytes from ggml-common.h (FORMATS.md §5-6); fp16 scale field offsets as
 // ggml's row validation checks them; companion formats take their geometry from the spec.
 const FormatEntry kTable[] = {
-    E(F32, 1, 4, false, 0, 0, 0, -1),
-    E(F16, 1, 2, false, 0, 0, 0, -1),
-    E(BF16, 1, 2, false, 0, 0, 0, -1),
+    E16(F32, 1, 4, false, 0, 0, 0, -1),
+    E16(F16, 1, 2, false, 0, 0, 0, -1),
+    E16(BF16, 1, 2, false, 0, 0, 0, -1),
     E(F8_E4M3, 1, 1, false, 0, 0, 0, -1),
     E(F8_E5M2, 1, 1, false, 0, 0, 0, -1),
     E(F8_E8M0, 1, 1, false, 0, 0, 0, -1),
-    E(Q4_0, 32, 18, false, 0, 0, 1, -1),
-    E(Q4_1, 32, 20, false, 0, 2, 2, -1),
+    E16(Q4_0, 32, 18, false, 0, 0, 1, -1),
+    E16(Q4_1, 32, 20, false, 0, 2, 2, -1),
     E(Q5_0, 32, 22, false, 0, 0, 1, -1),
     E(Q5_1, 32, 24, false, 0, 2, 2, -1),
-    E(Q8_0, 32, 34, false, 0, 0, 1, -1),
+    E16(Q8_0, 32, 34, false, 0, 0, 1, -1),
     E(Q2_K, 256, 84, false, 80, 82, 2, -1),
     E(Q3_K, 256, 110, false, 108, 0, 1, -1),
-    E(Q4_K, 256, 144, false, 0, 2, 2, -1),
-    E(Q5_K, 256, 176, false, 0, 2, 2, -1),
-    E(Q6_K, 256, 210, false, 208, 0, 1, -1),
+    E16(Q4_K, 256, 144, false, 0, 2, 2, -1),
+    E16(Q5_K, 256, 176, false, 0, 2, 2, -1),
+    E16(Q6_K, 256, 210, false, 208, 0, 1, -1),
     EC(Q8_K, 256, 292, check_q8_k),
-    E(IQ4_NL, 32, 18, false, 0, 0, 1, -1),
-    E(IQ4_XS, 256, 136, false, 0, 0, 1, -1),
+    E16(IQ4_NL, 32, 18, false, 0, 0, 1, -1),
+    E16(IQ4_XS, 256, 136, false, 0, 0, 1, -1),
     E(TQ1_0, 256, 54, false, 52, 0, 1, -1),
     E(TQ2_0, 256, 66, false, 64, 0, 1, -1),
-    E(MXFP4, 32, 17, false, 0, 0, 0, 0),
-    E(NVFP4, 64, 36, false, 0, 0, 0, -1),
+    E16(MXFP4, 32, 17, false, 0, 0, 0, 0),
+    E16(NVFP4, 64, 36, false, 0, 0, 0, -1),
     E(Q1_0, 128, 18, false, 0, 0, 1, -1),
     E(Q2_0, 64, 18, false, 0, 0, 1, -1),
     E(IQ1_S, 256, 50, false, 0, 0, 1, -1),
@@ -68,15 +73,17 @@ const FormatEntry kTable[] = {
     E(IQ3_XXS, 256, 98, false, 0, 0, 1, -1),
     E(IQ3_S, 256, 110, false, 0, 0, 1, -1),
     E(I2_S, 128, 32, false, 0, 0, 0, -1),
-    E(MlxAffine, 0, 0, true, 0, 0, 0, -1),
-    E(MlxMxfp4, 32, 16, true, 0, 0, 0, -1),
+    E16(MlxAffine, 0, 0, true, 0, 0, 0, -1),
+    E16(MlxMxfp4, 32, 16, true, 0, 0, 0, -1),
     E(MlxMxfp8, 32, 32, true, 0, 0, 0, -1),
-    E(MlxNvfp4, 16, 8, true, 0, 0, 0, -1),
+    E16(MlxNvfp4, 16, 8, true, 0, 0, 0, -1),
     E(F8Q8, 32, 33, false, 0, 0, 0, -1),
 };
 #undef E
+#undef E16
 #undef EC
 #undef WS_SIMD_KERNEL
+#undef WS_SIMD_F16_KERNEL
 
 static_assert(sizeof(kTable) / sizeof(kTable[0]) == kQuantFormatCount, "one table row per format");
 

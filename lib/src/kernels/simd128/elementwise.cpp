@@ -1,7 +1,9 @@
-// SIMD128 kernels for the element-wise formats: F32, F16, BF16 and the three FP8 dtypes.
+// SIMD128 kernels for the element-wise formats: F32, F16, BF16 and the three FP8 dtypes, and the
+// f16 kernels of F32, F16 and BF16 (at the end).
 // A "block" is one element here; the vector loops take 8 or 16 at a time and the rest go through
 // the scalar conversions of fp_convert.h, which are the reference's own.
 #include "../kernel_api.h"
+#include "f16_out.h"
 #include "simd_util.h"
 
 namespace ws {
@@ -128,6 +130,47 @@ void F8_E5M2(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx)
 }
 void F8_E8M0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   run_kernel(F8_E8M0_body, src, n, dst, ctx, 1, 1);
+}
+
+// ---- f16 output ----
+
+void F32_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext&) { f32_bytes_to_f16_row(src, n, dst); }
+
+// F16 -> f32 -> F16 gives every pattern back but NaNs, which come out quiet (bit 9 set), payload
+// and sign kept (fp16_to_f32 quiets, f32_to_fp16 keeps the top payload bits).
+void F16_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext&) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t h = wasm_v128_load(src + 2 * i);
+    const v128_t nan = wasm_i16x8_gt(wasm_v128_and(h, wasm_i16x8_splat(0x7FFF)), wasm_i16x8_splat(0x7C00));
+    wasm_v128_store(dst + i, wasm_v128_or(h, wasm_v128_and(nan, wasm_i16x8_splat(0x0200))));
+  }
+  for (; i < n; ++i) dst[i] = f32_to_fp16(fp16_to_f32(load_u16(src + 2 * i)));
+}
+
+// A bf16 is exact in f16 when its exponent field E is 113..142 (f16 normal numbers, below
+// 65536) or it is zero: the f16 is then sign | (bf16 magnitude - (112 << 7)) << 3, a saturating
+// subtraction (zero stays zero) and a shift. Runs of 64 values are converted so, and checked
+// (smallest nonzero magnitude and largest, by u16 min and max); a run holding f16 subnormals
+// (E <= 112), overflow (E >= 143), inf or NaN is converted again the exact way.
+void BF16_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const v128_t abs_mask = wasm_i16x8_splat(0x7FFF), sign_mask = wasm_i16x8_splat(int16_t(0x8000));
+  const v128_t bias = wasm_i16x8_splat(0x3800), one = wasm_i16x8_splat(1);
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    v128_t lo = wasm_i16x8_splat(-1), hi = wasm_i16x8_splat(0);
+    for (size_t k = 0; k < 64; k += 8) {
+      const v128_t b = wasm_v128_load(src + 2 * (i + k));
+      const v128_t m = wasm_v128_and(b, abs_mask);
+      lo = wasm_u16x8_min(lo, wasm_i16x8_sub(m, one));  // zero wraps to 0xFFFF: never the minimum
+      hi = wasm_u16x8_max(hi, m);
+      const v128_t h = wasm_i16x8_shl(wasm_u16x8_sub_sat(m, bias), 3);
+      wasm_v128_store(dst + i + k, wasm_v128_or(h, wasm_v128_and(b, sign_mask)));
+    }
+    const v128_t bad = wasm_v128_or(wasm_u16x8_lt(lo, wasm_i16x8_splat(0x387F)), wasm_u16x8_gt(hi, wasm_i16x8_splat(0x477F)));
+    if (wasm_v128_any_true(bad)) decode_f16_via_f32(BF16, src + 2 * i, 64, 2, 1, dst + i, ctx);
+  }
+  if (i < n) decode_f16_via_f32(BF16, src + 2 * i, n - i, 2, 1, dst + i, ctx);
 }
 
 }  // namespace simd

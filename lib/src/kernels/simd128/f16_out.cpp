@@ -45,9 +45,13 @@ inline v128_t f32x4_to_f16x4(v128_t x) {
 }  // namespace
 
 void f32_to_f16_row(const float* in, size_t n, uint16_t* out) {
+  f32_bytes_to_f16_row(reinterpret_cast<const uint8_t*>(in), n, out);
+}
+
+void f32_bytes_to_f16_row(const uint8_t* in, size_t n, uint16_t* out) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const v128_t x0 = wasm_v128_load(in + i), x1 = wasm_v128_load(in + i + 4);
+    const v128_t x0 = wasm_v128_load(in + 4 * i), x1 = wasm_v128_load(in + 4 * i + 16);
     // Inf, NaN and values that overflow to inf take the full conversion; dequantized weights
     // almost never do.
     const v128_t big = wasm_i32x4_max(wasm_v128_and(x0, splat_u32(0x7FFFFFFFu)), wasm_v128_and(x1, splat_u32(0x7FFFFFFFu)));
@@ -62,7 +66,27 @@ void f32_to_f16_row(const float* in, size_t n, uint16_t* out) {
     // Lanes hold 0..0xFFFF: take the low half of each (a shuffle, not a saturating narrow).
     wasm_v128_store(out + i, wasm_i8x16_shuffle(lo, hi, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29));
   }
-  for (; i < n; ++i) out[i] = f32_to_fp16(in[i]);
+  for (; i < n; ++i) {
+    float v;
+    memcpy(&v, in + 4 * i, 4);
+    out[i] = f32_to_fp16(v);
+  }
+}
+
+__attribute__((noinline)) void decode_f16_via_f32(BlockKernel kernel, const uint8_t* src, size_t n_blocks,
+                                                  size_t block_bytes, size_t block_elems, uint16_t* dst,
+                                                  const KernelContext& ctx) {
+  // 256 values: one K-quant block, eight 32-value blocks; 1 KiB of stack.
+  constexpr size_t kTile = 256;
+  alignas(16) float tile[kTile];
+  const size_t per_tile = block_elems >= kTile ? 1 : kTile / block_elems;
+  for (size_t b = 0; b < n_blocks;) {
+    const size_t nb = n_blocks - b < per_tile ? n_blocks - b : per_tile;
+    const KernelContext c{ctx.spec, ctx.first_block + b};
+    kernel(src + b * block_bytes, nb, tile, c);
+    f32_to_f16_row(tile, nb * block_elems, dst + b * block_elems);
+    b += nb;
+  }
 }
 
 }  // namespace simd128

@@ -5,7 +5,12 @@
 // reference computes them one by one, and kept in a small array; each 16-value run splats its
 // factor. The quants are unpacked 16 at a time as bytes, widened and converted exactly, then
 // y = factor·q (− min) with the reference's roundings.
+//
+// At the end, the f16 kernels of Q4_K, IQ4_XS (tables per 32-value sub-block), Q5_K and Q6_K
+// (per value), after f16_util.h.
 #include "../kernel_api.h"
+#include "f16_out.h"
+#include "f16_util.h"
 #include "simd_util.h"
 
 namespace ws {
@@ -234,6 +239,178 @@ void Q8_K(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
 }
 void IQ4_XS(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   run_kernel(IQ4_XS_body, src, n, dst, ctx, 136, 256);
+}
+
+// ---- f16 output ----
+
+namespace {
+
+// 16 signed bytes -> dst[k] = p * float(q[k]) for a prescaled f16 scale p: the reference's d * sc,
+// scaled, exact (at most 19 significant bits, on the 2^-136 grid).
+inline void prescaled_scales(float* dst, v128_t q, v128_t p) { scale_times(dst, q, p); }
+
+}  // namespace
+
+// Per 32-value sub-block, d·sc·q - dmin·m for the sixteen codes: a general f32 table. With d and
+// dmin below 64, every product and difference prescaled sits on the 2^-136 grid and stays below
+// 63·64·15 + 63·64 < 65536 (f16_util.h).
+void Q4_K_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
+  const v128_t k[4] = {hoisted(wasm_f32x4_make(0, 2, 4, 6)), hoisted(wasm_f32x4_make(1, 3, 5, 7)),
+                       hoisted(wasm_f32x4_make(8, 10, 12, 14)), hoisted(wasm_f32x4_make(9, 11, 13, 15))};
+  for (size_t b = 0; b < n; ++b, src += 144, dst += 256) {
+    const uint32_t hd = load_u16(src), hm = load_u16(src + 2);
+    if (!f16_below(hd & 0x7FFF, 20) || !f16_below(hm & 0x7FFF, 20)) {
+      decode_f16_via_f32(Q4_K, src, 1, 144, 256, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const v128_t sm = k4_scales_mins(src + 4);
+    alignas(16) float ds[16], ms[16];  // d·sc (0..7) and dmin·m (8..15 of the second), prescaled
+    prescaled_scales(ds, sm, splat_u32(prescaled_f16(hd)));
+    prescaled_scales(ms, sm, splat_u32(prescaled_f16(hm)));
+    const uint8_t* q = src + 16;
+    for (int j = 0; j < 8; ++j) {
+      const v128_t dl = wasm_f32x4_splat(ds[j]), ml = wasm_f32x4_splat(ms[8 + j]);
+      v128_t t[4];
+      for (int i = 0; i < 4; ++i) t[i] = wasm_f32x4_sub(wasm_f32x4_mul(dl, k[i]), ml);
+      const NibbleTable tab = table_from_prescaled(t, c);
+      // Sub-block j: the low (even j) or high nibbles of chunk j/2's 32 bytes.
+      const v128_t q0 = wasm_v128_load(q + 32 * (j / 2)), q1 = wasm_v128_load(q + 32 * (j / 2) + 16);
+      uint16_t* y = dst + 32 * j;
+      if (j % 2 == 0) {
+        store_codes(y, tab, nibbles_lo(q0, c));
+        store_codes(y + 16, tab, nibbles_lo(q1, c));
+      } else {
+        store_codes(y, tab, nibbles_hi(q0, c));
+        store_codes(y + 16, tab, nibbles_hi(q1, c));
+      }
+    }
+  }
+}
+
+// Per 32-value sub-block, dl·kvalue with dl = d·(ls - 32): sixteen exact products. |d| below 16
+// keeps them below 16·32·127 < 65536.
+void IQ4_XS_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();
+  // The kvalues in table_from_prescaled's order (codes 0, 2, 4, 6; 1, 3, 5, 7; ...).
+  const v128_t k[4] = {hoisted(wasm_f32x4_make(-127, -83, -49, -22)), hoisted(wasm_f32x4_make(-104, -65, -35, -10)),
+                       hoisted(wasm_f32x4_make(1, 25, 53, 89)), hoisted(wasm_f32x4_make(13, 38, 69, 113))};
+  for (size_t b = 0; b < n; ++b, src += 136, dst += 256) {
+    const uint32_t hd = load_u16(src);
+    if (!f16_below(hd & 0x7FFF, 18)) {
+      decode_f16_via_f32(IQ4_XS, src, 1, 136, 256, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const uint32_t sh = load_u16(src + 2);
+    const uint32_t sl = load_u32(src + 4);
+    int8_t ls[16] = {};
+    for (int ib = 0; ib < 8; ++ib) ls[ib] = int8_t((((sl >> (4 * ib)) & 15) | (((sh >> (2 * ib)) & 3) << 4)) - 32);
+    alignas(16) float dl[16];
+    prescaled_scales(dl, wasm_v128_load(ls), splat_u32(prescaled_f16(hd)));
+    const uint8_t* qs = src + 8;
+    for (int ib = 0; ib < 8; ++ib, qs += 16) {
+      const v128_t s = wasm_f32x4_splat(dl[ib]);
+      const v128_t t[4] = {wasm_f32x4_mul(s, k[0]), wasm_f32x4_mul(s, k[1]), wasm_f32x4_mul(s, k[2]),
+                           wasm_f32x4_mul(s, k[3])};
+      const NibbleTable tab = table_from_prescaled(t, c);
+      const v128_t q = wasm_v128_load(qs);
+      store_codes(dst + 32 * ib, tab, nibbles_lo(q, c));
+      store_codes(dst + 32 * ib + 16, tab, nibbles_hi(q, c));
+    }
+  }
+}
+
+// d·sc·q - dmin·m per value (general f32: the subtraction rounds), as Q4_K's table but with
+// q up to 31: d and dmin below 32 keep 63·32·31 + 63·32 < 65536.
+void Q5_K_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();
+  const v128_t sixteen = hoisted(splat_u8(16));
+  const v128_t even_lo = hoisted(even_bytes_lanes(0)), odd_lo = hoisted(even_bytes_lanes(1)),
+               even_hi = hoisted(even_bytes_lanes(8)), odd_hi = hoisted(even_bytes_lanes(9));
+  for (size_t b = 0; b < n; ++b, src += 176, dst += 256) {
+    const uint32_t hd = load_u16(src), hm = load_u16(src + 2);
+    if (!f16_below(hd & 0x7FFF, 19) || !f16_below(hm & 0x7FFF, 19)) {
+      decode_f16_via_f32(Q5_K, src, 1, 176, 256, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const v128_t sm = k4_scales_mins(src + 4);
+    alignas(16) float ds[16], ms[16];
+    prescaled_scales(ds, sm, splat_u32(prescaled_f16(hd)));
+    prescaled_scales(ms, sm, splat_u32(prescaled_f16(hm)));
+    const v128_t qh0 = wasm_v128_load(src + 16), qh1 = wasm_v128_load(src + 32);
+    const uint8_t* q = src + 48;
+    // 16 codes (u8) -> 16 halves of d·q - m at y.
+    auto run = [&](uint16_t* y, v128_t codes, v128_t d, v128_t m) {
+      const v128_t x[4] = {wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(lookup16(codes, even_lo))), m),
+                           wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(lookup16(codes, odd_lo))), m),
+                           wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(lookup16(codes, even_hi))), m),
+                           wasm_f32x4_sub(wasm_f32x4_mul(d, wasm_f32x4_convert_i32x4(lookup16(codes, odd_hi))), m)};
+      wasm_v128_store(y, halves_from_prescaled(x[0], x[1], c));
+      wasm_v128_store(y + 8, halves_from_prescaled(x[2], x[3], c));
+    };
+    for (int ch = 0; ch < 4; ++ch, q += 32) {
+      const v128_t q0 = wasm_v128_load(q), q1 = wasm_v128_load(q + 16);
+      const v128_t u1 = splat_u8(uint8_t(1u << (2 * ch))), u2 = splat_u8(uint8_t(2u << (2 * ch)));
+      uint16_t* y = dst + 64 * ch;
+      const v128_t d1 = wasm_f32x4_splat(ds[2 * ch]), m1 = wasm_f32x4_splat(ms[8 + 2 * ch]);
+      const v128_t d2 = wasm_f32x4_splat(ds[2 * ch + 1]), m2 = wasm_f32x4_splat(ms[8 + 2 * ch + 1]);
+      run(y, wasm_v128_or(nibbles_lo(q0, c), bit_to(qh0, u1, sixteen)), d1, m1);
+      run(y + 16, wasm_v128_or(nibbles_lo(q1, c), bit_to(qh1, u1, sixteen)), d1, m1);
+      run(y + 32, wasm_v128_or(nibbles_hi(q0, c), bit_to(qh0, u2, sixteen)), d2, m2);
+      run(y + 48, wasm_v128_or(nibbles_hi(q1, c), bit_to(qh1, u2, sixteen)), d2, m2);
+    }
+  }
+}
+
+// d·sc·q per value, exact (at most 11 + 7 + 5 significant bits): |q|·|d·sc| rounded by
+// round_bits, the sign from q's and the scale's. |d| below 16: 16·128·32 = 65536 is never
+// reached (|sc| <= 128 with q in -32..31, |q·sc| <= 4096).
+void Q6_K_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();
+  const v128_t x30 = hoisted(splat_u8(0x30)), x20 = hoisted(splat_u8(32)), x80 = hoisted(splat_u8(0x80));
+  const v128_t sign_lo = hoisted(wasm_i8x16_const(-1, 0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6, -1, 7));
+  const v128_t sign_hi = hoisted(wasm_i8x16_const(-1, 8, -1, 9, -1, 10, -1, 11, -1, 12, -1, 13, -1, 14, -1, 15));
+  const v128_t abs_mask = hoisted(splat_u32(0x7FFFFFFFu));
+  const v128_t lanes[4] = {hoisted(u8_lanes_index(0)), hoisted(u8_lanes_index(1)), hoisted(u8_lanes_index(2)),
+                           hoisted(u8_lanes_index(3))};
+  for (size_t b = 0; b < n; ++b, src += 210, dst += 256) {
+    const uint32_t hd = load_u16(src + 208);
+    if (!f16_below(hd & 0x7FFF, 18)) {
+      decode_f16_via_f32(Q6_K, src, 1, 210, 256, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    alignas(16) float ds[16];
+    prescaled_scales(ds, wasm_v128_load(src + 192), splat_u32(prescaled_f16(hd)));
+    // 16 codes q (-32..31, as bytes) with scale s -> 16 halves at y.
+    auto run = [&](uint16_t* y, v128_t q, float s) {
+      const v128_t aq = wasm_i8x16_abs(q);
+      const v128_t sg = wasm_v128_and(wasm_v128_xor(q, splat_u8(uint8_t(f32_to_bits(s) >> 24))), x80);
+      const v128_t as = wasm_v128_and(wasm_f32x4_splat(s), abs_mask);
+      v128_t m[4];
+      for (int k = 0; k < 4; ++k) m[k] = round_bits(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(lookup16(aq, lanes[k])), as), c);
+      const v128_t m0 = wasm_u16x8_narrow_i32x4(m[0], m[1]), m1 = wasm_u16x8_narrow_i32x4(m[2], m[3]);
+      wasm_v128_store(y, wasm_v128_or(m0, lookup16(sg, sign_lo)));
+      wasm_v128_store(y + 8, wasm_v128_or(m1, lookup16(sg, sign_hi)));
+    };
+    for (int half = 0; half < 2; ++half) {
+      const uint8_t* ql = src + 64 * half;
+      const uint8_t* qh = src + 128 + 32 * half;
+      const float* sc = ds + 8 * half;
+      for (int l0 = 0; l0 < 32; l0 += 16) {
+        const int is = l0 / 16;
+        const v128_t a = wasm_v128_load(ql + l0), b2 = wasm_v128_load(ql + 32 + l0), h = wasm_v128_load(qh + l0);
+        const v128_t v1 = wasm_v128_or(nibbles_lo(a, c), wasm_v128_and(wasm_i16x8_shl(h, 4), x30));
+        const v128_t v2 = wasm_v128_or(nibbles_lo(b2, c), wasm_v128_and(wasm_i16x8_shl(h, 2), x30));
+        const v128_t v3 = wasm_v128_or(nibbles_hi(a, c), wasm_v128_and(h, x30));
+        const v128_t v4 = wasm_v128_or(nibbles_hi(b2, c), wasm_v128_and(wasm_u16x8_shr(h, 2), x30));
+        uint16_t* y = dst + 128 * half + l0;
+        run(y, wasm_i8x16_sub(v1, x20), sc[is]);
+        run(y + 32, wasm_i8x16_sub(v2, x20), sc[is + 2]);
+        run(y + 64, wasm_i8x16_sub(v3, x20), sc[is + 4]);
+        run(y + 96, wasm_i8x16_sub(v4, x20), sc[is + 6]);
+      }
+    }
+  }
 }
 
 }  // namespace simd

@@ -1,11 +1,14 @@
 // SIMD128 kernels for GGML's small blocks: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4, NVFP4,
-// Q1_0, Q2_0 (FORMATS.md §6).
+// Q1_0, Q2_0 (FORMATS.md §6), and the f16 kernels of Q4_0, Q4_1, Q8_0, IQ4_NL, MXFP4 and NVFP4
+// (at the end; the scheme is f16_util.h's).
 //
 // Every value is "small integer times scale" (plus m for Q4_1/Q5_1): the integer is exact in f32,
 // so each output is one rounding of the same product the reference computes (two for the
 // `q*d + m` forms, multiply then add, never fused). Scales of four blocks are converted in one
 // vector and splatted per block.
 #include "../kernel_api.h"
+#include "f16_out.h"
+#include "f16_util.h"
 #include "simd_util.h"
 
 namespace ws {
@@ -264,6 +267,188 @@ void Q1_0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
 }
 void Q2_0(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   run_kernel(Q2_0_body, src, n, dst, ctx, 18, 64);
+}
+
+
+// ---- f16 output ----
+//
+// Constants are hoisted (f16_util.h: hoisted, F16Consts): V8 would rebuild each in the loop.
+
+// The f16 of every value of a Q4_0 block: (q - 8) * d has nine magnitudes |q - 8| * |d|, exact
+// products (4 x 11 significant bits). Fast while 8|d| < 65536.
+void Q4_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();
+  const v128_t k_odd = hoisted(wasm_f32x4_make(1, 3, 5, 7)), k_even = hoisted(wasm_f32x4_make(2, 4, 6, 8));
+  // Code q reads magnitude |q - 8| from u16 lane |q - 8| - 1 of m (code 8: zero).
+  const v128_t idx_lo = hoisted(wasm_i8x16_const(14, 12, 10, 8, 6, 4, 2, 0, -1, 0, 2, 4, 6, 8, 10, 12));
+  const v128_t idx_hi = hoisted(wasm_i8x16_const(15, 13, 11, 9, 7, 5, 3, 1, -1, 1, 3, 5, 7, 9, 11, 13));
+  // Codes below 8 have the sign opposite to d's, the others d's (code 8: 0 * d, a zero of d's
+  // sign): the sign bits for d > 0 and d < 0, indexed by d's sign bit (a load, not a branch).
+  const v128_t sign_bits[2] = {hoisted(wasm_i8x16_const(-128, -128, -128, -128, -128, -128, -128, -128, 0, 0, 0, 0, 0, 0, 0, 0)),
+                               hoisted(wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0, -128, -128, -128, -128, -128, -128, -128, -128))};
+  for (size_t b = 0; b < n; ++b, src += 18, dst += 32) {
+    const uint32_t h = load_u16(src);
+    if (!f16_below(h & 0x7FFF, 27)) {
+      decode_f16_via_f32(Q4_0, src, 1, 18, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const v128_t d = splat_u32(prescaled_f16_magnitude(h));
+    const v128_t m = low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k_odd, d), c),
+                                            round_exact_bits(wasm_f32x4_mul(k_even, d), c));
+    const NibbleTable t{lookup16(m, idx_lo), wasm_v128_or(lookup16(m, idx_hi), sign_bits[h >> 15])};
+    const v128_t q = wasm_v128_load(src + 2);
+    store_codes(dst, t, nibbles_lo(q, c));
+    store_codes(dst + 16, t, nibbles_hi(q, c));
+  }
+}
+
+// q * d + m: a general f32 per code (the addition rounds). Prescaled, d and m sit on the 2^-136
+// grid and so does every sum, so even sums in the f16 subnormal range come out right
+// (f16_util.h); |15d| + |m| < 65536 keeps them finite.
+void Q4_1_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();
+  const v128_t k[4] = {hoisted(wasm_f32x4_make(0, 2, 4, 6)), hoisted(wasm_f32x4_make(1, 3, 5, 7)),
+                       hoisted(wasm_f32x4_make(8, 10, 12, 14)), hoisted(wasm_f32x4_make(9, 11, 13, 15))};
+  for (size_t b = 0; b < n; ++b, src += 20, dst += 32) {
+    const uint32_t hd = load_u16(src), hm = load_u16(src + 2);
+    if (!f16_below(hd & 0x7FFF, 25) || !f16_below(hm & 0x7FFF, 29)) {
+      decode_f16_via_f32(Q4_1, src, 1, 20, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const v128_t d = splat_u32(prescaled_f16(hd)), m = splat_u32(prescaled_f16(hm));
+    v128_t t[4];
+    for (int j = 0; j < 4; ++j) t[j] = wasm_f32x4_add(wasm_f32x4_mul(k[j], d), m);
+    const NibbleTable tab = table_from_prescaled(t, c);
+    const v128_t q = wasm_v128_load(src + 4);
+    store_codes(dst, tab, nibbles_lo(q, c));
+    store_codes(dst + 16, tab, nibbles_hi(q, c));
+  }
+}
+
+// q * d for 32 int8 q: per value, |q| * |d| (exact, 18 significant bits) rounded by
+// round_exact_bits, the sign put back from q and d. Fast while 128|d| < 65536.
+void Q8_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();
+  // |q| of bytes 2i (resp. 2i+1) of an 8-byte half into lane i: the even and odd elements.
+  const v128_t lanes[4] = {hoisted(even_bytes_lanes(0)), hoisted(even_bytes_lanes(1)), hoisted(even_bytes_lanes(8)),
+                           hoisted(even_bytes_lanes(9))};
+  // Sign byte k into the high byte of u16 lane k (of the first or second eight).
+  const v128_t sign_lo = hoisted(wasm_i8x16_const(-1, 0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6, -1, 7));
+  const v128_t sign_hi = hoisted(wasm_i8x16_const(-1, 8, -1, 9, -1, 10, -1, 11, -1, 12, -1, 13, -1, 14, -1, 15));
+  const v128_t x80 = hoisted(splat_u8(0x80));
+  for (size_t b = 0; b < n; ++b, src += 34, dst += 32) {
+    const uint32_t h = load_u16(src);
+    if (!f16_below(h & 0x7FFF, 23)) {
+      decode_f16_via_f32(Q8_0, src, 1, 34, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const v128_t d = splat_u32(prescaled_f16_magnitude(h));
+    const v128_t dsign = splat_u8(uint8_t((h >> 8) & 0x80));
+    for (int half = 0; half < 2; ++half) {
+      const v128_t q = wasm_v128_load(src + 2 + 16 * half);
+      const v128_t aq = wasm_i8x16_abs(q);  // -128 gives 0x80: 128 as the unsigned byte it is read as
+      // sign(q) ^ sign(d); for q = 0 that is d's sign, as 0 * d has.
+      const v128_t s = wasm_v128_and(wasm_v128_xor(q, dsign), x80);
+      v128_t m[4];
+      for (int k = 0; k < 4; ++k) m[k] = round_exact_bits(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(lookup16(aq, lanes[k])), d), c);
+      uint16_t* y = dst + 16 * half;
+      wasm_v128_store(y, wasm_v128_or(low_halves_interleaved(m[0], m[1]), lookup16(s, sign_lo)));
+      wasm_v128_store(y + 8, wasm_v128_or(low_halves_interleaved(m[2], m[3]), lookup16(s, sign_hi)));
+    }
+  }
+}
+
+// kvalues[q] * d: sixteen exact products (7 x 11 significant bits). Fast while 127|d| < 65536.
+void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();
+  // |kvalues| of codes 0, 2, .., 14 and 1, 3, .., 15 (codes 0..7 negative, 8..15 positive).
+  const v128_t k0e = hoisted(wasm_f32x4_make(127, 83, 49, 22)), k0o = hoisted(wasm_f32x4_make(104, 65, 35, 10));
+  const v128_t k1e = hoisted(wasm_f32x4_make(1, 25, 53, 89)), k1o = hoisted(wasm_f32x4_make(13, 38, 69, 113));
+  // Indexed by d's sign bit: a load, no branch on the sign.
+  const v128_t sign_bits[2] = {hoisted(wasm_i8x16_const(-128, -128, -128, -128, -128, -128, -128, -128, 0, 0, 0, 0, 0, 0, 0, 0)),
+                               hoisted(wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0, -128, -128, -128, -128, -128, -128, -128, -128))};
+  for (size_t b = 0; b < n; ++b, src += 18, dst += 32) {
+    const uint32_t h = load_u16(src);
+    if (!f16_below(h & 0x7FFF, 23)) {
+      decode_f16_via_f32(IQ4_NL, src, 1, 18, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const v128_t d = splat_u32(prescaled_f16_magnitude(h));
+    NibbleTable t = nibble_table(
+        low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k0e, d), c), round_exact_bits(wasm_f32x4_mul(k0o, d), c)),
+        low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k1e, d), c), round_exact_bits(wasm_f32x4_mul(k1o, d), c)), c);
+    t.hi = wasm_v128_or(t.hi, sign_bits[h >> 15]);
+    const v128_t q = wasm_v128_load(src + 2);
+    store_codes(dst, t, nibbles_lo(q, c));
+    store_codes(dst + 16, t, nibbles_hi(q, c));
+  }
+}
+
+// kvalues (2 x E2M1: 0, 1, 2, 3, 4, 6, 8, 12 and negatives) times 2^(e-128): exact, and an f16
+// whose low byte is zero. The high bytes are the kvalues' f16 high bytes with (e - 128) added to
+// the exponent field (bits 2..6 of the byte); fast for e in 114..140 (|kvalue| * 2^(e-128) from
+// 2^-14 to 12 * 2^12).
+void MXFP4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();
+  const v128_t hi_1 = hoisted(wasm_i8x16_const(0, 0x3C, 0x40, 0x42, 0x44, 0x46, 0x48, 0x4A, 0, -0x44, -0x40, -0x3E, -0x3C,
+                                               -0x3A, -0x38, -0x36));  // the f16 high bytes of kvalues * 1
+  const v128_t nonzero = hoisted(wasm_i8x16_const(0, -1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1));
+  for (size_t b = 0; b < n; ++b, src += 17, dst += 32) {
+    const uint32_t e = src[0];
+    if (e - 114u > 26u) {
+      decode_f16_via_f32(MXFP4, src, 1, 17, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const v128_t hi = wasm_i8x16_add(hi_1, wasm_v128_and(splat_u8(uint8_t((e - 128u) << 2)), nonzero));
+    const v128_t q = wasm_v128_load(src + 1);
+    store_codes_hi(dst, hi, nibbles_lo(q, c), c);
+    store_codes_hi(dst + 16, hi, nibbles_hi(q, c), c);
+  }
+}
+
+// kvalues * ue4m3/2: at most 2 x 4 significant bits, from 2^-10 to 12 * 240: always an exact
+// normal f16, so there is no exact path. The tables come from f16(s) and f16(1.5 s) of the four
+// sub-block scales (fp4_scale_pairs); a block with a zero scale computes its eight magnitudes
+// |kvalue| * s as prescaled f32 products instead, whose f16 is a shift.
+void NVFP4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext&) {
+  const F16Consts c = f16_consts();
+  const v128_t prescale = hoisted(wasm_f32x4_splat(1.925929944387236e-34f));  // 2^-112
+  // Code c: kvalue 0, 1, 2, 3, 4, 6, 8, 12 (c < 8), negated for c > 8. Low byte from f16(s) (index
+  // 0), f16(1.5 s) (index 8) or zero (0x80); high byte: the next index, plus 4 per power of two
+  // and the sign. Sub-block k's scale pair is 2k bytes further.
+  v128_t idx_lo[4], idx_hi[4];
+  for (int k = 0; k < 4; ++k) {
+    idx_lo[k] = hoisted(wasm_i8x16_add(wasm_i8x16_const(-128, 0, 0, 8, 0, 8, 0, 8, -128, 0, 0, 8, 0, 8, 0, 8), splat_u8(uint8_t(2 * k))));
+    idx_hi[k] = hoisted(wasm_i8x16_add(wasm_i8x16_const(-128, 1, 1, 9, 1, 9, 1, 9, -128, 1, 1, 9, 1, 9, 1, 9), splat_u8(uint8_t(2 * k))));
+  }
+  const v128_t hi_add = hoisted(wasm_i8x16_const(0, 0, 4, 4, 8, 8, 12, 12, 0, -128, -124, -124, -120, -120, -116, -116));
+  // The slow variant's: code c reads magnitude c & 7; codes 9..15 are negative (8 is +0).
+  const v128_t k_lo = wasm_f32x4_make(0, 1, 2, 3), k_hi = wasm_f32x4_make(4, 6, 8, 12);
+  const v128_t mag_lo = wasm_i8x16_const(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14);
+  const v128_t mag_hi = wasm_i8x16_const(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
+  const v128_t neg_codes = wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0, 0, -128, -128, -128, -128, -128, -128, -128);
+  for (size_t b = 0; b < n; ++b, src += 36, dst += 64) {
+    const v128_t ds = wasm_f32x4_mul(ue4m3_half_x4(u8_lanes<0>(wasm_v128_load32_zero(src))), prescale);
+    const v128_t q01 = wasm_v128_load(src + 4), q23 = wasm_v128_load(src + 20);
+    const v128_t l01 = nibbles_lo(q01, c), h01 = nibbles_hi(q01, c), l23 = nibbles_lo(q23, c), h23 = nibbles_hi(q23, c);
+    const v128_t codes[4] = {wasm_i64x2_shuffle(l01, h01, 0, 2), wasm_i64x2_shuffle(l01, h01, 1, 3),
+                             wasm_i64x2_shuffle(l23, h23, 0, 2), wasm_i64x2_shuffle(l23, h23, 1, 3)};
+    if (!wasm_v128_any_true(wasm_i32x4_eq(ds, c.zero))) {
+      const v128_t f = fp4_scale_pairs(ds, c);
+      for (int k = 0; k < 4; ++k) {
+        const NibbleTable t{lookup16(f, idx_lo[k]), wasm_i8x16_add(lookup16(f, idx_hi[k]), hi_add)};
+        store_codes(dst + 16 * k, t, codes[k]);
+      }
+      continue;
+    }
+    const v128_t s[4] = {lane_splat<0>(ds), lane_splat<1>(ds), lane_splat<2>(ds), lane_splat<3>(ds)};
+    for (int k = 0; k < 4; ++k) {
+      const v128_t m = wasm_u16x8_narrow_i32x4(wasm_u32x4_shr(wasm_f32x4_mul(k_lo, s[k]), 13),
+                                               wasm_u32x4_shr(wasm_f32x4_mul(k_hi, s[k]), 13));
+      const NibbleTable t{lookup16(m, mag_lo), wasm_v128_or(lookup16(m, mag_hi), neg_codes)};
+      store_codes(dst + 16 * k, t, codes[k]);
+    }
+  }
 }
 
 }  // namespace simd

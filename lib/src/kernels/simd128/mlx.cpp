@@ -2,7 +2,10 @@
 // F8Q8. Operation order is reference/mlx_quants.cpp's and reference/uqff_f8q8.cpp's:
 //   affine  w = (s * float(q)) + b          mxfp4/nvfp4  w = E2M1[q] * s   (nvfp4 global: see there)
 //   mxfp8   w = e4m3(q) * e8m0(s)           F8Q8         w = float(q) * (e4m3fn(d) / 448)
+// At the end, the f16 kernels of affine 4 and 8 bits, mxfp4 and nvfp4 (f16_util.h).
 #include "../kernel_api.h"
+#include "f16_out.h"
+#include "f16_util.h"
 #include "simd_util.h"
 
 namespace ws {
@@ -345,6 +348,255 @@ void MlxNvfp4(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx
 }
 void F8Q8(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   run_kernel(F8Q8_body, src, n, dst, ctx, 33, 32);
+}
+
+// ---- f16 output ----
+
+namespace {
+
+constexpr float kTwoPowMinus112 = 1.925929944387236e-34f;
+
+// The affine fast path's conditions on a group's scale or bias, by its bits as f32 (f16_util.h):
+// below `limit` (as f32 bits of the magnitude) so that 15s + b (255s + b) stays below 65536, and,
+// if not zero, on a grid that prescaled stays on 2^-149: any f16 (last bit >= 2^-24); a bf16 from
+// 2^-30 up (last bit 2^-37); an f32 from 2^-14 up, where also s·q (which rounds, for f32) is an
+// f32 normal number prescaled.
+inline bool affine_companion_ok(float v, DType dt, uint32_t limit) {
+  const uint32_t a = f32_to_bits(v) & 0x7FFFFFFFu;
+  const uint32_t floor_bits = dt == DType::F16 ? 0u : dt == DType::BF16 ? 0x30800000u : 0x38800000u;
+  return a < limit && (a >= floor_bits || a == 0);
+}
+
+// Hoisted constants (f16_util.h) of the companion checks: the magnitude mask, the scale and bias
+// limits and the grid floor less one (affine_companion_ok), the u16 widening index.
+struct CompanionConsts {
+  v128_t abs, scale_limit, bias_limit, floor_less_one, u16_index;
+};
+
+// The companions of groups g..g+3 as f32 lanes.
+inline v128_t companions4(const uint8_t* base, uint64_t g, DType dt, const CompanionConsts& k) {
+  if (dt == DType::F32) return wasm_v128_load(base + 4 * g);
+  const v128_t h = lookup16(wasm_v128_load64_zero(base + 2 * g), k.u16_index);
+  return dt == DType::F16 ? f16x4_to_f32x4(h) : wasm_i32x4_shl(h, 16);
+}
+
+// affine_companion_ok on four values at once.
+inline bool companions4_ok(v128_t v, v128_t limit, const CompanionConsts& k) {
+  const v128_t a = wasm_v128_and(v, k.abs);
+  const v128_t ok = wasm_v128_and(wasm_i32x4_lt(a, limit),
+                                  wasm_v128_or(wasm_i32x4_gt(a, k.floor_less_one), wasm_i32x4_eq(a, wasm_i32x4_splat(0))));
+  return wasm_i32x4_all_true(ok);
+}
+
+// Groups of G values, kBytes stored bytes each: body(src, dst, s, b) writes one group from its
+// prescaled scale and bias (splatted). Companions are converted and checked four groups at a
+// time; a run of four with a group outside the fast path, and the last groups, go one by one.
+// Scale limits as f32 bits: 15s + b (4 bits) or 255s + b (8 bits) below 65536 with |b| < 32768.
+template <int G, int kBytes, class Body>
+void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx, uint32_t scale_limit,
+                       Body body) {
+  const DequantSpec& spec = *ctx.spec;
+  const DType dt = spec.scale_dtype;
+  const v128_t prescale = hoisted(wasm_f32x4_splat(kTwoPowMinus112));
+  const uint32_t floor_bits = dt == DType::F16 ? 0u : dt == DType::BF16 ? 0x30800000u : 0x38800000u;
+  const CompanionConsts k{hoisted(splat_u32(0x7FFFFFFFu)), hoisted(splat_u32(scale_limit)), hoisted(splat_u32(0x47000000u)),
+                          hoisted(splat_u32(floor_bits - 1)),
+                          hoisted(wasm_i8x16_const(0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7, -1, -1))};
+  auto one = [&](size_t b) {
+    const uint64_t g = ctx.first_block + b;
+    const float sc = companion(spec.scales, g, dt), bi = companion(spec.biases, g, dt);
+    if (!affine_companion_ok(sc, dt, scale_limit) || !affine_companion_ok(bi, dt, 0x47000000u)) {
+      decode_f16_via_f32(MlxAffine, src + kBytes * b, 1, kBytes, G, dst + G * b, KernelContext{ctx.spec, g});
+      return;
+    }
+    body(src + kBytes * b, dst + G * b, wasm_f32x4_splat(sc * kTwoPowMinus112), wasm_f32x4_splat(bi * kTwoPowMinus112));
+  };
+  size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    const uint64_t g = ctx.first_block + b;
+    const v128_t s4 = companions4(spec.scales, g, dt, k), b4 = companions4(spec.biases, g, dt, k);
+    if (!companions4_ok(s4, k.scale_limit, k) || !companions4_ok(b4, k.bias_limit, k)) {
+      for (size_t j = 0; j < 4; ++j) one(b + j);
+      continue;
+    }
+    const v128_t sp = wasm_f32x4_mul(s4, prescale), bp = wasm_f32x4_mul(b4, prescale);
+    body(src + kBytes * b, dst + G * b, lane_splat<0>(sp), lane_splat<0>(bp));
+    body(src + kBytes * (b + 1), dst + G * (b + 1), lane_splat<1>(sp), lane_splat<1>(bp));
+    body(src + kBytes * (b + 2), dst + G * (b + 2), lane_splat<2>(sp), lane_splat<2>(bp));
+    body(src + kBytes * (b + 3), dst + G * (b + 3), lane_splat<3>(sp), lane_splat<3>(bp));
+  }
+  for (; b < n; ++b) one(b);
+}
+
+template <int G>
+void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
+  const v128_t k[4] = {hoisted(wasm_f32x4_make(0, 2, 4, 6)), hoisted(wasm_f32x4_make(1, 3, 5, 7)),
+                       hoisted(wasm_f32x4_make(8, 10, 12, 14)), hoisted(wasm_f32x4_make(9, 11, 13, 15))};
+  // 15·2048 + 32768 < 65536.
+  affine_groups_f16<G, G / 2>(src, n, dst, ctx, 0x45000000u, [&](const uint8_t* p, uint16_t* y, v128_t s, v128_t bias) {
+    v128_t t[4];
+    for (int i = 0; i < 4; ++i) t[i] = wasm_f32x4_add(wasm_f32x4_mul(s, k[i]), bias);
+    const NibbleTable tab = table_from_prescaled(t, c);
+    for (int j = 0; j < G / 2; j += 16) {
+      const v128_t v = wasm_v128_load(p + j);
+      const v128_t lo = nibbles_lo(v, c), hi = nibbles_hi(v, c);  // codes 2i and 2i+1
+      store_codes(y + 2 * j, tab, wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+      store_codes(y + 2 * j + 16, tab, wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+    }
+  });
+}
+
+template <int G>
+void affine8_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const F16Consts c = f16_consts();
+  const v128_t lanes[4] = {hoisted(even_bytes_lanes(0)), hoisted(even_bytes_lanes(1)), hoisted(even_bytes_lanes(8)),
+                           hoisted(even_bytes_lanes(9))};
+  // 255·128 + 32768 < 65536.
+  affine_groups_f16<G, G>(src, n, dst, ctx, 0x43000000u, [&](const uint8_t* p, uint16_t* y, v128_t s, v128_t bias) {
+    for (int j = 0; j < G; j += 16) {
+      const v128_t v = wasm_v128_load(p + j);
+      v128_t x[4];
+      for (int k = 0; k < 4; ++k) x[k] = wasm_f32x4_add(wasm_f32x4_mul(s, wasm_f32x4_convert_i32x4(lookup16(v, lanes[k]))), bias);
+      wasm_v128_store(y + j, halves_from_prescaled(x[0], x[1], c));
+      wasm_v128_store(y + j + 8, halves_from_prescaled(x[2], x[3], c));
+    }
+  });
+}
+
+}  // namespace
+
+void MlxAffine_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const uint32_t bits = ctx.spec->bits, group = ctx.spec->group;
+  if (bits == 4) {
+    if (group == 32) return affine4_f16<32>(src, n, dst, ctx);
+    if (group == 64) return affine4_f16<64>(src, n, dst, ctx);
+    return affine4_f16<128>(src, n, dst, ctx);
+  }
+  if (bits == 8) {
+    if (group == 32) return affine8_f16<32>(src, n, dst, ctx);
+    if (group == 64) return affine8_f16<64>(src, n, dst, ctx);
+    return affine8_f16<128>(src, n, dst, ctx);
+  }
+  // 2, 3, 5 and 6 bits: no f16 kernel of their own.
+  decode_f16_via_f32(MlxAffine, src, n, size_t(group) * bits / 8, group, dst, ctx);
+}
+
+// E2M1 times 2^(s-127): exact, an f16 whose low byte is zero. The high bytes are E2M1's with
+// (s - 127) added to the exponent field (bits 2..6); fast for s in 114..140 (0.5 * 2^(s-127)
+// from 2^-14, 6 * 2^(s-127) below 65536).
+void MlxMxfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const uint8_t* scales = ctx.spec->scales + ctx.first_block;
+  const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
+  const v128_t hi_1 = hoisted(wasm_i8x16_const(0, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46, -0x80, -0x48, -0x44, -0x42,
+                                               -0x40, -0x3E, -0x3C, -0x3A));  // the f16 high bytes of E2M1
+  const v128_t nonzero = hoisted(wasm_i8x16_const(0, -1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, -1, -1, -1, -1));
+  for (size_t b = 0; b < n; ++b, src += 16, dst += 32) {
+    const uint32_t e = scales[b];
+    if (e - 114u > 26u) {
+      decode_f16_via_f32(MlxMxfp4, src, 1, 16, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
+      continue;
+    }
+    const v128_t hi = wasm_i8x16_add(hi_1, wasm_v128_and(splat_u8(uint8_t((e - 127u) << 2)), nonzero));
+    const v128_t q = wasm_v128_load(src);
+    const v128_t lo = nibbles_lo(q, c), hn = nibbles_hi(q, c);
+    store_codes_hi(dst, hi, wasm_i8x16_shuffle(lo, hn, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), c);
+    store_codes_hi(dst + 16, hi, wasm_i8x16_shuffle(lo, hn, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), c);
+  }
+}
+
+// E2M1 times an E4M3 scale s: at most 2 x 4 significant bits, from 2^-10 to 6 * 480: an exact
+// normal f16 (no exact path). Four groups at a time, the tables come from f16(|s|) and
+// f16(1.5 |s|) (fp4_scale_pairs); codes 8..15 (and -0) carry the E2M1 sign, xor the scale's.
+// Groups with a zero scale, and every group under a global scale (the products round then:
+// MLX E2M1 * (s * g), Ollama (E2M1 * s) * g), build their table from the eight magnitudes as
+// prescaled f32 products, rounded; with a global scale, groups whose magnitudes could leave
+// [2^-14, 65536) take the exact path.
+void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
+  const DequantSpec& spec = *ctx.spec;
+  const uint8_t* scales = spec.scales + ctx.first_block;
+  const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
+  const float g = spec.global_scale / 2688.0f;  // as the reference: once per call
+  const float gs = spec.global_scale;
+  const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
+  const v128_t prescale = hoisted(wasm_f32x4_splat(kTwoPowMinus112));
+  const v128_t abs_mask = hoisted(splat_u32(0x7FFFFFFFu));
+  // Codes 0..7: E2M1 0, 0.5, 1, 1.5, 2, 3, 4, 6 from f16(|s|) (index 0) or f16(1.5 |s|) (8),
+  // exponent steps -1..2 (4 per step in the high byte); codes 8..15 the same, negative.
+  v128_t idx_lo[4], idx_hi[4];  // group k of four: its scale pair is 2k bytes further
+  for (int k = 0; k < 4; ++k) {
+    idx_lo[k] = hoisted(wasm_i8x16_add(wasm_i8x16_const(-128, 0, 0, 8, 0, 8, 0, 8, -128, 0, 0, 8, 0, 8, 0, 8), splat_u8(uint8_t(2 * k))));
+    idx_hi[k] = hoisted(wasm_i8x16_add(wasm_i8x16_const(-128, 1, 1, 9, 1, 9, 1, 9, -128, 1, 1, 9, 1, 9, 1, 9), splat_u8(uint8_t(2 * k))));
+  }
+  const v128_t hi_add = wasm_i8x16_const(0, -4, 0, 0, 4, 4, 8, 8, -128, 124, -128, -128, -124, -124, -120, -120);
+  const v128_t adds[2] = {hoisted(hi_add), hoisted(wasm_v128_xor(hi_add, splat_u8(0x80)))};  // by the scale's sign bit
+  // The general variant: code c reads magnitude c & 7.
+  const v128_t k_lo = wasm_f32x4_make(0, 0.5f, 1, 1.5f), k_hi = wasm_f32x4_make(2, 3, 4, 6);
+  const v128_t mag_lo = wasm_i8x16_const(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14);
+  const v128_t mag_hi = wasm_i8x16_const(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
+  const v128_t neg_codes = wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0, -128, -128, -128, -128, -128, -128, -128, -128);
+  const uint32_t gsign = !spec.has_global_scale ? 0 : (f32_to_bits(mlx_global ? g : gs) >> 24) & 0x80;
+  const v128_t ags = wasm_f32x4_splat(bits_to_f32(f32_to_bits(gs) & 0x7FFFFFFFu));  // |gs|, -0 included
+  // One group from its table's eight magnitudes (u16 lanes of m) and its sign byte.
+  auto group_from_magnitudes = [&](size_t b, v128_t m, uint32_t sign) {
+    const NibbleTable t{lookup16(m, mag_lo), wasm_v128_or(lookup16(m, mag_hi), wasm_v128_xor(neg_codes, splat_u8(uint8_t(sign))))};
+    const v128_t q = wasm_v128_load64_zero(src + 8 * b);
+    store_codes(dst + 16 * b, t, wasm_i8x16_shuffle(nibbles_lo(q, c), nibbles_hi(q, c), 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+  };
+  // The general variant of group b.
+  auto group_general = [&](size_t b) {
+    const float s = e4m3_to_f32(scales[b]);
+    const uint32_t sign = ((f32_to_bits(s) >> 24) & 0x80) ^ gsign;
+    if (!spec.has_global_scale) {
+      const v128_t as = wasm_f32x4_splat(bits_to_f32(f32_to_bits(s) & 0x7FFFFFFFu) * kTwoPowMinus112);
+      group_from_magnitudes(b, wasm_u16x8_narrow_i32x4(wasm_u32x4_shr(wasm_f32x4_mul(k_lo, as), 13),
+                                                       wasm_u32x4_shr(wasm_f32x4_mul(k_hi, as), 13)),
+                            sign);
+      return;
+    }
+    // The factor after E2M1, |s * g| (MLX) or |s| * |g| (Ollama, approximately): its products
+    // must stay in [2^-14, 65536); 0.5a from 2^-13 and 6a below 24576 leave margin.
+    const float sg = mlx_global ? s * g : s * gs;
+    const uint32_t a = f32_to_bits(sg) & 0x7FFFFFFFu;
+    if (!(a == 0 || (a >= 0x39800000u && a < 0x45800000u))) {  // [2^-12, 4096)
+      decode_f16_via_f32(MlxNvfp4, src + 8 * b, 1, 8, 16, dst + 16 * b, KernelContext{ctx.spec, ctx.first_block + b});
+      return;
+    }
+    v128_t lo, hi;
+    if (mlx_global) {
+      const v128_t as = wasm_f32x4_splat(bits_to_f32(a) * kTwoPowMinus112);
+      lo = wasm_f32x4_mul(k_lo, as);
+      hi = wasm_f32x4_mul(k_hi, as);
+    } else {
+      const v128_t as = wasm_f32x4_splat(bits_to_f32(f32_to_bits(s) & 0x7FFFFFFFu) * kTwoPowMinus112);
+      lo = wasm_f32x4_mul(wasm_f32x4_mul(k_lo, as), ags);
+      hi = wasm_f32x4_mul(wasm_f32x4_mul(k_hi, as), ags);
+    }
+    group_from_magnitudes(b, wasm_u16x8_narrow_i32x4(round_bits(wasm_v128_and(lo, abs_mask), c), round_bits(wasm_v128_and(hi, abs_mask), c)),
+                          sign);
+  };
+  size_t b = 0;
+  if (!spec.has_global_scale) {
+    for (; b + 4 <= n; b += 4) {
+      const v128_t s = wasm_f32x4_mul(wasm_v128_and(e4m3_x4(load4_u8_as_u32(scales + b)), abs_mask), prescale);
+      if (wasm_v128_any_true(wasm_i32x4_eq(s, c.zero))) {
+        for (size_t k = 0; k < 4; ++k) group_general(b + k);
+        continue;
+      }
+      const v128_t f = fp4_scale_pairs(s, c);
+      const v128_t q = wasm_v128_load(src + 8 * b), q2 = wasm_v128_load(src + 8 * b + 16);
+      const v128_t l = nibbles_lo(q, c), h = nibbles_hi(q, c), l2 = nibbles_lo(q2, c), h2 = nibbles_hi(q2, c);
+      const v128_t codes[4] = {wasm_i8x16_shuffle(l, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+                               wasm_i8x16_shuffle(l, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
+                               wasm_i8x16_shuffle(l2, h2, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+                               wasm_i8x16_shuffle(l2, h2, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)};
+      for (int k = 0; k < 4; ++k) {
+        const NibbleTable t{lookup16(f, idx_lo[k]), wasm_i8x16_add(lookup16(f, idx_hi[k]), adds[scales[b + k] >> 7])};
+        store_codes(dst + 16 * (b + k), t, codes[k]);
+      }
+    }
+  }
+  for (; b < n; ++b) group_general(b);
 }
 
 }  // namespace simd
