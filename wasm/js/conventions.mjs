@@ -11,14 +11,8 @@
 import { makeError } from './errors.mjs';
 import { formatTable } from './formats.mjs';
 import { u64 } from './module.mjs';
-import { readError } from './session.mjs';
+import { readError, readWeight, NONE, CONVENTIONS, ROLES } from './words.mjs';
 
-export const CONVENTIONS = ['plain', 'mlx', 'ollama', 'uqff'];
-export const MODES = ['none', 'affine', 'mxfp4', 'mxfp8', 'nvfp4'];
-// PieceRole order (conventions.h).
-export const ROLES = ['packed', 'scales', 'biases', 'globalScale', 'format', 'ggmlType', 'shape', 'bits', 'groupSize', 'numBlocks'];
-export const UQFF_TYPES = ['gguf', 'unquant', 'hqq', 'fp8', 'afq', 'f8q8', 'mxfp4'];
-const NONE = 0xFFFFFFFF;
 const utf8 = new TextEncoder();
 
 // The quantization option (config.json, its quantization object, or that object's contents) as
@@ -124,44 +118,10 @@ export class Model {
 
   // Every logical weight, with its load plan for seekable reads of `chunk` bytes.
   weights(chunk = 1 << 20) {
-    const wasm = this.wasm;
-    const x = wasm.x;
-    const formats = formatTable(wasm);
+    const x = this.wasm.x;
+    const formats = formatTable(this.wasm);
     const out = [];
-    for (let i = 0, n = x.ws_model_weight_count(this.h); i < n; i++) {
-      const w = x.ws_model_weight(this.h, i, chunk) >> 2;
-      const u = wasm.u32;
-      const rank = u[w + 9];
-      const shape = [];
-      for (let d = 0; d < rank; d++) shape.push(u64(u[w + 10 + 2 * d], u[w + 11 + 2 * d]));
-      const pieces = {};
-      for (let r = 0; r < ROLES.length; r++) {
-        if (u[w + 22 + 2 * r] !== NONE) pieces[ROLES[r]] = { table: u[w + 22 + 2 * r], index: u[w + 23 + 2 * r] };
-      }
-      const convention = CONVENTIONS[u[w + 2]];
-      out.push({
-        index: i,
-        name: wasm.text(u[w], u[w + 1]),
-        convention,
-        mode: MODES[u[w + 3]],
-        bits: u[w + 4],
-        group: u[w + 5],
-        format: formats.list[u[w + 6]],
-        decodable: u[w + 7] !== 0,
-        scaleDtype: u[w + 8],
-        shape,
-        elements: u64(u[w + 18], u[w + 19]),
-        globalScaleIsOllama: u[w + 20] !== 0,
-        uqffType: convention === 'uqff' ? UQFF_TYPES[u[w + 21]] : null,
-        pieces,
-        plan: {
-          packedBeforeCompanion: u[w + 42] !== 0,
-          companionBytes: u64(u[w + 43], u[w + 44]),
-          sequentialScratch: u64(u[w + 45], u[w + 46]),
-          seekableScratch: u64(u[w + 47], u[w + 48]),
-        },
-      });
-    }
+    for (let i = 0, n = x.ws_model_weight_count(this.h); i < n; i++) out.push(readWeight(this.wasm, x.ws_model_weight(this.h, i, chunk) >> 2, i, formats));
     return out;
   }
 

@@ -128,6 +128,7 @@ export async function* loadModel(wasm, model, options, o) {
   let arenaSize = roundUp64((options.arenaSize ?? DEFAULT_ARENA) + wasm.x.ws_loader_base_need(readSize, model.name.length * 3));
   let loader = null;
   let kvs = new Map();  // file -> GgufKvCollector, of the current attempt
+  let sized = new Set();  // files whose size this attempt's loader was told
   try {
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw abortError(signal, 0);
@@ -139,6 +140,7 @@ export async function* loadModel(wasm, model, options, o) {
       });
       for (const f of feeds.values()) f?.rewind();
       kvs = new Map();
+      sized = new Set();
       const retry = yield* run(loader);
       if (!retry) return;
       if (attempt + 1 >= MAX_ATTEMPTS) throw failure(loader);
@@ -172,7 +174,10 @@ export async function* loadModel(wasm, model, options, o) {
         case Ev.ModelReady: {
           ready = true;
           for (const f of feeds.values()) f?.stopRecording();
-          const ev = { kind: 'ready', loader: L, files: filesOf(L), model: L.model(readSize) };
+          // The files' headers are built only when asked for (inspect, createReader): validate()
+          // needs their counts alone (tableFacts).
+          let files = null;
+          const ev = { kind: 'ready', loader: L, get files() { return (files ??= filesOf(L)); }, model: L.model(readSize) };
           if (o.onReady) await o.onReady(L, ev);
           yield ev;
           break;
@@ -202,10 +207,7 @@ export async function* loadModel(wasm, model, options, o) {
   // What validate() says of a model it rejects: the failing file's format, and its tensor count
   // once its header was valid (a length error after it, a convention's rejection: every table's).
   function verdictOf(L, e) {
-    if (e.file === null || !L.file(e.file).hasReader) {
-      const files = e.convention ? filesOf(L).filter((f) => f.header) : [];
-      return { format: files[0]?.header.format ?? null, tensors: files.reduce((n, f) => n + f.header.tensors.length, 0) };
-    }
+    if (e.file === null || !L.file(e.file).hasReader) return e.convention ? tableFacts(L) : { format: null, tensors: 0 };
     const info = L.reader(e.file).info();
     const past = info.dataStart > 0 && info.position >= info.dataStart;
     return { format: info.format === 'unknown' ? null : info.format, tensors: past || e.code === 'TruncatedData' || e.code === 'TrailingBytes' ? info.tensorCount : 0 };
@@ -228,14 +230,12 @@ export async function* loadModel(wasm, model, options, o) {
 
   async function answer(L, f, offset, length) {
     if (signal?.aborted) throw abortError(signal, offset);
-    let feed = feeds.get(f);
-    if (feed === undefined) {
-      feed = await openFile(L, f);
-      feeds.set(f, feed);
-      if (feed === null) { L.fileMissing(); return; }
-    }
+    if (!feeds.has(f)) feeds.set(f, await openFile(L, f));
+    const feed = feeds.get(f);
     if (feed === null) { L.fileMissing(); return; }
-    if (feed.src.size !== null && feed.src.size !== undefined) L.setFileSize(feed.src.size);
+    // The size goes with a file's first request of each attempt (each a new loader).
+    if (!sized.has(f) && feed.src.size !== null && feed.src.size !== undefined) L.setFileSize(feed.src.size);
+    sized.add(f);
     const bytes = await feed.read(offset, length, signal, gap);
     if (bytes.length === 0) { L.endOfFile(); return; }
     progress?.addBytes(bytes.length);
@@ -258,6 +258,18 @@ export async function* loadModel(wasm, model, options, o) {
     }
     return new FileFeed(src, file.name);
   }
+}
+
+// The format of a model's first data file and its tensor count over all data files.
+export function tableFacts(L) {
+  let format = null, tensors = 0;
+  for (let f = 0, n = L.fileCount(); f < n; f++) {
+    if (!L.file(f).hasReader) continue;
+    const info = L.reader(f).info();
+    format ??= info.format;
+    tensors += info.tensorCount;
+  }
+  return { format, tensors };
 }
 
 export { Mode };

@@ -3,7 +3,6 @@
 // come from the failing file's reader (as the CLI words them, errors.mjs).
 import { makeError } from './errors.mjs';
 import { ggmlType } from './header.mjs';
-import { u64 } from './module.mjs';
 
 const utf8 = new TextEncoder();
 
@@ -25,18 +24,14 @@ function manifestLayer(L, i) {
   return { file: wasm.text(u[w], u[w + 1]), name: wasm.text(u[w + 2], u[w + 3]), isTensor: u[w + 4] !== 0 };
 }
 
-// The reader's facts behind a rejection of file f (scan.mjs's wording fields).
-function readerFields(wasm, L, f, feed, e, fields) {
+// The failing file's reader facts behind a rejection (scan.mjs's wording fields).
+function readerFields(wasm, L, f, e, fields) {
   const r = L.reader(f);
   const info = r.info();
   if (!info) return;
   Object.assign(fields, {
-    prefix: feed?.prefix ?? new Uint8Array(0),
-    inputSize: feed?.src.size ?? feed?.fed ?? null,
-    inputSizeExact: feed?.src.size !== null && feed?.src.size !== undefined,
     dataEnd: info.dataStart ? info.dataStart + info.dataSize : null,
     declaredHeader: info.format === 'safetensors' ? info.headerSizeBig : null,
-    arenaSize: L.arenaSize,
     arenaNeeded: e.arenaNeeded || info.arenaNeeded,
     alignment: info.ggufAlignment,
   });
@@ -64,18 +59,18 @@ export function loaderError(wasm, L, model, feeds, kvs = new Map()) {
     found: e.found ?? undefined, expected: e.expected ?? undefined,
     detail: e.detail ?? undefined,
   };
-  if (file?.hasReader) {
-    readerFields(wasm, L, e.file, feeds.get(e.file), e, fields);
-    if (e.code === 'GgufDuplicateKey') {
-      const k = kvs.get(e.file)?.keyAt(e.offset);
-      if (k) { fields.ggufKey = k.key; fields.ggufKeyOther = k.other; }
-    }
-  } else if (file && (file.kind === 'file' || file.kind === 'shard' || file.kind === 'uqffPart' || file.kind === 'blob')) {
-    const feed = feeds.get(e.file);
-    Object.assign(fields, { prefix: feed?.prefix ?? new Uint8Array(0), inputSize: feed?.src.size ?? feed?.fed ?? null,
-      inputSizeExact: feed?.src.size !== null && feed?.src.size !== undefined, arenaSize: L.arenaSize, arenaNeeded: e.arenaNeeded });
-  } else {
-    Object.assign(fields, { arenaSize: L.arenaSize, arenaNeeded: e.arenaNeeded });
+  // What was read of the file (its first bytes, its size) and the arena, for every file; its
+  // reader's facts where it has a reader.
+  const feed = e.file === null ? null : feeds.get(e.file);
+  const size = feed?.src.size ?? null;
+  Object.assign(fields, {
+    prefix: feed?.prefix ?? new Uint8Array(0), inputSize: size ?? feed?.fed ?? null, inputSizeExact: size !== null,
+    arenaSize: L.arenaSize, arenaNeeded: e.arenaNeeded,
+  });
+  if (file?.hasReader) readerFields(wasm, L, e.file, e, fields);
+  if (e.code === 'GgufDuplicateKey') {
+    const k = kvs.get(e.file)?.keyAt(e.offset);
+    if (k) { fields.ggufKey = k.key; fields.ggufKeyOther = k.other; }
   }
   if (e.code.startsWith('Shard') || e.code.startsWith('Index')) fields.indexShard = indexShardOf(L, fields.tensor);
   if (file?.kind === 'config' && model.configFromOption) {
@@ -95,5 +90,3 @@ export function loaderError(wasm, L, model, feeds, kvs = new Map()) {
   }
   return makeError(fields, wasm.statusDescription(e.status));
 }
-
-export { u64 };

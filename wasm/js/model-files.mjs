@@ -40,7 +40,7 @@ async function seekableInput(input, options) {
 }
 
 // (file) => input for a directory (path or URL), a list, or a function.
-async function resolver(spec, what) {
+export async function resolver(spec, what) {
   if (typeof spec === 'function') return spec;
   if (typeof spec === 'string' || spec instanceof URL) {
     const dir = await toUrl(spec);
@@ -57,10 +57,10 @@ async function resolver(spec, what) {
 
 // Where an Ollama manifest's blobs are: `blobs` (a directory or function), or for a manifest path
 // the nearest ancestor's blobs/ (Ollama's models root, as the CLI finds it).
-async function blobResolver(source) {
+export async function blobResolver(source) {
   const { ollama: manifest, blobs } = source;
-  if (blobs !== undefined) return resolver(blobs, 'blobs');
-  if (typeof manifest === 'string' || manifest instanceof URL) {
+  if (typeof blobs === 'function' || typeof blobs === 'string' || blobs instanceof URL || Array.isArray(blobs)) return resolver(blobs, 'blobs');
+  if (blobs === undefined && (typeof manifest === 'string' || manifest instanceof URL)) {
     const url = await toUrl(manifest);
     if (url.protocol === 'file:') {
       const { stat } = await import('node:fs/promises');

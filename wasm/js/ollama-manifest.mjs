@@ -12,9 +12,11 @@
 // check_manifest_blob_tensors through wasm/src/abi_manifest.cpp), the CLI's: ManifestBlobSize,
 // ManifestTensorInOtherLayer, ManifestLayerNotInBlob, with the CLI's offset, tensor and shard. A
 // blob that is not there (HTTP 404, ENOENT) is ManifestBlobMissing, as in the CLI.
-import { toSource, toUrl, readAll } from './sources.mjs';
+import { toSource, readAll } from './sources.mjs';
 import { makeError } from './errors.mjs';
 import { readError } from './session.mjs';
+import { blobResolver } from './model-files.mjs';
+import { isMissing } from './host.mjs';
 import { u64 } from './module.mjs';
 import { fileEvents } from './model.mjs';
 import { readHeaders, buildLogical, destroySessions } from './multi-file.mjs';
@@ -71,29 +73,6 @@ export function openManifestReader(wasm, bytes, name = null) {
       }
     }
   }
-}
-
-// Where blob `file` is, by the `blobs` option (see the top of this file).
-async function blobResolver(source) {
-  const { ollama: manifest, blobs } = source;
-  if (typeof blobs === 'function') return blobs;
-  if (typeof blobs === 'string' || blobs instanceof URL) {
-    const dir = await toUrl(blobs);
-    const base = new URL(dir.href.endsWith('/') ? dir.href : `${dir.href}/`);
-    return (file) => new URL(file, base);
-  }
-  if (blobs === undefined && (typeof manifest === 'string' || manifest instanceof URL)) {
-    const url = await toUrl(manifest);
-    if (url.protocol === 'file:') {
-      const { stat } = await import('node:fs/promises');
-      for (let dir = new URL('.', url); ; dir = new URL('..', dir)) {
-        const candidate = new URL('blobs/', dir);
-        if (await stat(candidate).then((s) => s.isDirectory(), () => false)) return (file) => new URL(file, candidate);
-        if (dir.pathname === '/') break;
-      }
-    }
-  }
-  throw makeError({ code: 'ManifestNoBlobs', offset: 0, detail: 'pass blobs: a directory or (file) => source' });
 }
 
 // The manifest's blobs as files of one model, in manifest order: [{name: "sha256-<hex>", input,
@@ -153,13 +132,6 @@ function checkTensors(wasm, reader, f, session) {
     const s = wasm.x.ws_manifest_check_tensors(reader.h, i, session.h);
     if (s !== 0) throw checkError(wasm, reader, s, f);
   }
-}
-
-// A blob that is not there: an HTTP 404 or a file that does not exist (ENOENT).
-function isMissing(e) {
-  let c = e;
-  for (let depth = 0; c && depth < 4; depth++, c = c.cause) if (c.code === 'ENOENT') return true;
-  return e?.code === 'IoError' && /\(HTTP 404\b/.test(e.message);
 }
 
 // Opens blob f's source to learn its size (a path's stat, a Blob's size, a URL's Content-Range

@@ -20,6 +20,7 @@ import { u64 } from './module.mjs';
 import { fileEvents } from './model.mjs';
 import { readHeaders, buildLogical, destroySessions } from './multi-file.mjs';
 import { configBytes } from './conventions.mjs';
+import { resolver } from './model-files.mjs';
 
 const INDEX_ARENA = 1 << 20;
 
@@ -104,39 +105,11 @@ export function isShardedFiles(source) {
   return source !== null && typeof source === 'object' && !(source instanceof URL) && 'index' in source && 'shards' in source;
 }
 
-const lastSegment = (s) => String(s).split(/[\\/]/).pop();
-
-// A list entry's file name and input (as `{ uqff: [...] }` names its files).
-function listEntry(e, i) {
-  if (e && typeof e === 'object' && 'source' in e && !(e instanceof URL)) return { name: e.name ?? null, input: e.source };
-  if (typeof e === 'string') return { name: lastSegment(e), input: e };
-  if (e instanceof URL) return { name: lastSegment(e.pathname), input: e };
-  if (typeof Blob !== 'undefined' && e instanceof Blob && e.name) return { name: e.name, input: e };
-  throw new TypeError(`weightstream: shards[${i}] has no file name: give a File, a path, a URL or { name, source }`);
-}
-
-// (file) => input for the shards of `{ index, shards }`; an index name "sub/x.safetensors" also
-// finds a list entry named "x.safetensors" (a File has no directory).
-async function shardResolver(shards) {
-  if (typeof shards === 'function') return shards;
-  if (typeof shards === 'string' || shards instanceof URL) {
-    const dir = await toUrl(shards);
-    const base = new URL(dir.href.endsWith('/') ? dir.href : `${dir.href}/`);
-    return (file) => new URL(file, base);
-  }
-  if (Array.isArray(shards)) {
-    const byName = new Map();
-    shards.forEach((e, i) => { const { name, input } = listEntry(e, i); if (!byName.has(name)) byName.set(name, input); });
-    return (file) => byName.get(file) ?? byName.get(lastSegment(file)) ?? null;
-  }
-  throw new TypeError('weightstream: { index, shards }: shards must be a list (Files, paths, { name, source }), a directory, or (file) => source');
-}
-
 // Where each shard's bytes come from: [{file, input}], or ShardNotGiven for the first shard the
 // index names that is not given (all of them in the detail).
 async function resolveShards(source, url, names) {
   if (url) return names.map((file) => ({ file, input: new URL(file, url) }));
-  const resolve = await shardResolver(source.shards);
+  const resolve = await resolver(source.shards, 'shards');
   const out = [];
   for (const file of names) out.push({ file, input: (await resolve(file)) ?? null });
   const missing = out.filter((s) => s.input === null).map((s) => s.file);

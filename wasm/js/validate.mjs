@@ -4,7 +4,7 @@
 import { init } from './module.mjs';
 import { WeightstreamError } from './errors.mjs';
 import { describeModel } from './model-files.mjs';
-import { loadModel, Mode } from './host.mjs';
+import { loadModel, Mode, tableFacts } from './host.mjs';
 import { publicWeight } from './conventions.mjs';
 
 // What a validate() / inspect() result says of the model beside the files.
@@ -30,9 +30,7 @@ export async function validate(source, options = {}) {
     for await (const ev of loadModel(wasm, model, options, { mode: Mode.validate })) {
       if (ev.kind === 'ready') {
         ready = ev;
-        const files = dataFiles(ev.files);
-        format = files[0]?.header.format ?? null;
-        tensors = files.reduce((n, f) => n + f.header.tensors.length, 0);
+        ({ format, tensors } = tableFacts(ev.loader));
       }
     }
     return { valid: true, format, ...modelFacts(kind, ready), tensors, error: null };
@@ -55,7 +53,8 @@ export async function inspect(source, options = {}) {
   let ready = null, conventionError = null, weights = [];
   try {
     for await (const ev of loadModel(wasm, model, options, { mode: Mode.headers })) {
-      if (ev.kind === 'ready') { ready = ev; weights = weightsOf(ev); }
+      // Read out while the loader lives (it is gone when the loop ends).
+      if (ev.kind === 'ready') { ready = { files: ev.files, model: ev.model }; weights = weightsOf(ev); }
     }
   } catch (e) {
     // A UQFF directory or an Ollama model is its logical model: its rejection is inspect()'s.

@@ -20,6 +20,7 @@
 #include <new>
 
 #include "weightstream/event.h"
+#include "weightstream/limits.h"
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
 
@@ -88,6 +89,13 @@ bool put_metadata_next(uint32_t* item, const ws::TensorTable& t, uint32_t* curso
 // 43-44 companion bytes, 45-46 sequential scratch, 47-48 seekable scratch.
 constexpr uint32_t kWeightWords = 49;
 void put_weight(uint32_t* o, const ws::LogicalWeight& w, const ws::LoadPlan& p);
+
+// Limits as JS passes them (8 words: 0-1 max_header_bytes, 2 max_tensors, 3-4 max_name_bytes,
+// 5 max_rank, 6 max_nesting, 7 keep_metadata); the defaults when `w` is null.
+ws::Limits read_limits(const uint32_t* w);
+
+// A 64-byte aligned block of at least n bytes (ws_alloc's), or null.
+void* alloc64(size_t n);
 
 // A handle over a caller-sized arena with an input buffer JS copies bytes into (an index, a
 // manifest): T has members `arena`, `input`, `input_cap`, `info[]` and a constructor

@@ -20,26 +20,6 @@
 using wsabi::ptr32;
 using wsabi::put_u64;
 
-namespace {
-
-// Limits as JS passes them (words): 0-1 max_header_bytes, 2 max_tensors, 3-4 max_name_bytes,
-// 5 max_rank, 6 max_nesting, 7 keep_metadata.
-ws::Limits read_limits(const uint32_t* w) {
-  ws::Limits l;
-  if (!w) return l;
-  l.max_header_bytes = uint64_t(w[0]) | uint64_t(w[1]) << 32;
-  l.max_tensors = w[2];
-  l.max_name_bytes = uint64_t(w[3]) | uint64_t(w[4]) << 32;
-  l.max_rank = w[5];
-  l.max_nesting = w[6];
-  l.keep_metadata = w[7] != 0;
-  return l;
-}
-
-void* aligned(size_t n) { return aligned_alloc(64, (n + 63) & ~size_t(63)); }
-
-}  // namespace
-
 struct WsLoader {
   ws::ModelLoader* loader;
   uint8_t* arena;
@@ -67,9 +47,9 @@ WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, cons
   opt.read_size = o[5] ? o[5] : 1;
   opt.out_size = o[6];
   if (o[7]) opt.max_files = o[7];
-  opt.limits = read_limits(limits);
+  opt.limits = wsabi::read_limits(limits);
   void* mem = malloc(sizeof(WsLoader));
-  uint8_t* arena = static_cast<uint8_t*>(aligned(arena_size ? arena_size : 64));
+  uint8_t* arena = static_cast<uint8_t*>(wsabi::alloc64(arena_size));
   uint8_t* input = static_cast<uint8_t*>(malloc(opt.read_size));
   if (!mem || !arena || !input) {
     free(mem);

@@ -8,14 +8,27 @@
 // emmalloc's malloc only guarantees 8 bytes, where every fourth store would split a cache line
 // (V8 loses about 30 % of its store bandwidth to that; bench/README.md). aligned_alloc wants a
 // size that is a multiple of the alignment; sizes near 4 GiB cannot be allocated in any case.
-WS_EXPORT(ws_alloc) void* ws_alloc(uint32_t n) {
-  if (n > 0xFFFFFF00u) return nullptr;
-  const size_t size = (size_t(n ? n : 1) + 63) & ~size_t(63);
-  return aligned_alloc(64, size);
-}
+WS_EXPORT(ws_alloc) void* ws_alloc(uint32_t n) { return wsabi::alloc64(n); }
 WS_EXPORT(ws_free) void ws_free(void* p) { free(p); }
 
 namespace wsabi {
+
+void* alloc64(size_t n) {
+  if (n > 0xFFFFFF00u) return nullptr;
+  return aligned_alloc(64, (size_t(n ? n : 1) + 63) & ~size_t(63));
+}
+
+ws::Limits read_limits(const uint32_t* w) {
+  ws::Limits l;
+  if (!w) return l;
+  l.max_header_bytes = uint64_t(w[0]) | uint64_t(w[1]) << 32;
+  l.max_tensors = w[2];
+  l.max_name_bytes = uint64_t(w[3]) | uint64_t(w[4]) << 32;
+  l.max_rank = w[5];
+  l.max_nesting = w[6];
+  l.keep_metadata = w[7] != 0;
+  return l;
+}
 
 void put_error(ErrorOut* out, const ws::Error& e) {
   uint32_t* w = out->w;

@@ -28,28 +28,10 @@ struct WsSession {
   WsSession(uint8_t* a, size_t an, const ws::Limits& l) : reader(a, an, l) {}
 };
 
-namespace {
-
-// Limits as JS passes them (words): 0-1 max_header_bytes, 2 max_tensors, 3-4 max_name_bytes,
-// 5 max_rank, 6 max_nesting, 7 keep_metadata.
-ws::Limits read_limits(const uint32_t* w) {
-  ws::Limits l;
-  if (!w) return l;
-  l.max_header_bytes = uint64_t(w[0]) | uint64_t(w[1]) << 32;
-  l.max_tensors = w[2];
-  l.max_name_bytes = uint64_t(w[3]) | uint64_t(w[4]) << 32;
-  l.max_rank = w[5];
-  l.max_nesting = w[6];
-  l.keep_metadata = w[7] != 0;
-  return l;
-}
-
-}  // namespace
-
 // Everything a session needs is allocated here, once: the reader, its arena (malloc's 8-byte
 // alignment is what it needs) and the input buffer.
 WS_EXPORT(ws_session_create) WsSession* ws_session_create(uint32_t arena_size, uint32_t input_cap, const uint32_t* limits) {
-  WsSession* s = wsabi::create_arena_handle<WsSession>(arena_size, input_cap, read_limits(limits));
+  WsSession* s = wsabi::create_arena_handle<WsSession>(arena_size, input_cap, wsabi::read_limits(limits));
   if (!s) return nullptr;
   s->arena_size = arena_size;
   memset(&s->event, 0, sizeof s->event);

@@ -73,7 +73,7 @@ static_assert(sizeof(Sha256) <= kSha256EngineState, "ws::Sha256 fits the engine 
 struct ModelLoader::DigestOps {
   void (*feed)(ModelLoader& L, uint32_t f, uint64_t offset, const uint8_t* data, size_t n);
   void (*end)(ModelLoader& L, uint32_t f, uint64_t size);  // the file ends at `size`
-  void (*attach)(ModelLoader& L, uint32_t f);              // a new file: a by-name record for it?
+  void (*attach)(ModelLoader& L, uint32_t f);              // file f joins the model: a by-name record for it?
   bool (*blobs)(ModelLoader& L);                           // a manifest's blobs (after the manifest)
 };
 
