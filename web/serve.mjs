@@ -53,7 +53,7 @@ export function sampleList() {
     { label: 'MLX + config.json', url: '/conventions/mlx/model.safetensors', file: join(conv, 'mlx', 'model.safetensors') },
     { label: 'MLX 2–6-bit + config.json', url: '/conventions/mlx-bits/model.safetensors', file: join(conv, 'mlx-bits', 'model.safetensors') },
     { label: 'sharded MLX (3 shards) + config.json', url: '/conventions/sharded-mlx/model.safetensors.index.json', file: join(conv, 'sharded-mlx', 'model.safetensors.index.json') },
-    { label: 'Ollama blob (mixed types)', url: '/conventions/ollama/blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6', file: join(conv, 'ollama', 'blobs', 'sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6') },
+    { label: 'Ollama blob (mixed types)', url: '/conventions/ollama/blobs/sha256-b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42', file: join(conv, 'ollama', 'blobs', 'sha256-b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42') },
     { label: 'Ollama manifest', url: '/conventions/ollama/manifest.json', file: join(conv, 'ollama', 'manifest.json') },
     { label: 'malformed: UQFF without its first shard', url: '/conventions/uqff/model-1.uqff /conventions/uqff/residual.safetensors', file: join(conv, 'uqff', 'model-1.uqff') },
     { label: 'malformed: truncated mid-tensor', url: '/corpus/safetensors/data_truncated_mid_tensor.safetensors', file: join(repo, 'tests', 'corpus', 'safetensors', 'data_truncated_mid_tensor.safetensors') },

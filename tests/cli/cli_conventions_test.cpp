@@ -33,20 +33,16 @@ using wsoracle::unpack;
 const std::string kDir = std::string(WS_SOURCE_DIR) + "/tests/data/conventions";
 const std::string kMlx = kDir + "/mlx/model.safetensors";
 const std::string kMlxBits = kDir + "/mlx-bits/model.safetensors";
-const std::string kBlobA = kDir + "/ollama/blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
-const std::string kBlobB = kDir + "/ollama/blobs/sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
+const std::string kBlobA = kDir + "/ollama/blobs/sha256-b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42";
+const std::string kBlobB = kDir + "/ollama/blobs/sha256-5f84d13ac0497a514889d54b7e52149199e29191f6a1575fa6ba1f2297bfdec7";
 const std::string kIndex = kDir + "/sharded-mlx/model.safetensors.index.json";
 const std::string kManifest = kDir + "/ollama/manifest.json";
-const std::string kBlobFileA = "sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
-const std::string kBlobFileB = "sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
+const std::string kBlobFileA = "sha256-b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42";
+const std::string kBlobFileB = "sha256-5f84d13ac0497a514889d54b7e52149199e29191f6a1575fa6ba1f2297bfdec7";
 
-// The fixtures' Ollama blobs are named by made-up digests (written before issue #17), and the CLI
-// checks every blob against its name by default: these tests read the fixtures with
-// --no-verify-blobs (which changes nothing else). The default itself: OllamaBlobsAreVerifiedByDefault.
-RunResult cli_fixture(std::vector<std::string> args) {
-  args.push_back("--no-verify-blobs");
-  return cli(args);
-}
+// The fixtures' Ollama blobs are named by their SHA-256, so the CLI's default (every blob checked
+// against its name) passes them.
+RunResult cli_fixture(std::vector<std::string> args) { return cli(args); }
 
 // --- The oracle: a safetensors header read with the tests' own JSON reader, and FORMATS.md §2/§3
 // written out element by element. ---
@@ -688,7 +684,7 @@ TEST(CliConventions, OllamaManifestMissingOrWrongBlobs) {
   {  // An invalid manifest: the library's status at its offset in the manifest.
     TempDir dir;
     std::string edited = manifest;
-    const size_t at = edited.find("sha256:4f1d");
+    const size_t at = edited.find("sha256:b99a");
     edited[at + 7] = 'G';
     const std::string m = ollama_models_dir(dir, edited);
     const RunResult r = cli_fixture({"validate", "--json", m});

@@ -26,6 +26,7 @@
 #include "weightstream/mlx_config.h"
 #include "weightstream/ollama_manifest.h"
 #include "weightstream/reader.h"
+#include "weightstream/sha256.h"
 #include "weightstream/shard_index.h"
 
 namespace {
@@ -122,6 +123,24 @@ TEST(FixtureFiles, CommittedFixturesEqualTheGenerator) {
   // 12 + uqff/ (two shards, residual, config.json) + issue #14: mlx-overrides/ (2), ollama-inferred/
   // (manifest, 2 blobs), uqff-f8q8/ (4), malformed/ (8 cases in 19 files, expected.json).
   EXPECT_EQ(committed.size(), 45u);
+}
+
+// Every Ollama blob is named by its SHA-256, as `ollama pull` stores it, so the loader's default
+// verification passes the fixtures and only the rule a malformed case breaks is wrong with it.
+TEST(FixtureFiles, OllamaBlobsAreNamedByTheirDigest) {
+  int blobs = 0;
+  for (const auto& e : fs::recursive_directory_iterator(kDir)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || name.rfind("sha256-", 0) != 0) continue;
+    const std::vector<uint8_t> bytes = read_bytes(e.path().string());
+    uint8_t digest[ws::kSha256Bytes];
+    char hex[ws::kSha256HexChars + 1];
+    ws::sha256(bytes.data(), bytes.size(), digest);
+    ws::sha256_to_hex(digest, hex);
+    EXPECT_EQ(name, std::string("sha256-") + hex) << e.path();
+    ++blobs;
+  }
+  EXPECT_EQ(blobs, 6);
 }
 
 // An MLX directory: model.safetensors + config.json, every split of both.
@@ -334,7 +353,7 @@ TEST(FixtureFiles, MlxBitsMalformedVariants) {
 
 TEST(FixtureFiles, OllamaMalformedVariants) {
   const std::vector<uint8_t> blob =
-      read_bytes(kDir + "/ollama/blobs/sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9");
+      read_bytes(kDir + "/ollama/blobs/sha256-5f84d13ac0497a514889d54b7e52149199e29191f6a1575fa6ba1f2297bfdec7");
   ws::QuantParams params;  // of down_proj, when the blob builds
   uint32_t plain = 0;      // weights with mode None, when the blob builds
   auto verdict = [&](const std::vector<uint8_t>& file) {

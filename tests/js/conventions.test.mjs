@@ -540,7 +540,7 @@ test('Ollama manifest: a tensor of another layer, a layer not in its blob, a mis
   const base = { ...wasm.live };
   const text = readFileSync(manifest, 'utf8');
   const blobsDir = join(fixtures, 'ollama', 'blobs');
-  const [blobA, blobB] = ['sha256-4f1d', 'sha256-9a8b'].map((p) => readdirSync(blobsDir).find((f) => f.startsWith(p)));
+  const [blobA, blobB] = ['sha256-b99a', 'sha256-5f84'].map((p) => readdirSync(blobsDir).find((f) => f.startsWith(p)));
   const tensorLayer = '{"mediaType":"application/vnd.ollama.image.tensor"';
   const layerA = text.slice(text.indexOf(tensorLayer), text.indexOf('},' + tensorLayer) + 1);
   assert.ok(layerA.includes('"name":"a.weight"'), layerA);

@@ -326,15 +326,20 @@ TEST(ModelDigest, OllamaBlobsAreVerifiedAgainstTheirNames) {
   EXPECT_EQ(r.file, one);
 }
 
-// The convention fixtures' blobs are named by made-up digests (written before #17): verified, they
-// are what they are — not the blobs their names say.
-TEST(ModelDigest, TheConventionFixturesBlobNamesAreNotTheirDigests) {
-  HostOptions h;
-  h.verify_blobs = true;
-  const LoadResult r = modeltest::load_model(modeltest::disk_files(std::string(WS_SOURCE_DIR) + "/tests/data/conventions/ollama"),
-                                             ws::ModelEntry::OllamaManifest, "manifest.json", h);
-  EXPECT_EQ(r.code, ws::Status::DigestMismatch);
-  EXPECT_EQ(r.file, "blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6");
+// The convention fixtures' blobs are named by their SHA-256 (as `ollama pull` stores them):
+// verified, the model loads, with the same weights as unverified.
+TEST(ModelDigest, TheConventionFixturesBlobsAreTheirNames) {
+  const std::string dir = std::string(WS_SOURCE_DIR) + "/tests/data/conventions/ollama";
+  HostOptions verified, unverified;
+  verified.verify_blobs = true;
+  const LoadResult a = modeltest::load_model(modeltest::disk_files(dir), ws::ModelEntry::OllamaManifest, "manifest.json", verified);
+  const LoadResult b = modeltest::load_model(modeltest::disk_files(dir), ws::ModelEntry::OllamaManifest, "manifest.json", unverified);
+  ASSERT_EQ(a.code, ws::Status::Ok) << a.file << " " << a.detail;
+  ASSERT_EQ(b.code, ws::Status::Ok);
+  EXPECT_EQ(a.weight_names, b.weight_names);
+  EXPECT_FALSE(a.weights.empty());
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  for (const auto& [name, w] : a.weights) EXPECT_EQ(w.bytes, b.weights.at(name).bytes) << name;
 }
 
 TEST(ModelDigest, NeverAllocates) {

@@ -254,7 +254,7 @@ TEST(ModelLoader, MissingFilesHaveTheirOwnCodes) {
 
 TEST(ModelLoader, AGgufBlobInAManifestIsRefused) {
   const std::string dir = std::string(WS_SOURCE_DIR) + "/tests/data/conventions/ollama";
-  const std::string blob = "blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
+  const std::string blob = "blobs/sha256-b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42";
   Bytes gguf;
   ASSERT_TRUE(modeltest::disk_files(std::string(WS_SOURCE_DIR) + "/tests/data/synthetic/gguf")("align64.gguf", &gguf));
   const modeltest::Files files = [&](const std::string& name, Bytes* out) {
@@ -472,8 +472,8 @@ TEST(ModelLoader, WriteFuzzSeedsWhenAsked) {
       others = {"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
                 "model-00003-of-00003.safetensors", "config.json"};
     if (o.entry == ws::ModelEntry::OllamaManifest)
-      others = {"blobs/sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6",
-                "blobs/sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9"};
+      others = {"blobs/sha256-b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42",
+                "blobs/sha256-5f84d13ac0497a514889d54b7e52149199e29191f6a1575fa6ba1f2297bfdec7"};
     for (const std::string& n : others)
       if (files.size() < 5 && n != o.name && o.files(n, &b)) files.push_back({n, b});
     if (files.empty()) continue;

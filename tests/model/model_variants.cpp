@@ -138,8 +138,8 @@ void mlx_bits_variants(const std::string& out) {
 }
 
 void ollama_variants(const std::string& out) {
-  const std::string experts = "sha256-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
-  const std::string mixed = "sha256-4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
+  const std::string experts = "sha256-5f84d13ac0497a514889d54b7e52149199e29191f6a1575fa6ba1f2297bfdec7";
+  const std::string mixed = "sha256-b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42";
   const Bytes manifest = read(kFixtures + "/ollama/manifest.json");
   const Bytes blob = read(kFixtures + "/ollama/blobs/" + experts);
   const Bytes other = read(kFixtures + "/ollama/blobs/" + mixed);

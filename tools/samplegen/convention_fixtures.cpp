@@ -22,9 +22,10 @@ std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
   return xorshift32_bytes(n, seed * 747796405u + 2891336453u, 7);
 }
 
-// Made-up digests (weightstream never hashes blobs): 64 hex digits per blob.
-const char kInferredBlobA[] = "1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d";
-const char kInferredBlobB[] = "d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e3d2c1";
+// The blobs' SHA-256 (sha256sum of their bytes), as `ollama pull` names them; checked by
+// tests/conventions/fixture_files_test.cpp.
+const char kInferredBlobA[] = "f8ad6a09c2b772124008ae2875f4798338e2a7e8f9c63850804a4e22ca4d0aec";
+const char kInferredBlobB[] = "c054310783e0f7c315d6a389aad4e207f6934a2954f1b09989719fefe9e85613";
 
 RawTensor packed(const std::string& name, std::vector<uint64_t> shape, uint32_t seed) {
   return RawTensor{name, "U32", shape, random_bytes(element_count(shape) * 4, seed)};
@@ -162,7 +163,7 @@ OllamaFixture ollama_fixture() {
   f.metadata = {{"quant_type", "int4"},           {"group_size", "32"},
                 {"b.weight.quant_type", "mxfp8"}, {"b.weight.group_size", "32"},
                 {"c.weight.quant_type", "nvfp4"}, {"c.weight.group_size", "16"}};
-  const std::string hex = "4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
+  const std::string hex = "b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42";
   f.manifest_json =
       "{\"schemaVersion\":2,\"mediaType\":\"application/vnd.docker.distribution.manifest.v2+json\","
       "\"layers\":[{\"mediaType\":\"application/vnd.ollama.image.tensor\",\"digest\":\"sha256:" + hex +
@@ -388,9 +389,11 @@ std::vector<size_t> key_order(size_t n) {
   for (size_t i = 0; i < n; ++i) order.push_back(i);
   return order;
 }
-// Made-up digests (weightstream never hashes blobs): a 64-hex string per blob.
-const char kBlobA[] = "4f1d0e7b9c2a5d3e8f607182a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6";
-const char kBlobB[] = "9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9";
+// The blobs' SHA-256, as `ollama pull` names them (sha256sum of the bytes below; the generator does
+// not hash with the library under test). tests/conventions/fixture_files_test.cpp checks each name
+// against its bytes, so a change to a blob's content fails there until its digest is updated here.
+const char kBlobA[] = "b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42";
+const char kBlobB[] = "5f84d13ac0497a514889d54b7e52149199e29191f6a1575fa6ba1f2297bfdec7";
 }  // namespace
 
 std::vector<SampleFile> build_convention_fixtures() {

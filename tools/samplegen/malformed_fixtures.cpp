@@ -34,9 +34,10 @@ void reshape(std::vector<RawTensor>* t, const std::string& name, std::vector<uin
   for (size_t i = 0; i < r->data.size(); ++i) r->data[i] = uint8_t(0x21 + i % 13);
 }
 
-// Made-up blob digests of the malformed Ollama models.
-const char kNotInferable[] = "5e5e5e5e00000000000000000000000000000000000000000000000000000001";
-const char kAmbiguous[] = "5e5e5e5e00000000000000000000000000000000000000000000000000000002";
+// The malformed Ollama models' blob digests: their SHA-256, so only the convention error is wrong
+// with them (checked by tests/conventions/fixture_files_test.cpp).
+const char kNotInferable[] = "5674dd6b32900fe614bcf170d702367c1ffa9769d3c286d2a545b606da3d4eea";
+const char kAmbiguous[] = "967f191b088953e792ee8a314a69bee5a50f4a41e00cde8ea092f5e9fda8d225";
 
 MalformedCase mlx_case(const std::string& dir, const MlxFixture& f, const std::string& config) {
   MalformedCase c;
