@@ -1,7 +1,8 @@
 // GGUF key-values, gathered from the reader's Kv* events as they stream past. Nothing of an array
 // is kept beyond what is reported: whole arrays up to `arrayLimit` elements, otherwise the first 5
 // and the last (the CLI's rule), so a 150k-token vocabulary costs a few strings, not megabytes.
-import { EventType } from './session.mjs';
+// The reader's event types (reader.h EventType) the key-values come as.
+const EventType = Object.freeze({ KvBegin: 1, KvScalar: 2, KvBytes: 3, KvEnd: 4 });
 import { u64big } from './module.mjs';
 
 const T = { U8: 0, I8: 1, U16: 2, I16: 3, U32: 4, I32: 5, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9, U64: 10, I64: 11, F64: 12 };

@@ -118,7 +118,8 @@ class FileFeed {
   close() { this.iter?.return?.().catch?.(() => {}); this.src.close(); }
 }
 
-// The model's events; `o`: {mode (Mode), dtype, onReady(loader, ready) → select weights}.
+// The model's events; `o`: {mode (Mode), dtype, passStored, asStored, progress,
+// onReady(loader, ready) → select weights}.
 export async function* loadModel(wasm, model, options, o) {
   const signal = options.signal;
   const readSize = Math.max(1, Math.min(options.chunkSize ?? DEFAULT_READ, 1 << 30));
@@ -137,6 +138,7 @@ export async function* loadModel(wasm, model, options, o) {
       loader = new Loader(wasm, {
         arenaSize, seekable: model.seekable, mode: o.mode, dtype: o.dtype, kernel: options.kernel,
         validateBlocks: options.validateBlocks, readSize, outSize: options.outSize ?? DEFAULT_OUT, limits: options.limits,
+        passStored: o.passStored, asStored: o.asStored,
       });
       for (const f of feeds.values()) f?.rewind();
       kvs = new Map();
@@ -221,6 +223,7 @@ export async function* loadModel(wasm, model, options, o) {
       file.feed = feeds.get(f) ?? null;
       file.size = file.feed?.src.size ?? null;
       file.shard = model.shardName(file);
+      if (file.kind === 'index') Object.assign(file, L.indexFacts());
       file.header = file.hasReader ? L.reader(f).header(kvs.get(f) ?? new GgufKvCollector(wasm, {})) : null;
       if (file.header) { file.header.size = file.size; file.header.name = file.feed?.src.name ?? null; }
       files.push(file);

@@ -16,12 +16,12 @@ const utf8 = new TextEncoder();
 
 export class Loader {
   // o: {arenaSize, seekable, mode (Mode), dtype ('f32' | 'f16'), kernel, validateBlocks, readSize,
-  // outSize, limits}. Allocates everything the load needs, once.
+  // outSize, limits, passStored, asStored}. Allocates everything the load needs, once.
   constructor(wasm, o) {
     this.wasm = wasm;
     this.arenaSize = o.arenaSize;
     this.readSize = o.readSize;
-    const words = wasm.alloc(4 * 16);
+    const words = wasm.alloc(4 * 17);
     const w = words >> 2;
     const u = wasm.u32;
     u[w] = o.seekable ? 1 : 0;
@@ -32,8 +32,9 @@ export class Loader {
     u[w + 5] = o.readSize;
     u[w + 6] = o.outSize;
     u[w + 7] = 0;
-    if (o.limits) writeLimits(wasm, w + 8, o.limits);
-    this.h = wasm.x.ws_loader_create(o.arenaSize, words, o.limits ? words + 32 : 0);
+    u[w + 8] = (o.passStored ? 1 : 0) | (o.asStored ? 2 : 0);
+    if (o.limits) writeLimits(wasm, w + 9, o.limits);
+    this.h = wasm.x.ws_loader_create(o.arenaSize, words, o.limits ? words + 36 : 0);
     wasm.free(words);
     if (!this.h) throw new RangeError(`weightstream: cannot allocate a model loader with a ${o.arenaSize}-byte arena`);
     wasm.live.loaders++;
@@ -76,6 +77,14 @@ export class Loader {
   fileMissing() { this.wasm.x.ws_loader_file_missing(this.h); }
   select(i) { return this.wasm.x.ws_loader_select(this.h, i); }
   selectAll() { this.wasm.x.ws_loader_select_all(this.h); }
+  // Weight i goes out as stored (Decode with passStored: a type nothing decodes).
+  passesStored(i) { return this.wasm.x.ws_loader_passes_stored(this.h, i) !== 0; }
+  // {read: bytes fed so far, toRead: what the rest of the load reads (after the selection)}.
+  bytes() {
+    const w = this.wasm.x.ws_loader_bytes(this.h) >> 2;
+    const u = this.wasm.u32;
+    return { read: u64(u[w], u[w + 1]), toRead: u64(u[w + 2], u[w + 3]) };
+  }
 
   fileCount() { return this.wasm.x.ws_loader_file_count(this.h); }
   file(f) {
@@ -102,6 +111,12 @@ export class Loader {
     };
   }
   tableFile(t) { return this.wasm.x.ws_loader_table_file(this.h, t); }
+  // The entry index's figures ({tensors, totalSize}), or null when the model has no index.
+  indexFacts() {
+    if (!this.wasm.x.ws_loader_index_facts(this.h)) return null;
+    const u = this.wasm.u32;
+    return { tensors: u[this.item], totalSize: u[this.item + 1] ? u64(u[this.item + 2], u[this.item + 3]) : null };
+  }
 
   // Weight i with its load plan for reads of `chunk` bytes (words.mjs readWeight), and the file of
   // its packed piece.

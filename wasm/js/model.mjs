@@ -1,46 +1,113 @@
-// A model — one file, a sharded model's index and shards, a UQFF directory or an Ollama manifest — as decode events (decode.mjs),
-// each tagged with the shard it comes from (null for a single file).
-import { toSource, toUrl, isIndexUrl } from './sources.mjs';
-import { scanFile } from './scan.mjs';
-import { decodePipeline } from './decode.mjs';
+// A model — one file, a sharded model, a UQFF directory, an Ollama manifest — as output events,
+// for createReader() and loadToWebGPU(); the loading is ws::ModelLoader's (host.mjs):
+//   { kind: 'header', shard, header, plan: { outputs } }   each data file, in the model's file
+//                                                         order, once every header is validated
+//   { kind: 'tbegin', d, shard } / { kind: 'tend', d, shard }   d: the output's descriptor
+//   { kind: 'tdata', d, shard, ptr, size, offset }        output bytes at wasm address ptr, `offset`
+//                                                         bytes into the output; valid until resumed
+//   { kind: 'done', validated, index }
+//
+// dtype 'raw': every tensor of every file as stored, one output each (the loader's as_stored
+// model: no convention applies). 'f32' / 'f16': the model's weights decoded to their logical
+// shapes (MLX, Ollama, UQFF companions are the loader's), and tensors of types nothing decodes
+// (integers, F64) handed on as stored (pass_stored).
+import { describeModel } from './model-files.mjs';
+import { loadModel, Mode } from './host.mjs';
 import { toSelect } from './options.mjs';
-import { shardedEvents, isShardedFiles } from './sharded.mjs';
-import { isUqffSource, uqffEvents } from './uqff.mjs';
-import { isManifestSource, manifestEvents } from './ollama-manifest.mjs';
+import { makeError } from './errors.mjs';
 
-export async function isShardedSource(source) {
-  if (isShardedFiles(source)) return true;  // { index, shards }: local files
-  if (typeof source !== 'string' && !(source instanceof URL)) return false;
-  return isIndexUrl(await toUrl(source));
-}
-
-// Decode events of one file. `extra`: scanFile options (onHeader for shard checks, shard name).
-export function fileEvents(wasm, src, options, progress, extra = {}) {
-  const select = toSelect(options.filter);
-  const o = { ...options, select, ...extra };
-  return decodePipeline(wasm, (selection) => scanFile(wasm, src, {
-    ...o,
-    selection,
-    onBytes: (n) => progress?.addBytes(n),
-  }), o);
-}
+const DTYPES = ['f32', 'f16', 'raw'];
+const OUT_BYTES = { f32: 4, f16: 2 };
 
 export async function* modelEvents(wasm, source, options, progress) {
-  if (isUqffSource(source)) {
-    yield* uqffEvents(wasm, source, options, progress);
-    return;
+  const dtype = options.dtype ?? 'raw';
+  if (!DTYPES.includes(dtype)) throw new TypeError(`weightstream: dtype must be 'f32', 'f16' or 'raw', not ${JSON.stringify(dtype)}`);
+  const select = toSelect(options.filter);
+  const raw = dtype === 'raw';
+  const model = await describeModel(source, options);
+  let outputs = null;  // weight index -> { d, shard }
+  let done = null;
+  const onReady = (L, ready) => {
+    outputs = new Map();
+    const files = ready.files;
+    const chunk = ready.model.plan.chunk;
+    const perFile = new Map();
+    for (let i = 0; i < ready.model.weightCount; i++) {
+      const w = L.weight(i, chunk);
+      const file = files[L.tableFile(w.pieces.packed.table)];
+      const t = file.header.tensors[w.pieces.packed.index];
+      if (select && !select(t)) continue;
+      const s = L.select(i);
+      if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
+      const d = describe(w, t, files, raw || L.passesStored(i) ? null : dtype);
+      outputs.set(i, { d, shard: file.shard ?? null });
+      if (!perFile.has(file.index)) perFile.set(file.index, []);
+      perFile.get(file.index).push(d);
+    }
+    ready.perFile = perFile;
+    const bytes = L.bytes();
+    if (progress) {
+      progress.bytes = bytes.read;
+      progress.setTotal(bytes.read + bytes.toRead);
+    }
+    done = { validated: select && model.seekable ? 'header' : 'full', index: indexOf(model, ready) };
+  };
+  for await (const ev of loadModel(wasm, model, options, { mode: raw ? Mode.raw : Mode.decode, dtype, passStored: !raw, asStored: raw, progress, onReady })) {
+    switch (ev.kind) {
+      case 'ready':
+        for (const f of ev.files) {
+          if (!f.header) continue;
+          yield { kind: 'header', shard: f.shard ?? null, header: f.header, plan: { outputs: ev.perFile.get(f.index) ?? [] } };
+        }
+        break;
+      case 'begin': { const o = outputs.get(ev.weight); yield { kind: 'tbegin', d: o.d, shard: o.shard }; break; }
+      case 'data': { const o = outputs.get(ev.weight); yield { kind: 'tdata', d: o.d, shard: o.shard, ptr: ev.ptr, size: ev.size, offset: ev.offset }; break; }
+      case 'end': { const o = outputs.get(ev.weight); yield { kind: 'tend', d: o.d, shard: o.shard }; break; }
+      case 'done': yield { kind: 'done', ...done }; break;
+      default: break;
+    }
   }
-  if (isManifestSource(source)) {
-    yield* manifestEvents(wasm, source, options, progress);
-    return;
+}
+
+// The output descriptor of weight w (its packed tensor t): decoded to `dtype`, or as stored (null).
+function describe(w, t, files, dtype) {
+  const source = { dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset };
+  const d = {
+    index: t.index, name: w.name, dtype: dtype ?? t.dtype, shape: dtype ? w.shape : t.shape,
+    elements: dtype ? w.elements : t.elements, byteLength: dtype ? w.elements * OUT_BYTES[dtype] : t.byteLength,
+    quant: quantOf(w, files), source,
+  };
+  return d;
+}
+
+const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).header.tensors[r.index].name : null);
+
+// tensor.quant: a logical weight's convention, mode, bits, group and companions' names; a block
+// format's block size and bytes; null for element types.
+function quantOf(w, files) {
+  if (w.convention === 'plain') {
+    return w.decodable && w.format.blockElems > 1 ? { format: w.format.name, blockElems: w.format.blockElems, blockBytes: w.format.blockBytes } : null;
   }
-  if (await isShardedSource(source)) {
-    yield* shardedEvents(wasm, source, options, progress);
-    return;
+  const q = { format: w.format.name };
+  if (w.convention === 'uqff') {
+    Object.assign(q, { convention: 'uqff', uqffType: w.uqffType });
+    if (w.uqffType === 'gguf') q.ggmlType = w.format.name;
+    if (w.mode === 'none') return q;
   }
-  const src = await toSource(source, options);
-  // The total is known once the source is open (Content-Length, file size), if at all.
-  const open = src.open.bind(src);
-  src.open = async (signal) => { await open(signal); progress?.setTotal(src.size); src.open = async () => {}; };
-  yield* fileEvents(wasm, src, options, progress, { onPlanned: (n) => progress?.setTotal(n) });
+  const name = (role) => pieceName(files, w.pieces[role]);
+  Object.assign(q, { mode: w.mode, bits: w.bits, groupSize: w.group, scales: name('scales'), biases: name('biases') });
+  if (w.convention === 'ollama') Object.assign(q, { globalScale: name('globalScale'), convention: 'ollama' });
+  return q;
+}
+
+// What the end event says of a model of several files.
+function indexOf(model, ready) {
+  const shards = ready.files.filter((f) => f.header).map((f) => f.shard);
+  if (model.kind === 'sharded') {
+    const index = ready.files.find((f) => f.kind === 'index');
+    return { tensors: index?.tensors ?? 0, totalSize: index?.totalSize ?? null, metadata: null, shards };
+  }
+  if (model.kind === 'uqff') return { convention: 'uqff', version: ready.model.version.join('.'), metadata: null, shards };
+  if (model.kind === 'ollama') return { convention: 'ollama', version: null, metadata: null, shards };
+  return null;
 }

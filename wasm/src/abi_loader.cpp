@@ -36,7 +36,8 @@ struct WsLoader {
 };
 
 // Options (words): 0 seekable, 1 mode (ModelLoadMode), 2 out (OutType), 3 kernel (KernelImpl),
-// 4 validate_blocks, 5 read_size, 6 out_size, 7 max_files (0: the default). `limits`: 8 words or 0.
+// 4 validate_blocks, 5 read_size, 6 out_size, 7 max_files (0: the default), 8 flags (bit 0
+// pass_stored, bit 1 as_stored). `limits`: 8 words or 0.
 WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, const uint32_t* o, const uint32_t* limits) {
   ws::ModelLoaderOptions opt;
   opt.seekable = o[0] != 0;
@@ -47,6 +48,8 @@ WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, cons
   opt.read_size = o[5] ? o[5] : 1;
   opt.out_size = o[6];
   if (o[7]) opt.max_files = o[7];
+  opt.pass_stored = (o[8] & 1) != 0;
+  opt.as_stored = (o[8] & 2) != 0;
   opt.limits = wsabi::read_limits(limits);
   void* mem = malloc(sizeof(WsLoader));
   uint8_t* arena = static_cast<uint8_t*>(wsabi::alloc64(arena_size));
@@ -124,6 +127,15 @@ WS_EXPORT(ws_loader_select) uint32_t ws_loader_select(WsLoader* h, uint32_t weig
   return static_cast<uint32_t>(h->loader->select(weight));
 }
 WS_EXPORT(ws_loader_select_all) void ws_loader_select_all(WsLoader* h) { h->loader->select_all(); }
+WS_EXPORT(ws_loader_passes_stored) uint32_t ws_loader_passes_stored(WsLoader* h, uint32_t weight) {
+  return h->loader->passes_stored(weight);
+}
+// Words: 0-1 bytes read so far, 2-3 bytes the rest of the load reads (after the selection).
+WS_EXPORT(ws_loader_bytes) uint32_t* ws_loader_bytes(WsLoader* h) {
+  put_u64(h->item, h->loader->bytes_read());
+  put_u64(h->item + 2, h->loader->bytes_to_read());
+  return h->item;
+}
 
 // The model's files: their count, and file f into the item words: 0 name ptr, 1 name length,
 // 2 kind (ModelFileKind), 3 present, 4 table (0xFFFFFFFF: none), 5 manifest layer (or none),
@@ -229,6 +241,17 @@ WS_EXPORT(ws_loader_index_shard_of) uint32_t ws_loader_index_shard_of(WsLoader* 
   const ws::StrView s = x->shard_name(x->tensor_shard(e));
   h->item[0] = ptr32(s.data);
   h->item[1] = static_cast<uint32_t>(s.size);
+  return 1;
+}
+
+// The entry index's figures into item words: 0 tensors it maps, 1 has total_size, 2-3 total_size;
+// 0 when there is no index.
+WS_EXPORT(ws_loader_index_facts) uint32_t ws_loader_index_facts(WsLoader* h) {
+  const ws::ShardIndex* x = h->loader->index();
+  if (!x) return 0;
+  h->item[0] = x->tensor_count();
+  h->item[1] = x->has_total_size();
+  put_u64(h->item + 2, x->total_size());
   return 1;
 }
 

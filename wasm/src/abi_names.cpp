@@ -60,3 +60,23 @@ WS_EXPORT(ws_quant_format_from_dtype) uint32_t ws_quant_format_from_dtype(uint32
   ws::QuantFormat f;
   return ws::quant_format_from_dtype(static_cast<ws::DType>(dtype), &f) ? static_cast<uint32_t>(f) : 0xFFFFFFFFu;
 }
+
+// Whether this build has a kernel for a format (impl as in the spec). Companion formats are asked
+// with placeholder companions: init() looks the kernel up before it reads them (validate is off).
+WS_EXPORT(ws_quant_supported) uint32_t ws_quant_supported(uint32_t format, uint32_t impl) {
+  if (format >= ws::kQuantFormatCount) return 0;
+  static const uint8_t kPlaceholder[256] = {};
+  ws::DequantSpec s;
+  s.format = static_cast<ws::QuantFormat>(format);
+  s.impl = static_cast<ws::KernelImpl>(impl);
+  s.validate = false;
+  s.bits = 4;
+  s.group = s.format == ws::QuantFormat::MlxAffine ? 64 : 0;
+  s.scales = kPlaceholder;
+  s.biases = kPlaceholder;
+  s.has_global_scale = true;
+  const ws::QuantFormatInfo info = ws::quant_format_info(s.format);
+  s.elements = s.group ? s.group : info.block_elems;
+  ws::Dequantizer dq;
+  return dq.init(s) == ws::Status::Ok;
+}
