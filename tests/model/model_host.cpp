@@ -74,6 +74,8 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
   opt.out = o.out;
   opt.read_size = o.read_size;
   opt.out_size = o.out_size;
+  opt.pass_stored = o.pass_stored;
+  opt.as_stored = o.as_stored;
   std::unique_ptr<ws::ModelLoader> L(new ws::ModelLoader(arena.data(), arena_size, opt));
   std::map<uint32_t, Bytes> content;      // file -> bytes (loaded on first request)
   std::map<uint32_t, bool> missing;
@@ -111,7 +113,8 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
       }
     }
   };
-  std::map<uint32_t, uint32_t> open_weight;  // weight -> begun
+  std::vector<std::string> keys;  // weight -> its name in the result (model_host.h)
+  auto key = [&](uint32_t w) { return w < keys.size() ? keys[w] : str(L->weight(w).name); };
   for (size_t steps = 0;; ++steps) {
     if (steps > 50000000) {
       r->violation = "the load does not end";
@@ -165,6 +168,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         if (o.feed == HostOptions::Feed::Random) n = 1 + next_random(&seed) % n;
         position[e.file] = e.offset + n;
         r->bytes_fed[name] += n;
+        r->fed_total += n;
         Armed a(o.count_allocations);
         L->feed(b.data() + e.offset, n);
         break;
@@ -173,7 +177,15 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         r->ready = true;
         r->convention = L->convention();
         r->config_used = L->config_used();
-        for (uint32_t i = 0; i < L->weight_count(); ++i) r->weight_names.push_back(str(L->weight(i).name));
+        std::map<std::string, int> count;
+        for (uint32_t i = 0; i < L->weight_count(); ++i) ++count[str(L->weight(i).name)];
+        for (uint32_t i = 0; i < L->weight_count(); ++i) {
+          const std::string name = str(L->weight(i).name);
+          keys.push_back(count[name] > 1 ? name + "@" + str(L->file_name(L->weight_file(i))) : name);
+          r->weight_names.push_back(keys.back());
+          if (L->passes_stored(i)) r->passed_stored.push_back(keys.back());
+        }
+        r->read_at_ready = L->bytes_read();
         const ws::ModelPlan plan = L->plan(1 << 20);
         r->plan_sequential = plan.sequential_peak;
         r->plan_seekable = plan.seekable_peak;
@@ -186,17 +198,18 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
             for (uint32_t i = 0; i < L->weight_count(); ++i)
               if (str(L->weight(i).name) == want) L->select(i);
         }
+        r->planned = L->bytes_to_read();
         break;
       }
       case ws::ModelEventType::WeightBegin: {
-        const std::string name = str(L->weight(e.weight).name);
+        const std::string name = key(e.weight);
         if (r->weights.count(name)) r->violation = "weight " + name + " begins twice";
         r->weights[name].name = name;
         r->order.push_back(name);
         break;
       }
       case ws::ModelEventType::WeightData: {
-        LoadedWeight& w = r->weights[str(L->weight(e.weight).name)];
+        LoadedWeight& w = r->weights[key(e.weight)];
         if (o.mode == ws::ModelLoadMode::Raw) {
           Bytes& p = w.pieces[int(e.role)];
           if (e.offset != p.size()) r->violation = "raw piece out of order";
@@ -208,12 +221,13 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         break;
       }
       case ws::ModelEventType::WeightEnd:
-        r->weights[str(L->weight(e.weight).name)].ended = true;
-        r->ends.push_back(str(L->weight(e.weight).name));
+        r->weights[key(e.weight)].ended = true;
+        r->ends.push_back(key(e.weight));
         break;
       case ws::ModelEventType::Kv:
         break;
       case ws::ModelEventType::Done:
+        r->read_at_end = L->bytes_read();
         digests_of();
 #ifdef WS_COUNTING_ALLOCATOR
         r->allocations = wsalloc::g_allocs - allocs_before;
@@ -231,6 +245,8 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         r->found = err.found;
         r->expected = err.expected;
         r->tensor_index = err.tensor;
+        r->convention_error = L->convention_error();
+        r->read_at_end = L->bytes_read();
         digests_of();
 #ifdef WS_COUNTING_ALLOCATOR
         r->allocations = wsalloc::g_allocs - allocs_before;

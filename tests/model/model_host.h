@@ -34,6 +34,8 @@ struct HostOptions {
   bool declare_sizes = true;
   uint32_t out_size = 1 << 16;
   size_t arena = 1 << 20;  // first try; then arena_needed()
+  bool pass_stored = false;  // ModelLoaderOptions::pass_stored
+  bool as_stored = false;    // ModelLoaderOptions::as_stored
   bool select_all = true;
   std::vector<std::string> select;  // by name, when !select_all
   bool count_allocations = false;   // count heap calls inside the loader's calls (tests/support)
@@ -62,8 +64,11 @@ struct LoadResult {
   uint64_t found = 0, expected = 0;
   uint32_t tensor_index = ws::kNoTensor;
   bool ready = false;  // ModelReady came
+  bool convention_error = false;  // ModelLoader::convention_error()
   ws::Convention convention = ws::Convention::Plain;
   bool config_used = false;
+  // Weights are named by their name; one whose name another weight has too (as_stored: UQFF's
+  // version tensors in every file) by "name@file".
   std::vector<std::string> weight_names;  // in model order
   std::map<std::string, LoadedWeight> weights;  // loaded ones, by name
   std::vector<std::string> order;               // WeightBegin order
@@ -71,6 +76,11 @@ struct LoadResult {
   std::map<std::string, std::string> digests;   // file name -> digest state (files with a digest)
   std::string expected_sha256, actual_sha256;   // DigestMismatch: the error file's two digests (hex)
   std::map<std::string, uint64_t> bytes_fed;    // file name -> bytes answered (all requests)
+  uint64_t fed_total = 0;                       // every byte the host fed
+  // Progress: L.bytes_read() at ModelReady and at the end (Done or Error), L.bytes_to_read()
+  // right after the selection.
+  uint64_t read_at_ready = 0, planned = 0, read_at_end = 0;
+  std::vector<std::string> passed_stored;       // weights with passes_stored() (model order)
   std::string violation;  // a protocol break (a sequential read that was not forward, ...)
   int attempts = 0;
   size_t arena_size = 0;  // of the attempt that finished

@@ -127,6 +127,18 @@ struct ModelLoaderOptions {
   // as the arena holds (each file takes a slot of about 200 bytes and its name, from the arena,
   // as the model's documents name them). Beyond it: TooManyFiles.
   uint32_t max_files = 0;
+  // Decode: a selected weight without a decoding (LogicalWeight::decodable false: integer, BOOL
+  // and F64 dtypes, GGUF types nothing decodes) goes out as it is stored instead of being refused:
+  // WeightBegin, WeightData of role Packed at offsets into its stored bytes (the bytes exactly as
+  // in the file), WeightEnd — as Raw mode hands out a one-piece weight. select() accepts it and
+  // select_all() includes it; passes_stored() says which weights go out so.
+  bool pass_stored = false;
+  // Every tensor of every file as stored, each its own weight (one Packed piece), no convention
+  // applied: the model is built plain over all tables (convention() is Plain), config.json is not
+  // asked for, UQFF scalars are not read, MLX / Ollama companions are not grouped. The entry's own
+  // checks stay (index <-> shards, manifest <-> blob sizes and names, split GGUF rules, digests);
+  // the conventions' do not. A GGUF model already is one weight per tensor. Any mode.
+  bool as_stored = false;
 };
 
 struct ModelEvent {
@@ -218,10 +230,31 @@ class ModelLoader {
   bool expected_digest_used(uint32_t i) const;
 
   // After ModelReady (Decode and Raw): which weights to load. Decode: UnsupportedFormat for a
-  // weight without a decoding (select_all() skips those).
+  // weight without a decoding (select_all() skips those), unless options.pass_stored.
   Status select(uint32_t weight);
   void select_all();
   bool selected(uint32_t weight) const;
+  // Decode with options.pass_stored: true for a weight that goes out as stored (it has no
+  // decoding) — its output is its stored bytes (the packed piece's piece_end - piece_begin), not
+  // elements * 4 (or 2). False in other modes (Raw hands out every weight's stored pieces).
+  bool passes_stored(uint32_t weight) const;
+
+  // --- Progress ---------------------------------------------------------------------------------
+  // Every byte fed so far (all files: the entry document, headers, config.json, data).
+  uint64_t bytes_read() const { return bytes_read_; }
+  // After ModelReady and the selection: the bytes the data phase reads, from ModelReady to Done
+  // (the same value whenever it is asked after the selection), so that bytes_read() at ModelReady
+  // + bytes_to_read() == bytes_read() at Done for a load that ends well. Computed on demand,
+  // O(weights + files). Headers mode: 0 (a sequential UQFF model, read whole before ModelReady:
+  // 0). By range (Decode and Raw from a seekable source without digests): each selected weight's
+  // pieces as they are read (companions and packed bytes; Decode's I2_S: the codes and the 4-byte
+  // scale of the tail). Forward (sequential sources, Validate, digests): every data file from
+  // where its header reading stopped to its end — the size the host gave (set_file_size), or
+  // else the end its header implies: safetensors data_start + data size (the only valid end);
+  // GGUF the data's end rounded up to the alignment (ggml's writer pads the last tensor too; a
+  // valid file may end up to alignment - 1 bytes earlier, and is then read to there). Before
+  // ModelReady: 0.
+  uint64_t bytes_to_read() const;
 
   // Files: the entry document (if any), the data files in model order, config.json (if asked).
   uint32_t file_count() const { return file_count_; }
@@ -359,6 +392,7 @@ class ModelLoader {
   void pieces_of(uint32_t w, WeightPieces* p) const;
   WeightPieces& cur_pieces();  // the weight the data phase is at (in the object, not on the stack)
   uint32_t owner_of(uint32_t table, uint32_t index, PieceRole* role) const;
+  uint64_t stream_rest() const;  // every data file's rest, forward (bytes_to_read())
   void sim_sequential(uint64_t* peak, uint32_t* blocks) const;
   uint8_t* held_alloc(uint32_t w, uint64_t size);
   uint8_t* held_of(uint32_t w) const;
@@ -400,6 +434,9 @@ class ModelLoader {
   uint8_t* config_mark_ = nullptr;  // lo_ before config.json's parser (dropped after the build)
   bool uqff_stream_ = false;        // sequential UQFF: the stream feeds the scalars before ModelReady
   bool streamed_ = false;           // every file was read to its end already
+  uint64_t bytes_read_ = 0;         // every byte fed (bytes_read())
+  uint64_t stream_rest_ = 0;        // at ModelReady: what the forward stream reads from there on
+  bool ready_ = false;              // ModelReady came (bytes_to_read())
   uint8_t* selected_ = nullptr;  // bit per weight (Decode, Raw)
 
   // The pending request and its answer.

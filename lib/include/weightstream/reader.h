@@ -71,6 +71,9 @@ class Reader {
   uint64_t header_size() const { return header_size_; }  // safetensors: the u64 prefix n
   uint64_t data_start() const { return data_start_; }    // absolute offset of the data section
   uint64_t data_size() const { return data_size_; }      // end of the last tensor's data
+  // Where a valid input ends at most (absolute): data_start + data_size; GGUF rounded up to the
+  // alignment (the last tensor's padding is allowed, not required).
+  uint64_t allowed_end() const { return allowed_end_; }
 
   // GGUF facts, valid after HeaderReady (version from the preamble on).
   uint32_t gguf_version() const { return gguf_.version(); }

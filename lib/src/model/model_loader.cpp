@@ -334,6 +334,7 @@ void ModelLoader::feed(const void* data, size_t n) {
   answer_ = Answer::Data;
   answer_data_ = static_cast<const uint8_t*>(data);
   answer_size_ = n;
+  bytes_read_ += n;
 }
 
 void ModelLoader::end_of_file() {
@@ -988,7 +989,7 @@ ModelEvent ModelLoader::build() {
       uint32_t* slot_mem = static_cast<uint32_t*>(take_low(size_t(4 * slots), kAlign));
       model_->set_index_slots(slot_mem, uint32_t(slots));
     }
-    if (entry_ != ModelEntry::UqffFiles && entry_ != ModelEntry::OllamaManifest && !signal_ollama_) {
+    if (entry_ != ModelEntry::UqffFiles && entry_ != ModelEntry::OllamaManifest && !signal_ollama_ && !opt_.as_stored) {
       // config.json beside an MLX or plain model (it may make it MLX), asked for by name. Its
       // parser takes the free middle above the model and is dropped after the build.
       config_file_ = add_slot(ModelFileKind::Config, "config.json", 11, false);
@@ -999,12 +1000,20 @@ ModelEvent ModelLoader::build() {
     }
   }
   config_used_ = config_ != nullptr;
+  uint32_t base = 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
-    const Reader& r = *files_[table_files_[t]].reader;
+    FileSlot& slot = files_[table_files_[t]];
+    const Reader& r = *slot.reader;
     model_->add_table(&r.tensors(), r.data_start());
+    slot.first_weight = base;  // as_stored: weight = first_weight + tensor index (owner_of)
+    base += r.tensor_count();
   }
   Status s;
-  if (entry_ == ModelEntry::UqffFiles) {
+  if (opt_.as_stored) {
+    // Tensors as stored: one weight each, whatever the files' metadata or the entry say.
+    convention_ = Convention::Plain;
+    s = model_->build_plain();
+  } else if (entry_ == ModelEntry::UqffFiles) {
     convention_ = Convention::Uqff;
     s = model_->build_uqff();
   } else {
@@ -1023,7 +1032,7 @@ ModelEvent ModelLoader::build() {
     error_detail_ = model_->error_detail();
     return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
   }
-  if (convention_ == Convention::Uqff) {
+  if (convention_ == Convention::Uqff) {  // (never as_stored: no scalars are read)
     cur_ = 0;
     sub_ = 0;
     at_ = 0;
@@ -1091,6 +1100,8 @@ ModelEvent ModelLoader::model_ready() {
     if (!selected_) return fail_arena((n + 7) / 8 + 1, kNoFile);
     memset(selected_, 0, (n + 7) / 8 + 1);
   }
+  stream_rest_ = stream_rest();
+  ready_ = true;
   phase_ = Phase::Ready;
   ModelEvent e;
   e.type = ModelEventType::ModelReady;

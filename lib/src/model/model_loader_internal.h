@@ -38,7 +38,7 @@ struct ModelLoader::FileSlot {
   uint32_t foreign_kvs = 0;
   uint64_t foreign_offset = 0;
   uint32_t split_pos = 0;      // Split: its position in the model (0-based)
-  uint32_t first_weight = 0;   // GGUF: the model-wide number of its first tensor
+  uint32_t first_weight = 0;   // GGUF, as_stored: the model-wide number of its first tensor
   // A sequential split's bytes past its header, kept for its data phase (Reader::release_input).
   uint8_t* tail = nullptr;
   uint32_t tail_size = 0;

@@ -48,7 +48,7 @@ constexpr PieceRole kLoadRoles[4] = {PieceRole::Packed, PieceRole::Scales, Piece
 
 Status ModelLoader::select(uint32_t w) {
   if (phase_ != Phase::Ready || !selected_ || w >= weight_count()) return Status::UsageError;
-  if (opt_.mode == ModelLoadMode::Decode && !weight(w).decodable) return Status::UnsupportedFormat;
+  if (opt_.mode == ModelLoadMode::Decode && !weight(w).decodable && !opt_.pass_stored) return Status::UnsupportedFormat;
   selected_[w >> 3] = uint8_t(selected_[w >> 3] | (1u << (w & 7)));
   return Status::Ok;
 }
@@ -60,10 +60,16 @@ void ModelLoader::select_all() {
 
 bool ModelLoader::selected(uint32_t w) const { return selected_ && w < weight_count() && (selected_[w >> 3] >> (w & 7)) & 1; }
 
+bool ModelLoader::passes_stored(uint32_t w) const {
+  return opt_.mode == ModelLoadMode::Decode && opt_.pass_stored && w < weight_count() && !weight(w).decodable;
+}
+
 // --- A weight's pieces ------------------------------------------------------------------------
 
 uint32_t ModelLoader::owner_of(uint32_t table, uint32_t index, PieceRole* role) const {
-  if (!model_) {
+  // GGUF, and tensors as stored: weight = tensor, in table order (a name may repeat across files:
+  // UQFF's version tensors, so not by name).
+  if (!model_ || opt_.as_stored) {
     *role = PieceRole::Packed;
     return table < table_count_ ? files_[table_files_[table]].first_weight + index : kNoTensor;
   }
@@ -82,9 +88,10 @@ void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
   static_assert(__is_trivially_copyable(WeightPieces), "cleared with memset");
   memset(static_cast<void*>(&p), 0, sizeof p);
   const LogicalWeight& lw = weight(w);
+  const bool stored = passes_stored(w);  // its packed piece as it is (a plain tensor has no other)
   for (PieceRole role : kLoadRoles) {
     const TensorRef r = lw.piece[uint32_t(role)];
-    if (!r.present()) continue;
+    if (!r.present() || (stored && role != PieceRole::Packed)) continue;
     // File order: by table (files are streamed one after another), then by index (tables are in
     // data-offset order; empty tensors share offsets, indices do not).
     uint32_t at = p.n++;
@@ -155,6 +162,49 @@ ModelEvent ModelLoader::after_ready() {
   weight_begun_ = false;
   phase_ = seek_data() ? Phase::Seek : Phase::Stream;
   return again();
+}
+
+// --- Progress (bytes_to_read) -----------------------------------------------------------------
+
+// The forward stream's reads from here on: each data file from where its reading stopped (its
+// header; a seekable split's kept bytes are read again from there) to its end, which the reader
+// reaches at the size the host gave, or else at the end the header implies (Reader::allowed_end;
+// GGUF's last padding may be absent from a valid file: see bytes_to_read()). A file whose end
+// was seen is read no more.
+uint64_t ModelLoader::stream_rest() const {
+  uint64_t rest = 0;
+  for (uint32_t t = 0; t < table_count_; ++t) {
+    const FileSlot& s = files_[table_files_[t]];
+    if (s.ended || !s.reader) continue;
+    const uint64_t end = s.size_known ? s.size : s.reader->allowed_end();
+    if (end > s.pos) rest += end - s.pos;
+  }
+  return rest;
+}
+
+uint64_t ModelLoader::bytes_to_read() const {
+  if (!ready_) return 0;
+  switch (opt_.mode) {
+    case ModelLoadMode::Headers: return 0;
+    case ModelLoadMode::Validate: return stream_rest_;
+    case ModelLoadMode::Decode:
+    case ModelLoadMode::Raw: break;
+  }
+  if (!seek_data()) return stream_rest_;  // (a sequential UQFF model's: 0, all read already)
+  // By range: what step_seek reads for each selected weight.
+  const bool decode = opt_.mode == ModelLoadMode::Decode;
+  uint64_t n = 0;
+  WeightPieces p;  // (not cur_pieces(): the data phase may be using it)
+  for (uint32_t w = 0; w < weight_count(); ++w) {
+    if (!selected(w)) continue;
+    pieces_of(w, &p);
+    if (decode && p.i2s) {
+      n += 4 + p.input_bytes;  // the scale from the tail, then the codes
+      continue;
+    }
+    for (uint32_t k = 0; k < p.n; ++k) n += p.end[k] - p.begin[k];
+  }
+  return n;
 }
 
 // A dry run of the sequential stream: the most bytes (and blocks) held at once for the selection.
@@ -350,7 +400,6 @@ ModelEvent ModelLoader::finish_weight(uint32_t w) {
 // --- Seekable: weight after weight, by range --------------------------------------------------
 
 ModelEvent ModelLoader::step_seek() {
-  const bool raw = opt_.mode == ModelLoadMode::Raw;
   for (;;) {
     if (decoding_ && dec_left_ > 0) {
       ModelEvent e;
@@ -367,6 +416,8 @@ ModelEvent ModelLoader::step_seek() {
     }
     WeightPieces& p = cur_pieces();
     pieces_of(cur_, &p);
+    // Raw mode, and a weight that goes out as stored: its pieces as they are read.
+    const bool raw = opt_.mode == ModelLoadMode::Raw || passes_stored(cur_);
     // The schedule: companions in file order, then the packed piece (decode: only the bytes the
     // decoder takes; I2_S: its scale from the tail first).
     const uint32_t extra = !raw && p.i2s ? 1 : 0;
@@ -594,7 +645,7 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
   const int found = p.find(t, e.tensor);
   if (found < 0) return false;
   const uint32_t k = uint32_t(found);
-  if (opt_.mode == ModelLoadMode::Raw) {
+  if (opt_.mode == ModelLoadMode::Raw || passes_stored(w)) {
     // Pieces go out as they pass: the weight begins with its first piece in file order and ends
     // with its last.
     switch (e.type) {
