@@ -85,7 +85,7 @@ function writeModel(dir, files, index) {
   return join(dir, 'model.safetensors.index.json');
 }
 
-test('a sharded model from disk: every shard cross-checked, tensors from all shards, any concurrency', async () => {
+test('a sharded model from disk: every shard cross-checked, tensors from all shards', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ws-sharded-'));
   try {
     const { files, index, shards } = shardedModel();
@@ -95,10 +95,10 @@ test('a sharded model from disk: every shard cross-checked, tensors from all sha
     assert.equal(h.sharded, true);
     assert.equal(h.shards.length, 3);
     assert.deepEqual(h.tensors.map((t) => `${t.shard}:${t.name}`).sort(), Object.entries(shards).flatMap(([f, t]) => Object.keys(t).map((n) => `${f}:${n}`)).sort());
-    for (const concurrency of [1, 3]) {
+    for (const dtype of ['raw', 'f32']) {
       const base = { ...wasm.live };
       const device = new FakeDevice();
-      const r = await ws.loadToWebGPU(device, path, { concurrency });
+      const r = await ws.loadToWebGPU(device, path, { dtype });
       assert.deepEqual(r.metadata, { total_size: 248 });
       for (const [file, tensors] of Object.entries(shards)) {
         for (const [name, data] of Object.entries(tensors)) {
@@ -126,7 +126,7 @@ test('sharded models that do not add up: the index names a tensor another shard 
     assert.equal(r.error.tensor, 'b.weight');
     assert.match(r.error.message, /of model-00001-of-00003\.safetensors in tensor "b\.weight": .*\(the index places it in model-00003-of-00003\.safetensors\)/);
     const device = new FakeDevice();
-    await assert.rejects(ws.loadToWebGPU(device, path, { concurrency: 1 }), { code: 'ShardTensorWrongShard' });
+    await assert.rejects(ws.loadToWebGPU(device, path), { code: 'ShardTensorWrongShard' });
     assert.deepEqual(device.live(), []);
 
     writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ weight_map: { ...index.weight_map, 'x.weight': 'model-00004-of-00003.safetensors' } }));
@@ -144,14 +144,14 @@ test('sharded models that do not add up: the index names a tensor another shard 
   }
 });
 
-test('a sharded model over HTTP: index, then shards fetched concurrently; progress adds up', async () => {
+test('a sharded model over HTTP: index, then every shard; progress adds up (the index is read too)', async () => {
   const { files, index } = shardedModel();
   const map = new Map([...files].map(([f, b]) => [`/repo/${f}`, b]));
   map.set('/repo/model.safetensors.index.json', new TextEncoder().encode(JSON.stringify(index)));
   const srv = await serve(map);
   try {
     const events = [];
-    for await (const ev of ws.createReader({ concurrency: 2, progressInterval: 0 }).read(`${srv.base}/repo/model.safetensors.index.json`)) events.push(ev);
+    for await (const ev of ws.createReader({ progressInterval: 0 }).read(`${srv.base}/repo/model.safetensors.index.json`)) events.push(ev);
     const headers = events.filter((e) => e.type === 'header');
     assert.deepEqual(headers.map((e) => e.shard).sort(), [...files.keys()]);
     assert.equal(events.filter((e) => e.type === 'tensorEnd').length, 5);
@@ -160,18 +160,18 @@ test('a sharded model over HTTP: index, then shards fetched concurrently; progre
     assert.deepEqual(end.index.shards, [...files.keys()]);
     const lastProgress = events.filter((e) => e.type === 'progress').pop();
     const shardBytes = [...files.values()].reduce((s, b) => s + b.length, 0);
-    assert.equal(lastProgress.bytes, shardBytes);
-    assert.equal(lastProgress.totalBytes, shardBytes);
+    const indexBytes = map.get('/repo/model.safetensors.index.json').length;
+    assert.equal(lastProgress.bytes, indexBytes + shardBytes);
+    assert.equal(lastProgress.totalBytes, indexBytes + shardBytes);
     assert.equal(lastProgress.tensors, 5);
   } finally {
     await srv.close();
   }
 });
 
-test('loadToWebGPU of shards streaming at once: tensors of different shards interleave, each lands in its own buffer', async () => {
-  // Two shards of one 1 MiB F32 tensor each, arriving over HTTP in 64 KiB writes: with
-  // concurrency 2 the two tensors' pieces alternate (the writer of one must not receive the
-  // other's bytes).
+test('loadToWebGPU of two shards: each tensor lands in its own buffer, the shards read one after the other', async () => {
+  // Two shards of one 1 MiB F32 tensor each, arriving over HTTP in 64 KiB writes: the loader reads
+  // the model's files in order (the 'concurrency' option of the earlier pipeline is gone).
   const n = 262144;
   const a = new Float32Array(n).map((_, i) => i), b = new Float32Array(n).map((_, i) => -i);
   const files = new Map([
@@ -184,10 +184,9 @@ test('loadToWebGPU of shards streaming at once: tensors of different shards inte
     for (const dtype of ['raw', 'f32', 'f16']) {
       const device = new FakeDevice();
       const order = [];
-      for await (const ev of ws.createReader({ dtype, concurrency: 2, chunkSize: 4096 }).read(`${srv.base}/m/model.safetensors.index.json`)) if (ev.type === 'tensorData') order.push(ev.tensor.name);
-      // Decoding reads both shards' headers first, so their data streams start together.
-      if (dtype !== 'raw') assert.ok(order.indexOf('b') < order.lastIndexOf('a'), `${dtype}: the shards' pieces interleave`);
-      const model = await ws.loadToWebGPU(device, `${srv.base}/m/model.safetensors.index.json`, { dtype, concurrency: 2, chunkSize: 4096 });
+      for await (const ev of ws.createReader({ dtype, chunkSize: 4096 }).read(`${srv.base}/m/model.safetensors.index.json`)) if (ev.type === 'tensorData') order.push(ev.tensor.name);
+      assert.ok(order.lastIndexOf('a') < order.indexOf('b'), `${dtype}: a's pieces, then b's`);
+      const model = await ws.loadToWebGPU(device, `${srv.base}/m/model.safetensors.index.json`, { dtype, chunkSize: 4096 });
       const want = dtype === 'f16' ? (x) => new Uint8Array(new Uint16Array([...x].map((v) => f32ToF16(v))).buffer) : (x) => new Uint8Array(x.buffer);
       assert.deepEqual(model.tensors.a.buffer.data, want(a), `${dtype}: a`);
       assert.deepEqual(model.tensors.b.buffer.data, want(b), `${dtype}: b`);

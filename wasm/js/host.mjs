@@ -13,11 +13,11 @@
 //
 // `model` (model-files.mjs): { entry, name, listing, seekable, input(file) → user input or null }.
 // Every file is read through a FileFeed: forward reads continue the open request or stream;
-// a jump (seekable sources) opens a new range. Until the model is ready, what was fed is kept so a
+// a jump (seekable sources) opens a new range. Until the data phase starts, what was fed is kept so a
 // load that ran out of arena can be replayed with the size the loader measured, even from a stream.
 import { Loader, Ev, Mode } from './loader.mjs';
 import { GgufKvCollector } from './gguf-kv.mjs';
-import { toSource } from './sources.mjs';
+import { toSource, readAll } from './sources.mjs';
 import { abortError, makeError } from './errors.mjs';
 import { loaderError } from './loader-errors.mjs';
 
@@ -44,7 +44,7 @@ class FileFeed {
     this.left = null;      // bytes of its last chunk not yet fed
     this.fed = 0;          // bytes fed in all (a stream's size, for messages)
     this.prefix = new Uint8Array(0);
-    this.record = [];      // chunks taken before the model was ready (replay after ArenaExhausted)
+    this.record = [];      // chunks taken until the data phase starts (replay after ArenaExhausted)
     this.replay = [];
   }
 
@@ -126,7 +126,12 @@ export async function* loadModel(wasm, model, options, o) {
   const gap = options.rangeGap ?? (model.remote ? 1 << 20 : 64 << 10);
   const feeds = new Map();  // file index -> FileFeed | null (missing)
   const progress = o.progress ?? null;
-  let arenaSize = roundUp64((options.arenaSize ?? DEFAULT_ARENA) + wasm.x.ws_loader_base_need(readSize, model.name.length * 3));
+  const outSize = options.outSize ?? DEFAULT_OUT;
+  // The caller's arenaSize is for the headers: the loader's own objects and, when decoding, the
+  // output piece come on top.
+  let arenaSize = roundUp64((options.arenaSize ?? DEFAULT_ARENA) + wasm.x.ws_loader_base_need(readSize, model.name.length * 3) +
+    (o.mode === Mode.decode ? outSize + 64 : 0));
+  let readyYielded = false;  // a retry after the model was ready does not announce it again
   let loader = null;
   let kvs = new Map();  // file -> GgufKvCollector, of the current attempt
   let sized = new Set();  // files whose size this attempt's loader was told
@@ -137,7 +142,7 @@ export async function* loadModel(wasm, model, options, o) {
       loader?.destroy();
       loader = new Loader(wasm, {
         arenaSize, seekable: model.seekable, mode: o.mode, dtype: o.dtype, kernel: options.kernel,
-        validateBlocks: options.validateBlocks, readSize, outSize: options.outSize ?? DEFAULT_OUT, limits: options.limits,
+        validateBlocks: options.validateBlocks, readSize, outSize, limits: options.limits,
         passStored: o.passStored, asStored: o.asStored,
       });
       for (const f of feeds.values()) f?.rewind();
@@ -155,15 +160,25 @@ export async function* loadModel(wasm, model, options, o) {
 
   function failure(L) { return loaderError(wasm, L, model, feeds, kvs); }
 
-  // One attempt; true when it ran out of arena before anything was handed on (retry it).
+  // One attempt; true when it ran out of arena before any weight was handed on (retry it). The
+  // data phase takes its scratch right after ModelReady, before reading on: a stream's recording
+  // (kept until then) still covers every byte read.
   async function* run(L) {
     if (model.listing) for (const n of model.listing) L.addFile(n);
     L.open(model.entry, model.name);
-    let ready = false;
+    let begun = false, ready = false, settled = false;
+    // The data phase has its scratch once the loader reads on after ModelReady: from then on no
+    // retry can come, and nothing more is recorded.
+    const settle = () => {
+      if (settled || !ready) return;
+      settled = true;
+      for (const f of feeds.values()) f?.stopRecording();
+    };
     for (;;) {
       const t = L.next();
       switch (t) {
         case Ev.NeedRead:
+          settle();
           await answer(L, L.evFile, L.evOffset, L.evLength);
           break;
         case Ev.Kv: {
@@ -174,17 +189,21 @@ export async function* loadModel(wasm, model, options, o) {
           break;
         }
         case Ev.ModelReady: {
-          ready = true;
-          for (const f of feeds.values()) f?.stopRecording();
           // The files' headers are built only when asked for (inspect, createReader): validate()
           // needs their counts alone (tableFacts).
           let files = null;
+          ready = true;
           const ev = { kind: 'ready', loader: L, get files() { return (files ??= filesOf(L)); }, model: L.model(readSize) };
           if (o.onReady) await o.onReady(L, ev);
-          yield ev;
+          if (!readyYielded) yield ev;
+          readyYielded = true;
           break;
         }
-        case Ev.WeightBegin: yield { kind: 'begin', weight: L.evWeight }; break;
+        case Ev.WeightBegin:
+          settle();
+          begun = true;
+          yield { kind: 'begin', weight: L.evWeight };
+          break;
         case Ev.WeightData:
           yield { kind: 'data', weight: L.evWeight, role: L.evRole, ptr: L.evData, size: L.evSize, offset: L.evOffset };
           if (signal?.aborted) throw abortError(signal, 0);
@@ -193,7 +212,7 @@ export async function* loadModel(wasm, model, options, o) {
         case Ev.Done: yield { kind: 'done' }; return false;
         case Ev.Error: {
           const e = L.error();
-          if (e.code === 'ArenaExhausted' && !ready && e.arenaNeeded > L.arenaSize) return true;
+          if (e.code === 'ArenaExhausted' && !begun && e.arenaNeeded > L.arenaSize) return true;
           const err = failure(L);
           err.verdict = verdictOf(L, e);
           // A convention's rejection comes after every header was validated: inspect() still
@@ -223,7 +242,10 @@ export async function* loadModel(wasm, model, options, o) {
       file.feed = feeds.get(f) ?? null;
       file.size = file.feed?.src.size ?? null;
       file.shard = model.shardName(file);
-      if (file.kind === 'index') Object.assign(file, L.indexFacts());
+      if (file.kind === 'index') {
+        Object.assign(file, L.indexFacts());
+        file.metadata = file.totalSize === null ? null : { total_size: file.totalSize };
+      }
       file.header = file.hasReader ? L.reader(f).header(kvs.get(f) ?? new GgufKvCollector(wasm, {})) : null;
       if (file.header) { file.header.size = file.size; file.header.name = file.feed?.src.name ?? null; }
       files.push(file);
@@ -251,9 +273,12 @@ export async function* loadModel(wasm, model, options, o) {
     const input = await model.input(file, L);
     if (input === null || input === undefined) return null;
     if (input === model.opened) return new FileFeed(input, file.name);
-    const src = await toSource(input, options);
+    let src = await toSource(input, options);
     try {
       await src.open(signal);
+      // A model read by range (the loader jumps to companions and scalars) with a file that cannot
+      // seek (a server without Range): that file is read into memory once.
+      if (model.seekable && !(src.seekable && src.range)) src = await toSource(await readAll(src, signal, true), options);
     } catch (e) {
       // A file the documents name that is not there is the loader's to word (a blob, config.json).
       if ((file.kind === 'config' || model.missingIsFine?.(file)) && isMissing(e)) return null;

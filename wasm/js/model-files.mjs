@@ -161,9 +161,14 @@ export async function describeModel(source, options = {}) {
     const url = await toUrl(source);
     const name = lastSegment(url.pathname);
     if (url.pathname.endsWith('.index.json')) {
+      // The index's server says whether the model can be read by range: without Range support
+      // every shard is streamed forward (the loader keeps early companions).
+      const index = await toSource(url, options);
+      await index.open(options.signal);
       return base(options, {
-        kind: 'sharded', entry: Entry.shardIndex, name, remote: isRemote(url),
-        input(file) { return file.kind === 'config' ? this.config : file.kind === 'index' ? url : new URL(file.name, url); },
+        kind: 'sharded', entry: Entry.shardIndex, name, remote: isRemote(url), seekable: !!index.seekable && !!index.range,
+        opened: index,
+        input(file) { return file.kind === 'config' ? this.config : file.kind === 'index' ? index : new URL(file.name, url); },
         shardName: (file) => (file.kind === 'shard' ? file.name : null),
       });
     }

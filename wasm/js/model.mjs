@@ -72,12 +72,14 @@ export async function* modelEvents(wasm, source, options, progress) {
 // The output descriptor of weight w (its packed tensor t): decoded to `dtype`, or as stored (null).
 function describe(w, t, files, dtype) {
   const source = { dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset };
-  const d = {
-    index: t.index, name: w.name, dtype: dtype ?? t.dtype, shape: dtype ? w.shape : t.shape,
+  // A plain tensor keeps its header's shape (GGUF's in ggml order, ne[0] first); a logical weight
+  // has the shape it decodes to.
+  const logical = dtype !== null && w.convention !== 'plain';
+  return {
+    index: t.index, name: w.name, dtype: dtype ?? t.dtype, shape: logical ? w.shape : t.shape,
     elements: dtype ? w.elements : t.elements, byteLength: dtype ? w.elements * OUT_BYTES[dtype] : t.byteLength,
     quant: quantOf(w, files), source,
   };
-  return d;
 }
 
 const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).header.tensors[r.index].name : null);
@@ -85,7 +87,7 @@ const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).head
 // tensor.quant: a logical weight's convention, mode, bits, group and companions' names; a block
 // format's block size and bytes; null for element types.
 function quantOf(w, files) {
-  if (w.convention === 'plain') {
+  if (w.convention === 'plain' || (w.convention === 'uqff' && w.uqffType === 'unquant')) {
     return w.decodable && w.format.blockElems > 1 ? { format: w.format.name, blockElems: w.format.blockElems, blockBytes: w.format.blockBytes } : null;
   }
   const q = { format: w.format.name };
@@ -105,7 +107,9 @@ function indexOf(model, ready) {
   const shards = ready.files.filter((f) => f.header).map((f) => f.shard);
   if (model.kind === 'sharded') {
     const index = ready.files.find((f) => f.kind === 'index');
-    return { tensors: index?.tensors ?? 0, totalSize: index?.totalSize ?? null, metadata: null, shards };
+    // The index's metadata as the loader read it: its total_size.
+    const totalSize = index?.totalSize ?? null;
+    return { tensors: index?.tensors ?? 0, totalSize, metadata: totalSize === null ? null : { total_size: totalSize }, shards };
   }
   if (model.kind === 'uqff') return { convention: 'uqff', version: ready.model.version.join('.'), metadata: null, shards };
   if (model.kind === 'ollama') return { convention: 'ollama', version: null, metadata: null, shards };

@@ -278,8 +278,8 @@ export async function toSource(source, options = {}) {
 
 // Every byte of an (unopened) source, in one buffer: for inputs that must be read out of order or
 // twice (an index, a manifest, a stream in a multi-file model).
-export async function readAll(src, signal) {
-  await src.open(signal);
+export async function readAll(src, signal, opened = false) {
+  if (!opened) await src.open(signal);
   const parts = [];
   let n = 0;
   for await (const c of src.chunks(signal)) { parts.push(c); n += c.length; }

@@ -30,7 +30,7 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
 
   try {
     const model = await loadToWebGPU(device, 'model.safetensors.index.json', {
-      dtype: 'f32', split: true, concurrency: 3, onProgress: (p) => console.log(p.tensors), signal,
+      dtype: 'f32', split: true, onProgress: (p) => console.log(p.tensors), signal,
       quantization: { group_size: 64, bits: 4 },
     });
     const t = model.tensors['model.embed_tokens.weight'];

@@ -126,8 +126,6 @@ export interface LoadOptions extends CommonOptions {
   onProgress?: (p: Progress) => void;
   /** Minimum milliseconds between progress reports (default 100). */
   progressInterval?: number;
-  /** Sharded models: shards read at once (default 2). */
-  concurrency?: number;
   /** MLX models: config.json, or its "quantization" object ({group_size, bits, mode}, per-layer overrides). */
   quantization?: Record<string, unknown> | null;
   /** Kernel family for decoding (default 'auto': SIMD128). */
