@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "dequant.h"
+#include "dequant_output.h"
+#include "model_dequant.h"
 #include "gguf_builder.h"
 #include "mini_json.h"
 #include "process.h"

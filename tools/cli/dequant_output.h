@@ -1,8 +1,7 @@
-// weightstream CLI — what `dequant` reports and where its values go, for both of its readers:
-// the tensor-by-tensor stream (dequant.cpp: GGUF, standard input, safetensors without a
-// convention) and logical weights (logical_dequant.cpp: MLX, Ollama, UQFF, sharded models). One
-// row type, one JSON writer, one text line per tensor written, one --all summary, one naming of
-// output files, so the two readers cannot drift apart in what they print.
+// weightstream CLI — what `dequant` reports and where its values go, for both kinds of rows: a
+// file's tensors as stored (tensor_rows.h: GGUF, safetensors without a convention, a companion by
+// name) and logical weights (MLX, Ollama, UQFF, sharded models). One row type, one JSON writer,
+// one text line per tensor written, one --all summary, one naming of output files.
 #pragma once
 
 #include <stdint.h>

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "cli_args.h"
-#include "dequant.h"
 #include "inspect.h"
+#include "model_dequant.h"
 #include "model_path.h"
 #include "validate.h"
 

@@ -11,12 +11,12 @@
 
 #include <map>
 
-#include "dequant.h"
 #include "error_text.h"
 #include "model_host.h"
 #include "problem_text.h"
 #include "scan_file.h"
 #include "scan_model.h"
+#include "tensor_rows.h"
 #include "text_format.h"
 #include "weightstream/load_plan.h"
 
@@ -30,9 +30,10 @@ std::string str(ws::StrView v) { return std::string(v.data ? v.data : "", v.size
 class ModelDequant {
  public:
   explicit ModelDequant(const CliOptions& o) : opt_(o), args_(o.dequant), path_(o.files[0]) {}
-  std::optional<int> run();
+  int run();
 
  private:
+  int load();
   bool on_ready(ws::ModelLoader& L);
   bool on_event(ws::ModelLoader& L, const ws::ModelEvent& e);
   DequantTensor describe(const ws::ModelLoader& L, uint32_t w) const;
@@ -52,7 +53,7 @@ class ModelDequant {
   ModelHost* host_ = nullptr;
   bool several_ = false;  // a model of several files (index, manifest, UQFF directory)
   bool logical_ = false;  // rows are logical weights (a convention, or several files)
-  bool fallback_ = false;  // --tensor names a stored tensor that is no weight: decoded as stored elsewhere
+  bool fallback_ = false;  // --tensor names a stored tensor that is no weight: loaded again as stored
   ws::Format format_ = ws::Format::Unknown;
   std::optional<std::string> convention_;
   std::vector<DequantTensor> rows_;
@@ -117,8 +118,18 @@ bool ModelDequant::select_one(ws::ModelLoader& L) {
       break;
     }
   if (found == ws::kNoTensor) {
-    // A stored tensor of a single file that is no logical weight (a companion): decoded as stored.
-    if (logical_ && !several_ && L.table(0).find(args_.tensor.data(), args_.tensor.size()) != ws::kNoTensor) {
+    // A stored tensor of a single file that is no logical weight (a companion): the file is
+    // loaded again as stored tensors (the loader's as_stored model), where it is one.
+    if (logical_ && !several_ && !settings_.as_stored &&
+        L.table(0).find(args_.tensor.data(), args_.tensor.size()) != ws::kNoTensor) {
+      if (path_ == "-") {
+        fail(usage_problem("UnsupportedFormat",
+                           "tensor " + quoted(args_.tensor) + " is a companion of a " + *convention_ +
+                               " weight: decoding it as stored reads the file again, which standard input cannot",
+                           args_.tensor),
+             2);
+        return false;
+      }
       fallback_ = true;
       return false;
     }
@@ -281,15 +292,26 @@ void ModelDequant::abandon() {
   current_ = nullptr;
 }
 
-std::optional<int> ModelDequant::run() {
+int ModelDequant::run() {
   settings_ = model_settings(path_, opt_.scan);
   several_ = settings_.entry != ws::ModelEntry::File;
   settings_.mode = ws::ModelLoadMode::Decode;
   settings_.out = args_.f16 ? ws::OutType::F16 : ws::OutType::F32;
+  int status = load();
+  if (fallback_) {
+    // --tensor named a companion: the same file as stored tensors.
+    fallback_ = false;
+    settings_.as_stored = true;
+    status = load();
+  }
+  return status;
+}
+
+int ModelDequant::load() {
   ModelHost h(settings_);
   host_ = &h;
   h.run([this](ws::ModelLoader& L, const ws::ModelEvent& e) { return on_event(L, e); });
-  if (fallback_) return std::nullopt;
+  if (fallback_) return 0;
   const ws::ModelLoader& L = h.loader();
   if (h.io() && !problem_) {
     abandon();
@@ -347,7 +369,7 @@ int ModelDequant::finish() {
 
 }  // namespace
 
-std::optional<int> run_model_dequant(const CliOptions& options) {
+int run_dequant(const CliOptions& options) {
   ModelDequant job(options);
   return job.run();
 }

@@ -6,14 +6,15 @@
 // its tensors, as they are stored.
 #pragma once
 
-#include <optional>
-
 #include "cli_args.h"
 
 namespace wscli {
 
-// The exit status; nullopt when --tensor names a stored tensor of a single file that is no
-// weight (a companion), which the tensor-by-tensor path (dequant.h) decodes as stored.
-std::optional<int> run_model_dequant(const CliOptions& options);
+// `weightstream dequant FILE (--tensor NAME | --all) [--to f32|f16] -o OUT`: raw little-endian
+// values in row-major order, never the whole file nor a whole tensor in memory. A stored tensor that
+// is no weight (a companion, --tensor) is decoded from the file loaded again as stored tensors.
+// Returns the exit status: 0 done, 1 invalid input (the file or a block in it), 2 usage error,
+// unreadable input or unwritable output, a tensor that is not there or has no decoding.
+int run_dequant(const CliOptions& options);
 
 }  // namespace wscli

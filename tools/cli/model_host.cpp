@@ -118,6 +118,7 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
   arena_.assign(arena_size / 8 + 4, 0);
   ws::ModelLoaderOptions opt;
   opt.mode = s_.mode;
+  opt.as_stored = s_.as_stored;
   opt.out = s_.out;
   opt.seekable = s_.entry_path != "-";
   opt.read_size = uint32_t(s_.scan.chunk_size > (1u << 30) ? (1u << 30) : s_.scan.chunk_size);

@@ -61,6 +61,7 @@ struct HostSettings {
   std::optional<Problem> blobs_problem;  // ... or why there is no such directory (said at the first blob)
   ws::ModelLoadMode mode = ws::ModelLoadMode::Validate;
   ws::OutType out = ws::OutType::F32;
+  bool as_stored = false;  // every tensor its own weight, no convention (ModelLoaderOptions::as_stored)
   ScanOptions scan;
 };
 
