@@ -5,7 +5,8 @@
 // its low 3 bits % 6 are the entry (Auto, File, ShardIndex, UqffFiles, OllamaManifest,
 // GgufSplits); bit 3 asks for verify_blobs(), bit 4 gives every file its true SHA-256
 // (expect_sha256), bit 5 gives the last file a wrong one (issue #17; seeds of issue #16 have none
-// of these bits). The first file is the entry (UqffFiles, GgufSplits: every name is given with
+// of these bits), bit 6 sets pass_stored (weights without a decoding go out as stored) and bit 7
+// as_stored (every tensor its own weight, no convention). The first file is the entry (UqffFiles, GgufSplits: every name is given with
 // add_file()); names are what the loader asks for ("config.json", "blobs/sha256-<hex>", an index's
 // shard names, a split GGUF model's "<prefix>-%05d-of-%05d.gguf"), so every convention is
 // reachable: plain, sharded, MLX with config, Ollama with manifest, UQFF, GGUF, split GGUF.
@@ -18,7 +19,9 @@
 // the same, or — reading every byte — Validate's verdict; output pieces come in order and fill
 // exactly the weight's elements. With digests: true ones never give DigestMismatch and, where the
 // plain seekable decode is valid, give its weights; no load ends (Done) with a digest that failed
-// or was not checked. Seeds: fuzz/corpus/fuzz_model_loader (every golden case of tests/model and
+// or was not checked. Every load that ends well read exactly what it planned: bytes_read() at
+// ModelReady plus bytes_to_read() after the selection is bytes_read() at Done (the host gives
+// every file's size), and bytes_read() is every byte the host fed. Seeds: fuzz/corpus/fuzz_model_loader (every golden case of tests/model and
 // every split GGUF fixture case, written by model_loader_test and split_gguf_test with
 // WS_MODEL_SEED_DIR set).
 #include <map>
@@ -43,6 +46,7 @@ struct Dir {
   ws::ModelEntry entry = ws::ModelEntry::Auto;
   std::vector<File> files;
   bool verify_blobs = false, true_digests = false, wrong_last = false;
+  bool pass_stored = false, as_stored = false;
 };
 
 struct Result {
@@ -60,6 +64,8 @@ bool parse(const uint8_t* data, size_t size, Dir* dir, uint8_t* seed) {
   dir->verify_blobs = data[1] & 8;
   dir->true_digests = data[1] & 16;
   dir->wrong_last = data[1] & 32;
+  dir->pass_stored = data[1] & 64;
+  dir->as_stored = data[1] & 128;
   const uint32_t count = data[2] % kMaxFiles + 1;
   size_t at = 3;
   for (uint32_t i = 0; i < count; ++i) {
@@ -99,6 +105,8 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
   opt.seekable = seekable;
   opt.read_size = 4096;
   opt.out_size = 4096;
+  opt.pass_stored = dir.pass_stored;
+  opt.as_stored = dir.as_stored;
   ws::ModelLoader L(arena.data(), arena_size, opt);
   if (dir.entry == ws::ModelEntry::UqffFiles || dir.entry == ws::ModelEntry::GgufSplits)
     for (const File& f : dir.files) L.add_file(f.name.data(), f.name.size());
@@ -117,6 +125,7 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
   std::map<uint32_t, uint64_t> position;
   std::unique_ptr<uint8_t[]> piece;
   std::map<uint32_t, uint64_t> out_pos;
+  uint64_t fed = 0, read_at_ready = 0, planned = 0;
   for (size_t steps = 0;; ++steps) {
     WS_CHECK(steps < 20000000, steps);  // every load ends
     const ws::ModelEvent e = L.next();
@@ -144,12 +153,22 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
         piece.reset(new uint8_t[n]);
         memcpy(piece.get(), f->data + e.offset, n);
         position[e.file] = e.offset + n;
+        fed += n;
         L.feed(piece.get(), n);
         break;
       }
       case ws::ModelEventType::ModelReady:
         out.ready = true;
+        read_at_ready = L.bytes_read();
+        if (dir.as_stored) {  // every tensor one weight, no convention
+          WS_CHECK(L.convention() == ws::Convention::Plain, int(L.convention()));
+          uint64_t tensors = 0;
+          for (uint32_t t = 0; t < L.table_count(); ++t) tensors += L.table(t).count();
+          WS_CHECK(tensors == L.weight_count(), tensors, L.weight_count());
+        }
         L.select_all();
+        planned = L.bytes_to_read();
+        if (mode == ws::ModelLoadMode::Headers) WS_CHECK(planned == 0, planned);
         break;
       case ws::ModelEventType::WeightBegin:
         out_pos[e.weight] = 0;
@@ -162,7 +181,13 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
       }
       case ws::ModelEventType::WeightEnd: {
         const ws::LogicalWeight& w = L.weight(e.weight);
-        if (mode == ws::ModelLoadMode::Decode) WS_CHECK(out_pos[e.weight] == w.elements * 4, out_pos[e.weight], w.elements);
+        if (mode == ws::ModelLoadMode::Decode && L.passes_stored(e.weight)) {
+          // As stored: exactly its packed piece's bytes.
+          const ws::TensorRef p = w.ref(ws::PieceRole::Packed);
+          WS_CHECK(out_pos[e.weight] == L.piece_end(p) - L.piece_begin(p), out_pos[e.weight]);
+        } else if (mode == ws::ModelLoadMode::Decode) {
+          WS_CHECK(out_pos[e.weight] == w.elements * 4, out_pos[e.weight], w.elements);
+        }
         out.weights[str(w.name)] = out.open[e.weight];
         out.open.erase(e.weight);
         break;
@@ -171,6 +196,8 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
         break;
       case ws::ModelEventType::Done:
         WS_CHECK(out.open.empty(), out.open.size());  // every weight begun has ended
+        WS_CHECK(L.bytes_read() == fed, L.bytes_read(), fed);
+        if (out.ready) WS_CHECK(read_at_ready + planned == fed, read_at_ready + planned, fed);
         // A model is never Done with a file whose digest failed or, every byte read, went unchecked.
         for (uint32_t f = 0; f < L.file_count(); ++f) {
           const ws::DigestState st = L.file_digest_state(f);
@@ -178,6 +205,7 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
         }
         return out;
       case ws::ModelEventType::Error: {
+        WS_CHECK(L.bytes_read() == fed, L.bytes_read(), fed);
         const ws::Error& err = L.error();
         if (err.code == ws::Status::ArenaExhausted && L.arena_needed() > arena_size && L.arena_needed() <= kMaxArena)
           return load(dir, mode, seekable, chunk_seed, digests, L.arena_needed());

@@ -56,6 +56,8 @@ constexpr uint32_t kQuantFormatCount = static_cast<uint32_t>(QuantFormat::Count_
 //   - below 2^-14 the result is an f16 subnormal, rounded (2^-25 and less becomes +-0; signed
 //     zeros keep their sign);
 //   - inf stays inf; NaN stays a quiet NaN with its sign and the top 10 bits of its payload.
+// F16 asked as F16 is the exception: the stored halves, bit for bit (a signalling NaN stays one),
+// as F32 asked as F32 is the stored floats.
 // inf and NaN in the output: with `validate` on (the default) blocks whose fp16 scales are inf
 // or NaN, or whose E8M0 scale is 0xFF, are rejected before decoding, so finite stored values give
 // finite f32 output. With validate off they are decoded as IEEE arithmetic has it (inf * q = inf,

@@ -16,6 +16,7 @@
 //         break;                              // next NeedRead), L.end_of_file(), L.file_missing()
 //       case ws::ModelEventType::ModelReady:  // L.weight_count(), L.weight(i), L.model(), L.plan()
 //         L.select_all();                     // or L.select(i); nothing: headers only
+//         total = L.bytes_to_read();          // progress: L.bytes_read() from here on
 //         break;
 //       case ws::ModelEventType::WeightData:  // e.weight, e.data/e.size at e.offset of its output
 //         break;
@@ -245,15 +246,15 @@ class ModelLoader {
   // After ModelReady and the selection: the bytes the data phase reads, from ModelReady to Done
   // (the same value whenever it is asked after the selection), so that bytes_read() at ModelReady
   // + bytes_to_read() == bytes_read() at Done for a load that ends well. Computed on demand,
-  // O(weights + files). Headers mode: 0 (a sequential UQFF model, read whole before ModelReady:
-  // 0). By range (Decode and Raw from a seekable source without digests): each selected weight's
+  // O(weights + files). Headers mode: 0; a sequential UQFF model (read whole before ModelReady):
+  // 0. By range (Decode and Raw from a seekable source without digests): each selected weight's
   // pieces as they are read (companions and packed bytes; Decode's I2_S: the codes and the 4-byte
   // scale of the tail). Forward (sequential sources, Validate, digests): every data file from
   // where its header reading stopped to its end — the size the host gave (set_file_size), or
   // else the end its header implies: safetensors data_start + data size (the only valid end);
   // GGUF the data's end rounded up to the alignment (ggml's writer pads the last tensor too; a
   // valid file may end up to alignment - 1 bytes earlier, and is then read to there). Before
-  // ModelReady: 0.
+  // ModelReady: 0. A load that fails stops at or before it.
   uint64_t bytes_to_read() const;
 
   // Files: the entry document (if any), the data files in model order, config.json (if asked).
