@@ -15,6 +15,7 @@ import { describeModel } from './model-files.mjs';
 import { loadModel, Mode } from './host.mjs';
 import { toSelect } from './options.mjs';
 import { makeError } from './errors.mjs';
+import { formatFromDtype, formatFromGgml } from './formats.mjs';
 
 const DTYPES = ['f32', 'f16', 'raw'];
 const OUT_BYTES = { f32: 4, f16: 2 };
@@ -39,7 +40,7 @@ export async function* modelEvents(wasm, source, options, progress) {
       if (select && !select(t)) continue;
       const s = L.select(i);
       if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
-      const d = describe(w, t, files, raw || L.passesStored(i) ? null : dtype);
+      const d = describe(wasm, w, t, file.header, files, raw || L.passesStored(i) ? null : dtype);
       outputs.set(i, { d, shard: file.shard ?? null });
       if (!perFile.has(file.index)) perFile.set(file.index, []);
       perFile.get(file.index).push(d);
@@ -50,7 +51,7 @@ export async function* modelEvents(wasm, source, options, progress) {
       progress.bytes = bytes.read;
       progress.setTotal(bytes.read + bytes.toRead);
     }
-    done = { validated: select && model.seekable ? 'header' : 'full', index: indexOf(model, ready) };
+    done = { validated: select && model.seekable ? 'header' : 'full', index: indexOf(model, ready, raw) };
   };
   for await (const ev of loadModel(wasm, model, options, { mode: raw ? Mode.raw : Mode.decode, dtype, passStored: !raw, asStored: raw, progress, onReady })) {
     switch (ev.kind) {
@@ -70,7 +71,7 @@ export async function* modelEvents(wasm, source, options, progress) {
 }
 
 // The output descriptor of weight w (its packed tensor t): decoded to `dtype`, or as stored (null).
-function describe(w, t, files, dtype) {
+function describe(wasm, w, t, header, files, dtype) {
   const source = { dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset };
   // A plain tensor keeps its header's shape (GGUF's in ggml order, ne[0] first); a logical weight
   // has the shape it decodes to.
@@ -78,17 +79,19 @@ function describe(w, t, files, dtype) {
   return {
     index: t.index, name: w.name, dtype: dtype ?? t.dtype, shape: logical ? w.shape : t.shape,
     elements: dtype ? w.elements : t.elements, byteLength: dtype ? w.elements * OUT_BYTES[dtype] : t.byteLength,
-    quant: quantOf(w, files), source,
+    quant: quantOf(wasm, w, t, header, files), source,
   };
 }
 
 const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).header.tensors[r.index].name : null);
 
-// tensor.quant: a logical weight's convention, mode, bits, group and companions' names; a block
-// format's block size and bytes; null for element types.
-function quantOf(w, files) {
+// tensor.quant: a logical weight's convention, mode, bits, group and companions' names; a stored
+// tensor's block format (its block size and bytes, whether or not it decodes); null for element
+// types.
+function quantOf(wasm, w, t, header, files) {
   if (w.convention === 'plain' || (w.convention === 'uqff' && w.uqffType === 'unquant')) {
-    return w.decodable && w.format.blockElems > 1 ? { format: w.format.name, blockElems: w.format.blockElems, blockBytes: w.format.blockBytes } : null;
+    const f = header.format === 'gguf' ? formatFromGgml(wasm, t.typeId, header.gguf?.dialect === 'bitnet' ? 1 : 0) : formatFromDtype(wasm, t.typeId);
+    return f && f.blockElems > 1 ? { format: f.name, blockElems: f.blockElems, blockBytes: f.blockBytes } : null;
   }
   const q = { format: w.format.name };
   if (w.convention === 'uqff') {
@@ -102,8 +105,9 @@ function quantOf(w, files) {
   return q;
 }
 
-// What the end event says of a model of several files.
-function indexOf(model, ready) {
+// What the end event says of a model of several files (read raw, a UQFF directory is its stored
+// tensors: no convention, no version).
+function indexOf(model, ready, raw) {
   const shards = ready.files.filter((f) => f.header).map((f) => f.shard);
   if (model.kind === 'sharded') {
     const index = ready.files.find((f) => f.kind === 'index');
@@ -111,7 +115,7 @@ function indexOf(model, ready) {
     const totalSize = index?.totalSize ?? null;
     return { tensors: index?.tensors ?? 0, totalSize, metadata: totalSize === null ? null : { total_size: totalSize }, shards };
   }
-  if (model.kind === 'uqff') return { convention: 'uqff', version: ready.model.version.join('.'), metadata: null, shards };
+  if (model.kind === 'uqff') return { convention: 'uqff', version: raw ? null : ready.model.version.join('.'), metadata: null, shards };
   if (model.kind === 'ollama') return { convention: 'ollama', version: null, metadata: null, shards };
   return null;
 }

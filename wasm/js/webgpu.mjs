@@ -100,7 +100,8 @@ export async function loadToWebGPU(device, source, options = {}) {
       header: index ? null : first ? publicHeader(first) : null,
       shards: index ? headers.map((h) => ({ file: h.shard, ...publicHeader(h.header) })) : null,
       bytes: progress.bytes,
-      destroy() { for (const t of Object.values(tensors)) for (const b of t.buffers ?? [t.buffer]) b.destroy(); },
+      // Every buffer made (a name that two files hold, read raw, has an entry for the last only).
+      destroy() { for (const b of created) b.destroy(); },
     };
   } catch (e) {
     for (const b of created) { try { b.destroy(); } catch { /* already gone */ } }
