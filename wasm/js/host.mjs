@@ -42,7 +42,6 @@ class FileFeed {
     this.iter = null;      // the open forward read
     this.pos = 0;          // the next byte it yields
     this.left = null;      // bytes of its last chunk not yet fed
-    this.last = null;      // that chunk whole, and where it starts
     this.fed = 0;          // bytes fed in all (a stream's size, for messages)
     this.prefix = new Uint8Array(0);
     this.record = [];      // chunks taken until the data phase starts (replay after ArenaExhausted)
@@ -51,14 +50,6 @@ class FileFeed {
 
   // Up to `length` bytes at `offset`; an empty array at the end of the file.
   async read(offset, length, signal, gap) {
-    // Bytes of the last chunk the source gave, asked for again (a seekable GGUF's first read runs
-    // past its header into data the loader then reads by range): from memory, no new request.
-    const last = this.last;
-    if (last && offset < this.pos && offset >= last.pos && offset < last.pos + last.bytes.length) {
-      const piece = last.bytes.subarray(offset - last.pos, Math.min(last.bytes.length, offset - last.pos + length));
-      this.fed += piece.length;
-      return piece;
-    }
     if (this.iter === null || offset < this.pos || offset - this.pos > gap) this.seek(offset, signal);
     while (this.pos < offset) {  // a small gap: read through it
       const c = await this.chunk(signal);
@@ -83,20 +74,14 @@ class FileFeed {
     return piece;
   }
 
-  // The next bytes at this.pos: what is left of the last chunk, or a new one (remembered as last).
   async chunk(signal) {
     if (this.left) { const c = this.left; this.left = null; return c; }
-    let c;
-    if (this.replay.length) c = this.replay.shift();
-    else {
-      const r = await this.iter.next();
-      if (signal?.aborted) throw abortError(signal, this.pos);
-      if (r.done) return null;
-      if (this.record) this.record.push(r.value);
-      c = r.value;
-    }
-    this.last = { pos: this.pos, bytes: c };
-    return c;
+    if (this.replay.length) return this.replay.shift();
+    const r = await this.iter.next();
+    if (signal?.aborted) throw abortError(signal, this.pos);
+    if (r.done) return null;
+    if (this.record) this.record.push(r.value);
+    return r.value;
   }
 
   seek(offset, signal) {
