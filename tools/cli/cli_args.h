@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "scan_file.h"
+#include "file_report.h"
 
 namespace wscli {
 

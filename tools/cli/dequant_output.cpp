@@ -9,7 +9,7 @@
 
 #include "json_writer.h"
 #include "problem_text.h"
-#include "scan_file.h"
+#include "file_report.h"
 #include "text_format.h"
 
 namespace wscli {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "report.h"
-#include "scan_file.h"
+#include "file_report.h"
 #include "weightstream/ollama_manifest.h"
 #include "weightstream/tensor_table.h"
 

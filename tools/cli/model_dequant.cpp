@@ -14,7 +14,7 @@
 #include "error_text.h"
 #include "model_host.h"
 #include "problem_text.h"
-#include "scan_file.h"
+#include "file_report.h"
 #include "scan_model.h"
 #include "tensor_rows.h"
 #include "text_format.h"

@@ -7,7 +7,7 @@
 
 #include "error_text.h"
 #include "problem_text.h"
-#include "scan_file.h"
+#include "file_report.h"
 #include "text_format.h"
 #include "weightstream/canonical_names.h"
 

@@ -22,7 +22,7 @@
 #include "gguf_kv.h"
 #include "progress.h"
 #include "report.h"
-#include "scan_file.h"
+#include "file_report.h"
 #include "weightstream/model_facts.h"
 #include "weightstream/model_loader.h"
 

@@ -8,7 +8,7 @@
 
 #include "model_host.h"
 #include "report.h"
-#include "scan_file.h"
+#include "file_report.h"
 #include "weightstream/model_loader.h"
 
 namespace wscli {

@@ -1,9 +1,7 @@
-// weightstream CLI — streams one safetensors file through ws::Reader into a FileReport.
-//
-// This is the only place the CLI drives the pull loop. It owns the arena policy: start with a
-// modest arena (1 MiB holds ~8,000 tensors) and, when the reader reports ArenaExhausted together
-// with the size that would have sufficed, re-read the file once with exactly that much, so users
-// never have to guess a size.
+// weightstream CLI — the pieces every command's report is made of when the model loader reads a
+// file: the scan options (chunk and arena sizes, --sha256, --blobs), a validated header copied out
+// of a file's reader, the values behind a GGUF rejection, and the Problems users see. The pull loop
+// is the model host's (model_host.h).
 #pragma once
 
 #include <stddef.h>
@@ -35,10 +33,6 @@ struct ScanOptions {
   std::shared_ptr<std::set<std::string>> sha256_used = std::make_shared<std::set<std::string>>();
   bool verify_blobs = true;  // a manifest's blobs against their sha256-<hex> names (--no-verify-blobs)
 };
-
-// One file through ws::Reader alone (no model around it): dequant's tensor-by-tensor path uses it
-// for validate's wording of a rejection. validate and inspect read models: scan_model.h.
-FileReport scan_file(const std::string& path, const ScanOptions& options);
 
 // Copies a validated header out of the reader's arena into the report (GGUF key-values from the
 // collector that saw them stream past).
