@@ -1,8 +1,8 @@
 // A loopback HTTP server for the tests: serves files from a map, with or without Range support,
-// and counts the bytes it sent and the requests it got.
+// and counts the bytes it sent and the requests it got. `headers`: path -> extra response headers.
 import { createServer } from 'node:http';
 
-export async function serve(files, { ranges = true } = {}) {
+export async function serve(files, { ranges = true, headers = new Map() } = {}) {
   const stats = { requests: 0, rangeRequests: 0, bytesSent: 0 };
   const server = createServer((req, res) => {
     stats.requests++;
@@ -16,9 +16,9 @@ export async function serve(files, { ranges = true } = {}) {
       start = Number(m[1]);
       end = m[2] ? Math.min(Number(m[2]) + 1, body.length) : body.length;
       if (start >= body.length) { res.writeHead(416, { 'Content-Range': `bytes */${body.length}` }); res.end(); return; }
-      res.writeHead(206, { 'Content-Range': `bytes ${start}-${end - 1}/${body.length}`, 'Content-Length': end - start, 'Accept-Ranges': 'bytes' });
+      res.writeHead(206, { 'Content-Range': `bytes ${start}-${end - 1}/${body.length}`, 'Content-Length': end - start, 'Accept-Ranges': 'bytes', ...headers.get(path) });
     } else {
-      res.writeHead(200, { 'Content-Length': body.length });
+      res.writeHead(200, { 'Content-Length': body.length, ...headers.get(path) });
     }
     // In 64 KiB writes that wait for the socket, so that a cancelled body stops being sent.
     let at = start;

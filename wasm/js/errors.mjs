@@ -121,6 +121,18 @@ function details(f) {
       return found !== null && expected !== null ? `num_blocks is ${found}; the shape's values take ${expected}` : '';
     case 'IndexTotalSizeMismatch':
       return found !== null && expected !== null ? `the index says ${found} bytes; the tensors hold ${expected}` : '';
+    case 'DigestMismatch':
+      return f.digestExpected ? `its SHA-256 is ${f.digestActual ?? 'unknown (the file was not read in full)'}, expected ${f.digestExpected}` : '';
+    case 'GgufSplitFirstNotZero':
+      return found !== null ? `its split.no is ${found}` : '';
+    case 'GgufSplitNoMismatch':
+      return found !== null && expected !== null ? `its split.no is ${found}; its place in the model is ${expected}` : '';
+    case 'GgufSplitCountMismatch': case 'GgufSplitTensorCountMismatch':
+      return found !== null && expected !== null ? `found ${found}, expected ${expected}` : '';
+    case 'GgufSplitKeyType':
+      return found !== null && expected !== null ? `a ${f.ggufTypeFound}, not a ${f.ggufTypeExpected}` : '';
+    case 'GgufSplitNameMismatch':
+      return f.detail ? `its keys make it a split whose name ends in ${f.detail}` : '';
     case 'BufferTooLarge':
       return f.detail ?? '';
     default:
@@ -153,11 +165,13 @@ export function makeError(f, description) {
   if (f.offset !== null && f.offset !== undefined) head += ` at byte ${f.offset}`;
   if (f.shard) head += ` of ${f.shard}`;
   if (f.tensor !== null && f.tensor !== undefined) head += ` in tensor ${JSON.stringify(f.tensor)}`;
-  return new WeightstreamError(`${head}: ${body}`, {
+  const err = new WeightstreamError(`${head}: ${body}`, {
     code: f.code, offset: f.offset ?? null, tensor: f.tensor ?? null, shard: f.shard ?? null,
     found: f.found ?? null, expected: f.expected ?? null, description: description || JS_DESCRIPTIONS[f.code] || '',
     hint, cause: f.cause,
   });
+  if (f.code === 'DigestMismatch') { err.expectedSha256 = f.digestExpected ?? null; err.actualSha256 = f.digestActual ?? null; }
+  return err;
 }
 
 export function abortError(signal, offset) {

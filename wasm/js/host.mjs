@@ -165,6 +165,13 @@ export async function* loadModel(wasm, model, options, o) {
   // (kept until then) still covers every byte read.
   async function* run(L) {
     if (model.listing) for (const n of model.listing) L.addFile(n);
+    // Expected digests (options.sha256, list entries' sha256) and, for a manifest, its blobs
+    // against their names (verifyBlobs: false turns that off): checked as the files stream.
+    for (const [name, hex] of model.digests ?? []) {
+      const s = L.expectSha256(name, hex);
+      if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: null, shard: name, detail: `the sha256 given for ${name} is not 64 hex digits (or the arena has no room for it)` });
+    }
+    if (model.kind === 'ollama' && options.verifyBlobs !== false) L.verifyBlobs();
     L.open(model.entry, model.name);
     let begun = false, ready = false, settled = false;
     // The data phase has its scratch once the loader reads on after ModelReady: from then on no
@@ -258,8 +265,12 @@ export async function* loadModel(wasm, model, options, o) {
     if (!feeds.has(f)) feeds.set(f, await openFile(L, f));
     const feed = feeds.get(f);
     if (feed === null) { L.fileMissing(); return; }
-    // The size goes with a file's first request of each attempt (each a new loader).
-    if (!sized.has(f) && feed.src.size !== null && feed.src.size !== undefined) L.setFileSize(feed.src.size);
+    // The size (and with verify: 'etag', the digest its server states) go with a file's first
+    // request of each attempt (each a new loader).
+    if (!sized.has(f)) {
+      if (feed.src.size !== null && feed.src.size !== undefined) L.setFileSize(feed.src.size);
+      if (options.verify === 'etag' && feed.src.sha256) L.setFileSha256(hexBytes(feed.src.sha256));
+    }
     sized.add(f);
     const bytes = await feed.read(offset, length, signal, gap);
     if (bytes.length === 0) { L.endOfFile(); return; }
@@ -286,6 +297,12 @@ export async function* loadModel(wasm, model, options, o) {
     }
     return new FileFeed(src, file.name);
   }
+}
+
+function hexBytes(hex) {
+  const b = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) b[i] = parseInt(hex.substr(2 * i, 2), 16);
+  return b;
 }
 
 // The format of a model's first data file and its tensor count over all data files.

@@ -55,7 +55,8 @@ export function loaderError(wasm, L, model, feeds, kvs = new Map()) {
   const file = e.file === null ? null : L.file(e.file);
   const fields = {
     code: e.code, offset: e.offset, tensor: e.tensor,
-    shard: file ? model.shardName(file) : null,
+    // A split rule names its split even when it is the file given (before it is known as a split).
+    shard: file ? model.shardName(file) ?? (e.code.startsWith('GgufSplit') ? file.name : null) : null,
     found: e.found ?? undefined, expected: e.expected ?? undefined,
     detail: e.detail ?? undefined,
   };
@@ -85,6 +86,13 @@ export function loaderError(wasm, L, model, feeds, kvs = new Map()) {
     if (other) fields.detail = `layer ${JSON.stringify(other.name)} (${other.file}) covers it, not layer ${JSON.stringify(mine?.name ?? '')}`;
   } else if (e.code === 'ManifestLayerNotInBlob') {
     fields.detail = `no tensor of the blob is named ${JSON.stringify(e.tensor)} or starts with ${JSON.stringify(e.tensor + '.')}`;
+  } else if (e.code === 'DigestMismatch' && e.file !== null) {
+    const d = L.fileDigest(e.file);
+    fields.digestExpected = d.expected;
+    fields.digestActual = d.actual;
+  } else if (e.code === 'GgufSplitKeyType' && e.found !== null && e.expected !== null) {
+    fields.ggufTypeFound = wasm.cstr(wasm.x.ws_gguf_type_name(Number(e.found)));
+    fields.ggufTypeExpected = wasm.cstr(wasm.x.ws_gguf_type_name(Number(e.expected)));
   } else if (e.code === 'ManifestBlobMissing') {
     fields.detail = `the blob of layer ${JSON.stringify(e.tensor)} is not there`;
   }

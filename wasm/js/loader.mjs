@@ -6,10 +6,12 @@ import { readError, FormatNames, NONE, CONVENTIONS, writeLimits, readKvEvent, re
 import { buildHeader } from './header.mjs';
 import { formatTable } from './formats.mjs';
 
-export const Entry = Object.freeze({ auto: 0, file: 1, shardIndex: 2, uqffFiles: 3, ollamaManifest: 4 });
+export const Entry = Object.freeze({ auto: 0, file: 1, shardIndex: 2, uqffFiles: 3, ollamaManifest: 4, ggufSplits: 5 });
 export const Mode = Object.freeze({ headers: 0, validate: 1, decode: 2, raw: 3 });
 export const Ev = Object.freeze({ NeedRead: 0, Kv: 1, ModelReady: 2, WeightBegin: 3, WeightData: 4, WeightEnd: 5, Done: 6, Error: 7 });
-export const FILE_KINDS = ['file', 'index', 'manifest', 'shard', 'uqffPart', 'blob', 'config'];
+export const FILE_KINDS = ['file', 'index', 'manifest', 'shard', 'uqffPart', 'blob', 'config', 'split'];
+export const DIGEST_STATES = ['none', 'pending', 'verified', 'mismatch'];
+const hexOf = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0')).join('');
 const KERNELS = { auto: 0, reference: 1, simd128: 2 };
 const OUT = { f32: 0, f16: 1 };
 const utf8 = new TextEncoder();
@@ -56,6 +58,30 @@ export class Loader {
   }
   addFile(name) { return this.wasm.x.ws_loader_add_file(this.h, this.put(name)); }
   open(entry, name) { return this.wasm.x.ws_loader_open(this.h, entry, this.put(name)); }
+  // Before open(): file `name`'s expected SHA-256 (64 hex digits); Ollama blobs by their names.
+  expectSha256(name, hex) {
+    const n = utf8.encode(name), x = utf8.encode(hex);
+    if (n.length + x.length > this.readSize) return this.wasm.statusCode('UsageError');
+    this.wasm.u8.set(n, this.input);
+    this.wasm.u8.set(x, this.input + n.length);
+    return this.wasm.x.ws_loader_expect_sha256_hex(this.h, n.length, x.length);
+  }
+  verifyBlobs() { return this.wasm.x.ws_loader_verify_blobs(this.h); }
+  // On a file's first read: its expected digest (32 bytes).
+  setFileSha256(bytes) {
+    this.wasm.u8.set(bytes.subarray(0, 32), this.input);
+    return this.wasm.x.ws_loader_set_file_sha256(this.h);
+  }
+  // File f's digest: {state, expected, actual} (hex strings or null).
+  fileDigest(f) {
+    const w = this.wasm.x.ws_loader_file_digest(this.h, f);
+    const u = this.wasm.u32, b = this.wasm.u8;
+    return {
+      state: DIGEST_STATES[u[w >> 2]],
+      expected: u[(w >> 2) + 1] ? hexOf(b.subarray(w + 16, w + 48)) : null,
+      actual: u[(w >> 2) + 2] ? hexOf(b.subarray(w + 48, w + 80)) : null,
+    };
+  }
   next() { return this.wasm.x.ws_loader_next(this.h); }
 
   // The last event's fields.
@@ -93,6 +119,7 @@ export class Loader {
     return {
       index: f, name: this.wasm.text(u[w], u[w + 1]), kind: FILE_KINDS[u[w + 2]], present: u[w + 3] !== 0,
       table: u[w + 4] === NONE ? null : u[w + 4], layer: u[w + 5] === NONE ? null : u[w + 5], hasReader: u[w + 6] !== 0,
+      split: u[w + 7] === NONE ? null : u[w + 7], foreignKvs: u[w + 8], foreignKvOffset: u64(u[w + 9], u[w + 10]),
     };
   }
 
@@ -108,6 +135,7 @@ export class Loader {
       tableCount: u[w + 3], weightCount: u[w + 4], entryFile: u[w + 5] === NONE ? null : u[w + 5], logical: u[w + 6] !== 0,
       version: [u[w + 7], u[w + 8], u[w + 9]],
       plan: { chunk, sequentialPeak: u64(u[w + 10], u[w + 11]), seekablePeak: u64(u[w + 12], u[w + 13]) },
+      splitCount: u[w + 14],
     };
   }
   tableFile(t) { return this.wasm.x.ws_loader_table_file(this.h, t); }

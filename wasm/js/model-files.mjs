@@ -18,12 +18,13 @@ import { configBytes } from './conventions.mjs';
 const lastSegment = (s) => String(s).split(/[\\/]/).pop();
 
 export const isUqffSource = (s) => s !== null && typeof s === 'object' && Array.isArray(s.uqff);
+export const isSplitList = (s) => s !== null && typeof s === 'object' && Array.isArray(s.gguf);
 export const isManifestSource = (s) => s !== null && typeof s === 'object' && !(s instanceof URL) && 'ollama' in s;
 export const isShardedFiles = (s) => s !== null && typeof s === 'object' && !(s instanceof URL) && 'index' in s && 'shards' in s;
 
 // A list entry's file name and input ({name, source}, a File, a path or URL).
 function listEntry(e, i, what) {
-  if (e && typeof e === 'object' && 'source' in e && !(e instanceof URL)) return { name: e.name ?? (what === 'uqff' ? `file-${i}` : null), input: e.source };
+  if (e && typeof e === 'object' && 'source' in e && !(e instanceof URL)) return { name: e.name ?? (what === 'uqff' ? `file-${i}` : null), input: e.source, sha256: e.sha256 ?? null };
   if (typeof e === 'string') return { name: lastSegment(e), input: e };
   if (e instanceof URL) return { name: lastSegment(e.pathname), input: e };
   if (typeof Blob !== 'undefined' && e instanceof Blob && e.name) return { name: e.name, input: e };
@@ -90,17 +91,39 @@ const isRemote = (u) => u instanceof URL && u.protocol !== 'file:';
 // The model behind `source`: { entry, name, listing, seekable, remote, input(file), shardName(file),
 // kind ('file' | 'sharded' | 'uqff' | 'ollama') }.
 export async function describeModel(source, options = {}) {
-  if (isUqffSource(source)) {
-    if (!source.uqff.length) throw new TypeError('weightstream: { uqff: [...] } needs at least one file');
+  const model = await describe(source, options);
+  model.digests = [...model.digests ?? [], ...digestOption(options.sha256, model)];
+  return model;
+}
+
+// options.sha256: 64 hex digits (the one file given), or { file name: hex } (names as the model's
+// documents give them: a shard, a split, `blobs/sha256-...`).
+function digestOption(sha256, model) {
+  const bad = () => new TypeError('weightstream: sha256 must be 64 hex digits or { file name: 64 hex digits }');
+  const hex = (h) => { if (typeof h !== 'string' || !/^[0-9a-fA-F]{64}$/.test(h)) throw bad(); return h; };
+  if (sha256 === undefined || sha256 === null) return [];
+  if (typeof sha256 === 'string') return [[model.name, hex(sha256)]];
+  if (typeof sha256 === 'object') return Object.entries(sha256).map(([n, h]) => [n, hex(h)]);
+  throw bad();
+}
+
+async function describe(source, options) {
+  if (isUqffSource(source) || isSplitList(source)) {
+    // A UQFF directory's files, or a split GGUF model's splits (`{ gguf: [...] }`): the loader
+    // picks and orders them by name.
+    const uqff = isUqffSource(source);
+    const list = uqff ? source.uqff : source.gguf;
+    if (!list.length) throw new TypeError(`weightstream: { ${uqff ? 'uqff' : 'gguf'}: [...] } needs at least one file`);
     const byName = new Map();
-    const listing = [];
-    for (let i = 0; i < source.uqff.length; i++) {
-      const { name, input } = listEntry(source.uqff[i], i, 'uqff');
+    const listing = [], digests = [];
+    for (let i = 0; i < list.length; i++) {
+      const { name, input, sha256 } = listEntry(list[i], i, 'uqff');
       if (!byName.has(name)) byName.set(name, await seekableInput(input, options));
       listing.push(name);
+      if (sha256) digests.push([name, sha256]);
     }
     return base(options, {
-      kind: 'uqff', entry: Entry.uqffFiles, name: 'model', listing,
+      kind: uqff ? 'uqff' : 'splits', entry: uqff ? Entry.uqffFiles : Entry.ggufSplits, name: uqff ? 'model' : listing[0], listing, digests,
       input: (file) => byName.get(file.name) ?? null,
       shardName: (file) => file.name,
     });
@@ -124,9 +147,11 @@ export async function describeModel(source, options = {}) {
   }
   if (isShardedFiles(source)) {
     const indexName = listEntryName(source.index) ?? 'model.safetensors.index.json';
+    const digests = Array.isArray(source.shards)
+      ? source.shards.map((e, i) => listEntry(e, i, 'shards')).filter((e) => e.sha256).map((e) => [e.name, e.sha256]) : [];
     let shards = null, checked = false;
     const model = base(options, {
-      kind: 'sharded', entry: Entry.shardIndex, name: indexName,
+      kind: 'sharded', entry: Entry.shardIndex, name: indexName, digests,
       async input(file, L) {
         if (file.kind === 'index') return source.index;
         shards ??= await resolver(source.shards, 'shards');
@@ -174,11 +199,11 @@ export async function describeModel(source, options = {}) {
     }
     const src = await toSource(url, options);
     await src.open(options.signal);
-    return single(options, src, name, isRemote(url));
+    return single(options, src, name, isRemote(url), (file) => new URL(file, url));
   }
   const src = await toSource(source, options);
   await src.open(options.signal);
-  return single(options, src, src.name ? lastSegment(src.name) : 'model', false);
+  return single(options, src, src.name ? lastSegment(src.name) : 'model', false, null);
 }
 
 function listEntryName(input) {
@@ -188,12 +213,19 @@ function listEntryName(input) {
   return null;
 }
 
-// One file, opened already (its first response says whether it can seek).
-function single(options, src, name, remote) {
+// One file, opened already (its first response says whether it can seek). A split GGUF model's
+// other splits, which the loader names from it, are found beside a URL or path (`sibling`); a
+// File or bytes given alone have none (GgufSplitMissing names the first).
+function single(options, src, name, remote, sibling) {
   return base(options, {
     kind: 'file', entry: Entry.file, name: name || 'model', seekable: !!src.seekable && !!src.range, remote,
-    input(file) { return file.kind === 'config' ? this.config : src; },
-    shardName: () => null,
+    input(file) {
+      if (file.kind === 'config') return this.config;
+      if (file.kind === 'split' && file.name !== this.name) return sibling ? sibling(file.name) : null;
+      return src;
+    },
+    shardName(file) { return file.kind === 'split' ? file.name : null; },
+    missingIsFine: (file) => file.kind === 'split',
     opened: src,
   });
 }

@@ -117,5 +117,6 @@ function indexOf(model, ready, raw) {
   }
   if (model.kind === 'uqff') return { convention: 'uqff', version: raw ? null : ready.model.version.join('.'), metadata: null, shards };
   if (model.kind === 'ollama') return { convention: 'ollama', version: null, metadata: null, shards };
+  if (ready.model.splitCount > 1) return { splits: shards, metadata: null };
   return null;
 }

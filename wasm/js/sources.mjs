@@ -133,6 +133,7 @@ class ResponseSource {
     this.name = name ?? (response.url || null);
     this.size = bodySize(response);
     this.seekable = false;
+    this.sha256 = sha256OfResponse(response);
   }
   async open() {
     if (!this.response.ok) throw httpError(this.response, this.name ?? 'the response', 0);
@@ -179,6 +180,7 @@ class UrlSource {
     }
     if (!response.ok) throw httpError(response, this.url.href, 0);
     if (this.size === null) this.size = bodySize(response);
+    this.sha256 = sha256OfResponse(response);
     this.first = response;
   }
   chunks(signal) {
@@ -209,6 +211,16 @@ class UrlSource {
     yield* readStream(response.body, signal, a);
   }
   close() { this.first?.body?.cancel?.().catch?.(() => {}); this.first = null; }
+}
+
+// The SHA-256 a response states for its file, or null: Hugging Face's X-Linked-Etag (an LFS
+// file's digest, on resolve URLs), else an ETag that is 64 hex digits (the LFS CDN's).
+function sha256OfResponse(response) {
+  for (const h of ['x-linked-etag', 'etag']) {
+    const v = (response.headers.get(h) ?? '').replace(/^W\//, '').replace(/"/g, '').trim();
+    if (/^[0-9a-f]{64}$/i.test(v)) return v.toLowerCase();
+  }
+  return null;
 }
 
 // A local file (Node): file: URLs and plain paths. Seekable; read in 1 MiB pieces.

@@ -87,6 +87,16 @@ export async function inspect(source, options = {}) {
     return out;
   }
   const out = publicHeader(files[0].header);
+  if (ready.model.splitCount > 1) {
+    files.sort((a, b) => a.table - b.table);  // split order (the entry may be any split)
+    // A split GGUF model: one table over its splits (the CLI's inspect --json), the metadata and
+    // key-values the first split's.
+    out.tensors = files.flatMap((f) => publicHeader(f.header).tensors.map((t) => ({ ...t, split: f.split })));
+    out.splits = files.map((f) => ({
+      file: f.name, tensors: f.header.tensors.length, dataStart: f.header.dataStart, dataSize: f.header.dataSize,
+      size: f.header.size, foreignKvs: f.foreignKvs,
+    }));
+  }
   if (files[0].header.format === 'safetensors' && quantized) out.logical = logicalOf(ready.model.convention);
   return out;
 }

@@ -93,6 +93,41 @@ WS_EXPORT(ws_loader_base_need) uint32_t ws_loader_base_need(uint32_t read_size, 
 WS_EXPORT(ws_loader_add_file) uint32_t ws_loader_add_file(WsLoader* h, uint32_t n) {
   return static_cast<uint32_t>(h->loader->add_file(reinterpret_cast<const char*>(h->input), n));
 }
+// Digests (before open): a file's expected SHA-256 — its name (the first `name_n` bytes of the
+// input buffer) then 64 hex digits; Ollama blobs verified against their names.
+WS_EXPORT(ws_loader_expect_sha256_hex) uint32_t ws_loader_expect_sha256_hex(WsLoader* h, uint32_t name_n, uint32_t hex_n) {
+  const char* in = reinterpret_cast<const char*>(h->input);
+  if (uint64_t(name_n) + hex_n > h->input_cap) return static_cast<uint32_t>(ws::Status::UsageError);
+  return static_cast<uint32_t>(h->loader->expect_sha256_hex(in, name_n, in + name_n, hex_n));
+}
+WS_EXPORT(ws_loader_verify_blobs) uint32_t ws_loader_verify_blobs(WsLoader* h) {
+  return static_cast<uint32_t>(h->loader->verify_blobs());
+}
+// On a file's first read, before it is answered: its expected SHA-256, 32 bytes in the input buffer
+// (from the response that answers it: X-Linked-Etag).
+WS_EXPORT(ws_loader_set_file_sha256) uint32_t ws_loader_set_file_sha256(WsLoader* h) {
+  uint8_t d[ws::kSha256Bytes];
+  memcpy(d, h->input, sizeof d);
+  return static_cast<uint32_t>(h->loader->set_file_sha256(d));
+}
+// File f's digest into the item words: 0 DigestState, 1 has expected, 2 has actual, 4-11 the
+// expected digest's 32 bytes, 12-19 the actual's.
+WS_EXPORT(ws_loader_file_digest) uint32_t* ws_loader_file_digest(WsLoader* h, uint32_t f) {
+  const ws::ModelLoader& L = *h->loader;
+  uint32_t* w = h->item;
+  memset(w, 0, 20 * sizeof(uint32_t));
+  w[0] = static_cast<uint32_t>(L.file_digest_state(f));
+  if (const uint8_t* e = L.file_expected_sha256(f)) {
+    w[1] = 1;
+    memcpy(w + 4, e, ws::kSha256Bytes);
+  }
+  if (const uint8_t* a = L.file_actual_sha256(f)) {
+    w[2] = 1;
+    memcpy(w + 12, a, ws::kSha256Bytes);
+  }
+  return w;
+}
+
 WS_EXPORT(ws_loader_open) uint32_t ws_loader_open(WsLoader* h, uint32_t entry, uint32_t n) {
   return static_cast<uint32_t>(
       h->loader->open(static_cast<ws::ModelEntry>(entry), reinterpret_cast<const char*>(h->input), n));
@@ -139,7 +174,8 @@ WS_EXPORT(ws_loader_bytes) uint32_t* ws_loader_bytes(WsLoader* h) {
 
 // The model's files: their count, and file f into the item words: 0 name ptr, 1 name length,
 // 2 kind (ModelFileKind), 3 present, 4 table (0xFFFFFFFF: none), 5 manifest layer (or none),
-// 6 has a reader.
+// 6 has a reader, 7 split number (or none), 8 a split's key-values other than split.*, 9-10 the
+// first one's offset.
 WS_EXPORT(ws_loader_file_count) uint32_t ws_loader_file_count(WsLoader* h) { return h->loader->file_count(); }
 WS_EXPORT(ws_loader_file) uint32_t* ws_loader_file(WsLoader* h, uint32_t f) {
   const ws::ModelLoader& L = *h->loader;
@@ -152,6 +188,9 @@ WS_EXPORT(ws_loader_file) uint32_t* ws_loader_file(WsLoader* h, uint32_t f) {
   w[4] = L.file_table(f);
   w[5] = L.file_layer(f);
   w[6] = L.file_reader(f) != nullptr;
+  w[7] = L.file_split(f);
+  w[8] = L.split_foreign_kvs(f);
+  put_u64(w + 9, L.split_foreign_offset(f));
   return w;
 }
 
@@ -200,6 +239,7 @@ WS_EXPORT(ws_loader_model) uint32_t* ws_loader_model(WsLoader* h, uint32_t chunk
   const ws::ModelPlan p = L.plan(chunk ? chunk : 1);
   put_u64(w + 10, p.sequential_peak);
   put_u64(w + 12, p.seekable_peak);
+  w[14] = L.split_count();
   return w;
 }
 WS_EXPORT(ws_loader_table_file) uint32_t ws_loader_table_file(WsLoader* h, uint32_t t) { return h->loader->table_file(t); }

@@ -39,12 +39,18 @@ export interface OllamaManifestSource {
  * those of the index's URL. */
 export interface ShardedFilesSource {
   index: Source;
-  shards: (Source | { name: string; source: Source })[] | string | URL
+  shards: (Source | { name: string; source: Source; sha256?: string })[] | string | URL
     | ((file: string) => Source | null | undefined | Promise<Source | null | undefined>);
 }
 
+/** A split GGUF model (`<prefix>-00001-of-0000N.gguf` ...) as a list of its splits, in any order
+ * (a URL or path of any one split finds the others beside it). `sha256` per entry: its digest. */
+export interface GgufSplitsSource {
+  gguf: (Source | { name: string; source: Source; sha256?: string })[];
+}
+
 /** What validate/inspect/createReader/loadToWebGPU take. */
-export type ModelSource = Source | UqffSource | OllamaManifestSource | ShardedFilesSource;
+export type ModelSource = Source | UqffSource | OllamaManifestSource | ShardedFilesSource | GgufSplitsSource;
 
 /** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes. */
 export type ErrorCode = string;
@@ -113,6 +119,13 @@ export interface CommonOptions {
   rangeRequests?: boolean;
   /** Neighbouring selected tensors closer than this share one range request (default 1 MiB for URLs). */
   rangeGap?: number;
+  /** Expected SHA-256 (64 hex digits) of the file given, or by file name ({ 'model-00001-of-00002.safetensors': hex }):
+   * each file is hashed as it streams; a mismatch is DigestMismatch (error.shard names the file). */
+  sha256?: string | Record<string, string>;
+  /** 'etag': verify each URL against the SHA-256 its server states (X-Linked-Etag, or an ETag of 64 hex digits). */
+  verify?: 'etag';
+  /** Ollama manifests: check every blob against its sha256-<hex> name (default true). */
+  verifyBlobs?: boolean;
   /** Load the module from elsewhere (first call only). */
   wasmBinary?: ArrayBuffer | Uint8Array;
   wasmUrl?: string | URL;
@@ -143,6 +156,8 @@ export interface TensorHeader {
   byteLength: number;
   /** Absolute file offset of the first byte. */
   offset: number;
+  /** A split GGUF model: the number of the split holding it. */
+  split?: number;
   /** Sharded inspect(): the shard file. */
   shard?: string;
 }
@@ -188,6 +203,10 @@ export interface Header {
   metadata: Record<string, string> | Record<string, GgufValue | GgufValue[] | ArraySummary> | null;
   /** Safetensors with quantized logical weights (MLX, Ollama blobs): the library's grouping. */
   logical?: LogicalInfo;
+  /** A split GGUF model: its splits in order (tensors then carry `split`, their split's number;
+   * metadata and gguf are the first split's). foreignKvs: key-values other than split.* in a
+   * later split, which llama.cpp does not read. */
+  splits?: { file: string; tensors: number; dataStart: number; dataSize: number; size: number | null; foreignKvs: number }[];
   gguf?: {
     version: number;
     alignment: number;
