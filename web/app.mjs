@@ -137,6 +137,7 @@ async function toSpec(input) {
 function describeSpec(spec) {
   if (spec.kind === 'uqff') return `UQFF: ${spec.files.map((f) => f.name + (f.size != null ? ` (${fmtBytes(f.size)})` : '')).join(', ')}`;
   if (spec.kind === 'ollama') return `Ollama: ${spec.manifestName} (${spec.layers.length} tensor layers)`;
+  if (spec.kind === 'splits') return `Split GGUF: ${spec.files.map((f) => f.name + (f.size != null ? ` (${fmtBytes(f.size)})` : '')).join(', ')}`;
   if (spec.kind === 'sharded' && typeof spec.source !== 'string') {
     const files = `${spec.files[0].name} + ${spec.files.length - 1} shard file${spec.files.length === 2 ? '' : 's'}`;
     return spec.configName ? `${files} + ${spec.configName}` : files;
@@ -363,6 +364,7 @@ function showHeader(h) {
   if (h.gguf) parts.push(`GGUF v${h.gguf.version}`, `alignment ${h.gguf.alignment}`, `${h.gguf.kvCount} KVs`, h.gguf.architecture ? `architecture ${h.gguf.architecture}` : null, h.gguf.dialect !== 'upstream' ? h.gguf.dialect : null);
   if (h.headerSize != null) parts.push(`header ${fmtInt(h.headerSize)} B`);
   if (h.sharded) parts.push(`${h.shards.length} shards`);
+  if (h.splits) parts.push(`${h.splits.length} splits (${h.splits.map((x) => x.file).join(', ')})`);
   $('summary').textContent = parts.filter(Boolean).join(' · ');
 }
 
@@ -640,7 +642,8 @@ async function* leanBody(url, signal, keepBefore) {
 function loadSource(lean) {
   const src = state.source;
   const h = state.header;
-  if (!lean || typeof src !== 'string' || multiFile(h) || h.size == null) return { source: src, extra: {} };
+  // A model of several files (a split GGUF model's siblings are found from its URL) is given as is.
+  if (!lean || typeof src !== 'string' || multiFile(h) || h.splits || h.size == null) return { source: src, extra: {} };
   const controller = state.loading.controller;
   return { source: leanBody(src, controller.signal, h.dataStart + (1 << 20)), extra: { size: h.size } };
 }

@@ -1,7 +1,7 @@
 // What the user gave (files from the picker or a drop, or the URL box's text) → the model the
 // package loads, as a "spec":
 //
-//   { kind: 'file' | 'sharded' | 'uqff' | 'ollama',
+//   { kind: 'file' | 'sharded' | 'uqff' | 'ollama' | 'splits',
 //     source,                 what inspect/createReader/loadToWebGPU take ({ uqff: [...] } for UQFF,
 //                             { ollama: manifest, blobs } for an Ollama model by its manifest,
 //                             { index, shards } for a sharded model from files)
@@ -217,6 +217,14 @@ export async function fromFiles(list) {
   }
   const configs = files.filter((f) => isConfig(f.name));
   if (files.some((f) => isIndex(f.name))) return shardedFilesSpec(files, configs);
+  const ggufs = files.filter((f) => /\.gguf$/i.test(f.name));
+  if (ggufs.length > 1) {
+    // A split GGUF model's splits: the package orders and checks them (llama.cpp's rules).
+    const spec = { kind: 'splits', source: { gguf: ggufs }, files: ggufs.map((f) => ({ name: f.name, size: f.size, url: null })), quantization: null, configName: null, missing: [], notes: [] };
+    const ignored = names.filter((n) => !ggufs.some((f) => f.name === n));
+    if (ignored.length) spec.notes.push(`not model files, ignored: ${ignored.join(', ')}`);
+    return spec;
+  }
   const jsons = files.filter((f) => /\.json$/i.test(f.name) && !isConfig(f.name));
   const rest = files.filter((f) => !/\.json$/i.test(f.name));
   for (const j of jsons) {

@@ -29,6 +29,7 @@ const mounts = [
   ['/samples/', join(repo, 'samples')],
   ['/corpus/', join(repo, 'tests', 'corpus')],
   ['/conventions/', join(repo, 'tests', 'data', 'conventions')],
+  ['/split-gguf/', join(repo, 'tests', 'data', 'split-gguf')],
   ['/testdata/', testdata],
   ['/', here],
 ];
@@ -55,6 +56,9 @@ export function sampleList() {
     { label: 'sharded MLX (3 shards) + config.json', url: '/conventions/sharded-mlx/model.safetensors.index.json', file: join(conv, 'sharded-mlx', 'model.safetensors.index.json') },
     { label: 'Ollama blob (mixed types)', url: '/conventions/ollama/blobs/sha256-b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42', file: join(conv, 'ollama', 'blobs', 'sha256-b99a08cf0fefc14b0bf617e61bae6bb42c19f34c2bd1126e50dd9cce7e4d8e42') },
     { label: 'Ollama manifest', url: '/conventions/ollama/manifest.json', file: join(conv, 'ollama', 'manifest.json') },
+    // A split GGUF model (written by ggml, split as gguf-split splits): its first split's URL; the
+    // package finds the others beside it by name.
+    { label: 'split GGUF (3 splits)', url: '/split-gguf/tiny-00001-of-00003.gguf', file: join(repo, 'tests', 'data', 'split-gguf', 'tiny-00001-of-00003.gguf') },
     { label: 'malformed: UQFF without its first shard', url: '/conventions/uqff/model-1.uqff /conventions/uqff/residual.safetensors', file: join(conv, 'uqff', 'model-1.uqff') },
     { label: 'malformed: truncated mid-tensor', url: '/corpus/safetensors/data_truncated_mid_tensor.safetensors', file: join(repo, 'tests', 'corpus', 'safetensors', 'data_truncated_mid_tensor.safetensors') },
     { label: 'synthetic 1 GiB (generated)', url: '/synthetic/big.safetensors?mib=1024&tensors=64' },

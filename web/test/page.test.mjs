@@ -420,6 +420,30 @@ test('cancel a UQFF load mid-way (the directory\'s requests held back by the tes
   assert.equal(again.tensors, 12);
 });
 
+test('split GGUF by its first split\'s URL (the others found beside it) and by picked files: one model of six tensors; GPU = CPU decode = the CLI; a split alone is GgufSplitMissing', { skip: noCli }, async () => {
+  const splitDir = join(repo, 'tests', 'data', 'split-gguf');
+  const splits = ['tiny-00001-of-00003.gguf', 'tiny-00002-of-00003.gguf', 'tiny-00003-of-00003.gguf'];
+  assert.equal(await openUrl('split-gguf/tiny-00001-of-00003.gguf'), 'valid');
+  assert.match(await page.textContent('#summary'), /3 splits \(tiny-00001-of-00003\.gguf, tiny-00002-of-00003\.gguf, tiny-00003-of-00003\.gguf\)/);
+  assert.equal((await tableRows()).length, 6);
+  let last = await loadGpu('f32');
+  assert.equal(last.tensors, 6);
+  await checkAgainstCli(join(splitDir, splits[0]), 'f32');
+  await shot('11-split-gguf-url-loaded');
+  // Picked, in any order.
+  await page.setInputFiles('#file', [...splits].reverse().map((f) => join(splitDir, f)));
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'valid' && /^Split GGUF: /.test(document.getElementById('source-name').textContent), null, { timeout: 30000 });
+  assert.equal((await tableRows()).length, 6);
+  last = await loadGpu('f16');
+  assert.equal(last.tensors, 6);
+  await checkAgainstCli(join(splitDir, splits[0]), 'f16');
+  // One split picked alone: the others cannot be found; the error names the first one missing.
+  await page.setInputFiles('#file', [join(splitDir, splits[1])]);
+  await page.waitForFunction(() => document.getElementById('verdict').dataset.state === 'invalid', null, { timeout: 30000 });
+  assert.equal(await page.textContent('#error-code'), 'GgufSplitMissing');
+  assert.equal(await page.textContent('#error-file'), splits[0]);
+});
+
 test('UQFF by URL list, file picker (multiple, out of order) and drop: the same directory', { skip: noCli }, async () => {
   // A list of URLs, in any order: taken as given (no sibling search), sorted by shard number.
   assert.equal(await openUrl('conventions/uqff/residual.safetensors, conventions/uqff/model-1.uqff conventions/uqff/model-0.uqff'), 'valid');
