@@ -131,6 +131,19 @@ test('digests: a matching sha256 loads; one byte changed at the start, middle or
       }, `${where} (${how})`);
     }
   }
+  // The mismatch comes before the changed file's last tensor is handed on as complete.
+  const last = files.map((b) => b.slice());
+  last[2][last[2].length - 1] ^= 0x01;
+  const ended = [];
+  await assert.rejects((async () => {
+    for await (const ev of ws.createReader({ dtype: 'f32', sha256: digests }).read({ gguf: TINY.map((n, i) => new File([last[i]], n)) })) {
+      if (ev.type === 'tensorEnd') ended.push(ev.tensor.name);
+    }
+  })(), { code: 'DigestMismatch', shard: TINY[2] });
+  const info = await ws.inspect(join(dir, TINY[0]));
+  const lastOfSplit3 = info.tensors.filter((t) => t.split === 2).pop().name;
+  assert.equal(ended.length, 5, ended.join(', '));
+  assert.ok(!ended.includes(lastOfSplit3), `${lastOfSplit3} was handed on as complete`);
   // One file given as a path with its digest (a string), right and wrong.
   const one = join(dir, 'tiny.gguf');
   assert.equal((await ws.validate(one, { sha256: sha(readFileSync(one)) })).valid, true);
