@@ -24,7 +24,7 @@ function manifestLayer(L, i) {
   return { file: wasm.text(u[w], u[w + 1]), name: wasm.text(u[w + 2], u[w + 3]), isTensor: u[w + 4] !== 0 };
 }
 
-// The failing file's reader facts behind a rejection (scan.mjs's wording fields).
+// The failing file's reader facts behind a rejection (the fields errors.mjs words them with).
 function readerFields(wasm, L, f, e, fields) {
   const r = L.reader(f);
   const info = r.info();

@@ -7,17 +7,14 @@
 //   exact below 2^53 (every file offset), or as a BigInt where values may be larger (GGUF u64 KVs,
 //   the "found" values of errors).
 // - Out-structs are flat arrays of u32 words (plus one f64 at an 8-aligned word in the event), laid
-//   out as the comments below number them; wasm/js/abi.mjs reads them by the same word indices.
-// - Memory is allocated only when something is created (a session, a dequantizer, an index, a
-//   scratch buffer): streaming never allocates, so the heap views stay valid while bytes flow.
+//   out as the comments below number them; wasm/js/words.mjs reads them by the same word indices.
+// - Memory is allocated only when something is created (a model loader, a scratch buffer):
+//   streaming never allocates, so the heap views stay valid while bytes flow.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include <new>
 
 #include "weightstream/event.h"
 #include "weightstream/limits.h"
@@ -29,8 +26,6 @@ class Reader;
 struct LogicalWeight;
 struct LoadPlan;
 }  // namespace ws
-
-struct WsSession;  // abi_session.cpp
 
 #define WS_EXPORT(name) extern "C" __attribute__((export_name(#name), used))
 
@@ -96,40 +91,5 @@ ws::Limits read_limits(const uint32_t* w);
 
 // A 64-byte aligned block of at least n bytes (ws_alloc's), or null.
 void* alloc64(size_t n);
-
-// A handle over a caller-sized arena with an input buffer JS copies bytes into (an index, a
-// manifest): T has members `arena`, `input`, `input_cap`, `info[]` and a constructor
-// T(uint8_t* arena, size_t arena_size, args...). Everything is allocated here, once; nullptr when
-// not.
-template <class T, class... Args>
-T* create_arena_handle(uint32_t arena_size, uint32_t input_cap, const Args&... args) {
-  void* mem = malloc(sizeof(T));
-  uint8_t* arena = static_cast<uint8_t*>(malloc(arena_size ? arena_size : 8));
-  uint8_t* input = static_cast<uint8_t*>(malloc(input_cap ? input_cap : 1));
-  if (!mem || !arena || !input) {
-    free(mem);
-    free(arena);
-    free(input);
-    return nullptr;
-  }
-  T* x = new (mem) T(arena, arena_size, args...);
-  x->arena = arena;
-  x->input = input;
-  x->input_cap = input_cap;
-  memset(&x->info, 0, sizeof x->info);
-  return x;
-}
-
-template <class T>
-void destroy_arena_handle(T* x) {
-  if (!x) return;
-  free(x->arena);
-  free(x->input);
-  x->~T();
-  free(x);
-}
-
-// The validated table of a session's reader (for the shard index's cross-checks).
-const ws::TensorTable& session_table(const WsSession* s);
 
 }  // namespace wsabi
