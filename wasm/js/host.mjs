@@ -196,9 +196,9 @@ export async function* loadModel(wasm, model, options, o) {
           break;
         case Ev.Kv: {
           const f = L.evFile;
-          if (!kvs.has(f)) kvs.set(f, new GgufKvCollector(wasm, { arrayLimit: options.arrayLimit ?? 16 }));
-          const view = L.reader(f);
-          kvs.get(f).onEvent(view.kvEvent().type, view);
+          let c = kvs.get(f);
+          if (!c) kvs.set(f, (c = new GgufKvCollector(wasm, { arrayLimit: options.arrayLimit ?? 16 })));
+          c.onEvent(L.kv);
           break;
         }
         case Ev.ModelReady: {
