@@ -27,8 +27,8 @@ export const DEFAULT_OUT = 1 << 20;
 // Bytes copied into the input buffer per answer, at most: the loader asks for up to chunkSize, and
 // an answer may be shorter. A 1 MiB source chunk fed whole means copying it into 1 MiB of wasm
 // memory and decoding that into the output piece: with the chunk itself that is 3 MiB, more than a
-// core's L2 cache, and the decode reads its input back from memory (measured: BF16 -> f16 at 0.4x
-// the kernel's rate fed 1 MiB at a time, 0.7x fed 256 KiB; bench/README.md).
+// core's L2 cache, and the decode reads its input back from memory (measured with
+// bench/js/bench.mjs: +7-15 % f16 output rate at 256 KiB; bench/README.md).
 const FEED_PIECE = 256 << 10;
 const MAX_ATTEMPTS = 8;  // ArenaExhausted retries: one per part whose size the input decides
 const roundUp64 = (n) => Math.ceil(n / 64) * 64;
