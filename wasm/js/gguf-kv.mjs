@@ -3,7 +3,8 @@
 // and the last (the CLI's rule), so a 150k-token vocabulary costs a few strings, not megabytes.
 // The reader's event types (reader.h EventType) the key-values come as.
 const EventType = Object.freeze({ KvBegin: 1, KvScalar: 2, KvBytes: 3, KvEnd: 4 });
-import { u64big } from './module.mjs';
+import { u64, u64big } from './module.mjs';
+import { readKvEvent } from './words.mjs';
 
 const T = { U8: 0, I8: 1, U16: 2, I16: 3, U32: 4, I32: 5, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9, U64: 10, I64: 11, F64: 12 };
 const SIZE = [1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8];
@@ -63,11 +64,53 @@ export class GgufKvCollector {
     this.piece = null;
   }
 
-  // One Kv* event of `session` (its fields are read now: the data is only valid until next()).
-  onEvent(type, session) {
-    const e = session.kvEvent();
+  // The Kv* event in the EventOut words at word index `w` (words.mjs readKvEvent's layout), read
+  // now: its data is only valid until the loader's next(). One call per string of a vocabulary's
+  // arrays, so the words are read where needed, without building an event object; an element past
+  // what is kept costs its size and index.
+  onEvent(w) {
     const wasm = this.wasm;
+    const u = wasm.u32;
+    const type = u[w];
+    if (type === EventType.KvBytes) {
+      const kv = this.cur;
+      if (!kv) return;
+      const size = u[w + 3];
+      if (kv.elemType === T.STRING && kv.valueType === T.ARRAY) {
+        kv.stringBytes += size;
+        const index = u64(u[w + 13], u[w + 14]);
+        if (!(kv.keep || index < HEAD || index === kv.count - 1)) return;
+        if (u[w + 15]) this.piece = new Pieces(kv.keep ? MAX_STRING : 65536);
+        this.piece.add(wasm.bytes(u[w + 2], size));
+        if (u[w + 16]) {
+          const s = this.piece.text();
+          if (kv.keep || index < HEAD) kv.items.push(s);
+          if (index === kv.count - 1) kv.last = s;
+          this.piece = null;
+        }
+      } else if (kv.valueType === T.STRING) {
+        if (u[w + 15]) this.piece = new Pieces(MAX_STRING);
+        this.piece.add(wasm.bytes(u[w + 2], size));
+        if (u[w + 16]) {
+          kv.value = this.piece.text();
+          if (this.piece.total > this.piece.kept) kv.valueBytes = this.piece.total;
+          this.piece = null;
+        }
+      } else {
+        const esize = SIZE[kv.elemType];
+        const n = Math.floor(size / esize);
+        const index = u64(u[w + 13], u[w + 14]);
+        const limit = kv.keep ? kv.count : HEAD;
+        const lastHere = n > 0 && index + n === kv.count;
+        if (index >= limit && !lastHere) return;
+        const dv = new DataView(u.buffer, u[w + 2], size);
+        for (let k = 0; k < n && index + k < limit; k++) kv.items.push(readScalar(dv, k * esize, kv.elemType));
+        if (lastHere) kv.last = readScalar(dv, (n - 1) * esize, kv.elemType);
+      }
+      return;
+    }
     if (type === EventType.KvBegin) {
+      const e = readKvEvent(wasm, w);
       const kv = { key: wasm.text(e.keyPtr, e.keyLen), offset: e.offset, type: this.typeNames[e.valueType] ?? '?', valueType: e.valueType };
       if (e.valueType === T.ARRAY) {
         kv.elementType = this.typeNames[e.elemType] ?? '?';
@@ -84,42 +127,8 @@ export class GgufKvCollector {
     }
     const kv = this.cur;
     if (!kv) return;
-    if (type === EventType.KvScalar) {
-      kv.value = this.scalar(e, kv.valueType);
-    } else if (type === EventType.KvBytes) {
-      const bytes = wasm.bytes(e.data, e.size);
-      if (kv.valueType === T.STRING) {
-        if (e.first) this.piece = new Pieces(MAX_STRING);
-        this.piece.add(bytes);
-        if (e.last) {
-          kv.value = this.piece.text();
-          if (this.piece.total > this.piece.kept) kv.valueBytes = this.piece.total;
-          this.piece = null;
-        }
-      } else if (kv.elemType === T.STRING) {
-        kv.stringBytes += bytes.length;
-        const wanted = kv.keep || e.index < HEAD || e.index === kv.count - 1;
-        if (wanted) {
-          if (e.first) this.piece = new Pieces(kv.keep ? MAX_STRING : 65536);
-          this.piece.add(bytes);
-          if (e.last) {
-            const s = this.piece.text();
-            if (kv.keep || e.index < HEAD) kv.items.push(s);
-            if (e.index === kv.count - 1) kv.last = s;
-            this.piece = null;
-          }
-        }
-      } else {
-        const size = SIZE[kv.elemType];
-        const n = Math.floor(e.size / size);
-        const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-        const limit = kv.keep ? kv.count : HEAD;
-        for (let k = 0; k < n && e.index + k < limit; k++) kv.items.push(readScalar(dv, k * size, kv.elemType));
-        if (n > 0 && e.index + n === kv.count) kv.last = readScalar(dv, (n - 1) * size, kv.elemType);
-      }
-    } else if (type === EventType.KvEnd) {
-      this.cur = null;
-    }
+    if (type === EventType.KvScalar) kv.value = this.scalar(readKvEvent(wasm, w), kv.valueType);
+    else if (type === EventType.KvEnd) this.cur = null;
   }
 
   scalar(e, type) {

@@ -24,6 +24,12 @@ import { loaderError } from './loader-errors.mjs';
 export const DEFAULT_ARENA = 1 << 20;
 export const DEFAULT_READ = 1 << 20;
 export const DEFAULT_OUT = 1 << 20;
+// Bytes copied into the input buffer per answer, at most: the loader asks for up to chunkSize, and
+// an answer may be shorter. A 1 MiB source chunk fed whole means copying it into 1 MiB of wasm
+// memory and decoding that into the output piece: with the chunk itself that is 3 MiB, more than a
+// core's L2 cache, and the decode reads its input back from memory (measured with
+// bench/js/bench.mjs: +7-15 % f16 output rate at 256 KiB; bench/README.md).
+const FEED_PIECE = 256 << 10;
 const MAX_ATTEMPTS = 8;  // ArenaExhausted retries: one per part whose size the input decides
 const roundUp64 = (n) => Math.ceil(n / 64) * 64;
 
@@ -190,9 +196,9 @@ export async function* loadModel(wasm, model, options, o) {
           break;
         case Ev.Kv: {
           const f = L.evFile;
-          if (!kvs.has(f)) kvs.set(f, new GgufKvCollector(wasm, { arrayLimit: options.arrayLimit ?? 16 }));
-          const view = L.reader(f);
-          kvs.get(f).onEvent(view.kvEvent().type, view);
+          let c = kvs.get(f);
+          if (!c) kvs.set(f, (c = new GgufKvCollector(wasm, { arrayLimit: options.arrayLimit ?? 16 })));
+          c.onEvent(L.kv);
           break;
         }
         case Ev.ModelReady: {
@@ -272,7 +278,7 @@ export async function* loadModel(wasm, model, options, o) {
       if (options.verify === 'etag' && feed.src.sha256) L.setFileSha256(hexBytes(feed.src.sha256));
     }
     sized.add(f);
-    const bytes = await feed.read(offset, length, signal, gap);
+    const bytes = await feed.read(offset, Math.min(length, FEED_PIECE), signal, gap);
     if (bytes.length === 0) { L.endOfFile(); return; }
     progress?.addBytes(bytes.length);
     L.feed(bytes);

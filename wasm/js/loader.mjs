@@ -2,7 +2,7 @@
 // comments there). The loader decides everything about a model — its files and their order,
 // companions, conventions, checks, decoding; this class only moves words and bytes across.
 import { u64 } from './module.mjs';
-import { readError, FormatNames, NONE, CONVENTIONS, writeLimits, readKvEvent, readInfo, readTensor, readTensors, readMetadata, readWeight } from './words.mjs';
+import { readError, FormatNames, NONE, CONVENTIONS, writeLimits, readInfo, readTensor, readTensors, readMetadata, readWeight } from './words.mjs';
 import { buildHeader } from './header.mjs';
 import { formatTable } from './formats.mjs';
 
@@ -124,7 +124,7 @@ export class Loader {
   }
 
   // File f's reader, with the Session interface header.mjs and gguf-kv.mjs read (info(), tensors(),
-  // tensor(), metadata(), kvEvent()).
+  // tensor(), metadata()); a Kv event's words are at loader.kv (gguf-kv.mjs reads them).
   reader(f) { return new FileReaderView(this, f); }
 
   model(chunk) {
@@ -193,8 +193,6 @@ class FileReaderView {
     return readMetadata(this.wasm, () => x.ws_loader_file_metadata_reset(this.loader.h, this.f),
       () => x.ws_loader_file_metadata_next(this.loader.h, this.f), this.loader.item);
   }
-  // The Kv event the loader handed on last.
-  kvEvent() { return readKvEvent(this.wasm, this.loader.kv); }
 
   // The file's header as inspect() reports it (header.mjs), once its reader validated it.
   header(kvs) { return buildHeader(this.wasm, this, this.info(), kvs); }

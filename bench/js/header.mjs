@@ -1,0 +1,135 @@
+// weightstream JS benchmark: header reading through the package — inspect() and validate() — on
+// llama.cpp's vocab GGUF files (0.6-1.8 MB headers, 30k-50k-token vocabularies) and a DeepSeek-V3-size
+// safetensors header, against @huggingface/gguf's gguf() on the same GGUF files in the same process.
+//
+//   npm ci --prefix bench && node bench/js/header.mjs [--shared DIR] [--min-time S]
+//
+// Every call is given the file's bytes already in memory (a Uint8Array) — ours and @huggingface/
+// gguf's alike (its `fetch` option answers its range requests from them) — so the figures are the
+// parsers', not the disk's. MB = 10^6 header bytes (for the vocab files, the whole file). Each
+// configuration runs once untimed, then until >= min-time seconds and >= 5 calls; the table shows
+// the fastest call. The native figures are ws-bench-gguf's "ours mem" and ws-bench-header's
+// "ours whole" columns as bench/README.md records them (run those for this machine's).
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ws = await import(join(here, '..', '..', 'wasm', 'dist', 'weightstream.mjs'));
+const { gguf } = await import(join(here, '..', 'node_modules', '@huggingface', 'gguf', 'dist', 'index.js'));
+const args = process.argv.slice(2);
+const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
+const shared = opt('--shared', join(here, '..', '..', '..', 'shared'));
+const minTime = Number(opt('--min-time', 0.5));
+
+// Native MB/s from bench/README.md (ws-bench-gguf "ours mem", ws-bench-header deepseek-v3 "ours whole").
+const NATIVE = { 'llama-spm': 1034, 'bert-bge': 934, 'deepseek-coder': 827, 'gpt-2': 808, 'deepseek-v3': 1331 };
+
+// DeepSeek-V3 as if saved in one file, the shape ws-bench-header builds (synth_header.cpp): 61
+// layers (3 dense, 58 MoE x 256 experts x gate/up/down, F8_E4M3 weight + F32 weight_scale_inv),
+// MLA attention, the MTP layer 61; tensors sorted by dtype descending then name, compact JSON.
+function deepseekHeader() {
+  const t = [];
+  const add = (name, dtype, shape) => t.push([name, dtype, shape]);
+  const q = (name, shape) => { add(`${name}.weight`, 'F8_E4M3', shape); add(`${name}.weight_scale_inv`, 'F32', shape.map((d) => Math.ceil(d / 128))); };
+  add('model.embed_tokens.weight', 'BF16', [129280, 7168]);
+  add('model.norm.weight', 'BF16', [7168]);
+  add('lm_head.weight', 'BF16', [129280, 7168]);
+  for (let l = 0; l < 62; l++) {
+    const p = `model.layers.${l}`;
+    add(`${p}.input_layernorm.weight`, 'BF16', [7168]);
+    add(`${p}.post_attention_layernorm.weight`, 'BF16', [7168]);
+    q(`${p}.self_attn.q_a_proj`, [1536, 7168]);
+    add(`${p}.self_attn.q_a_layernorm.weight`, 'BF16', [1536]);
+    q(`${p}.self_attn.q_b_proj`, [24576, 1536]);
+    q(`${p}.self_attn.kv_a_proj_with_mqa`, [576, 7168]);
+    add(`${p}.self_attn.kv_a_layernorm.weight`, 'BF16', [512]);
+    q(`${p}.self_attn.kv_b_proj`, [32768, 512]);
+    q(`${p}.self_attn.o_proj`, [7168, 16384]);
+    if (l === 61) for (const [n, shape] of [['enorm', [7168]], ['hnorm', [7168]], ['eh_proj', [7168, 14336]], ['embed_tokens', [129280, 7168]], ['shared_head.norm', [7168]], ['shared_head.head', [129280, 7168]]]) add(`${p}.${n}.weight`, 'BF16', shape);
+    if (l < 3) {
+      for (const m of ['gate_proj', 'up_proj']) q(`${p}.mlp.${m}`, [18432, 7168]);
+      q(`${p}.mlp.down_proj`, [7168, 18432]);
+      continue;
+    }
+    add(`${p}.mlp.gate.weight`, 'BF16', [256, 7168]);
+    add(`${p}.mlp.gate.e_score_correction_bias`, 'F32', [256]);
+    for (let e = 0; e < 256; e++) {
+      for (const m of ['gate_proj', 'up_proj']) q(`${p}.mlp.experts.${e}.${m}`, [2048, 7168]);
+      q(`${p}.mlp.experts.${e}.down_proj`, [7168, 2048]);
+    }
+    for (const m of ['gate_proj', 'up_proj']) q(`${p}.mlp.shared_experts.${m}`, [2048, 7168]);
+    q(`${p}.mlp.shared_experts.down_proj`, [7168, 2048]);
+  }
+  const bits = { F8_E4M3: 1, F32: 4, BF16: 2 };
+  t.sort((a, b) => (a[1] === b[1] ? (a[0] < b[0] ? -1 : 1) : a[1] < b[1] ? 1 : -1));
+  const h = { __metadata__: { format: 'pt' } };
+  let off = 0;
+  for (const [name, dtype, shape] of t) {
+    const n = shape.reduce((x, y) => x * y, 1) * bits[dtype];
+    h[name] = { dtype, shape, data_offsets: [off, off + n] };
+    off += n;
+  }
+  let json = JSON.stringify(h);
+  while ((json.length + 8) % 8) json += ' ';
+  const j = new TextEncoder().encode(json);
+  // The header and no data, given as a stream of unknown size: inspect() stops at the header;
+  // validate() reads it all and reports TruncatedData (the data section is declared, not there).
+  const out = new Uint8Array(8 + j.length);
+  new DataView(out.buffer).setBigUint64(0, BigInt(j.length), true);
+  out.set(j, 8);
+  return { bytes: out, headerBytes: j.length, tensors: t.length };
+}
+
+async function fastest(fn) {
+  await fn();
+  let best = Infinity, total = 0, calls = 0;
+  while (total < minTime || calls < 5) {
+    const t0 = performance.now();
+    await fn();
+    const s = (performance.now() - t0) / 1000;
+    best = Math.min(best, s); total += s; calls++;
+  }
+  return best;
+}
+
+// @huggingface/gguf reads through fetch with Range requests: answered from the bytes in memory.
+const memFetch = (bytes) => async (_url, init) => {
+  const m = /bytes=(\d+)-(\d+)/.exec(init?.headers?.Range ?? init?.headers?.range ?? '');
+  const body = m ? bytes.subarray(Number(m[1]), Math.min(bytes.length, Number(m[2]) + 1)) : bytes;
+  return new Response(body, { status: m ? 206 : 200, headers: { 'Content-Length': String(body.length) } });
+};
+
+const rows = [];
+for (const name of ['llama-spm', 'bert-bge', 'deepseek-coder', 'gpt-2']) {
+  const bytes = new Uint8Array(readFileSync(join(shared, 'testdata', 'real', 'gguf', `ggml-vocab-${name}.gguf`)));
+  const mb = bytes.length / 1e6;
+  const r = { name, bytes: bytes.length };
+  const seen = await ws.inspect(bytes);
+  const hfSeen = await gguf('http://local/x.gguf', { fetch: memFetch(bytes) });
+  if (Object.keys(hfSeen.metadata).length - 3 !== seen.gguf.kv.length) throw new Error(`${name}: @huggingface/gguf read ${Object.keys(hfSeen.metadata).length} metadata entries, we ${seen.gguf.kv.length} key-values`);
+  r.inspect = mb / await fastest(() => ws.inspect(bytes));
+  r.validate = mb / await fastest(() => ws.validate(bytes));
+  r.hf = mb / await fastest(() => gguf('http://local/x.gguf', { fetch: memFetch(bytes) }));
+  rows.push(r);
+}
+{
+  const d = deepseekHeader();
+  const mb = d.headerBytes / 1e6;
+  const stream = () => new ReadableStream({ start(c) { for (let o = 0; o < d.bytes.length; o += 1 << 20) c.enqueue(d.bytes.subarray(o, o + (1 << 20))); c.close(); } });
+  const seen = await ws.inspect(stream());
+  if (seen.tensors.length !== d.tensors) throw new Error(`deepseek-v3: ${seen.tensors.length} tensors, built ${d.tensors}`);
+  const v = await ws.validate(stream());
+  if (v.error?.code !== 'TruncatedData' || v.tensors !== d.tensors) throw new Error(`deepseek-v3: validate said ${JSON.stringify(v.error)}`);
+  rows.push({ name: 'deepseek-v3', bytes: d.headerBytes, tensors: d.tensors, inspect: mb / await fastest(() => ws.inspect(stream())), validate: mb / await fastest(() => ws.validate(stream())), hf: null });
+}
+
+const f = (x) => (x === null ? '-' : x.toFixed(0));
+console.log(`node ${process.version}; fastest call of >= ${minTime} s; MB/s of header bytes; native = bench/README.md's figure\n`);
+console.log('| file | header B | inspect() MB/s | validate() MB/s | native MB/s | inspect / native (target ≥ 0.5) | validate / native | @huggingface/gguf MB/s | inspect / @huggingface/gguf (target ≥ 20) |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const r of rows) {
+  const n = NATIVE[r.name];
+  const mark = (x, t) => `${x.toFixed(2)}${x < t ? ' *' : ''}`;
+  console.log(`| ${r.name}${r.tensors ? ` (${r.tensors.toLocaleString('en')} tensors)` : ''} | ${r.bytes.toLocaleString('en')} | ${f(r.inspect)} | ${f(r.validate)} | ${n} | ${mark(r.inspect / n, 0.5)} | ${mark(r.validate / n, 0.5)} | ${f(r.hf)} | ${r.hf ? `${(r.inspect / r.hf).toFixed(1)}${r.inspect / r.hf < 20 ? ' *' : ''}` : '-'} |`);
+}
