@@ -8,7 +8,7 @@ import { readKvEvent } from './words.mjs';
 
 const T = { U8: 0, I8: 1, U16: 2, I16: 3, U32: 4, I32: 5, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9, U64: 10, I64: 11, F64: 12 };
 const SIZE = [1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8];
-const HEAD = 5;
+export const HEAD = 5;
 const MAX_STRING = 1 << 20;  // longer string values are cut (their full length is reported)
 const utf8 = new TextDecoder('utf-8');
 
@@ -77,7 +77,9 @@ export class GgufKvCollector {
       if (!kv) return;
       const size = u[w + 3];
       if (kv.elemType === T.STRING && kv.valueType === T.ARRAY) {
-        kv.stringBytes += size;
+        // A summarized array's elements past the head come only as the last one: the loader's ABI
+        // counts every element's bytes (word 21).
+        kv.stringBytes = kv.keep ? kv.stringBytes + size : u[w + 21];
         const index = u64(u[w + 13], u[w + 14]);
         if (!(kv.keep || index < HEAD || index === kv.count - 1)) return;
         if (u[w + 15]) this.piece = new Pieces(kv.keep ? MAX_STRING : 65536);
@@ -128,7 +130,10 @@ export class GgufKvCollector {
     const kv = this.cur;
     if (!kv) return;
     if (type === EventType.KvScalar) kv.value = this.scalar(readKvEvent(wasm, w), kv.valueType);
-    else if (type === EventType.KvEnd) this.cur = null;
+    else if (type === EventType.KvEnd) {
+      if (kv.stringBytes !== undefined && !kv.keep) kv.stringBytes = u[w + 21];
+      this.cur = null;
+    }
   }
 
   scalar(e, type) {

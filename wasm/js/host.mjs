@@ -16,7 +16,7 @@
 // a jump (seekable sources) opens a new range. Until the data phase starts, what was fed is kept so a
 // load that ran out of arena can be replayed with the size the loader measured, even from a stream.
 import { Loader, Ev, Mode } from './loader.mjs';
-import { GgufKvCollector } from './gguf-kv.mjs';
+import { GgufKvCollector, HEAD as KV_HEAD } from './gguf-kv.mjs';
 import { toSource, readAll } from './sources.mjs';
 import { abortError, makeError } from './errors.mjs';
 import { loaderError } from './loader-errors.mjs';
@@ -151,6 +151,9 @@ export async function* loadModel(wasm, model, options, o) {
         validateBlocks: options.validateBlocks, readSize, outSize, limits: options.limits,
         passStored: o.passStored, asStored: o.asStored,
       });
+      // GGUF string arrays past arrayLimit elements: the loader's ABI skips the elements the
+      // collector does not keep (gguf-kv.mjs summarizes them: the head, the last, their bytes).
+      wasm.x.ws_loader_kv_filter(loader.h, options.arrayLimit ?? 16, KV_HEAD);
       for (const f of feeds.values()) f?.rewind();
       kvs = new Map();
       sized = new Set();

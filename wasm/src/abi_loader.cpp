@@ -32,6 +32,12 @@ struct WsLoader {
   wsabi::InfoOut info;
   uint32_t item[64];
   uint32_t meta_cursor, meta_index;
+  // GGUF string arrays summarized for JS (ws_loader_kv_filter): the elements it does not keep are
+  // not handed out one by one (a vocabulary has 100k); their bytes are counted here.
+  bool kv_filter, arr_summarized;
+  uint32_t kv_limit, kv_head;
+  uint64_t arr_count;
+  uint32_t arr_string_bytes;
   alignas(8) uint8_t loader_mem[sizeof(ws::ModelLoader)];
 };
 
@@ -133,8 +139,36 @@ WS_EXPORT(ws_loader_open) uint32_t ws_loader_open(WsLoader* h, uint32_t entry, u
       h->loader->open(static_cast<ws::ModelEntry>(entry), reinterpret_cast<const char*>(h->input), n));
 }
 
+// GGUF string arrays of more than `limit` elements are summarized by JS (the first `head`, the last,
+// the bytes of all): the elements between are then skipped inside next(), and the kv event's word 21
+// holds the array's string bytes so far (u32, saturating).
+WS_EXPORT(ws_loader_kv_filter) void ws_loader_kv_filter(WsLoader* h, uint32_t limit, uint32_t head) {
+  h->kv_filter = true;
+  h->kv_limit = limit;
+  h->kv_head = head;
+}
+
+// Whether the Kv event `k` is a string array element JS does not keep (and counts its bytes).
+static bool skip_kv(WsLoader* h, const ws::Event& k) {
+  switch (k.type) {
+    case ws::EventType::KvBegin:
+      h->arr_summarized = k.value_type == ws::GgufType::Array && k.elem_type == ws::GgufType::String &&
+                          k.count > h->kv_limit;
+      h->arr_count = k.count;
+      h->arr_string_bytes = 0;
+      return false;
+    case ws::EventType::KvBytes:
+      if (!h->arr_summarized) return false;
+      h->arr_string_bytes = k.size > 0xFFFFFFFFu - h->arr_string_bytes ? 0xFFFFFFFFu : h->arr_string_bytes + uint32_t(k.size);
+      return k.index >= h->kv_head && k.index + 1 != h->arr_count;
+    default:
+      return false;
+  }
+}
+
 WS_EXPORT(ws_loader_next) uint32_t ws_loader_next(WsLoader* h) {
-  const ws::ModelEvent e = h->loader->next();
+  ws::ModelEvent e = h->loader->next();
+  while (h->kv_filter && e.type == ws::ModelEventType::Kv && e.kv && skip_kv(h, *e.kv)) e = h->loader->next();
   uint32_t* w = h->event;
   w[0] = static_cast<uint32_t>(e.type);
   w[1] = e.file;
@@ -144,7 +178,10 @@ WS_EXPORT(ws_loader_next) uint32_t ws_loader_next(WsLoader* h) {
   w[6] = static_cast<uint32_t>(e.role);
   w[7] = ptr32(e.data);
   w[8] = static_cast<uint32_t>(e.size);
-  if (e.type == ws::ModelEventType::Kv && e.kv) wsabi::put_event(&h->kv, *e.kv);
+  if (e.type == ws::ModelEventType::Kv && e.kv) {
+    wsabi::put_event(&h->kv, *e.kv);
+    h->kv.w[21] = h->arr_summarized ? h->arr_string_bytes : 0;
+  }
   return w[0];
 }
 
