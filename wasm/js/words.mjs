@@ -83,17 +83,19 @@ export function readInfo(wasm, w) {
 // scratch buffer sized for the largest rank (the module's fixed one holds 64; only a crafted
 // header with a higher rank costs an allocation, at header time, never mid-stream).
 export function readTensors(wasm, count, item, dims) {
-  let maxRank = 0;
-  for (let i = 0; i < count; i++) maxRank = Math.max(maxRank, wasm.u32[item(i) + 3]);
-  const big = maxRank > wasm.scratchDims;
-  const scratch = big ? wasm.alloc(8 * maxRank) : wasm.scratch;
-  try {
-    const out = new Array(count);
-    for (let i = 0; i < count; i++) out[i] = readTensor(wasm, i, item, dims, scratch, maxRank);
-    return out;
-  } finally {
-    if (big) wasm.free(scratch);
+  // One pass; a tensor of more dimensions than the shared scratch holds (GGUF allows 4, a
+  // safetensors header any number) is read again with scratch of its size.
+  const out = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const t = readTensor(wasm, i, item, dims, wasm.scratch, wasm.scratchDims);
+    if (t.rank > wasm.scratchDims) {
+      const big = wasm.alloc(8 * t.rank);
+      try { out[i] = readTensor(wasm, i, item, dims, big, t.rank); } finally { wasm.free(big); }
+    } else {
+      out[i] = t;
+    }
   }
+  return out;
 }
 
 export function readTensor(wasm, i, item, dims, dimsPtr, dimsMax) {
