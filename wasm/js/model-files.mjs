@@ -3,10 +3,11 @@
 // and every check are the loader's; this maps the loader's file names to URLs, paths and Files.
 //
 //   a URL or path          one file; a `*.index.json` URL/path is a sharded model (its shards
-//                          beside it)
+//                          beside it); a split GGUF's other splits are found beside it
 //   a Response, Blob/File, stream, bytes, async iterable: one file
 //   { index, shards }      a sharded model from local files (shards: list, directory, function)
 //   { uqff: [sources] }    a UQFF directory
+//   { gguf: [sources] }    a split GGUF model's splits, in any order
 //   { ollama, blobs }      an Ollama manifest and where its blobs are
 // The loader's request for config.json (MLX) is answered by the `quantization` option, else by a
 // config.json among the files of `{ index, shards }`; nothing is fetched beside a URL or path.
