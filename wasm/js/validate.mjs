@@ -54,7 +54,8 @@ export async function inspect(source, options = {}) {
   try {
     for await (const ev of loadModel(wasm, model, options, { mode: Mode.headers })) {
       // Read out while the loader lives (it is gone when the loop ends).
-      if (ev.kind === 'ready') { ready = { files: ev.files, model: ev.model }; weights = weightsOf(ev); }
+      // A plain model's weights are its tensors: nothing to list (92k objects for a DeepSeek header).
+      if (ev.kind === 'ready') { ready = { files: ev.files, model: ev.model }; weights = ev.model.convention === 'plain' ? [] : weightsOf(ev); }
     }
   } catch (e) {
     // A UQFF directory or an Ollama model is its logical model: its rejection is inspect()'s.
