@@ -77,9 +77,9 @@ export class GgufKvCollector {
       if (!kv) return;
       const size = u[w + 3];
       if (kv.elemType === T.STRING && kv.valueType === T.ARRAY) {
-        // A summarized array's elements past the head come only as the last one: the loader's ABI
-        // counts every element's bytes (word 21).
-        kv.stringBytes = kv.keep ? kv.stringBytes + size : u[w + 21];
+        // The loader's ABI counts the array's bytes (word 21): a summarized array's elements past
+        // the head do not come here.
+        kv.stringBytes = u[w + 21];
         const index = u64(u[w + 13], u[w + 14]);
         if (!(kv.keep || index < HEAD || index === kv.count - 1)) return;
         if (u[w + 15]) this.piece = new Pieces(kv.keep ? MAX_STRING : 65536);
@@ -131,7 +131,7 @@ export class GgufKvCollector {
     if (!kv) return;
     if (type === EventType.KvScalar) kv.value = this.scalar(readKvEvent(wasm, w), kv.valueType);
     else if (type === EventType.KvEnd) {
-      if (kv.stringBytes !== undefined && !kv.keep) kv.stringBytes = u[w + 21];
+      if (kv.stringBytes !== undefined) kv.stringBytes = u[w + 21];
       this.cur = null;
     }
   }

@@ -178,7 +178,9 @@ export async function* loadModel(wasm, model, options, o) {
     // against their names (verifyBlobs: false turns that off): checked as the files stream.
     for (const [name, hex] of model.digests ?? []) {
       const s = L.expectSha256(name, hex);
-      if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: null, shard: name, detail: `the sha256 given for ${name} is not 64 hex digits (or the arena has no room for it)` });
+      // The library checks the digits: a caller's mistake, as every misuse is a TypeError.
+      if (s === wasm.statusCode('UsageError')) throw new TypeError(`weightstream: the sha256 given for ${name} must be 64 hex digits, not ${JSON.stringify(hex)}`);
+      if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: null, shard: name, detail: `no room in the arena for the sha256 given for ${name}` });
     }
     if (model.kind === 'ollama' && options.verifyBlobs !== false) L.verifyBlobs();
     L.open(model.entry, model.name);
@@ -278,7 +280,7 @@ export async function* loadModel(wasm, model, options, o) {
     // request of each attempt (each a new loader).
     if (!sized.has(f)) {
       if (feed.src.size !== null && feed.src.size !== undefined) L.setFileSize(feed.src.size);
-      if (options.verify === 'etag' && feed.src.sha256) L.setFileSha256(hexBytes(feed.src.sha256));
+      if (options.verify === 'etag' && feed.src.sha256) L.setFileSha256(feed.src.sha256);
     }
     sized.add(f);
     const bytes = await feed.read(offset, Math.min(length, FEED_PIECE), signal, gap);
@@ -306,12 +308,6 @@ export async function* loadModel(wasm, model, options, o) {
     }
     return new FileFeed(src, file.name);
   }
-}
-
-function hexBytes(hex) {
-  const b = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) b[i] = parseInt(hex.substr(2 * i, 2), 16);
-  return b;
 }
 
 // The format of a model's first data file and its tensor count over all data files.

@@ -55,8 +55,7 @@ export function loaderError(wasm, L, model, feeds, kvs = new Map()) {
   const file = e.file === null ? null : L.file(e.file);
   const fields = {
     code: e.code, offset: e.offset, tensor: e.tensor,
-    // A split rule names its split even when it is the file given (before it is known as a split).
-    shard: file ? model.shardName(file) ?? (e.code.startsWith('GgufSplit') ? file.name : null) : null,
+    shard: file ? model.shardName(file) : null,
     found: e.found ?? undefined, expected: e.expected ?? undefined,
     detail: e.detail ?? undefined,
   };

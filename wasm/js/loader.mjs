@@ -67,10 +67,10 @@ export class Loader {
     return this.wasm.x.ws_loader_expect_sha256_hex(this.h, n.length, x.length);
   }
   verifyBlobs() { return this.wasm.x.ws_loader_verify_blobs(this.h); }
-  // On a file's first read: its expected digest (32 bytes).
-  setFileSha256(bytes) {
-    this.wasm.u8.set(bytes.subarray(0, 32), this.input);
-    return this.wasm.x.ws_loader_set_file_sha256(this.h);
+  // On a file's first read: its expected digest (64 hex digits).
+  setFileSha256(hex) {
+    this.wasm.u8.set(utf8.encode(hex).subarray(0, 64), this.input);
+    return this.wasm.x.ws_loader_set_file_sha256_hex(this.h);
   }
   // File f's digest: {state, expected, actual} (hex strings or null).
   fileDigest(f) {

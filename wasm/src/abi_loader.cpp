@@ -34,7 +34,7 @@ struct WsLoader {
   uint32_t meta_cursor, meta_index;
   // GGUF string arrays summarized for JS (ws_loader_kv_filter): the elements it does not keep are
   // not handed out one by one (a vocabulary has 100k); their bytes are counted here.
-  bool kv_filter, arr_summarized;
+  bool kv_filter, arr_strings, arr_summarized;
   uint32_t kv_limit, kv_head;
   uint64_t arr_count;
   uint32_t arr_string_bytes;
@@ -109,11 +109,12 @@ WS_EXPORT(ws_loader_expect_sha256_hex) uint32_t ws_loader_expect_sha256_hex(WsLo
 WS_EXPORT(ws_loader_verify_blobs) uint32_t ws_loader_verify_blobs(WsLoader* h) {
   return static_cast<uint32_t>(h->loader->verify_blobs());
 }
-// On a file's first read, before it is answered: its expected SHA-256, 32 bytes in the input buffer
-// (from the response that answers it: X-Linked-Etag).
-WS_EXPORT(ws_loader_set_file_sha256) uint32_t ws_loader_set_file_sha256(WsLoader* h) {
+// On a file's first read, before it is answered: its expected SHA-256, 64 hex digits in the input
+// buffer (from the response that answers it: X-Linked-Etag).
+WS_EXPORT(ws_loader_set_file_sha256_hex) uint32_t ws_loader_set_file_sha256_hex(WsLoader* h) {
   uint8_t d[ws::kSha256Bytes];
-  memcpy(d, h->input, sizeof d);
+  if (!ws::sha256_from_hex(reinterpret_cast<const char*>(h->input), ws::kSha256HexChars, d))
+    return static_cast<uint32_t>(ws::Status::UsageError);
   return static_cast<uint32_t>(h->loader->set_file_sha256(d));
 }
 // File f's digest into the item words: 0 DigestState, 1 has expected, 2 has actual, 4-11 the
@@ -140,8 +141,8 @@ WS_EXPORT(ws_loader_open) uint32_t ws_loader_open(WsLoader* h, uint32_t entry, u
 }
 
 // GGUF string arrays of more than `limit` elements are summarized by JS (the first `head`, the last,
-// the bytes of all): the elements between are then skipped inside next(), and the kv event's word 21
-// holds the array's string bytes so far (u32, saturating).
+// the bytes of all): the elements between are then skipped inside next(). For every string array the
+// kv event's word 21 holds its string bytes so far (u32, saturating).
 WS_EXPORT(ws_loader_kv_filter) void ws_loader_kv_filter(WsLoader* h, uint32_t limit, uint32_t head) {
   h->kv_filter = true;
   h->kv_limit = limit;
@@ -152,15 +153,15 @@ WS_EXPORT(ws_loader_kv_filter) void ws_loader_kv_filter(WsLoader* h, uint32_t li
 static bool skip_kv(WsLoader* h, const ws::Event& k) {
   switch (k.type) {
     case ws::EventType::KvBegin:
-      h->arr_summarized = k.value_type == ws::GgufType::Array && k.elem_type == ws::GgufType::String &&
-                          k.count > h->kv_limit;
+      h->arr_strings = k.value_type == ws::GgufType::Array && k.elem_type == ws::GgufType::String;
+      h->arr_summarized = h->arr_strings && k.count > h->kv_limit;
       h->arr_count = k.count;
       h->arr_string_bytes = 0;
       return false;
     case ws::EventType::KvBytes:
-      if (!h->arr_summarized) return false;
+      if (!h->arr_strings) return false;
       h->arr_string_bytes = k.size > 0xFFFFFFFFu - h->arr_string_bytes ? 0xFFFFFFFFu : h->arr_string_bytes + uint32_t(k.size);
-      return k.index >= h->kv_head && k.index + 1 != h->arr_count;
+      return h->arr_summarized && k.index >= h->kv_head && k.index + 1 != h->arr_count;
     default:
       return false;
   }
@@ -180,7 +181,7 @@ WS_EXPORT(ws_loader_next) uint32_t ws_loader_next(WsLoader* h) {
   w[8] = static_cast<uint32_t>(e.size);
   if (e.type == ws::ModelEventType::Kv && e.kv) {
     wsabi::put_event(&h->kv, *e.kv);
-    h->kv.w[21] = h->arr_summarized ? h->arr_string_bytes : 0;
+    h->kv.w[21] = h->arr_strings ? h->arr_string_bytes : 0;
   }
   return w[0];
 }

@@ -67,7 +67,8 @@ void ModelLoader::note_kv(FileSlot& s, const Event& e) {
 // The error of split key `key` of file f: at the key-value when the file has it, else where the
 // key-values end (where it would have been, at the latest).
 ModelEvent ModelLoader::split_key_fail(Status code, uint32_t f, uint32_t key) {
-  const FileSlot& s = files_[f];
+  FileSlot& s = files_[f];
+  s.kind = ModelFileKind::Split;  // a file failing a split rule is named as a split
   const bool has = s.split_type[key] != FileSlot::kNoKey;
   fail(code, has ? s.split_offset[key] : s.reader->gguf_tensor_infos_offset(), f);
   return fail(error_.code, error_.offset, error_file_);
@@ -111,6 +112,8 @@ bool ModelLoader::split_header(uint32_t f, ModelEvent* out) {
 // The entry of a split model (or the first of a list): its position, the model's files.
 ModelEvent ModelLoader::split_entry(uint32_t f) {
   const uint32_t count = uint32_t(files_[f].split_value[kSplitCount]);
+  // A split of a split model from here on, whatever its checks say (hosts name it as one).
+  files_[f].kind = ModelFileKind::Split;
   if (files_[f].split_type[kSplitNo] == FileSlot::kNoKey) return split_key_fail(Status::GgufSplitNoMissing, f, kSplitNo);
   const uint32_t no = uint32_t(files_[f].split_value[kSplitNo]);
   uint32_t pos = 0;
@@ -149,7 +152,6 @@ ModelEvent ModelLoader::split_entry(uint32_t f) {
     return fail(error_.code, error_.offset, error_file_);
   }
   split_count_ = count;
-  files_[f].kind = ModelFileKind::Split;
   files_[f].split_pos = pos;
   if (!keep_split_tail(f)) return fail(error_.code, error_.offset, error_file_);
   if (entry_ != ModelEntry::GgufSplits) {
