@@ -150,6 +150,25 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
       out->scan.sha256.push_back({value.substr(0, eq), value.substr(eq + 1)});
       continue;
     }
+    if (!take_value(argc, argv, &i, "--header", &value, &matched, error)) return false;
+    if (matched) {
+      const size_t colon = value.find(':');
+      if (colon == std::string::npos || colon == 0 || value.find_first_of("\r\n") != std::string::npos) {
+        *error = "--header wants 'Name: value', not '" + value + "'";
+        return false;
+      }
+      out->scan.http.headers.push_back(value);
+      continue;
+    }
+    if (!take_value(argc, argv, &i, "--token", &value, &matched, error)) return false;
+    if (matched) {
+      if (value.empty() || value.find_first_of("\r\n") != std::string::npos) {
+        *error = "--token wants a token";
+        return false;
+      }
+      out->scan.http.token = value;
+      continue;
+    }
     if (!take_value(argc, argv, &i, "--blobs", &value, &matched, error)) return false;
     if (matched) {
       if (value.empty()) {
@@ -251,6 +270,8 @@ std::string usage_text() {
          "\n"
          "FILE may be a .safetensors file, '-' for standard input, or a sharded model's\n"
          "*.index.json (every shard it names is validated and cross-checked against it).\n"
+         "It may be an http:// or https:// URL: a file, an index, a split GGUF (the files a model\n"
+         "names are fetched beside it, with Range requests; inspect fetches the headers only).\n"
          "A split GGUF model (<prefix>-00001-of-0000N.gguf ...) is named by any of its splits:\n"
          "the others are read from beside it, as one model.\n"
          "Quantized models (MLX, Ollama blobs, a UQFF directory named by one of its .uqff files,\n"
@@ -275,6 +296,9 @@ std::string usage_text() {
          "                       full (inspect and dequant too); a mismatch is DigestMismatch\n"
          "  --no-verify-blobs    do not check an Ollama manifest's blobs against their sha256-<hex>\n"
          "                       names (by default every blob of a manifest is hashed)\n"
+         "  --token TOKEN        URLs: send 'Authorization: Bearer TOKEN' (default: the environment's\n"
+         "                       WEIGHTSTREAM_TOKEN; HF_TOKEN, to https://huggingface.co only)\n"
+         "  --header 'N: V'      URLs: send this header with every request; repeatable\n"
          "\n"
          "dequant options:\n"
          "  --to f32|f16         output type (default f32); values are little-endian, row-major\n"

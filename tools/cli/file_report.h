@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "byte_source.h"
 #include "report.h"
 #include "weightstream/reader.h"
 
@@ -32,6 +33,8 @@ struct ScanOptions {
   // ones no model had, whose digests therefore checked nothing).
   std::shared_ptr<std::set<std::string>> sha256_used = std::make_shared<std::set<std::string>>();
   bool verify_blobs = true;  // a manifest's blobs against their sha256-<hex> names (--no-verify-blobs)
+  HttpOptions http;          // URLs: --header, --token, WEIGHTSTREAM_TOKEN, HF_TOKEN
+  bool headers_only = false;  // read the headers only (the loader's Headers mode): inspect of a URL
 };
 
 // Copies a validated header out of the reader's arena into the report (GGUF key-values from the

@@ -90,4 +90,44 @@ ChunkedFile::Result ChunkedFile::next(size_t chunk, const uint8_t** data, size_t
   return Result::Piece;
 }
 
+LocalFile::~LocalFile() {
+  if (fd_ >= 0) close(fd_);
+}
+
+ByteSource::Opened LocalFile::open(uint64_t, size_t) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  int err = errno;
+  struct stat st;
+  if (fd_ >= 0 && fstat(fd_, &st) == 0) {
+    if (S_ISREG(st.st_mode)) {
+      size_known_ = true;
+      size_ = uint64_t(st.st_size);
+    } else if (S_ISDIR(st.st_mode)) {
+      close(fd_);
+      fd_ = -1;
+      err = EISDIR;
+    }
+  }
+  if (fd_ >= 0) return Opened::Ok;
+  error_ = strerror(err);
+  return err == ENOENT ? Opened::Missing : Opened::Failed;
+}
+
+bool LocalFile::read(uint64_t offset, size_t length, const uint8_t** data, size_t* n) {
+  if (offset < block_at_ || offset >= block_at_ + block_fill_) {
+    if (block_.size() < kBlockSize) block_.resize(kBlockSize);
+    const ssize_t got = pread(fd_, block_.data(), block_.size(), off_t(offset));
+    if (got < 0) {
+      error_ = strerror(errno);
+      return false;
+    }
+    block_at_ = offset;
+    block_fill_ = size_t(got);
+  }
+  const uint64_t avail = block_at_ + block_fill_ > offset ? block_at_ + block_fill_ - offset : 0;
+  *n = size_t(avail < length ? avail : length);
+  *data = block_.data() + (offset - block_at_);
+  return true;
+}
+
 }  // namespace wscli

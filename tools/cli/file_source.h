@@ -1,4 +1,5 @@
-// weightstream CLI — a file (or stdin) handed out in pieces of a chosen size.
+// weightstream CLI — local files: a file (or stdin) handed out in pieces of a chosen size
+// (ChunkedFile), and a file read at any offset for the model host (LocalFile).
 //
 // The reader is fed `chunk` bytes at a time to exercise exactly the streaming a fetch() or an SD
 // card gives it, but reading the disk 1 byte per syscall would be absurd: the file is read in large
@@ -11,6 +12,8 @@
 
 #include <string>
 #include <vector>
+
+#include "byte_source.h"
 
 namespace wscli {
 
@@ -52,6 +55,31 @@ class ChunkedFile {
   bool eof_ = false;
   uint64_t handed_ = 0;
   std::string error_;
+};
+
+// A regular file read by offset, in large blocks that answers slice (the loader asks for up to
+// its read size; the disk is read a block at a time, as ChunkedFile does).
+class LocalFile : public ByteSource {
+ public:
+  explicit LocalFile(std::string path) : path_(std::move(path)) {}
+  ~LocalFile() override;
+  LocalFile(const LocalFile&) = delete;
+  LocalFile& operator=(const LocalFile&) = delete;
+
+  Opened open(uint64_t offset, size_t length) override;
+  bool size_known() const override { return size_known_; }
+  uint64_t size() const override { return size_; }
+  bool seekable() const override { return true; }
+  bool read(uint64_t offset, size_t length, const uint8_t** data, size_t* n) override;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool size_known_ = false;
+  uint64_t size_ = 0;
+  std::vector<uint8_t> block_;  // the last block read
+  uint64_t block_at_ = 0;
+  size_t block_fill_ = 0;
 };
 
 }  // namespace wscli

@@ -358,8 +358,15 @@ std::string inspect_text(const ShardedReport& r) {
   return out;
 }
 
-int run_inspect(const CliOptions& options) {
-  const std::string& path = options.files.front();
+int run_inspect(const CliOptions& cli) {
+  const std::string& path = cli.files.front();
+  // A model at a URL: its headers only, each request no larger than the loader asks (a digest to
+  // check needs whole files: then every byte, as for a local file).
+  CliOptions options = cli;
+  if (is_url(path) && options.scan.sha256.empty()) {
+    options.scan.headers_only = true;
+    options.scan.http.read_ahead = false;
+  }
   std::string out;
   bool valid;
   std::optional<Problem> problem;
@@ -384,7 +391,7 @@ int run_inspect(const CliOptions& options) {
     FileReport r = scan_model_file(path, options.scan, &logical);
     r.canonical = options.canonical;
     // A safetensors model's architecture lives in the config.json beside it.
-    if (r.format == ws::Format::Safetensors && r.header_ready) r.model_facts = config_facts_beside(path);
+    if (r.format == ws::Format::Safetensors && r.header_ready) r.model_facts = config_facts_beside(path, options.scan.http);
     r.logical = logical;
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;

@@ -1,5 +1,6 @@
 // weightstream CLI — entry point: parse the command line and dispatch.
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <string>
 
@@ -20,6 +21,11 @@ int main(int argc, char** argv) {
     fprintf(stderr, "weightstream: %s\n\n%s", error.c_str(), wscli::usage_text().c_str());
     return 2;
   }
+  // Tokens for URLs from the environment (an option given wins): a token in the environment stays
+  // out of the process list and the shell history.
+  if (options.scan.http.token.empty())
+    if (const char* t = getenv("WEIGHTSTREAM_TOKEN")) options.scan.http.token = t;
+  if (const char* t = getenv("HF_TOKEN")) options.scan.http.hf_token = t;
   // A model directory stands for its index, its first .uqff, or its one model file.
   if (options.command == wscli::Command::Inspect || options.command == wscli::Command::Validate ||
       options.command == wscli::Command::Dequant) {

@@ -40,22 +40,28 @@ void write_real(JsonWriter* w, double v) {
 
 }  // namespace
 
-std::optional<ModelFactsReport> config_facts_beside(const std::string& model_path) {
+std::optional<ModelFactsReport> config_facts_beside(const std::string& model_path, const HttpOptions& http) {
   if (model_path == "-") return std::nullopt;
-  const std::string config = directory_of(model_path) + "config.json";
-  FILE* f = fopen(config.c_str(), "rb");
-  if (!f) return std::nullopt;
+  // Beside a URL too (its query, if any, is not the directory's).
+  const std::string config =
+      directory_of(is_url(model_path) ? model_path.substr(0, model_path.find_first_of("?#")) : model_path) + "config.json";
+  std::string why;
+  std::unique_ptr<ByteSource> f = open_source(config, http, &why);
+  if (!f || f->open(0, 1 << 16) != ByteSource::Opened::Ok) return std::nullopt;
   ModelFactsReport m;
   m.source = config;
   ws::ConfigFactsParser parser;
   ws::Status s = ws::Status::Ok;
-  char buf[65536];
-  size_t n;
-  while (s == ws::Status::Ok && (n = fread(buf, 1, sizeof buf, f)) > 0) s = parser.feed(buf, n);
-  const bool read_failed = ferror(f) != 0;
-  fclose(f);
+  uint64_t at = 0;
+  const uint8_t* data = nullptr;
+  size_t n = 0;
+  bool read_failed = false;
+  while (s == ws::Status::Ok && !(read_failed = !f->read(at, 1 << 16, &data, &n)) && n > 0) {
+    s = parser.feed(data, n);
+    at += n;
+  }
   if (read_failed) {
-    m.problem = io_problem("cannot read", config, 0);
+    m.problem = io_problem("cannot read", f->error(), at);
     return m;
   }
   if (s == ws::Status::Ok) s = parser.finish();

@@ -7,13 +7,15 @@
 
 #include "json_writer.h"
 #include "report.h"
+#include "byte_source.h"
 #include "weightstream/model_facts.h"
 
 namespace wscli {
 
-// Reads the config.json in the directory of `model_path`, if there is one. Returns nullopt when
-// there is none; a config.json that does not parse gives a report with `problem` set.
-std::optional<ModelFactsReport> config_facts_beside(const std::string& model_path);
+// Reads the config.json in the directory of `model_path` (a path or a URL), if there is one.
+// Returns nullopt when there is none; a config.json that does not parse gives a report with
+// `problem` set.
+std::optional<ModelFactsReport> config_facts_beside(const std::string& model_path, const HttpOptions& http);
 
 // The facts block of inspect's text output ("model facts   from config.json" and one line per
 // fact present).

@@ -34,7 +34,6 @@ const ws::Sha256Engine kNettle = {
 };
 #endif
 
-constexpr size_t kBlock = 1 << 20;  // files are read in blocks this large and sliced
 constexpr size_t kOutputPiece = 1 << 20;  // decoded bytes per WeightData (as the CLI writes them)
 constexpr int kMaxAttempts = 8;     // ArenaExhausted retries: one per part whose size the input decides
 
@@ -45,14 +44,36 @@ std::string directory_of(const std::string& path) {
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
+// A URL's path without its query or fragment (`?download=true`): what the model's files are named
+// beside. A path is its own.
+std::string without_query(const std::string& path) {
+  return is_url(path) ? path.substr(0, path.find_first_of("?#")) : path;
+}
+
+// A name from the model's documents as a URL path: bytes outside RFC 3986's unreserved set and
+// '/' percent-encoded (the entry's URL, given by the user, is already encoded).
+std::string url_escaped(const std::string& name) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : name) {
+    if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      out += char(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-ModelHost::ModelHost(const HostSettings& s) : s_(s) { dir_ = s.entry_path == "-" ? "" : directory_of(s.entry_path); }
-
-ModelHost::~ModelHost() {
-  for (auto& f : files_)
-    if (f && f->fd >= 0) close(f->fd);
+ModelHost::ModelHost(const HostSettings& s) : s_(s) {
+  dir_ = s.entry_path == "-" ? "" : directory_of(without_query(s.entry_path));
 }
+
+ModelHost::~ModelHost() = default;
 
 HostFile& ModelHost::file(uint32_t f) {
   while (files_.size() <= f) files_.emplace_back(new HostFile);
@@ -63,7 +84,7 @@ HostFile& ModelHost::file(uint32_t f) {
 // directory; the entry itself is the path as given.
 std::string ModelHost::path_of(const std::string& name) const {
   if (name.rfind("blobs/", 0) == 0 && !s_.blobs_dir.empty()) return s_.blobs_dir + name.substr(6);
-  return dir_ + name;
+  return is_url(dir_) ? dir_ + url_escaped(name) : dir_ + name;
 }
 
 // A path the user gave (--sha256 FILE) as the loader names files: relative to the entry's
@@ -105,8 +126,6 @@ size_t ModelHost::arena_needed() const {
 // One load with an arena of `arena_size` bytes. True when it should be retried with the arena
 // the loader asked for (ArenaExhausted on an input that can be read again).
 bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoader&, const ws::ModelEvent&)>& on_event) {
-  for (auto& f : files_)
-    if (f && f->fd >= 0) close(f->fd);
   files_.clear();
   if (stdin_ && !stdin_->rewind()) {
     io_ = io_problem("cannot re-read", stdin_->error(), 0);
@@ -121,6 +140,24 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
   opt.as_stored = s_.as_stored;
   opt.out = s_.out;
   opt.seekable = s_.entry_path != "-";
+  if (is_url(s_.entry_path)) {
+    // A server without Range requests sends a file from its start: the loader then reads every
+    // file forward (as from standard input) instead of asking for ranges one transfer each.
+    if (!entry_source_) {
+      std::string why;
+      entry_source_ = open_source(s_.entry_path, s_.scan.http, &why);
+      if (!entry_source_) {
+        io_ = io_problem("cannot open", why, 0);
+        return false;
+      }
+      if (entry_source_->open(0, 8) != ByteSource::Opened::Ok) {
+        io_ = io_problem("cannot open", entry_source_->error(), 0);
+        entry_source_.reset();
+        return false;
+      }
+    }
+    opt.seekable = entry_source_->seekable();
+  }
   opt.read_size = uint32_t(s_.scan.chunk_size > (1u << 30) ? (1u << 30) : s_.scan.chunk_size);
   opt.out_size = kOutputPiece;
   loader_.reset(new ws::ModelLoader(arena_.data(), arena_size, opt));
@@ -138,7 +175,7 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
 #endif
   const std::string entry_name = s_.entry == ws::ModelEntry::UqffFiles || s_.entry_path == "-"
                                      ? s_.entry_path
-                                     : s_.entry_path.substr(dir_.size());
+                                     : without_query(s_.entry_path).substr(dir_.size());
   loader_->open(s_.entry, entry_name.data(), entry_name.size());
   for (;;) {
     const ws::ModelEvent e = loader_->next();
@@ -219,30 +256,28 @@ bool ModelHost::answer(const ws::ModelEvent& e) {
       h.size_known = stdin_->size_known();
       h.size = stdin_->size();
     } else {
-      h.fd = ::open(h.path.c_str(), O_RDONLY | O_CLOEXEC);
-      struct stat st;
-      int err = errno;
-      if (h.fd >= 0 && fstat(h.fd, &st) == 0) {
-        if (S_ISREG(st.st_mode)) {
-          h.size_known = true;
-          h.size = uint64_t(st.st_size);
-        } else if (S_ISDIR(st.st_mode)) {
-          close(h.fd);
-          h.fd = -1;
-          err = EISDIR;
-        }
+      // A file the model's documents name that is not there is the loader's to word (a shard,
+      // a blob, config.json); the entry itself, or a file that cannot be opened, is an I/O error.
+      ByteSource::Opened opened = ByteSource::Opened::Ok;
+      std::string why;
+      if (entry && entry_source_) {
+        h.source = std::move(entry_source_);  // opened already (attempt())
+      } else {
+        h.source = open_source(h.path, s_.scan.http, &why);
+        opened = h.source ? h.source->open(e.offset, e.length) : ByteSource::Opened::Failed;
+        if (h.source) why = h.source->error();
       }
-      if (h.fd < 0) {
-        // A file the model's documents name that is not there is the loader's to word (a shard,
-        // a blob, config.json); the entry itself, or a file that cannot be opened, is an I/O error.
-        if (!entry && err == ENOENT) {
-          h.missing = true;
-          L.file_missing();
-          return true;
-        }
-        io_ = io_problem("cannot open", strerror(err), 0);
+      if (opened == ByteSource::Opened::Missing && !entry) {
+        h.missing = true;
+        L.file_missing();
+        return true;
+      }
+      if (opened != ByteSource::Opened::Ok) {
+        io_ = io_problem("cannot open", why, 0);
         return false;
       }
+      h.size_known = h.source->size_known();
+      h.size = h.source->size();
     }
     if (L.file_kind(e.file) != ws::ModelFileKind::Config)
       h.progress.reset(new Progress(h.path, h.size_known, h.size, s_.scan.progress));
@@ -260,19 +295,10 @@ bool ModelHost::answer(const ws::ModelEvent& e) {
     }
     if (r == ChunkedFile::Result::End) n = 0;
   } else {
-    if (e.offset < h.block_at || e.offset >= h.block_at + h.block_fill) {
-      if (h.block.size() < kBlock) h.block.resize(kBlock);
-      ssize_t got = pread(h.fd, h.block.data(), h.block.size(), off_t(e.offset));
-      if (got < 0) {
-        io_ = io_problem("cannot read", strerror(errno), e.offset);
-        return false;
-      }
-      h.block_at = e.offset;
-      h.block_fill = size_t(got);
+    if (!h.source->read(e.offset, e.length, &data, &n)) {
+      io_ = io_problem("cannot read", h.source->error(), e.offset);
+      return false;
     }
-    const uint64_t avail = h.block_at + h.block_fill > e.offset ? h.block_at + h.block_fill - e.offset : 0;
-    n = size_t(avail < e.length ? avail : e.length);
-    data = h.block.data() + (e.offset - h.block_at);
   }
   if (n == 0) {
     L.end_of_file();

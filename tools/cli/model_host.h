@@ -1,7 +1,7 @@
 // weightstream CLI — the one pull loop: ws::ModelLoader decides what to read and what it means;
-// this file only opens files by the names the loader gives (relative to the entry's directory;
-// an Ollama manifest's blobs/ under the blobs directory; standard input as one sequential file),
-// answers its reads, and retries with the arena the loader asks for.
+// this file only opens files by the names the loader gives (relative to the entry's directory or
+// URL; an Ollama manifest's blobs/ under the blobs directory; standard input as one sequential
+// file), answers its reads (byte_source.h), and retries with the arena the loader asks for.
 //
 // While it feeds a file it keeps what the CLI's messages and inspect's tables show and the
 // library does not: the first 8 bytes (format guesses, the declared header length), the GGUF
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_source.h"
 #include "file_source.h"
 #include "gguf_infos.h"
 #include "gguf_kv.h"
@@ -41,12 +42,9 @@ struct HostFile {
   GgufKvCollector kvs;
   GgufInfoCopy infos;
   ws::GgufFactsCollector facts;
-  // The file itself.
-  int fd = -1;
-  bool stream = false;                  // standard input (ModelHost::stdin_)
-  std::vector<uint8_t> block;           // the last block read (answers slice it)
-  uint64_t block_at = 0;
-  size_t block_fill = 0;
+  // The file itself: a local file or a URL, or standard input (ModelHost::stdin_).
+  std::unique_ptr<ByteSource> source;
+  bool stream = false;
   std::unique_ptr<Progress> progress;   // the bar on a large file (a terminal only)
   const uint8_t* piece = nullptr;  // the last piece fed, kept for the GGUF info copy
   size_t piece_size = 0;
@@ -108,6 +106,9 @@ class ModelHost {
   size_t arena_bytes_ = 0;
   size_t base_ = 0;  // ModelLoader::base_need(): added to the user's size, left out of messages
   std::unique_ptr<ChunkedFile> stdin_;  // kept across attempts: a redirected file is rewound
+  // A URL entry, opened before the loader is made (whether its server takes Range requests
+  // decides whether the loader may seek), until the loader's first read of it takes it.
+  std::unique_ptr<ByteSource> entry_source_;
   std::unique_ptr<ws::ModelLoader> loader_;
   std::vector<std::unique_ptr<HostFile>> files_;
   bool done_ = false, failed_ = false;

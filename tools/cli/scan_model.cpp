@@ -41,6 +41,12 @@ std::vector<std::string> listing_beside(const std::string& path) {
 
 std::string str(ws::StrView v) { return std::string(v.data ? v.data : "", v.size); }
 
+// Every byte is read (the verdict covers the data), except with headers_only (inspect of a URL:
+// a remote model's data is not fetched to print its tables).
+ws::ModelLoadMode scan_mode(const ScanOptions& options) {
+  return options.headers_only ? ws::ModelLoadMode::Headers : ws::ModelLoadMode::Validate;
+}
+
 // The logical section inspect shows for a model whose convention failed: the error where the
 // weights would be.
 std::optional<LogicalSummary> convention_problem(const ModelHost& h, const Problem& p) {
@@ -163,7 +169,7 @@ FileReport scan_model_file(const std::string& path, const ScanOptions& options, 
     s.entry = ws::ModelEntry::UqffFiles;
     s.listing = listing_beside(path);
   }
-  s.mode = ws::ModelLoadMode::Validate;
+  s.mode = scan_mode(options);
   s.scan = options;
   ModelHost h(s);
   std::optional<LogicalSummary> summary;
@@ -239,7 +245,7 @@ ShardedReport scan_model_index(const std::string& path, const ScanOptions& optio
   HostSettings s;
   s.entry_path = path;
   s.entry = ws::ModelEntry::ShardIndex;
-  s.mode = ws::ModelLoadMode::Validate;
+  s.mode = scan_mode(options);
   s.scan = options;
   ModelHost h(s);
   std::optional<LogicalSummary> summary;
@@ -367,7 +373,7 @@ ShardedReport scan_model_manifest(const std::string& path, const ScanOptions& op
   HostSettings s;
   s.entry_path = path;
   s.entry = ws::ModelEntry::OllamaManifest;
-  s.mode = ws::ModelLoadMode::Validate;
+  s.mode = scan_mode(options);
   s.scan = options;
   s.blobs_dir = blobs_dir_for(path, options, &s.blobs_problem);
   ModelHost h(s);

@@ -1,0 +1,86 @@
+// weightstream CLI — a file of the model at an http:// or https:// URL (libcurl), answering the
+// model host's reads as ByteSource does.
+//
+// Each read becomes an HTTP Range request for what the loader asked, fetched ahead (the next
+// request's window doubling, up to 16 MiB) while reads go forward, so `inspect` (read_ahead off)
+// transfers the headers' bytes and little more, and a whole-file read costs few requests. A server
+// without Range support answers 200 with the whole body: it is then read forward as one stream,
+// paused while the loader is busy (memory stays bounded), and the host has the loader read it
+// sequentially (seekable() is false). Redirects are followed; errors name the URL and the HTTP
+// status. Built only with WS_CLI_HTTP (libcurl found).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include <string>
+#include <vector>
+
+#include "byte_source.h"
+
+namespace wscli {
+
+class HttpFile : public ByteSource {
+ public:
+  HttpFile(std::string url, const HttpOptions& options);
+  ~HttpFile() override;
+  HttpFile(const HttpFile&) = delete;
+  HttpFile& operator=(const HttpFile&) = delete;
+
+  Opened open(uint64_t offset, size_t length) override;
+  bool size_known() const override { return size_known_; }
+  uint64_t size() const override { return size_; }
+  bool seekable() const override { return ranges_; }
+  bool read(uint64_t offset, size_t length, const uint8_t** data, size_t* n) override;
+
+ private:
+  bool start(uint64_t offset, size_t length);  // a transfer from `offset` (a Range request for `length`)
+  void stop();
+  bool pump(size_t want);       // until `want` bytes are buffered or the transfer ended
+  bool check_response();        // the final response's status and range, at its first body byte or its end
+  bool transfer_failed();       // after the transfer ended: its curl result as error_
+  size_t buffered() const { return pending_.size() - used_; }
+  uint64_t pos() const { return next_ - buffered(); }  // file offset of pending_[used_]
+  void consume(size_t n);
+  std::string status_text() const;
+  static size_t on_header(char* data, size_t size, size_t count, void* self);
+  static size_t on_body(char* data, size_t size, size_t count, void* self);
+
+  std::string url_;
+  HttpOptions options_;
+  CURLM* multi_ = nullptr;  // holds the connection between requests (keep-alive)
+  CURL* easy_ = nullptr;
+  curl_slist* headers_ = nullptr;
+  // The file.
+  bool ranges_ = true;  // the server answers Range requests (206)
+  bool size_known_ = false;
+  uint64_t size_ = 0;
+  bool missing_ = false;
+  // The transfer.
+  bool active_ = false, done_ = false, checked_ = false, paused_ = false, failed_ = false;
+  CURLcode result_ = CURLE_OK;   // when done_
+  uint64_t request_at_ = 0;      // the offset asked for
+  uint64_t request_end_ = 0;     // the end of the range asked for (ranges_)
+  uint64_t next_ = 0;            // file offset of the next body byte to arrive
+  uint64_t skip_ = 0;            // body bytes to drop as they arrive (a whole body for a later offset)
+  uint64_t body_ = 0;            // body bytes received
+  uint64_t end_ = UINT64_MAX;    // file offset where this response's body ends, when known
+  // The final response's status line and the headers that matter (reset at each status line:
+  // redirects come before it).
+  long status_ = 0;
+  std::string reason_;
+  std::string content_range_;
+  bool length_known_ = false;
+  uint64_t content_length_ = 0;
+  std::vector<uint8_t> pending_;  // received, not yet handed out
+  size_t used_ = 0;
+  // What read() handed out last (re-reads of it are answered from here).
+  std::vector<uint8_t> block_;
+  uint64_t block_at_ = 0;
+  size_t block_fill_ = 0;
+  uint64_t window_ = 0;           // the next forward request's size (read-ahead)
+};
+
+}  // namespace wscli
