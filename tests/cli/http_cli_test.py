@@ -239,6 +239,11 @@ def case_errors():
         # A shard the index names that the server does not have: the local message, the shard named.
         os.remove(os.path.join(root, "sharded/model-00002-of-00003.safetensors"))
         same_as_local(srv, root, "sharded/model.safetensors.index.json", lambda p: ["validate", p], 2)
+        # A UQFF model is its directory's files: a URL has no listing to pick them from.
+        shutil.copytree(os.path.join(REPO, "tests/data/conventions/uqff"), os.path.join(root, "uqff"))
+        url = srv.url("uqff/model-0.uqff")
+        s, out, err = run(["validate", url])
+        check(s == 2 and out.startswith("%s: error: cannot list the directory of %s: " % (url, url)), "uqff: %s" % out)
         srv.always = 416
         url = srv.url("tiny-llama.safetensors")
         s, out, err = run(["validate", url])

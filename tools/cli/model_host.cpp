@@ -123,6 +123,32 @@ size_t ModelHost::arena_needed() const {
   return n > base_ ? n - base_ : 0;
 }
 
+// The entry URL's first request (before the loader is made: its answer decides `seekable`).
+// False with io_ set when it cannot be read.
+bool ModelHost::open_url_entry() {
+  if (entry_source_) return true;
+  if (s_.entry == ws::ModelEntry::UqffFiles) {
+    // The loader picks a UQFF model's files from its directory's names; a URL has no listing.
+    io_ = io_problem("cannot list the directory of " + s_.entry_path,
+                     "a UQFF model is the .uqff files of its directory, and a URL's directory has no listing: "
+                     "download the directory and name a local .uqff file",
+                     0);
+    return false;
+  }
+  std::string why;
+  entry_source_ = open_source(s_.entry_path, s_.scan.http, &why);
+  if (!entry_source_) {
+    io_ = io_problem("cannot open", why, 0);
+    return false;
+  }
+  if (entry_source_->open(0, 8) != ByteSource::Opened::Ok) {
+    io_ = io_problem("cannot open", entry_source_->error(), 0);
+    entry_source_.reset();
+    return false;
+  }
+  return true;
+}
+
 // One load with an arena of `arena_size` bytes. True when it should be retried with the arena
 // the loader asked for (ArenaExhausted on an input that can be read again).
 bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoader&, const ws::ModelEvent&)>& on_event) {
@@ -143,23 +169,12 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
   if (is_url(s_.entry_path)) {
     // A server without Range requests sends a file from its start: the loader then reads every
     // file forward (as from standard input) instead of asking for ranges one transfer each.
-    if (!entry_source_) {
-      std::string why;
-      entry_source_ = open_source(s_.entry_path, s_.scan.http, &why);
-      if (!entry_source_) {
-        io_ = io_problem("cannot open", why, 0);
-        return false;
-      }
-      if (entry_source_->open(0, 8) != ByteSource::Opened::Ok) {
-        io_ = io_problem("cannot open", entry_source_->error(), 0);
-        entry_source_.reset();
-        return false;
-      }
+    if (!open_url_entry()) {
+      loader_.reset(new ws::ModelLoader(arena_.data(), arena_size, opt));  // callers look at it
+      return false;
     }
     opt.seekable = entry_source_->seekable();
   }
-  opt.read_size = uint32_t(s_.scan.chunk_size > (1u << 30) ? (1u << 30) : s_.scan.chunk_size);
-  opt.out_size = kOutputPiece;
   loader_.reset(new ws::ModelLoader(arena_.data(), arena_size, opt));
   for (const std::string& n : s_.listing) loader_->add_file(n.data(), n.size());
   // Digests: --sha256 files as the loader names them (relative to the entry's directory), and a

@@ -95,6 +95,7 @@ class ModelHost {
 
  private:
   bool attempt(size_t arena_size, const std::function<bool(ws::ModelLoader&, const ws::ModelEvent&)>& on_event);
+  bool open_url_entry();
   bool answer(const ws::ModelEvent& e);
   void keep_piece(uint32_t f);
   std::string path_of(const std::string& name) const;
