@@ -261,7 +261,10 @@ bool ModelHost::answer(const ws::ModelEvent& e) {
     if (r == ChunkedFile::Result::End) n = 0;
   } else {
     if (e.offset < h.block_at || e.offset >= h.block_at + h.block_fill) {
-      if (h.block.size() < kBlock) h.block.resize(kBlock);
+      // A small file gets a block of its size: a model of thousands of small shards would
+      // otherwise zero a fresh 1 MiB for every file it opens (ws-bench-model --shards).
+      const size_t want = h.size_known && h.size < kBlock ? size_t(h.size > 0 ? h.size : 1) : kBlock;
+      if (h.block.size() < want) h.block.resize(want);
       ssize_t got = pread(h.fd, h.block.data(), h.block.size(), off_t(e.offset));
       if (got < 0) {
         io_ = io_problem("cannot read", strerror(errno), e.offset);
