@@ -131,7 +131,13 @@ class Entry {
     const fh = await this.dir.getFileHandle(`${this.key}.bin`, { create: true });
     if (typeof fh.createSyncAccessHandle === 'function') {
       try {
-        this.data = await fh.createSyncAccessHandle();
+        // A page reloaded mid-load: its worker's handles are released a moment after it is gone.
+        for (let attempt = 0; ; attempt++) {
+          try { this.data = await fh.createSyncAccessHandle(); break; } catch (e) {
+            if (e?.name !== 'NoModificationAllowedError' || attempt >= 4) throw e;
+            await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
+          }
+        }
         const mh = await this.dir.getFileHandle(`${this.key}.json`, { create: true });
         this.metaHandle = await mh.createSyncAccessHandle();
         this.mode = 'sync';
@@ -188,9 +194,12 @@ class Entry {
     if (this.mode === 'sync') {
       if (!force && this.unflushed === 0) return;
       this.data.flush();
+      // Written over the old text, then cut to length: a write that fails (quota) leaves the old
+      // metadata, which still describes bytes that are in the file.
       const bytes = new TextEncoder().encode(JSON.stringify(meta));
-      this.metaHandle.truncate(0);
-      this.metaHandle.write(bytes, { at: 0 });
+      const n = this.metaHandle.write(bytes, { at: 0 });
+      if (n !== bytes.length) throw new DOMException(`wrote ${n} of ${bytes.length} bytes of metadata`, 'QuotaExceededError');
+      this.metaHandle.truncate(bytes.length);
       this.metaHandle.flush();
     } else if (force) {
       await writeMetaAsync(this.dir, this.key, meta);
