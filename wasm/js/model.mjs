@@ -13,7 +13,7 @@
 // (integers, F64) handed on as stored (pass_stored).
 import { describeModel } from './model-files.mjs';
 import { loadModel, Mode } from './host.mjs';
-import { toSelect } from './options.mjs';
+import { toSelect, withEvents } from './options.mjs';
 import { makeError } from './errors.mjs';
 import { formatFromDtype, formatFromGgml } from './formats.mjs';
 
@@ -21,6 +21,7 @@ const DTYPES = ['f32', 'f16', 'raw'];
 const OUT_BYTES = { f32: 4, f16: 2 };
 
 export async function* modelEvents(wasm, source, options, progress) {
+  options = withEvents(options, progress);
   const dtype = options.dtype ?? 'raw';
   if (!DTYPES.includes(dtype)) throw new TypeError(`weightstream: dtype must be 'f32', 'f16' or 'raw', not ${JSON.stringify(dtype)}`);
   const select = toSelect(options.filter);

@@ -30,7 +30,7 @@ async function* readEvents(source, options) {
   const wasm = await init(options);
   const pending = [];
   const progress = new Progress(options.onProgress, { interval: options.progressInterval ?? 100, signal: options.signal });
-  progress.listeners.push((p) => pending.push({ type: 'progress', ...p }));
+  progress.listeners.push((p) => pending.push(p.type ? p : { type: 'progress', ...p }));
   let holding = false;
   try {
     for await (const ev of modelEvents(wasm, source, options, progress)) {

@@ -11,6 +11,7 @@
 // Chunks are handed on without copying; they belong to the consumer, which copies them into wasm
 // memory (FORMATS §7: a BYOB reader cannot read into wasm memory).
 import { ioError, abortError } from './errors.mjs';
+import { cachedUrlSource } from './opfs-cache.mjs';
 
 const FILE_PIECE = 1 << 20;  // pieces read from a local file in Node
 
@@ -277,6 +278,8 @@ export async function toSource(source, options = {}) {
   if (typeof source === 'string' || source instanceof URL) {
     const url = await toUrl(source);
     if (url.protocol === 'file:' && isNode()) return new FileSource(url);
+    // cache: 'opfs' keeps http(s) files in the Origin Private File System (opfs-cache.mjs).
+    if (options.cache && /^https?:$/.test(url.protocol)) return cachedUrlSource(url, options, (o) => new UrlSource(url, o));
     return new UrlSource(url, options);
   }
   if (typeof Response !== 'undefined' && source instanceof Response) return new ResponseSource(source);

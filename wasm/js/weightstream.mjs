@@ -4,6 +4,7 @@
 //   inspect(source)                   → {format, tensors, metadata, gguf?}
 //   createReader(options).read(source) → async iterator of header / tensor / progress events
 //   loadToWebGPU(device, source, options) → {tensors: name → {buffer, dtype, shape, …}, metadata}
+//   cacheInfo() / evict(url?)         the OPFS cache's entries (options.cache: 'opfs')
 //
 // A source is a URL (string or URL; a model.safetensors.index.json loads the sharded model), a
 // path in Node, a Response, a Blob or File, a ReadableStream, an ArrayBuffer or typed array; a
@@ -14,3 +15,4 @@ export { createReader } from './reader.mjs';
 export { loadToWebGPU } from './webgpu.mjs';
 export { WeightstreamError } from './errors.mjs';
 export { supportedFormats } from './api-extras.mjs';
+export { cacheInfo, evict } from './opfs-cache.mjs';

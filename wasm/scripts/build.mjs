@@ -33,7 +33,7 @@ rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 for (const f of readdirSync(join(wasmDir, 'js'))) if (f.endsWith('.mjs')) cpSync(join(wasmDir, 'js', f), join(dist, f));
 cpSync(join(buildDir, 'weightstream.wasm'), join(dist, 'weightstream.wasm'));
-cpSync(join(wasmDir, 'types', 'weightstream.d.ts'), join(dist, 'weightstream.d.ts'));
+for (const f of ['weightstream.d.ts', 'worker.d.ts']) cpSync(join(wasmDir, 'types', f), join(dist, f));
 
 // Sizes: the .wasm alone, and everything a page loads (the .wasm and every .mjs).
 const files = readdirSync(dist).filter((f) => f.endsWith('.mjs') || f.endsWith('.wasm'));

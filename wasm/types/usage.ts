@@ -1,5 +1,5 @@
 // Compiled (not run) by `npm run typecheck`: the README's uses of the API must type-check.
-import { validate, inspect, createReader, loadToWebGPU, WeightstreamError, type ReaderEvent } from './weightstream.js';
+import { validate, inspect, createReader, loadToWebGPU, cacheInfo, evict, WeightstreamError, type ReaderEvent } from './weightstream.js';
 
 export async function examples(device: GPUDevice, file: File, signal: AbortSignal): Promise<void> {
   const v = await validate('https://example.com/model.safetensors');
@@ -28,6 +28,17 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
     if (e.type === 'progress') console.log(e.bytes, e.totalBytes, e.rate);
   }
 
+  const cached = await loadToWebGPU(device, 'https://host/model.gguf', {
+    dtype: 'f16', cache: 'opfs',
+    onProgress: (p) => { if (p.type === 'cache-warning') console.warn(p.code, p.message); else if (p.type === 'cache') console.log(p.state, p.cachedBytes); else console.log(p.bytes); },
+  });
+  cached.destroy();
+  for (const e of await cacheInfo()) console.log(e.url, e.size, e.bytesCached, e.complete, e.etag, e.lastUsed);
+  const removed: number = await evict('https://host/model.gguf');
+  console.log(removed, await evict());
+  await validate('https://host/model.gguf', { cache: 'opfs', onProgress: (e) => console.log(e.type) });
+  for await (const ev of createReader({ cache: 'opfs' }).read('https://host/model.gguf')) if (ev.type === 'cache') console.log(ev.state);
+
   try {
     const model = await loadToWebGPU(device, 'model.safetensors.index.json', {
       dtype: 'f32', split: true, onProgress: (p) => console.log(p.tensors), signal,
@@ -40,4 +51,14 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
   } catch (e) {
     if (e instanceof WeightstreamError) console.log(e.code, e.offset, e.tensor, e.found, e.hint);
   }
+}
+
+import { loadInWorker, serveLoads } from './worker.js';
+
+export async function workerExamples(worker: Worker, device: GPUDevice, signal: AbortSignal): Promise<void> {
+  const m = await loadInWorker(worker, 'model.gguf', { dtype: 'f16', cache: 'opfs', filter: /^blk\.0\./, signal, onProgress: (p) => console.log(p.bytes, p.type) });
+  console.log(m.id, m.format, Object.values(m.tensors).map((t) => [t.dtype, t.shape, t.buffers]));
+  m.destroy();
+  const loads = serveLoads({ device: async () => device });
+  console.log(loads.models.get(m.id)?.tensors);
 }

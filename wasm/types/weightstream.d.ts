@@ -100,6 +100,37 @@ export interface Progress {
   rate: number;
 }
 
+/** The persistent cache's events (`cache: 'opfs'`), given to onProgress (with the progress figures
+ * of the moment) and yielded by createReader. `cache`: a URL's entry when its file opens —
+ * 'hit' (complete: no network), 'partial' (the missing ranges come from the network), 'miss',
+ * 'stale' (the server's file changed: a fresh entry), 'off' (the entry could not be used). */
+export type CacheEvent =
+  | { type: 'cache'; url: string; state: 'hit' | 'partial' | 'miss' | 'stale' | 'off'; size: number | null; cachedBytes: number }
+  /** The cache is off for this file for the rest of the load; the load goes on from the network. */
+  | { type: 'cache-warning'; url: string; code: 'QuotaExceeded' | 'CacheUnavailable' | 'CacheBusy' | 'CacheWriteFailed' | 'CacheReadFailed'; message: string; cause?: unknown };
+
+/** What onProgress receives: a progress report, or a cache event with the figures of the moment. */
+export type ProgressEvent = (Progress & { type?: undefined }) | (Progress & CacheEvent);
+
+/** One entry of the OPFS cache (cacheInfo()). */
+export interface CacheEntry {
+  url: string;
+  size: number | null;
+  bytesCached: number;
+  complete: boolean;
+  etag: string | null;
+  lastModified: string | null;
+  /** The file's SHA-256 when its server stated it (X-Linked-Etag, a 64-hex ETag) or the caller gave it by name. */
+  sha256: string | null;
+  /** Milliseconds since the epoch. */
+  lastUsed: number | null;
+}
+
+/** A FileSystemDirectoryHandle, or an object with the same methods (tests, other storage). */
+export interface CacheRoot {
+  getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<any>;
+}
+
 export type Filter = string[] | Set<string> | RegExp | string | ((name: string, tensor: TensorHeader) => boolean);
 
 export interface CommonOptions {
@@ -126,6 +157,15 @@ export interface CommonOptions {
   verify?: 'etag';
   /** Ollama manifests: check every blob against its sha256-<hex> name (default true). */
   verifyBlobs?: boolean;
+  /** URLs: keep their bytes in the Origin Private File System as they stream; a later load reads them
+   * from there (one 1-byte request checks the ETag and size; none for a complete entry whose sha256
+   * is given), an interrupted one resumes with the missing ranges only. Write failures (quota) turn
+   * it off for the load with a 'cache-warning' event. Without OPFS (Node), a warning and no cache. */
+  cache?: 'opfs' | false | null;
+  /** Where the cache lives (default: navigator.storage.getDirectory()); it keeps a 'weightstream-cache' directory there. */
+  cacheRoot?: CacheRoot;
+  /** validate()/inspect(): receives the cache's events (createReader and loadToWebGPU: progress reports too). */
+  onProgress?: (p: ProgressEvent) => void;
   /** Load the module from elsewhere (first call only). */
   wasmBinary?: ArrayBuffer | Uint8Array;
   wasmUrl?: string | URL;
@@ -136,7 +176,6 @@ export interface LoadOptions extends CommonOptions {
   dtype?: 'f32' | 'f16' | 'raw';
   /** Tensors to read; the others are skipped (and, from seekable sources, not even fetched). */
   filter?: Filter;
-  onProgress?: (p: Progress) => void;
   /** Minimum milliseconds between progress reports (default 100). */
   progressInterval?: number;
   /** MLX models: config.json, or its "quantization" object ({group_size, bits, mode}, per-layer overrides). */
@@ -327,6 +366,7 @@ export type ReaderEvent =
   | { type: 'tensorData'; shard: string | null; tensor: OutputTensor; offset: number; data: Uint8Array }
   | { type: 'tensorEnd'; shard: string | null; tensor: OutputTensor }
   | ({ type: 'progress' } & Progress)
+  | (Progress & CacheEvent)
   | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff' | 'ollama'; version: string | null; metadata: null; shards: string[] } | null };
 
 export interface Reader extends AsyncIterable<ReaderEvent> {
@@ -369,6 +409,10 @@ export declare function inspect<S extends ModelSource>(source: S, options?: Comm
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
 export declare function loadToWebGPU(device: GPUDevice, source: ModelSource, options?: GpuLoadOptions): Promise<GpuModel>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
+/** The OPFS cache's entries, most recently used first ([] without OPFS). */
+export declare function cacheInfo(options?: { cacheRoot?: CacheRoot }): Promise<CacheEntry[]>;
+/** Removes the entry of `url`, or every entry; resolves to how many were removed. */
+export declare function evict(url?: string | URL, options?: { cacheRoot?: CacheRoot }): Promise<number>;
 
 // Minimal WebGPU shapes, so that the types need no @webgpu/types (use those for real code).
 declare global {
