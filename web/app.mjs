@@ -576,7 +576,12 @@ async function load(opts = {}) {
     const { source, extra } = loadSource(opts.lean ?? true);
     const model = await loadToWebGPU(tracker.wrap(), source, {
       ...modelOptions(), ...extra, dtype, split: true, signal: controller.signal, progressInterval: 50,
-      onProgress: (p) => { last = p; if (opts.onProgress) opts.onProgress(p); },
+      onProgress: (p) => {
+        // A URL's body failed and is being resumed from p.offset (the package's retry event).
+        if (p.type === 'retry') $('load-status').textContent = `Connection lost at byte ${fmtInt(p.offset)} of ${p.url.split('/').pop()}; resuming (attempt ${p.attempt})…`;
+        else last = p;
+        if (opts.onProgress) opts.onProgress(p);
+      },
     });
     state.model = model;
     state.modelDtype = dtype;

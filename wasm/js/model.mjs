@@ -25,6 +25,8 @@ export async function* modelEvents(wasm, source, options, progress) {
   if (!DTYPES.includes(dtype)) throw new TypeError(`weightstream: dtype must be 'f32', 'f16' or 'raw', not ${JSON.stringify(dtype)}`);
   const select = toSelect(options.filter);
   const raw = dtype === 'raw';
+  // A URL's resumed reads are announced through the progress callback (and createReader's events).
+  if (progress) options = { ...options, onRetry: (ev) => progress.event(ev) };
   const model = await describeModel(source, options);
   let outputs = null;  // weight index -> { d, shard }
   let done = null;

@@ -35,6 +35,13 @@ export class Progress {
   addBytes(n) { this.bytes += n; this.maybe(); }
   addTensor() { this.tensors++; }
   setTotal(n) { this.totalBytes = n; }
+  // An event beside the byte counts ({type: 'retry', url, offset, attempt, error}: a URL's body
+  // resumed after a failure): handed on at once; never after an abort.
+  event(ev) {
+    if (this.signal?.aborted) return;
+    if (this.cb) this.cb(ev);
+    for (const l of this.listeners) l(ev);
+  }
   maybe(force = false) {
     if (this.signal?.aborted) return null;
     const now = performance.now();

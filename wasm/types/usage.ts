@@ -26,11 +26,13 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
     const e: ReaderEvent = ev;
     if (e.type === 'tensorData') console.log(e.tensor.name, e.offset, e.data.byteLength);
     if (e.type === 'progress') console.log(e.bytes, e.totalBytes, e.rate);
+    if (e.type === 'retry') console.log(e.offset, e.attempt, e.error);
   }
 
   try {
     const model = await loadToWebGPU(device, 'model.safetensors.index.json', {
-      dtype: 'f32', split: true, onProgress: (p) => console.log(p.tensors), signal,
+      dtype: 'f32', split: true, signal, retries: 5, retryDelay: 500,
+      onProgress: (p) => (p.type === 'retry' ? console.log(p.url, p.offset, p.attempt) : console.log(p.tensors)),
       quantization: { group_size: 64, bits: 4 },
     });
     const t = model.tensors['model.embed_tokens.weight'];
@@ -38,6 +40,6 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
     console.log(buffers.length, t.dtype, t.shape, t.byteLength, t.quant?.format);
     model.destroy();
   } catch (e) {
-    if (e instanceof WeightstreamError) console.log(e.code, e.offset, e.tensor, e.found, e.hint);
+    if (e instanceof WeightstreamError) console.log(e.code, e.offset, e.tensor, e.found, e.hint, e.retries);
   }
 }

@@ -52,7 +52,8 @@ export interface GgufSplitsSource {
 /** What validate/inspect/createReader/loadToWebGPU take. */
 export type ModelSource = Source | UqffSource | OllamaManifestSource | ShardedFilesSource | GgufSplitsSource;
 
-/** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes. */
+/** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes (IoError,
+ * BufferTooLarge, GpuError, Aborted, InternalError, ShardNotGiven, ManifestNoBlobs, SourceChanged, ResumeUnsupported, ...). */
 export type ErrorCode = string;
 
 export interface ErrorInfo {
@@ -77,6 +78,8 @@ export declare class WeightstreamError extends Error {
   expected: bigint | null;
   description: string;
   hint: string;
+  /** IoError of a URL's body: how many resume attempts failed before it (0: none was made). */
+  retries?: number;
   toJSON(): ErrorInfo;
 }
 
@@ -90,6 +93,8 @@ export interface Limits {
 }
 
 export interface Progress {
+  /** Absent in onProgress calls; 'progress' as a createReader event. */
+  type?: 'progress';
   /** Bytes read from the source(s) so far. */
   bytes: number;
   /** Bytes expected in all, when known. */
@@ -98,6 +103,19 @@ export interface Progress {
   tensors: number;
   /** Average bytes per second since the start. */
   rate: number;
+}
+
+/** A URL's body failed mid-way and is requested again from `offset` (Range + If-Range), after a
+ * pause of retryDelay * 2^(attempt-1) ms. Handed to onProgress at once (createReader: also an event). */
+export interface RetryEvent {
+  type: 'retry';
+  url: string;
+  /** The next byte of the file to read: the resumed request starts there. */
+  offset: number;
+  /** 1..retries; starts again at 1 once bytes arrive after a resume. */
+  attempt: number;
+  /** What failed: the network error, or the body that ended early. */
+  error: unknown;
 }
 
 export type Filter = string[] | Set<string> | RegExp | string | ((name: string, tensor: TensorHeader) => boolean);
@@ -117,6 +135,12 @@ export interface CommonOptions {
   headers?: Record<string, string>;
   fetch?: typeof fetch;
   rangeRequests?: boolean;
+  /** URLs: resume attempts per failure of a body read (default 3; 0: no resume). Needs Range (rangeRequests). */
+  retries?: number;
+  /** URLs: milliseconds before the first resume attempt, doubled for each next one (default 250). */
+  retryDelay?: number;
+  /** validate() / inspect(): retry events only (createReader / loadToWebGPU: progress and retry events). */
+  onProgress?: (p: Progress | RetryEvent) => void;
   /** Neighbouring selected tensors closer than this share one range request (default 1 MiB for URLs). */
   rangeGap?: number;
   /** Expected SHA-256 (64 hex digits) of the file given, or by file name ({ 'model-00001-of-00002.safetensors': hex }):
@@ -136,7 +160,7 @@ export interface LoadOptions extends CommonOptions {
   dtype?: 'f32' | 'f16' | 'raw';
   /** Tensors to read; the others are skipped (and, from seekable sources, not even fetched). */
   filter?: Filter;
-  onProgress?: (p: Progress) => void;
+  onProgress?: (p: Progress | RetryEvent) => void;
   /** Minimum milliseconds between progress reports (default 100). */
   progressInterval?: number;
   /** MLX models: config.json, or its "quantization" object ({group_size, bits, mode}, per-layer overrides). */
@@ -327,6 +351,7 @@ export type ReaderEvent =
   | { type: 'tensorData'; shard: string | null; tensor: OutputTensor; offset: number; data: Uint8Array }
   | { type: 'tensorEnd'; shard: string | null; tensor: OutputTensor }
   | ({ type: 'progress' } & Progress)
+  | RetryEvent
   | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff' | 'ollama'; version: string | null; metadata: null; shards: string[] } | null };
 
 export interface Reader extends AsyncIterable<ReaderEvent> {
