@@ -1,5 +1,5 @@
 // Compiled (not run) by `npm run typecheck`: the README's uses of the API must type-check.
-import { validate, inspect, createReader, loadToWebGPU, WeightstreamError, type ReaderEvent } from './weightstream.js';
+import { validate, inspect, createReader, loadToWebGPU, plan, WeightstreamError, type ReaderEvent } from './weightstream.js';
 
 export async function examples(device: GPUDevice, file: File, signal: AbortSignal): Promise<void> {
   const v = await validate('https://example.com/model.safetensors');
@@ -28,6 +28,11 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
     if (e.type === 'progress') console.log(e.bytes, e.totalBytes, e.rate);
     if (e.type === 'retry') console.log(e.offset, e.attempt, e.error);
   }
+
+  const p = await plan('https://host/model.gguf', { device, dtype: 'f16', budget: 2 ** 31, filter: /^blk\.0\./ });
+  if (!p.fits) console.log(p.needsSplit, p.overBindingSize, p.gpuBytes, p.downloadBytes, p.fitsBudget);
+  for (const t of p.tensors) console.log(t.name, t.byteLength, t.buffers, t.gpuBytes, t.needsSplit);
+  await plan({ uqff: ['model-0.uqff'] }, { limits: { maxBufferSize: 1 << 30, maxStorageBufferBindingSize: 1 << 27 }, dtype: 'f32', split: true });
 
   try {
     const model = await loadToWebGPU(device, 'model.safetensors.index.json', {

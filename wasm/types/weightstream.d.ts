@@ -393,13 +393,78 @@ export declare function validate(source: ModelSource, options?: CommonOptions): 
 export declare function inspect<S extends ModelSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
 export declare function loadToWebGPU(device: GPUDevice, source: ModelSource, options?: GpuLoadOptions): Promise<GpuModel>;
+export interface PlanOptions extends CommonOptions {
+  /** Its limits (maxBufferSize, maxStorageBufferBindingSize) are the ones checked. */
+  device?: GPUDevice;
+  /** GPU limits when no device is given (WebGPU's defaults otherwise: 256 MiB, 128 MiB); may also hold
+   * the reader's caps (Limits). */
+  limits?: Limits & { maxBufferSize?: number; maxStorageBufferBindingSize?: number };
+  dtype?: 'f32' | 'f16' | 'raw';
+  filter?: Filter;
+  /** Whether the load will pass split: true (then a tensor over maxBufferSize still fits). */
+  split?: boolean;
+  /** Bytes the GPU buffers may take in all. */
+  budget?: number | bigint;
+  quantization?: Record<string, unknown> | null;
+}
+
+export interface PlannedTensor {
+  name: string;
+  /** The file (shard, split, blob, UQFF part) of a model of several files, else null. */
+  file: string | null;
+  /** 'f32' / 'f16' when decoded, else the stored dtype. */
+  dtype: string;
+  shape: number[];
+  elements: number;
+  /** The output's bytes (the library's: ModelLoader::output_bytes). */
+  byteLength: number;
+  /** The buffers loadToWebGPU creates for it (with split where it needs it), and their bytes; null
+   * when no layout fits (a block larger than maxBufferSize). */
+  buffers: number | null;
+  pieceBytes: number | null;
+  gpuBytes: number | null;
+  overBufferSize: boolean;
+  /** Loads without split, but cannot be bound whole as one storage binding. */
+  overBindingSize: boolean;
+  /** loadToWebGPU refuses it (BufferTooLarge) without split: true. */
+  needsSplit: boolean;
+  source: { dtype: string; shape: number[]; byteLength: number; offset: number };
+}
+
+export interface Plan {
+  dtype: 'f32' | 'f16' | 'raw';
+  format: 'safetensors' | 'gguf' | null;
+  convention: string;
+  /** Every file the model reads, with the size its source states (null: a stream of unknown size). */
+  files: { name: string; kind: string; size: number | null }[];
+  /** The files' total size (null when one is unknown). */
+  downloadBytes: number | null;
+  /** What loading this selection reads, headers included (the library's bytes_read + bytes_to_read). */
+  readBytes: number;
+  tensors: PlannedTensor[];
+  outputBytes: number;
+  gpuBytes: number | null;
+  limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
+  split: boolean;
+  needsSplit: string[];
+  overBindingSize: string[];
+  budget: number | null;
+  /** No tensor needs split, or split is on. */
+  fitsLimits: boolean;
+  /** gpuBytes <= budget; null without a budget. */
+  fitsBudget: boolean | null;
+  fits: boolean;
+}
+
+/** A preflight: what loadToWebGPU would create and read, from the headers alone. */
+export declare function plan(source: ModelSource, options?: PlanOptions): Promise<Plan>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
 
 // Minimal WebGPU shapes, so that the types need no @webgpu/types (use those for real code).
 declare global {
   interface GPUBuffer { readonly size: number; readonly usage: number; destroy(): void }
   interface GPUDevice {
-    readonly limits: { readonly maxBufferSize: number };
+    readonly limits: { readonly maxBufferSize: number; readonly maxStorageBufferBindingSize?: number };
     readonly queue: { writeBuffer(buffer: GPUBuffer, offset: number, data: ArrayBufferView | ArrayBuffer, dataOffset?: number, size?: number): void };
     createBuffer(descriptor: { label?: string; size: number; usage: number; mappedAtCreation?: boolean }): GPUBuffer;
   }
