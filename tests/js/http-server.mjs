@@ -6,8 +6,8 @@
 // file; `ifRange: false` ignores the header, as a careless server would). `drops: {seed, perFile}`
 // cuts bodies at byte positions chosen by a seeded generator (`perFile` per file, each used once,
 // so a load that resumes ends): a cut either resets the connection after the bytes before it were
-// flushed, or — every other one — ends a body without Content-Length cleanly, short of what
-// Content-Range promised. `rearm()` chooses new positions for the next load (the next seed);
+// flushed, or — at odd positions — ends a body without Content-Length cleanly, short of what
+// Content-Range promised (`cuts: 'reset'` / `'truncate'` makes every cut one kind). `rearm()` chooses new positions for the next load (the next seed);
 // `persistentDrop: {path, at}` cuts every response for `path` that covers or starts past `at`
 // there, for ever. `onDrop(path, at)` is called at every cut.
 import { createServer } from 'node:http';
@@ -30,7 +30,7 @@ function etagOf(body) {
   return `"${body.length.toString(16)}-${((b << 16) | a) >>> 0}"`;
 }
 
-export async function serve(files, { ranges = true, headers = new Map(), etag = false, ifRange = true, drops = null, persistentDrop = null, onDrop = null } = {}) {
+export async function serve(files, { ranges = true, headers = new Map(), etag = false, ifRange = true, drops = null, persistentDrop = null, onDrop = null, cuts = 'alternate' } = {}) {
   const stats = { requests: 0, rangeRequests: 0, bytesSent: 0, drops: 0, ifRange: 0, log: [] };
   let seed = drops?.seed ?? 0;
   let pending = new Map();  // path -> sorted drop positions not used yet
@@ -73,7 +73,7 @@ export async function serve(files, { ranges = true, headers = new Map(), etag = 
     if (!cut && k >= 0) {
       const at = list[k];
       list.splice(k, 1);
-      cut = { at, reset: (at & 1) === 0 };
+      cut = { at, reset: cuts === 'reset' || (cuts === 'alternate' && (at & 1) === 0) };
     }
     const extra = { ...(tag ? { ETag: tag } : {}), ...headers.get(path) };
     const length = cut && !cut.reset ? {} : { 'Content-Length': end - start };

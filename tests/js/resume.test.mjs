@@ -173,8 +173,8 @@ test('resume: a server that ignores If-Range but sends another ETag, or another 
   }
 });
 
-test('resume: a server without Range support (200 to the resume) is ResumeUnsupported; rangeRequests: false is not resumed', async () => {
-  const srv = await serve(tiny(), { ranges: false, etag: true, drops: { seed: SEED, perFile: 1 } });
+test('resume: a server without Range support (200 to the resume) is ResumeUnsupported; rangeRequests: false is not resumed; a short body without length is the reader\'s TruncatedData', async () => {
+  const srv = await serve(tiny(), { ranges: false, etag: true, drops: { seed: SEED, perFile: 1 }, cuts: 'reset' });
   try {
     const retries = [];
     await assert.rejects(decodeAll(`${srv.base}${TINY}`, { ...fast, dtype: 'raw', onProgress: (p) => p.type === 'retry' && retries.push(p) }), (e) => {
@@ -195,6 +195,15 @@ test('resume: a server without Range support (200 to the resume) is ResumeUnsupp
     assert.equal(srv.stats.requests, before + 1, 'no second request');
   } finally {
     await srv.close();
+  }
+  // A 200 without Content-Length that ends early: nothing says it is short but the header; the
+  // reader does (TruncatedData), and there is nothing to resume against.
+  const short = await serve(tiny(), { ranges: false, drops: { seed: SEED, perFile: 1 }, cuts: 'truncate' });
+  try {
+    await assert.rejects(decodeAll(`${short.base}${TINY}`, { ...fast, dtype: 'raw' }), (e) => e.code === 'TruncatedData');
+    assert.equal(short.stats.requests, 1);
+  } finally {
+    await short.close();
   }
 });
 
