@@ -2,7 +2,7 @@
 // into WebGPU with progress and cancel, then read tensors back from the GPU and check them.
 // Plain ES module on the package in wasm/dist (served at /dist/ by serve.mjs); models.mjs turns
 // what the user gave into the model the package loads (one file, sharded, UQFF, Ollama manifest).
-import { validate, inspect, createReader, loadToWebGPU, init, cacheInfo, evict, WeightstreamError } from './dist/weightstream.mjs';
+import { validate, inspect, createReader, loadToWebGPU, plan, init, cacheInfo, evict, WeightstreamError } from './dist/weightstream.mjs';
 import { fromFiles, fromUrlText, attachConfig } from './models.mjs';
 import { setupGpu, readTensor } from './gpu-check.mjs';
 import { loadInWorker } from './dist/worker.mjs';
@@ -123,6 +123,8 @@ async function open(input) {
   $('manifest').hidden = true;
   $('gpu').hidden = true;
   $('check').hidden = true;
+  $('preflight').hidden = true;
+  state.plan = null;
   $('notes').textContent = '';
   setVerdict('checking', 'Reading the header…');
   hideError();
@@ -163,6 +165,7 @@ async function open(input) {
   showHeader(header);
   $('gpu').hidden = false;
   resetLoadUi();
+  preflight();  // not awaited: the table fills in while the data is validated
   const size = header.totalSize ?? header.size ?? (spec.source instanceof Blob ? spec.source.size : null);
   const what = header.multi ? `${fmtInt(header.logical?.length ?? header.tensors.length)} ${header.logical ? 'logical weights' : 'tensors'} in ${header.shards.length} files` : `${fmtInt(header.tensors.length)} tensors`;
   if (size != null && size > AUTO_VALIDATE_LIMIT) {
@@ -470,6 +473,99 @@ function drawDtypeChart(rows) {
   canvas.dataset.items = JSON.stringify(items.map(([dt, e]) => [dt, e.bytes, e.n]));
 }
 
+// ---------------- preflight ----------------
+// The package's plan(): from the headers alone (URLs: Range requests), each output's bytes and GPU
+// buffers for the chosen dtype, the tensors over the device's maxBufferSize (they need split) and
+// maxStorageBufferBindingSize, the bytes to download, and the budget. "Load to GPU" warns first
+// when the load cannot fit.
+const budgetBytes = () => ($('budget').value === '' ? undefined : Math.round(Number($('budget').value) * 1048576));
+
+function preflight() {
+  state.planPromise = planNow();
+  return state.planPromise;
+}
+
+// The newest plan once it is made (a click on "Load to GPU" right after the budget changed waits
+// for the plan of that budget).
+async function currentPlan() {
+  let p;
+  do { p = state.planPromise; await p; } while (p !== state.planPromise);
+  return state.plan;
+}
+
+async function planNow() {
+  const seq = (state.planSeq = (state.planSeq ?? 0) + 1);
+  const gen = state.generation;
+  if (!state.source || !state.header) return null;
+  state.plan = null;
+  state.preflightConfirmed = false;
+  $('load').textContent = 'Load to GPU';
+  $('preflight').hidden = false;
+  $('preflight').dataset.state = 'planning';
+  $('preflight-warn').hidden = true;
+  $('preflight-summary').textContent = 'Planning from the headers…';
+  $('preflight-table').querySelector('tbody').innerHTML = '';
+  let p;
+  try {
+    p = await plan(state.source, {
+      ...modelOptions(), dtype: $('dtype').value, split: $('split').checked, budget: budgetBytes(),
+      ...(state.gpu?.device ? { device: state.gpu.device } : {}),
+    });
+  } catch (e) {
+    if (seq !== state.planSeq || gen !== state.generation) return null;
+    $('preflight').dataset.state = 'error';
+    $('preflight-summary').textContent = `No preflight: ${e.code ?? 'Error'}: ${e.message}`;
+    return null;
+  }
+  if (seq !== state.planSeq || gen !== state.generation) return null;
+  state.plan = p;
+  showPlan(p);
+  return p;
+}
+
+// Why a load cannot fit (empty: it can).
+function planProblems(p) {
+  const out = [];
+  if (!p.fitsLimits) out.push(`${fmtInt(p.needsSplit.length)} tensor${p.needsSplit.length === 1 ? '' : 's'} larger than maxBufferSize (${fmtBytes(p.limits.maxBufferSize)}) with split off: the load fails with BufferTooLarge (${p.needsSplit.slice(0, 3).join(', ')}${p.needsSplit.length > 3 ? ', …' : ''})`);
+  if (p.gpuBytes === null) out.push('a tensor has no layout within maxBufferSize');
+  if (p.fitsBudget === false) out.push(`the GPU buffers take ${fmtBytes(p.gpuBytes)}, over the budget of ${fmtBytes(p.budget)}`);
+  return out;
+}
+
+function showPlan(p) {
+  const rows = p.tensors.map((t) => {
+    const flags = [t.needsSplit ? (p.split ? `split into ${t.buffers}` : 'over maxBufferSize: needs split') : '', t.overBindingSize ? 'over maxStorageBufferBindingSize' : ''].filter(Boolean).join('; ');
+    return `<tr data-name="${esc(t.name)}" data-bytes="${t.byteLength}" data-gpu="${t.gpuBytes ?? ''}"${flags ? ' data-over="1"' : ''}>` +
+      `<td class="mono">${esc(t.name)}</td><td class="mono">${esc(t.file ?? '')}</td><td>${esc(t.dtype)}</td><td class="mono">[${t.shape.join(', ')}]</td>` +
+      `<td class="num">${fmtInt(t.byteLength)}</td><td class="num">${t.buffers ?? '–'}</td><td class="num">${t.gpuBytes === null ? '–' : fmtInt(t.gpuBytes)}</td><td>${esc(flags)}</td></tr>`;
+  });
+  $('preflight-table').querySelector('tbody').innerHTML = rows.join('');
+  const problems = planProblems(p);
+  const binding = p.overBindingSize.length ? `; ${fmtInt(p.overBindingSize.length)} over maxStorageBufferBindingSize (${fmtBytes(p.limits.maxStorageBufferBindingSize)}: they load, a shader binds them by ranges)` : '';
+  $('preflight-summary').textContent = `Preflight (${p.dtype}): ${fmtInt(p.tensors.length)} outputs, ${fmtBytes(p.gpuBytes ?? 0)} of GPU buffers` +
+    ` (${fmtInt(p.gpuBytes ?? 0)} bytes); download ${p.downloadBytes === null ? 'size unknown' : fmtBytes(p.downloadBytes)} in ${fmtInt(p.files.length)} file${p.files.length === 1 ? '' : 's'}` +
+    `, a load reads ${fmtBytes(p.readBytes)}${binding}. ${problems.length ? 'Does not fit.' : p.budget === null ? 'Fits the device.' : 'Fits the device and the budget.'}`;
+  $('preflight').dataset.state = problems.length ? 'warn' : 'ready';
+  $('preflight').dataset.fits = String(problems.length === 0);
+}
+
+async function onLoadClick() {
+  if (state.loading) return;
+  const p = await currentPlan();
+  const problems = p ? planProblems(p) : [];
+  if (problems.length && !state.preflightConfirmed) {
+    state.preflightConfirmed = true;
+    $('preflight-warn').hidden = false;
+    $('preflight-warn').textContent = `⚠ This load cannot fit: ${problems.join('; ')}. Click "Load anyway" to try.`;
+    $('load').textContent = 'Load anyway';
+    return;
+  }
+  $('preflight-warn').hidden = true;
+  state.preflightConfirmed = false;
+  $('load').textContent = 'Load to GPU';
+  load();
+}
+
 // ---------------- loading to the GPU ----------------
 function resetLoadUi() {
   $('bar').style.width = '0';
@@ -545,10 +641,13 @@ async function load(opts = {}) {
   const result = { dtype, ok: false, where, cache };
   try {
     const onProgress = (p) => {
-      if (p.type) cacheEvent(p); else last = p;
+      // A URL's body failed and is being resumed from p.offset (the package's retry event).
+      if (p.type === 'retry') $('load-status').textContent = `Connection lost at byte ${fmtInt(p.offset)} of ${p.url.split('/').pop()}; resuming (attempt ${p.attempt})…`;
+      else if (p.type) cacheEvent(p);
+      else last = p;
       if (opts.onProgress) opts.onProgress(p);
     };
-    const common = { ...modelOptions(), dtype, split: true, signal: controller.signal, progressInterval: 50, onProgress, ...(cache ? { cache: 'opfs' } : {}) };
+    const common = { ...modelOptions(), dtype, split: opts.split ?? $('split').checked, signal: controller.signal, progressInterval: 50, onProgress, ...(cache ? { cache: 'opfs' } : {}) };
     let model;
     if (where === 'worker') {
       try {
@@ -831,7 +930,8 @@ function bind() {
     state.sort = { key, dir: state.sort.key === key ? -state.sort.dir : 1 };
     renderTable();
   });
-  $('load').addEventListener('click', () => load());
+  $('load').addEventListener('click', onLoadClick);
+  for (const id of ['dtype', 'split', 'budget']) $(id).addEventListener('change', () => preflight());
   $('cancel').addEventListener('click', cancelLoad);
   $('cache-clear').addEventListener('click', async () => {
     const n = await window.wsPage.evict().catch((e) => { $('cache-status').textContent = `clearing the cache failed: ${e.message}`; return null; });
@@ -856,6 +956,7 @@ window.wsPage = {
   state,
   open: (src) => open(src),
   load: (opts) => load(opts),
+  preflight: () => preflight(),
   cancel: () => cancelLoad(),
   check: (name) => check(name),
   liveBuffers,

@@ -44,8 +44,9 @@ export class Progress {
     return { bytes: this.bytes, totalBytes: this.totalBytes, tensors: this.tensors, rate: dt > 0 ? this.bytes / dt : 0 };
   }
   addBytes(n) { this.bytes += n; this.maybe(); }
-  // An event beside the reports (the cache's `cache` and `cache-warning`), given to the same
-  // callback and listeners at once; never after an abort.
+  // An event beside the reports (the cache's `cache` and `cache-warning`; `retry`: a URL's body
+  // resumed after a failure), given to the same callback and listeners at once, with the byte
+  // counts so far; never after an abort.
   event(ev) {
     if (this.signal?.aborted) return;
     const e = { ...this.snapshot(), ...ev };

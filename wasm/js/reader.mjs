@@ -2,7 +2,7 @@
 //
 //   const reader = createReader({ dtype: 'f32', filter: ['lm_head.weight'], signal });
 //   for await (const ev of reader.read(source)) {
-//     ev.type: 'header' | 'tensorBegin' | 'tensorData' | 'tensorEnd' | 'progress' | 'end'
+//     ev.type: 'header' | 'tensorBegin' | 'tensorData' | 'tensorEnd' | 'progress' | 'retry' | 'end'
 //   }
 //
 // tensorData's `data` is a view of wasm memory, valid until the loop asks for the next event:

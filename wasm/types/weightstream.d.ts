@@ -52,7 +52,8 @@ export interface GgufSplitsSource {
 /** What validate/inspect/createReader/loadToWebGPU take. */
 export type ModelSource = Source | UqffSource | OllamaManifestSource | ShardedFilesSource | GgufSplitsSource;
 
-/** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes. */
+/** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes (IoError,
+ * BufferTooLarge, GpuError, Aborted, InternalError, ShardNotGiven, ManifestNoBlobs, SourceChanged, ResumeUnsupported, ...). */
 export type ErrorCode = string;
 
 export interface ErrorInfo {
@@ -77,6 +78,8 @@ export declare class WeightstreamError extends Error {
   expected: bigint | null;
   description: string;
   hint: string;
+  /** IoError of a URL's body: how many resume attempts failed before it (0: none was made). */
+  retries?: number;
   toJSON(): ErrorInfo;
 }
 
@@ -90,6 +93,8 @@ export interface Limits {
 }
 
 export interface Progress {
+  /** Absent in onProgress calls; 'progress' as a createReader event. */
+  type?: 'progress';
   /** Bytes read from the source(s) so far. */
   bytes: number;
   /** Bytes expected in all, when known. */
@@ -109,8 +114,8 @@ export type CacheEvent =
   /** The cache is off for this file for the rest of the load; the load goes on from the network. */
   | { type: 'cache-warning'; url: string; code: 'QuotaExceeded' | 'CacheUnavailable' | 'CacheBusy' | 'CacheWriteFailed' | 'CacheReadFailed'; message: string; cause?: unknown };
 
-/** What onProgress receives: a progress report, or a cache event with the figures of the moment. */
-export type ProgressEvent = (Progress & { type?: undefined }) | (Progress & CacheEvent);
+/** What onProgress receives: a progress report, or a cache or retry event with the figures of the moment. */
+export type ProgressEvent = (Progress & { type?: undefined }) | (Progress & CacheEvent) | (Progress & RetryEvent);
 
 /** One entry of the OPFS cache (cacheInfo()). */
 export interface CacheEntry {
@@ -131,6 +136,19 @@ export interface CacheRoot {
   getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<any>;
 }
 
+/** A URL's body failed mid-way and is requested again from `offset` (Range + If-Range), after a
+ * pause of retryDelay * 2^(attempt-1) ms. Handed to onProgress at once (createReader: also an event). */
+export interface RetryEvent {
+  type: 'retry';
+  url: string;
+  /** The next byte of the file to read: the resumed request starts there. */
+  offset: number;
+  /** 1..retries; starts again at 1 once bytes arrive after a resume. */
+  attempt: number;
+  /** What failed: the network error, or the body that ended early. */
+  error: unknown;
+}
+
 export type Filter = string[] | Set<string> | RegExp | string | ((name: string, tensor: TensorHeader) => boolean);
 
 export interface CommonOptions {
@@ -148,6 +166,10 @@ export interface CommonOptions {
   headers?: Record<string, string>;
   fetch?: typeof fetch;
   rangeRequests?: boolean;
+  /** URLs: resume attempts per failure of a body read (default 3; 0: no resume). Needs Range (rangeRequests). */
+  retries?: number;
+  /** URLs: milliseconds before the first resume attempt, doubled for each next one (default 250). */
+  retryDelay?: number;
   /** Neighbouring selected tensors closer than this share one range request (default 1 MiB for URLs). */
   rangeGap?: number;
   /** Expected SHA-256 (64 hex digits) of the file given, or by file name ({ 'model-00001-of-00002.safetensors': hex }):
@@ -164,7 +186,7 @@ export interface CommonOptions {
   cache?: 'opfs' | false | null;
   /** Where the cache lives (default: navigator.storage.getDirectory()); it keeps a 'weightstream-cache' directory there. */
   cacheRoot?: CacheRoot;
-  /** validate()/inspect(): receives the cache's events (createReader and loadToWebGPU: progress reports too). */
+  /** validate()/inspect(): receives the cache's and retry events (createReader and loadToWebGPU: progress reports too). */
   onProgress?: (p: ProgressEvent) => void;
   /** Load the module from elsewhere (first call only). */
   wasmBinary?: ArrayBuffer | Uint8Array;
@@ -367,6 +389,7 @@ export type ReaderEvent =
   | { type: 'tensorEnd'; shard: string | null; tensor: OutputTensor }
   | ({ type: 'progress' } & Progress)
   | (Progress & CacheEvent)
+  | (Progress & RetryEvent)
   | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff' | 'ollama'; version: string | null; metadata: null; shards: string[] } | null };
 
 export interface Reader extends AsyncIterable<ReaderEvent> {
@@ -408,6 +431,71 @@ export declare function validate(source: ModelSource, options?: CommonOptions): 
 export declare function inspect<S extends ModelSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
 export declare function loadToWebGPU(device: GPUDevice, source: ModelSource, options?: GpuLoadOptions): Promise<GpuModel>;
+export interface PlanOptions extends CommonOptions {
+  /** Its limits (maxBufferSize, maxStorageBufferBindingSize) are the ones checked. */
+  device?: GPUDevice;
+  /** GPU limits when no device is given (WebGPU's defaults otherwise: 256 MiB, 128 MiB); may also hold
+   * the reader's caps (Limits). */
+  limits?: Limits & { maxBufferSize?: number; maxStorageBufferBindingSize?: number };
+  dtype?: 'f32' | 'f16' | 'raw';
+  filter?: Filter;
+  /** Whether the load will pass split: true (then a tensor over maxBufferSize still fits). */
+  split?: boolean;
+  /** Bytes the GPU buffers may take in all. */
+  budget?: number | bigint;
+  quantization?: Record<string, unknown> | null;
+}
+
+export interface PlannedTensor {
+  name: string;
+  /** The file (shard, split, blob, UQFF part) of a model of several files, else null. */
+  file: string | null;
+  /** 'f32' / 'f16' when decoded, else the stored dtype. */
+  dtype: string;
+  shape: number[];
+  elements: number;
+  /** The output's bytes (the library's: ModelLoader::output_bytes). */
+  byteLength: number;
+  /** The buffers loadToWebGPU creates for it (with split where it needs it), and their bytes; null
+   * when no layout fits (a block larger than maxBufferSize). */
+  buffers: number | null;
+  pieceBytes: number | null;
+  gpuBytes: number | null;
+  overBufferSize: boolean;
+  /** Loads without split, but cannot be bound whole as one storage binding. */
+  overBindingSize: boolean;
+  /** loadToWebGPU refuses it (BufferTooLarge) without split: true. */
+  needsSplit: boolean;
+  source: { dtype: string; shape: number[]; byteLength: number; offset: number };
+}
+
+export interface Plan {
+  dtype: 'f32' | 'f16' | 'raw';
+  format: 'safetensors' | 'gguf' | null;
+  convention: string;
+  /** Every file the model reads, with the size its source states (null: a stream of unknown size). */
+  files: { name: string; kind: string; size: number | null }[];
+  /** The files' total size (null when one is unknown). */
+  downloadBytes: number | null;
+  /** What loading this selection reads, headers included (the library's bytes_read + bytes_to_read). */
+  readBytes: number;
+  tensors: PlannedTensor[];
+  outputBytes: number;
+  gpuBytes: number | null;
+  limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
+  split: boolean;
+  needsSplit: string[];
+  overBindingSize: string[];
+  budget: number | null;
+  /** No tensor needs split, or split is on. */
+  fitsLimits: boolean;
+  /** gpuBytes <= budget; null without a budget. */
+  fitsBudget: boolean | null;
+  fits: boolean;
+}
+
+/** A preflight: what loadToWebGPU would create and read, from the headers alone. */
+export declare function plan(source: ModelSource, options?: PlanOptions): Promise<Plan>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
 /** The OPFS cache's entries, most recently used first ([] without OPFS). */
 export declare function cacheInfo(options?: { cacheRoot?: CacheRoot }): Promise<CacheEntry[]>;
@@ -418,7 +506,7 @@ export declare function evict(url?: string | URL, options?: { cacheRoot?: CacheR
 declare global {
   interface GPUBuffer { readonly size: number; readonly usage: number; destroy(): void }
   interface GPUDevice {
-    readonly limits: { readonly maxBufferSize: number };
+    readonly limits: { readonly maxBufferSize: number; readonly maxStorageBufferBindingSize?: number };
     readonly queue: { writeBuffer(buffer: GPUBuffer, offset: number, data: ArrayBufferView | ArrayBuffer, dataOffset?: number, size?: number): void };
     createBuffer(descriptor: { label?: string; size: number; usage: number; mappedAtCreation?: boolean }): GPUBuffer;
   }
