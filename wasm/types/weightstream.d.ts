@@ -115,7 +115,10 @@ export type CacheEvent =
   | { type: 'cache-warning'; url: string; code: 'QuotaExceeded' | 'CacheUnavailable' | 'CacheBusy' | 'CacheWriteFailed' | 'CacheReadFailed'; message: string; cause?: unknown };
 
 /** What onProgress receives: a progress report, or a cache or retry event with the figures of the moment. */
-export type ProgressEvent = (Progress & { type?: undefined }) | (Progress & CacheEvent) | (Progress & RetryEvent);
+export type ProgressEvent = (Progress & { type?: undefined }) | (ProgressFigures & CacheEvent) | (ProgressFigures & RetryEvent);
+
+/** A progress report's figures, without its `type`: what cache and retry events carry beside theirs. */
+export type ProgressFigures = Omit<Progress, 'type'>;
 
 /** One entry of the OPFS cache (cacheInfo()). */
 export interface CacheEntry {
@@ -388,8 +391,8 @@ export type ReaderEvent =
   | { type: 'tensorData'; shard: string | null; tensor: OutputTensor; offset: number; data: Uint8Array }
   | { type: 'tensorEnd'; shard: string | null; tensor: OutputTensor }
   | ({ type: 'progress' } & Progress)
-  | (Progress & CacheEvent)
-  | (Progress & RetryEvent)
+  | (ProgressFigures & CacheEvent)
+  | (ProgressFigures & RetryEvent)
   | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff' | 'ollama'; version: string | null; metadata: null; shards: string[] } | null };
 
 export interface Reader extends AsyncIterable<ReaderEvent> {
