@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { ws, decodeAll } from './helpers.mjs';
 import { FakeDir } from './fake-opfs.mjs';
-import { addExtent, segments, coveredBytes } from '../../wasm/dist/opfs-cache.mjs';
+import { addExtent, segments, coveredBytes } from '../../wasm/js/opfs-cache.mjs';
 
 // A safetensors file of `n` U8 tensors of `each` bytes, byte i of tensor t = (i * 7 + t * 13) & 255.
 function model(n = 6, each = 300000, seed = 0) {
