@@ -2,8 +2,10 @@
 // into WebGPU with progress and cancel, then read tensors back from the GPU and check them.
 // Plain ES module on the package in wasm/dist (served at /dist/ by serve.mjs); models.mjs turns
 // what the user gave into the model the package loads (one file, sharded, UQFF, Ollama manifest).
-import { validate, inspect, createReader, loadToWebGPU, init, WeightstreamError } from './dist/weightstream.mjs';
+import { validate, inspect, createReader, loadToWebGPU, plan, init, cacheInfo, evict, WeightstreamError } from './dist/weightstream.mjs';
 import { fromFiles, fromUrlText, attachConfig } from './models.mjs';
+import { setupGpu, readTensor } from './gpu-check.mjs';
+import { loadInWorker } from './dist/worker.mjs';
 
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
@@ -30,93 +32,44 @@ const state = {
 };
 let wasm = null;
 
-// ---------------- Adler-32 ----------------
-function adlerUpdate(s, u8, start, end) {
-  let a = s.a;
-  let b = s.b;
-  let i = start;
-  while (i < end) {
-    const n = Math.min(end, i + 5552);
-    for (; i < n; i++) { a += u8[i]; b += a; }
-    a %= 65521;
-    b %= 65521;
-  }
-  s.a = a;
-  s.b = b;
-}
-const adlerValue = (s) => ((s.b << 16) | s.a) >>> 0;
-const hex8 = (v) => v.toString(16).padStart(8, '0');
-function adlerOf(u8) { const s = { a: 1, b: 0 }; adlerUpdate(s, u8, 0, u8.length); return adlerValue(s); }
-
-// ---------------- the GPU device, with a tracker ----------------
-// loadToWebGPU gets a thin wrapper of the real device: it counts the buffers created and destroyed
-// and keeps, per buffer, the Adler-32 of the bytes written into it (the streamed bytes), which the
-// per-tensor check compares with the bytes read back from the GPU.
-class Tracker {
-  constructor(device) {
-    this.device = device;
-    this.live = new Set();
-    this.info = new Map();
-    this.hash = true;
-    this.created = 0;
-    this.destroyed = 0;
-  }
-  wrap() {
-    const dev = this.device;
-    const t = this;
-    return {
-      limits: dev.limits,
-      features: dev.features,
-      queue: {
-        writeBuffer(buffer, offset, data, dataOffset = 0, size) {
-          const info = t.info.get(buffer);
-          if (info && t.hash) {
-            const u8 = data instanceof Uint8Array ? data : new Uint8Array(data.buffer ?? data, data.byteOffset ?? 0, data.byteLength);
-            const n = size ?? u8.length - dataOffset;
-            if (offset !== info.next) info.inOrder = false;
-            adlerUpdate(info.adler, u8, dataOffset, dataOffset + n);
-            info.next = offset + n;
-          }
-          dev.queue.writeBuffer(buffer, offset, data, dataOffset, size);
-        },
-        submit: (b) => dev.queue.submit(b),
-        onSubmittedWorkDone: () => dev.queue.onSubmittedWorkDone(),
-      },
-      createBuffer(desc) {
-        const b = dev.createBuffer(desc);
-        t.created++;
-        t.live.add(b);
-        t.info.set(b, { label: desc.label, size: desc.size, adler: { a: 1, b: 0 }, next: 0, inOrder: true, hashed: t.hash });
-        const destroy = b.destroy.bind(b);
-        b.destroy = () => { if (t.live.delete(b)) t.destroyed++; t.info.delete(b); destroy(); };
-        return b;
-      },
-      pushErrorScope: (f) => dev.pushErrorScope(f),
-      popErrorScope: () => dev.popErrorScope(),
-    };
-  }
-}
-
-async function setupGpu() {
-  if (!navigator.gpu) return { error: 'WebGPU is not available in this browser (navigator.gpu is missing).' };
+// ---------------- the load worker ----------------
+// Loads run in a module worker (load-worker.mjs) unless "on the main thread" is chosen or the
+// model's source cannot cross to a worker; the worker has its own WebGPU device and tracker.
+const worker = { w: null, seq: 0, waiting: new Map(), stats: { live: 0, created: 0, destroyed: 0, wasm: 0 }, gpu: null };
+function startWorker() {
   try {
-    const adapter = await navigator.gpu.requestAdapter();
-    if (!adapter) return { error: 'No WebGPU adapter.' };
-    const device = await adapter.requestDevice({
-      requiredLimits: { maxBufferSize: adapter.limits.maxBufferSize, maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize },
-    });
-    const info = adapter.info ?? {};
-    const name = [info.vendor, info.architecture, info.description].filter(Boolean).join(' ') || 'adapter';
-    return { adapter, device, name, tracker: new Tracker(device) };
+    worker.w = new Worker(new URL('./load-worker.mjs', import.meta.url), { type: 'module' });
   } catch (e) {
-    return { error: `WebGPU device request failed: ${e.message}` };
+    worker.gpu = { error: `no module worker: ${e.message}` };
+    return;
   }
+  worker.w.addEventListener('message', (ev) => {
+    const m = ev.data;
+    if (m?.page !== 'reply') return;
+    const f = worker.waiting.get(m.seq);
+    worker.waiting.delete(m.seq);
+    f?.(m);
+  });
 }
+function ask(page, extra = {}, transfer = []) {
+  const seq = ++worker.seq;
+  return new Promise((resolve, reject) => {
+    worker.waiting.set(seq, (m) => (m.error ? reject(new Error(m.error)) : resolve(m)));
+    worker.w.postMessage({ page, seq, ...extra }, transfer);
+  });
+}
+async function workerStats() {
+  if (!worker.w) return worker.stats;
+  worker.stats = await ask('stats');
+  return worker.stats;
+}
+const inWorker = () => $('where').value === 'worker' && !!worker.w && !worker.gpu?.error;
+const hex8 = (v) => v.toString(16).padStart(8, '0');
 
 // ---------------- memory peaks ----------------
 function sampleMemory() {
   const js = performance.memory?.usedJSHeapSize ?? 0;
-  const w = wasm?.memory?.buffer?.byteLength ?? 0;
+  const w = state.loading?.where === 'worker' ? worker.stats.wasm : wasm?.memory?.buffer?.byteLength ?? 0;
   if (js > state.peaks.jsHeap) state.peaks.jsHeap = js;
   if (w > state.peaks.wasm) state.peaks.wasm = w;
   $('st-heap').textContent = performance.memory ? fmtBytes(state.peaks.jsHeap) : 'n/a';
@@ -170,6 +123,8 @@ async function open(input) {
   $('manifest').hidden = true;
   $('gpu').hidden = true;
   $('check').hidden = true;
+  $('preflight').hidden = true;
+  state.plan = null;
   $('notes').textContent = '';
   setVerdict('checking', 'Reading the header…');
   hideError();
@@ -210,6 +165,7 @@ async function open(input) {
   showHeader(header);
   $('gpu').hidden = false;
   resetLoadUi();
+  preflight();  // not awaited: the table fills in while the data is validated
   const size = header.totalSize ?? header.size ?? (spec.source instanceof Blob ? spec.source.size : null);
   const what = header.multi ? `${fmtInt(header.logical?.length ?? header.tensors.length)} ${header.logical ? 'logical weights' : 'tensors'} in ${header.shards.length} files` : `${fmtInt(header.tensors.length)} tensors`;
   if (size != null && size > AUTO_VALIDATE_LIMIT) {
@@ -517,6 +473,99 @@ function drawDtypeChart(rows) {
   canvas.dataset.items = JSON.stringify(items.map(([dt, e]) => [dt, e.bytes, e.n]));
 }
 
+// ---------------- preflight ----------------
+// The package's plan(): from the headers alone (URLs: Range requests), each output's bytes and GPU
+// buffers for the chosen dtype, the tensors over the device's maxBufferSize (they need split) and
+// maxStorageBufferBindingSize, the bytes to download, and the budget. "Load to GPU" warns first
+// when the load cannot fit.
+const budgetBytes = () => ($('budget').value === '' ? undefined : Math.round(Number($('budget').value) * 1048576));
+
+function preflight() {
+  state.planPromise = planNow();
+  return state.planPromise;
+}
+
+// The newest plan once it is made (a click on "Load to GPU" right after the budget changed waits
+// for the plan of that budget).
+async function currentPlan() {
+  let p;
+  do { p = state.planPromise; await p; } while (p !== state.planPromise);
+  return state.plan;
+}
+
+async function planNow() {
+  const seq = (state.planSeq = (state.planSeq ?? 0) + 1);
+  const gen = state.generation;
+  if (!state.source || !state.header) return null;
+  state.plan = null;
+  state.preflightConfirmed = false;
+  $('load').textContent = 'Load to GPU';
+  $('preflight').hidden = false;
+  $('preflight').dataset.state = 'planning';
+  $('preflight-warn').hidden = true;
+  $('preflight-summary').textContent = 'Planning from the headers…';
+  $('preflight-table').querySelector('tbody').innerHTML = '';
+  let p;
+  try {
+    p = await plan(state.source, {
+      ...modelOptions(), dtype: $('dtype').value, split: $('split').checked, budget: budgetBytes(),
+      ...(state.gpu?.device ? { device: state.gpu.device } : {}),
+    });
+  } catch (e) {
+    if (seq !== state.planSeq || gen !== state.generation) return null;
+    $('preflight').dataset.state = 'error';
+    $('preflight-summary').textContent = `No preflight: ${e.code ?? 'Error'}: ${e.message}`;
+    return null;
+  }
+  if (seq !== state.planSeq || gen !== state.generation) return null;
+  state.plan = p;
+  showPlan(p);
+  return p;
+}
+
+// Why a load cannot fit (empty: it can).
+function planProblems(p) {
+  const out = [];
+  if (!p.fitsLimits) out.push(`${fmtInt(p.needsSplit.length)} tensor${p.needsSplit.length === 1 ? '' : 's'} larger than maxBufferSize (${fmtBytes(p.limits.maxBufferSize)}) with split off: the load fails with BufferTooLarge (${p.needsSplit.slice(0, 3).join(', ')}${p.needsSplit.length > 3 ? ', …' : ''})`);
+  if (p.gpuBytes === null) out.push('a tensor has no layout within maxBufferSize');
+  if (p.fitsBudget === false) out.push(`the GPU buffers take ${fmtBytes(p.gpuBytes)}, over the budget of ${fmtBytes(p.budget)}`);
+  return out;
+}
+
+function showPlan(p) {
+  const rows = p.tensors.map((t) => {
+    const flags = [t.needsSplit ? (p.split ? `split into ${t.buffers}` : 'over maxBufferSize: needs split') : '', t.overBindingSize ? 'over maxStorageBufferBindingSize' : ''].filter(Boolean).join('; ');
+    return `<tr data-name="${esc(t.name)}" data-bytes="${t.byteLength}" data-gpu="${t.gpuBytes ?? ''}"${flags ? ' data-over="1"' : ''}>` +
+      `<td class="mono">${esc(t.name)}</td><td class="mono">${esc(t.file ?? '')}</td><td>${esc(t.dtype)}</td><td class="mono">[${t.shape.join(', ')}]</td>` +
+      `<td class="num">${fmtInt(t.byteLength)}</td><td class="num">${t.buffers ?? '–'}</td><td class="num">${t.gpuBytes === null ? '–' : fmtInt(t.gpuBytes)}</td><td>${esc(flags)}</td></tr>`;
+  });
+  $('preflight-table').querySelector('tbody').innerHTML = rows.join('');
+  const problems = planProblems(p);
+  const binding = p.overBindingSize.length ? `; ${fmtInt(p.overBindingSize.length)} over maxStorageBufferBindingSize (${fmtBytes(p.limits.maxStorageBufferBindingSize)}: they load, a shader binds them by ranges)` : '';
+  $('preflight-summary').textContent = `Preflight (${p.dtype}): ${fmtInt(p.tensors.length)} outputs, ${fmtBytes(p.gpuBytes ?? 0)} of GPU buffers` +
+    ` (${fmtInt(p.gpuBytes ?? 0)} bytes); download ${p.downloadBytes === null ? 'size unknown' : fmtBytes(p.downloadBytes)} in ${fmtInt(p.files.length)} file${p.files.length === 1 ? '' : 's'}` +
+    `, a load reads ${fmtBytes(p.readBytes)}${binding}. ${problems.length ? 'Does not fit.' : p.budget === null ? 'Fits the device.' : 'Fits the device and the budget.'}`;
+  $('preflight').dataset.state = problems.length ? 'warn' : 'ready';
+  $('preflight').dataset.fits = String(problems.length === 0);
+}
+
+async function onLoadClick() {
+  if (state.loading) return;
+  const p = await currentPlan();
+  const problems = p ? planProblems(p) : [];
+  if (problems.length && !state.preflightConfirmed) {
+    state.preflightConfirmed = true;
+    $('preflight-warn').hidden = false;
+    $('preflight-warn').textContent = `⚠ This load cannot fit: ${problems.join('; ')}. Click "Load anyway" to try.`;
+    $('load').textContent = 'Load anyway';
+    return;
+  }
+  $('preflight-warn').hidden = true;
+  state.preflightConfirmed = false;
+  $('load').textContent = 'Load to GPU';
+  load();
+}
+
 // ---------------- loading to the GPU ----------------
 function resetLoadUi() {
   $('bar').style.width = '0';
@@ -529,11 +578,25 @@ function resetLoadUi() {
   updateBuffers();
 }
 
-function updateBuffers() { $('st-buffers').textContent = String(state.gpu?.tracker?.live.size ?? 0); }
+const liveBuffers = () => (state.modelWhere === 'worker' || state.loading?.where === 'worker' ? worker.stats.live : state.gpu?.tracker?.live.size ?? 0);
+function updateBuffers() { $('st-buffers').textContent = String(liveBuffers()); }
 
 function dropModel() {
   if (state.model) { state.model.destroy(); state.model = null; }
+  if (state.modelWhere === 'worker') workerStats().then(updateBuffers, () => {});
   updateBuffers();
+}
+
+// The cache's events of the current load: shown under the progress, kept for the tests.
+function cacheEvent(p) {
+  const c = state.loading?.cache;
+  if (!c) return;
+  if (p.type === 'cache') c.states.push({ url: p.url, state: p.state, cachedBytes: p.cachedBytes, size: p.size });
+  else c.warnings.push({ url: p.url, code: p.code, message: p.message });
+  const s = c.states.at(-1);
+  const from = s ? ({ hit: 'every byte from the OPFS cache', partial: `${fmtBytes(s.cachedBytes)} of ${fmtBytes(s.size)} from the OPFS cache, the rest from the network`, miss: 'not cached yet: kept in OPFS as it streams', stale: 'the server\'s file changed: cached afresh', off: 'the cache entry could not be used' }[s.state]) : '';
+  $('cache-status').textContent = [from && `cache: ${from}`, ...c.warnings.map((w) => `⚠ ${w.code}: ${w.message}`)].filter(Boolean).join(' · ');
+  $('cache-status').dataset.state = c.warnings.length ? 'warning' : s?.state ?? '';
 }
 
 function cancelLoad() { state.loading?.controller.abort(new DOMException('cancelled by the user', 'AbortError')); }
@@ -547,12 +610,16 @@ async function load(opts = {}) {
   const dtype = opts.dtype ?? $('dtype').value;
   const tracker = state.gpu.tracker;
   tracker.hash = opts.hash ?? $('hash').checked;
+  const cache = opts.cache ?? $('cache').checked;
+  let where = opts.where ?? (inWorker() ? 'worker' : 'main');
   const controller = new AbortController();
   const t0 = performance.now();
   const total = multiFile(state.header) ? state.header.totalSize : state.header.size;
   // Decoded, a convention model yields its logical weights; raw, its stored tensors.
   const nTensors = dtype !== 'raw' && state.logical ? state.logical.length : state.header.tensors.length;
-  state.loading = { controller, t0 };
+  state.loading = { controller, t0, where, cache: { states: [], warnings: [] } };
+  $('cache-status').textContent = '';
+  $('cache-status').dataset.state = '';
   state.peaks = { jsHeap: 0, wasm: 0 };
   $('load').disabled = true;
   $('cancel').disabled = false;
@@ -570,22 +637,41 @@ async function load(opts = {}) {
     sampleMemory();
     updateBuffers();
   };
-  const timer = setInterval(show, 100);
-  const result = { dtype, ok: false };
+  const timer = setInterval(() => { if (where === 'worker') workerStats().then(show, () => {}); else show(); }, 100);
+  const result = { dtype, ok: false, where, cache };
   try {
-    const { source, extra } = loadSource(opts.lean ?? true);
-    const model = await loadToWebGPU(tracker.wrap(), source, {
-      ...modelOptions(), ...extra, dtype, split: true, signal: controller.signal, progressInterval: 50,
-      onProgress: (p) => { last = p; if (opts.onProgress) opts.onProgress(p); },
-    });
+    const onProgress = (p) => {
+      // A URL's body failed and is being resumed from p.offset (the package's retry event).
+      if (p.type === 'retry') $('load-status').textContent = `Connection lost at byte ${fmtInt(p.offset)} of ${p.url.split('/').pop()}; resuming (attempt ${p.attempt})…`;
+      else if (p.type) cacheEvent(p);
+      else last = p;
+      if (opts.onProgress) opts.onProgress(p);
+    };
+    const common = { ...modelOptions(), dtype, split: opts.split ?? $('split').checked, signal: controller.signal, progressInterval: 50, onProgress, ...(cache ? { cache: 'opfs' } : {}) };
+    let model;
+    if (where === 'worker') {
+      try {
+        await ask('hash', { on: tracker.hash });
+        model = await loadInWorker(worker.w, state.source, common);
+      } catch (e) {
+        // A source that cannot cross to a worker (a function): this load runs here.
+        if (!(e instanceof TypeError) || !/cannot cross to a worker/.test(e.message)) throw e;
+        where = state.loading.where = result.where = 'main';
+      }
+    }
+    if (where === 'main') {
+      const { source, extra } = cache ? { source: state.source, extra: {} } : loadSource(opts.lean ?? true);
+      model = await loadToWebGPU(tracker.wrap(), source, { ...common, ...extra });
+    }
     state.model = model;
+    state.modelWhere = where;
     state.modelDtype = dtype;
     last = { ...last, bytes: model.bytes, tensors: Object.keys(model.tensors).length };
     show();
     const el = performance.now() - t0;
     const gpuBytes = Object.values(model.tensors).reduce((a, t) => a + t.byteLength, 0);
     $('load-status').dataset.state = 'done';
-    $('load-status').textContent = `✔ Loaded ${fmtInt(Object.keys(model.tensors).length)} tensors (${fmtBytes(gpuBytes)} on the GPU as ${dtype}) in ${fmtSecs(el)}; every byte validated on the way.`;
+    $('load-status').textContent = `✔ Loaded ${fmtInt(Object.keys(model.tensors).length)} tensors (${fmtBytes(gpuBytes)} on the GPU as ${dtype}) in ${fmtSecs(el)}${where === 'worker' ? ' in a worker' : ' on the main thread'}; every byte validated on the way.`;
     if (state.verdict?.header) setVerdict('valid', `Valid ${modelName(state.header)}: every byte read while loading, ${fmtInt(Object.keys(model.tensors).length)} tensors.`);
     Object.assign(result, { ok: true, tensors: Object.keys(model.tensors).length, bytes: model.bytes, gpuBytes, ms: el });
     fillCheck(model);
@@ -593,7 +679,8 @@ async function load(opts = {}) {
     show();
     if (e?.code === 'Aborted' || e?.name === 'AbortError') {
       $('load-status').dataset.state = 'cancelled';
-      $('load-status').textContent = `Cancelled after ${fmtBytes(last.bytes)}; ${tracker.live.size === 0 ? 'every GPU buffer was destroyed' : `${tracker.live.size} GPU buffers still alive`}.`;
+      const live = where === 'worker' ? (await workerStats().catch(() => worker.stats)).live : tracker.live.size;
+      $('load-status').textContent = `Cancelled after ${fmtBytes(last.bytes)}; ${live === 0 ? 'every GPU buffer was destroyed' : `${live} GPU buffers still alive`}.`;
       Object.assign(result, { cancelled: true, bytes: last.bytes });
     } else {
       $('load-status').dataset.state = 'error';
@@ -603,11 +690,13 @@ async function load(opts = {}) {
     }
   } finally {
     clearInterval(timer);
+    const c = state.loading.cache;
     state.loading = null;
     $('load').disabled = false;
     $('cancel').disabled = true;
+    const t = where === 'worker' ? await workerStats().catch(() => worker.stats) : { live: tracker.live.size, created: tracker.created, destroyed: tracker.destroyed };
     updateBuffers();
-    Object.assign(result, { liveBuffers: tracker.live.size, created: tracker.created, destroyed: tracker.destroyed, peaks: { ...state.peaks } });
+    Object.assign(result, { liveBuffers: t.live, created: t.created, destroyed: t.destroyed, peaks: { ...state.peaks }, cacheStates: c.states, cacheWarnings: c.warnings });
     state.lastLoad = result;
   }
   return result;
@@ -666,22 +755,6 @@ function fillCheck(model) {
   if (names.length && model.tensors[names[0]].byteLength <= 4 * 1048576) check(names[0]);
 }
 
-async function readBuffer(device, buf) {
-  const size = buf.size;
-  const staging = device.createBuffer({ size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  try {
-    const enc = device.createCommandEncoder();
-    enc.copyBufferToBuffer(buf, 0, staging, 0, size);
-    device.queue.submit([enc.finish()]);
-    await staging.mapAsync(GPUMapMode.READ);
-    const out = new Uint8Array(staging.getMappedRange().slice(0));
-    staging.unmap();
-    return out;
-  } finally {
-    staging.destroy();
-  }
-}
-
 async function sha256(u8) {
   const d = new Uint8Array(await crypto.subtle.digest('SHA-256', u8));
   return [...d].map((x) => x.toString(16).padStart(2, '0')).join('');
@@ -718,20 +791,10 @@ async function checkNow(name) {
   const t = state.model?.tensors[name];
   if (!t) return null;
   $('check-tensor').value = name;
-  const device = state.gpu.device;
-  const tracker = state.gpu.tracker;
-  const bufs = t.buffers ?? [t.buffer];
-  const bytes = new Uint8Array(t.byteLength);
-  const pieces = [];
-  let at = 0;
-  for (const b of bufs) {
-    const got = await readBuffer(device, b);
-    const info = tracker.info.get(b);
-    pieces.push({ size: got.length, gpu: adlerOf(got), streamed: info?.hashed ? adlerValue(info.adler) : null, inOrder: info?.inOrder ?? null });
-    const n = Math.min(got.length, t.byteLength - at);
-    bytes.set(got.subarray(0, n), at);
-    at += n;
-  }
+  const { bytes, pieces, buffers: nBufs } = state.modelWhere === 'worker'
+    ? await ask('read', { id: state.model.id, name })
+    : await readTensor(state.gpu.device, state.gpu.tracker, t);
+  const bufs = { length: nBufs };
   const hashed = pieces.every((p) => p.streamed != null);
   const match = hashed && pieces.every((p) => p.gpu === p.streamed && p.inOrder);
   const res = {
@@ -867,8 +930,13 @@ function bind() {
     state.sort = { key, dir: state.sort.key === key ? -state.sort.dir : 1 };
     renderTable();
   });
-  $('load').addEventListener('click', () => load());
+  $('load').addEventListener('click', onLoadClick);
+  for (const id of ['dtype', 'split', 'budget']) $(id).addEventListener('change', () => preflight());
   $('cancel').addEventListener('click', cancelLoad);
+  $('cache-clear').addEventListener('click', async () => {
+    const n = await window.wsPage.evict().catch((e) => { $('cache-status').textContent = `clearing the cache failed: ${e.message}`; return null; });
+    if (n !== null) $('cache-status').textContent = `cache cleared (${n} ${n === 1 ? 'entry' : 'entries'})`;
+  });
   $('check-run').addEventListener('click', () => check($('check-tensor').value));
   let depth = 0;
   window.addEventListener('dragenter', (e) => { e.preventDefault(); depth++; $('drop').hidden = false; });
@@ -888,18 +956,28 @@ window.wsPage = {
   state,
   open: (src) => open(src),
   load: (opts) => load(opts),
+  preflight: () => preflight(),
   cancel: () => cancelLoad(),
   check: (name) => check(name),
-  liveBuffers: () => state.gpu?.tracker?.live.size ?? 0,
+  liveBuffers,
   wasmMemory: () => wasm?.memory?.buffer?.byteLength ?? 0,
+  // The OPFS cache as the loading side sees it (the worker, or this page).
+  cacheInfo: () => (inWorker() ? ask('cacheInfo').then((r) => r.entries) : cacheInfo()),
+  evict: (url) => (inWorker() ? ask('evict', { url: url ? new URL(url, location.href).href : null }).then((r) => r.removed) : evict(url)),
+  worker: () => worker.w,
 };
 
 async function main() {
   bind();
+  startWorker();
   wasm = await init();
-  const [gpu] = await Promise.all([setupGpu(), loadSamples()]);
+  const [gpu, wgpu] = await Promise.all([setupGpu(), worker.w ? ask('gpu').catch((e) => ({ error: e.message })) : null, loadSamples()]);
   state.gpu = gpu;
-  $('adapter').textContent = gpu.error ?? `WebGPU: ${gpu.name}, maxBufferSize ${fmtBytes(gpu.device.limits.maxBufferSize)}`;
+  if (wgpu?.error) worker.gpu = wgpu;
+  const params = new URLSearchParams(location.search);
+  if (params.get('where') === 'main' || !worker.w || wgpu?.error) $('where').value = 'main';
+  if (params.get('cache') === '1') $('cache').checked = true;
+  $('adapter').textContent = gpu.error ?? `WebGPU: ${gpu.name}, maxBufferSize ${fmtBytes(gpu.device.limits.maxBufferSize)}${wgpu && !wgpu.error ? '; in a worker too' : wgpu?.error ? ` (worker: ${wgpu.error})` : ''}`;
   const u = new URLSearchParams(location.search).get('url');
   document.body.dataset.ready = 'true';
   if (u) { $('url').value = u; await open(u); }

@@ -140,8 +140,13 @@ function parseRange(h, size) {
   return { start, end };
 }
 
-function sendRangeHead(req, res, size, type) {
+// For the tests (they run this server in their own process): every GET's path, range and the body
+// bytes written for it; `rate` (MB/s) throttles every synthetic model.
+export const traffic = { log: [], rate: 0, reset() { this.log.length = 0; } };
+
+function sendRangeHead(req, res, size, type, etag = null) {
   res.setHeader('Accept-Ranges', 'bytes');
+  if (etag) res.setHeader('ETag', etag);
   res.setHeader('Content-Type', type);
   res.setHeader('Cache-Control', 'no-store');
   const r = req.headers.range ? parseRange(req.headers.range, size) : null;
@@ -162,9 +167,12 @@ const sleep = (ms) => new Promise((f) => setTimeout(f, ms));
 
 async function sendSynthetic(req, res, url) {
   const model = syntheticModel(url.searchParams);
-  const rate = Number(url.searchParams.get('rate') || 0) * 1e6;
-  const r = sendRangeHead(req, res, model.size, 'application/octet-stream');
+  const rate = Number(url.searchParams.get('rate') || traffic.rate || 0) * 1e6;
+  // The same parameters make the same bytes: the ETag names them.
+  const r = sendRangeHead(req, res, model.size, 'application/octet-stream', `"synthetic-${model.size}-${model.tensors.length}"`);
   if (!r || req.method === 'HEAD') { res.end(); return; }
+  const entry = { path: url.pathname + url.search, range: req.headers.range ?? null, sent: 0 };
+  traffic.log.push(entry);
   let closed = false;
   res.on('close', () => { closed = true; });
   const t0 = Date.now();
@@ -179,6 +187,7 @@ async function sendSynthetic(req, res, url) {
       });
     }
     sent += chunk.length;
+    entry.sent += chunk.length;
     if (rate > 0) {
       const due = t0 + (sent / rate) * 1000;
       if (due > Date.now()) await sleep(due - Date.now());
@@ -189,7 +198,7 @@ async function sendSynthetic(req, res, url) {
 
 function sendFile(req, res, file) {
   const st = statSync(file);
-  const r = sendRangeHead(req, res, st.size, types[extname(file)] ?? 'application/octet-stream');
+  const r = sendRangeHead(req, res, st.size, types[extname(file)] ?? 'application/octet-stream', `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`);
   if (!r) return;
   if (req.method === 'HEAD' || st.size === 0) { res.end(); return; }
   const s = createReadStream(file, { start: r.start, end: r.end });

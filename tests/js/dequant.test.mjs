@@ -174,7 +174,7 @@ test('MLX without a complete config: ambiguous shapes are the library\'s Convent
 test('wasm scratch buffers (dequantizer output among them) are 64-byte aligned', async () => {
   // The SIMD128 kernels write 16-byte vectors; emmalloc's malloc alone gives 8-byte alignment,
   // where every fourth store would split a cache line.
-  const { init } = await import(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'wasm', 'dist', 'module.mjs'));
+  const { init } = await import(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'wasm', 'dist', 'weightstream.mjs'));
   const w = await init();
   const sizes = [0, 1, 7, 100, 4096, 65537];
   const ptrs = sizes.map((n) => w.alloc(n));

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ws, repo, corpus, readJson, streamOf, testdata, le64, concat } from './helpers.mjs';
-import { HINTS, JS_CODES } from '../../wasm/dist/hints.mjs';
+import { HINTS, JS_CODES } from '../../wasm/js/hints.mjs';
 
 const wasm = await ws.init();
 

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <stdio.h>
 
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -153,27 +152,21 @@ TEST(ModelFiles, AHostsMaxFilesIsTooManyFilesWithBothCounts) {
   }
 }
 
-double seconds_per_file(size_t n) {
+// 8,000 shards load in one attempt with the arena the index's size suggests, every shard's tensor
+// in the model. (How the cost grows with the file count is measured by ws-bench-model --shards, a
+// benchmark, not here: a timed test fails on a loaded machine.)
+TEST(ModelFiles, EightThousandShardsAreOneModelInOneAttempt) {
+  const size_t n = 8000;
   const auto files = sharded(n);
   HostOptions h;
   h.mode = ws::ModelLoadMode::Validate;
   h.arena = n * 4096 + (1 << 20);
-  const auto t0 = std::chrono::steady_clock::now();
   const LoadResult r = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::ShardIndex,
                                              "model.safetensors.index.json", h);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.verdict(), "Ok");
   EXPECT_EQ(r.attempts, 1);
-  printf("%zu shards: %.3f s, %.2f us per shard\n", n, s, s / double(n) * 1e6);
-  return s / double(n);
-}
-
-// Ordering the shards, their slots and tables, the index's checks: nothing quadratic in the files.
-TEST(ModelFiles, WorkIsLinearInFiles) {
-  const double small = seconds_per_file(400);
-  const double large = seconds_per_file(8000);
-  // Quadratic work would be 20 times slower per file.
-  EXPECT_LT(large, 4 * small + 5e-6) << small * 1e6 << " us vs " << large * 1e6 << " us per shard";
+  EXPECT_EQ(r.violation, "");
+  EXPECT_EQ(r.weight_names.size(), 2 * n);
 }
 
 }  // namespace

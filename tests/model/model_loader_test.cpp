@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -409,39 +408,33 @@ Bytes mlx_model(uint32_t n, std::string* config) {
   return samplegen::serialize_raw(tensors, order, {{"format", "mlx"}}, false);
 }
 
-double seconds_per_weight(uint32_t n, ws::ModelLoadMode mode, bool seekable) {
+void load_mlx_model(uint32_t n, ws::ModelLoadMode mode, bool seekable) {
   std::string config;
   const std::map<std::string, Bytes> files = {{"model.safetensors", mlx_model(n, &config)}, {"config.json", bytes_of(config)}};
   HostOptions h;
   h.mode = mode;
   h.seekable = seekable;
   h.arena = size_t(n) * 2000 + (1 << 20);  // tables, weights and hash: about 1 KB per weight
-  const auto t0 = std::chrono::steady_clock::now();
   const LoadResult r = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", h);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  printf("%u weights, mode %d, %s: %.3f s, %.2f us per weight\n", n, int(mode), seekable ? "seekable" : "sequential", s,
-         s / n * 1e6);
   EXPECT_EQ(r.verdict(), "Ok");
   EXPECT_EQ(r.weight_names.size(), n);
   EXPECT_EQ(r.attempts, 1);
+  EXPECT_EQ(r.violation, "");
   if (mode == ws::ModelLoadMode::Decode) {
-    EXPECT_EQ(r.weights.size(), n);
+    ASSERT_EQ(r.weights.size(), n);
+    // Every linear holds the same bytes: the last decodes as the first, 2 x 32 f32 values.
+    const auto& first = r.weights.at("model.layers.0.proj.weight").bytes;
+    EXPECT_EQ(first.size(), 2u * 32 * 4);
+    EXPECT_EQ(r.weights.at("model.layers." + std::to_string(n - 1) + ".proj.weight").bytes, first);
   }
-  return s / n;
 }
 
-// The CLI built logical weights in quadratic time (no hash slots): the loader sizes them itself.
-// 2,000 and 50,000 weights (150,000 tensors): the time per weight may not grow with the model.
-TEST(ModelLoader, WorkIsLinearInWeights) {
-  for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Headers, ws::ModelLoadMode::Decode}) {
-    const double small = seconds_per_weight(2000, mode, true);
-    const double large = seconds_per_weight(50000, mode, true);
-    // Quadratic work would be 25 times slower per weight; the host's own copying is linear.
-    EXPECT_LT(large, 4 * small + 2e-6) << "mode " << int(mode) << ": " << small * 1e6 << " us vs " << large * 1e6 << " us per weight";
-  }
-  const double small = seconds_per_weight(2000, ws::ModelLoadMode::Decode, false);
-  const double large = seconds_per_weight(50000, ws::ModelLoadMode::Decode, false);
-  EXPECT_LT(large, 4 * small + 2e-6) << "sequential: " << small * 1e6 << " us vs " << large * 1e6 << " us per weight";
+// 50,000 weights (150,000 tensors) build, plan and decode in one attempt with the arena the model's
+// size suggests, seekable and sequential. How the cost grows with the weight count is measured by
+// ws-bench-model (a benchmark that prints the ratios; a timed test fails on a loaded machine).
+TEST(ModelLoader, FiftyThousandWeightsLoadInOneAttempt) {
+  for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Headers, ws::ModelLoadMode::Decode}) load_mlx_model(50000, mode, true);
+  load_mlx_model(50000, ws::ModelLoadMode::Decode, false);
 }
 
 }  // namespace

@@ -314,6 +314,70 @@ TEST(ModelStored, AsStoredEveryTensorIsOneWeightAsStored) {
   EXPECT_GT(tensors, 60u);
 }
 
+// output_bytes(): known at ModelReady, before any data, and exactly what each weight then hands
+// out — Decode F32 / F16 with pass_stored (integers as stored), Raw with and without as_stored
+// (every piece) — for every convention model and split GGUF; 0 in Headers mode and for a weight
+// Decode refuses (no pass_stored: integers).
+TEST(ModelStored, OutputBytesIsWhatEachWeightHandsOut) {
+  struct Mode {
+    ws::ModelLoadMode mode;
+    ws::OutType out;
+    bool pass_stored, as_stored;
+  };
+  const Mode modes[] = {{ws::ModelLoadMode::Decode, ws::OutType::F32, true, false},
+                        {ws::ModelLoadMode::Decode, ws::OutType::F16, true, false},
+                        {ws::ModelLoadMode::Raw, ws::OutType::F32, false, true},
+                        {ws::ModelLoadMode::Raw, ws::OutType::F32, false, false}};
+  size_t checked = 0;
+  for (const Model& m : convention_models()) {
+    for (const Mode& mode : modes) {
+      const std::string what = m.name + " mode " + std::to_string(int(mode.mode)) + " out " + std::to_string(int(mode.out)) +
+                               (mode.as_stored ? " as_stored" : "");
+      std::vector<uint64_t> sizes;
+      HostOptions h;
+      h.mode = mode.mode;
+      h.out = mode.out;
+      h.pass_stored = mode.pass_stored;
+      h.as_stored = mode.as_stored;
+      h.on_ready = [&](const ws::ModelLoader& L) {
+        sizes.clear();
+        for (uint32_t i = 0; i < L.weight_count(); ++i) sizes.push_back(L.output_bytes(i));
+        EXPECT_EQ(L.output_bytes(L.weight_count()), 0u) << what;
+      };
+      const LoadResult r = modeltest::load_model(m.o.files, m.o.entry, m.o.name, h, m.o.listing);
+      ASSERT_EQ(r.verdict(), "Ok") << what;
+      ASSERT_EQ(sizes.size(), r.weight_names.size()) << what;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        const auto it = r.weights.find(r.weight_names[i]);
+        ASSERT_TRUE(it != r.weights.end()) << what << " " << r.weight_names[i];
+        EXPECT_EQ(sizes[i], it->second.bytes.size()) << what << " " << r.weight_names[i];
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 200u);
+  // Headers: nothing is handed out. Decode without pass_stored: the integer tensors are refused.
+  const std::map<std::string, Bytes> files = mlx_with_ints();
+  for (bool pass : {false, true}) {
+    std::map<std::string, uint64_t> got;
+    HostOptions h;
+    h.pass_stored = pass;
+    h.on_ready = [&](const ws::ModelLoader& L) {
+      for (uint32_t i = 0; i < L.weight_count(); ++i) got[str(L.weight(i).name)] = L.output_bytes(i);
+    };
+    ASSERT_EQ(modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", h).verdict(), "Ok");
+    EXPECT_EQ(got.at("ids"), pass ? 12u : 0u);
+    EXPECT_EQ(got.at("steps"), pass ? 8u : 0u);
+    EXPECT_EQ(got.at("norm"), 4u);
+    EXPECT_EQ(got.at("a.weight"), 64u * 4u);  // U32 [2, 4] of 4-bit values: [2, 32] decoded to f32
+    h.mode = ws::ModelLoadMode::Headers;
+    got.clear();
+    ASSERT_EQ(modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", h).verdict(), "Ok");
+    for (const auto& g : got) EXPECT_EQ(g.second, 0u) << g.first;
+    EXPECT_EQ(got.size(), 6u);  // a, b (scales and biases are companions), ids, mask, norm, steps
+  }
+}
+
 // Names that repeat across files (UQFF's version tensors, one copy per file) are weights of their
 // own: the host sees each begin; with a host keyed by name it sees the name "begin twice".
 TEST(ModelStored, AsStoredUqffVersionTensorsOfEveryFile) {

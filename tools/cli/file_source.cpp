@@ -115,7 +115,10 @@ ByteSource::Opened LocalFile::open(uint64_t, size_t) {
 
 bool LocalFile::read(uint64_t offset, size_t length, const uint8_t** data, size_t* n) {
   if (offset < block_at_ || offset >= block_at_ + block_fill_) {
-    if (block_.size() < kBlockSize) block_.resize(kBlockSize);
+    // A small file gets a block of its size: a model of thousands of small shards would
+    // otherwise zero a fresh 1 MiB for every file it opens (ws-bench-model --shards).
+    const size_t want = size_known_ && size_ < kBlockSize ? size_t(size_ > 0 ? size_ : 1) : kBlockSize;
+    if (block_.size() < want) block_.resize(want);
     const ssize_t got = pread(fd_, block_.data(), block_.size(), off_t(offset));
     if (got < 0) {
       error_ = strerror(errno);

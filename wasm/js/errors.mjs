@@ -9,6 +9,8 @@ const JS_DESCRIPTIONS = {
   ShardNotGiven: 'a shard the index names is not among the files given',
   BufferTooLarge: "a tensor is larger than the device's maxBufferSize",
   GpuError: 'creating or writing a GPU buffer failed',
+  SourceChanged: 'the file changed on the server while it was read',
+  ResumeUnsupported: 'an interrupted download could not be resumed',
   Aborted: 'the caller aborted the stream',
   InternalError: 'the WebAssembly module trapped',
 };

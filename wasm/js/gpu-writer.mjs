@@ -19,6 +19,18 @@ export function gpuUsage() {
 const gcd = (a, b) => (b ? gcd(b, a % b) : a);
 const lcm = (a, b) => (a / gcd(a, b)) * b;
 export const roundUp4 = (n) => Math.ceil(n / 4) * 4;
+// WebGPU's default limits (a device without requiredLimits has these).
+export const DEFAULT_MAX_BUFFER = 268435456;
+export const DEFAULT_MAX_BINDING = 134217728;
+
+// The bytes of an output descriptor that must not straddle two buffers of a split tensor.
+export function unitOf(d) {
+  if (d.dtype === 'f32') return 4;
+  if (d.dtype === 'f16') return 2;
+  if (d.quant?.blockBytes) return d.quant.blockBytes;
+  const bits = { F64: 64, I64: 64, U64: 64, C64: 64, F32: 32, I32: 32, U32: 32, F16: 16, BF16: 16, I16: 16, U16: 16 }[d.dtype];
+  return bits ? bits / 8 : 1;
+}
 
 // How a tensor of `byteLength` bytes is laid out over buffers no larger than `maxBufferSize`.
 // `unit`: bytes that must not straddle two buffers (an element, or a quant block). Returns
@@ -32,6 +44,11 @@ export function layout(byteLength, maxBufferSize, unit, split) {
   return { pieceBytes, count: Math.ceil(byteLength / pieceBytes) };
 }
 
+// The size of buffer i of a tensor laid out as `lay` (the last holds the rest, at least 4 bytes).
+export function bufferSize(byteLength, lay, i) {
+  return i < lay.count - 1 ? lay.pieceBytes : roundUp4(Math.max(byteLength - i * lay.pieceBytes, 4));
+}
+
 export class GpuTensorWriter {
   constructor(device, label, byteLength, lay, created) {
     this.queue = device.queue;
@@ -39,7 +56,7 @@ export class GpuTensorWriter {
     this.pieceBytes = lay.pieceBytes;
     this.buffers = [];
     for (let i = 0; i < lay.count; i++) {
-      const size = i < lay.count - 1 ? lay.pieceBytes : roundUp4(Math.max(byteLength - i * lay.pieceBytes, 4));
+      const size = bufferSize(byteLength, lay, i);
       const b = device.createBuffer({ label: lay.count > 1 ? `${label} [${i}]` : label, size, usage: gpuUsage() });
       created.push(b);  // registered at once: an error later destroys it
       this.buffers.push(b);

@@ -160,6 +160,9 @@ export const JS_CODES = Object.freeze({
   IoError: 'Check the URL or file and the network; HTTP errors carry the status in the message.',
   BufferTooLarge: 'Request a device with a larger maxBufferSize (requestDevice({requiredLimits})), or pass split: true to spread the tensor over several buffers.',
   GpuError: 'The GPU device refused the buffer: it may be out of memory or lost.',
+  // Resuming a URL's download after a network failure (sources.mjs UrlSource).
+  SourceChanged: 'The file on the server changed during the download (a new ETag or size): load it again from the start.',
+  ResumeUnsupported: 'The server does not answer Range requests, so an interrupted download cannot continue: load it again, or serve the file from a host with Range support.',
   // Ollama manifests ({ ollama, blobs }): the CLI's codes for the same problems.
   InternalError: 'This is a bug in weightstream (the WebAssembly module trapped): please report it with the file. The module was reset; the next call starts afresh.',
   ManifestNoBlobs: 'Ollama keeps manifests/ and blobs/ in one models directory: pass blobs (the directory that holds the sha256-* blobs, or (file) => source).',

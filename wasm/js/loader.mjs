@@ -105,6 +105,12 @@ export class Loader {
   selectAll() { this.wasm.x.ws_loader_select_all(this.h); }
   // Weight i goes out as stored (Decode with passStored: a type nothing decodes).
   passesStored(i) { return this.wasm.x.ws_loader_passes_stored(this.h, i) !== 0; }
+  // The bytes weight i hands out in this mode (Decode: its f32/f16 values, or its stored bytes
+  // when it passes stored; Raw: its pieces): the library's size of an output, known at ModelReady.
+  outputBytes(i) {
+    const w = this.wasm.x.ws_loader_output_bytes(this.h, i) >> 2;
+    return u64(this.wasm.u32[w], this.wasm.u32[w + 1]);
+  }
   // {read: bytes fed so far, toRead: what the rest of the load reads (after the selection)}.
   bytes() {
     const w = this.wasm.x.ws_loader_bytes(this.h) >> 2;

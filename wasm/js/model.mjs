@@ -6,6 +6,8 @@
 //   { kind: 'tdata', d, shard, ptr, size, offset }        output bytes at wasm address ptr, `offset`
 //                                                         bytes into the output; valid until resumed
 //   { kind: 'done', validated, index }
+// With { headersOnly: true } (plan()): the header events, then
+//   { kind: 'planned', files, model, bytes: {read, toRead} }  and nothing more is read.
 //
 // dtype 'raw': every tensor of every file as stored, one output each (the loader's as_stored
 // model: no convention applies). 'f32' / 'f16': the model's weights decoded to their logical
@@ -13,14 +15,16 @@
 // (integers, F64) handed on as stored (pass_stored).
 import { describeModel } from './model-files.mjs';
 import { loadModel, Mode } from './host.mjs';
-import { toSelect } from './options.mjs';
+import { toSelect, withEvents } from './options.mjs';
 import { makeError } from './errors.mjs';
 import { formatFromDtype, formatFromGgml } from './formats.mjs';
 
 const DTYPES = ['f32', 'f16', 'raw'];
-const OUT_BYTES = { f32: 4, f16: 2 };
 
-export async function* modelEvents(wasm, source, options, progress) {
+export async function* modelEvents(wasm, source, options, progress, { headersOnly = false } = {}) {
+  // The cache's and a URL's resumed reads' events go through the progress callback (and
+  // createReader's events).
+  options = withEvents(options, progress);
   const dtype = options.dtype ?? 'raw';
   if (!DTYPES.includes(dtype)) throw new TypeError(`weightstream: dtype must be 'f32', 'f16' or 'raw', not ${JSON.stringify(dtype)}`);
   const select = toSelect(options.filter);
@@ -28,6 +32,7 @@ export async function* modelEvents(wasm, source, options, progress) {
   const model = await describeModel(source, options);
   let outputs = null;  // weight index -> { d, shard }
   let done = null;
+  let planned = null;
   const onReady = (L, ready) => {
     outputs = new Map();
     const files = ready.files;
@@ -40,13 +45,14 @@ export async function* modelEvents(wasm, source, options, progress) {
       if (select && !select(t)) continue;
       const s = L.select(i);
       if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
-      const d = describe(wasm, w, t, file.header, files, raw || L.passesStored(i) ? null : dtype);
+      const d = describe(wasm, w, t, file.header, files, raw || L.passesStored(i) ? null : dtype, L.outputBytes(i));
       outputs.set(i, { d, shard: file.shard ?? null });
       if (!perFile.has(file.index)) perFile.set(file.index, []);
       perFile.get(file.index).push(d);
     }
     ready.perFile = perFile;
     const bytes = L.bytes();
+    if (headersOnly) planned = { kind: 'planned', files, model: ready.model, bytes, configFromOption: model.configFromOption };
     if (progress) {
       progress.bytes = bytes.read;
       progress.setTotal(bytes.read + bytes.toRead);
@@ -60,6 +66,7 @@ export async function* modelEvents(wasm, source, options, progress) {
           if (!f.header) continue;
           yield { kind: 'header', shard: f.shard ?? null, header: f.header, plan: { outputs: ev.perFile.get(f.index) ?? [] } };
         }
+        if (headersOnly) { yield planned; return; }  // the loader is closed before any data is read
         break;
       case 'begin': { const o = outputs.get(ev.weight); yield { kind: 'tbegin', d: o.d, shard: o.shard }; break; }
       case 'data': { const o = outputs.get(ev.weight); yield { kind: 'tdata', d: o.d, shard: o.shard, ptr: ev.ptr, size: ev.size, offset: ev.offset }; break; }
@@ -70,15 +77,16 @@ export async function* modelEvents(wasm, source, options, progress) {
   }
 }
 
-// The output descriptor of weight w (its packed tensor t): decoded to `dtype`, or as stored (null).
-function describe(wasm, w, t, header, files, dtype) {
+// The output descriptor of weight w (its packed tensor t): decoded to `dtype`, or as stored (null);
+// `byteLength` is the library's (ModelLoader::output_bytes).
+function describe(wasm, w, t, header, files, dtype, byteLength) {
   const source = { dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset };
   // A plain tensor keeps its header's shape (GGUF's in ggml order, ne[0] first); a logical weight
   // has the shape it decodes to.
   const logical = dtype !== null && w.convention !== 'plain';
   return {
     index: t.index, name: w.name, dtype: dtype ?? t.dtype, shape: logical ? w.shape : t.shape,
-    elements: dtype ? w.elements : t.elements, byteLength: dtype ? w.elements * OUT_BYTES[dtype] : t.byteLength,
+    elements: dtype ? w.elements : t.elements, byteLength,
     quant: quantOf(wasm, w, t, header, files), source,
   };
 }

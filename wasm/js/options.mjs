@@ -1,5 +1,16 @@
 // Options shared by createReader, loadToWebGPU, validate and inspect.
 
+// The options a load's sources see: the cache's events go to its Progress (so createReader yields
+// them as events too). validate() and inspect() have none: the events go to onProgress.
+export function withEvents(options, progress) {
+  if (options.cache !== undefined && options.cache !== null && options.cache !== false && options.cache !== 'opfs') {
+    throw new TypeError(`weightstream: cache must be 'opfs' (or false), not ${JSON.stringify(options.cache)}`);
+  }
+  if (progress) return { ...options, _events: (ev) => progress.event(ev) };
+  const cb = options.onProgress;
+  return typeof cb === 'function' ? { ...options, _events: (ev) => cb({ bytes: 0, totalBytes: null, tensors: 0, rate: 0, ...ev }) } : options;
+}
+
 // filter: tensor names (array, Set), a RegExp, or a predicate (name, tensor) => boolean.
 export function toSelect(filter) {
   if (filter === undefined || filter === null) return null;
@@ -33,6 +44,15 @@ export class Progress {
     return { bytes: this.bytes, totalBytes: this.totalBytes, tensors: this.tensors, rate: dt > 0 ? this.bytes / dt : 0 };
   }
   addBytes(n) { this.bytes += n; this.maybe(); }
+  // An event beside the reports (the cache's `cache` and `cache-warning`; `retry`: a URL's body
+  // resumed after a failure), given to the same callback and listeners at once, with the byte
+  // counts so far; never after an abort.
+  event(ev) {
+    if (this.signal?.aborted) return;
+    const e = { ...this.snapshot(), ...ev };
+    if (this.cb) this.cb(e);
+    for (const l of this.listeners) l(e);
+  }
   addTensor() { this.tensors++; }
   setTotal(n) { this.totalBytes = n; }
   maybe(force = false) {

@@ -2,7 +2,7 @@
 //
 //   const reader = createReader({ dtype: 'f32', filter: ['lm_head.weight'], signal });
 //   for await (const ev of reader.read(source)) {
-//     ev.type: 'header' | 'tensorBegin' | 'tensorData' | 'tensorEnd' | 'progress' | 'end'
+//     ev.type: 'header' | 'tensorBegin' | 'tensorData' | 'tensorEnd' | 'progress' | 'retry' | 'end'
 //   }
 //
 // tensorData's `data` is a view of wasm memory, valid until the loop asks for the next event:
@@ -30,7 +30,7 @@ async function* readEvents(source, options) {
   const wasm = await init(options);
   const pending = [];
   const progress = new Progress(options.onProgress, { interval: options.progressInterval ?? 100, signal: options.signal });
-  progress.listeners.push((p) => pending.push({ type: 'progress', ...p }));
+  progress.listeners.push((p) => pending.push(p.type ? p : { type: 'progress', ...p }));
   let holding = false;
   try {
     for await (const ev of modelEvents(wasm, source, options, progress)) {

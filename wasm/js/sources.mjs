@@ -10,7 +10,8 @@
 //
 // Chunks are handed on without copying; they belong to the consumer, which copies them into wasm
 // memory (FORMATS §7: a BYOB reader cannot read into wasm memory).
-import { ioError, abortError } from './errors.mjs';
+import { ioError, abortError, makeError } from './errors.mjs';
+import { cachedUrlSource } from './opfs-cache.mjs';
 
 const FILE_PIECE = 1 << 20;  // pieces read from a local file in Node
 
@@ -146,6 +147,32 @@ class ResponseSource {
 // An HTTP(S) URL. The first request asks for `bytes=0-`: a server that supports ranges answers
 // 206 with the total size in Content-Range, and the source becomes seekable at no extra cost; one
 // that does not answers 200 with the whole file.
+//
+// Resume: a body read that fails mid-way (a network error, a reset, a body that ends before its
+// Content-Length / Content-Range end) is requested again from the next unread byte with
+// `Range: bytes=<pos>-` (`-<b-1>` for a range read) and `If-Range` (the first response's strong
+// ETag, else its Last-Modified), and the bytes continue from exactly there: the consumer sees no
+// gap and no repeat. Up to `retries` (3) attempts per failure (the count starts again once bytes
+// arrive), `retryDelay` (250 ms) doubled after each; each is announced as
+// {type: 'retry', url, offset, attempt, error} to `onRetry`. A server that ignores Range on the
+// resume (200) is ResumeUnsupported; a file that changed (If-Range failed: 200 with another
+// validator; or another ETag / total size on a 206) is SourceChanged — never mixed bytes. An
+// abort ends every wait at once. A content-encoded body (whose bytes are not the file's) and
+// rangeRequests: false are not resumed.
+const RETRYABLE_STATUS = new Set([408, 429, 502, 503, 504]);
+
+// Waits `ms`, or rejects at once when the signal aborts.
+function sleep(ms, signal, offset) {
+  if (signal?.aborted) return Promise.reject(abortError(signal, offset));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => { clearTimeout(t); reject(abortError(signal, offset)); };
+    const t = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+const strongEtag = (v) => (v && !/^W\//.test(v) ? v : null);
+
 class UrlSource {
   constructor(url, options = {}) {
     this.url = url;
@@ -153,20 +180,20 @@ class UrlSource {
     this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.headers = options.headers ?? {};
     this.useRanges = options.rangeRequests !== false;
+    this.retries = Math.max(0, Math.floor(options.retries ?? 3));
+    this.retryDelay = Math.max(0, options.retryDelay ?? 250);
+    this.onRetry = [options._events, options.onRetry, options.onProgress].find((f) => typeof f === 'function') ?? null;
     this.size = null;
     this.seekable = false;
     this.first = null;
+    this.etag = null;          // the first response's validators
+    this.lastModified = null;
+    this.resumable = false;
   }
   async open(signal) {
     const headers = { ...this.headers };
     if (this.useRanges) headers.Range = 'bytes=0-';
-    let response;
-    try {
-      response = await raceAbort(this.fetch(this.url.href, { headers, signal }), signal, 0);
-    } catch (e) {
-      if (e?.code === 'Aborted') throw e;
-      throw ioError(`cannot fetch ${this.url.href}: ${e?.message ?? e}`, 0, e);
-    }
+    let response = await this.send(headers, 0, signal, `cannot fetch ${this.url.href}`);
     if (response.status === 206) {
       const m = /^bytes\s+(\d+)-(\d+)\/(\d+)$/i.exec(response.headers.get('content-range') ?? '');
       if (m && Number(m[1]) === 0) {
@@ -176,41 +203,156 @@ class UrlSource {
     } else if (response.status === 416) {
       // An empty file: no byte 0 to start the range at. Fetch it plainly.
       response.body?.cancel?.().catch?.(() => {});
-      response = await raceAbort(this.fetch(this.url.href, { headers: this.headers, signal }), signal, 0);
+      response = await this.send({ ...this.headers }, 0, signal, `cannot fetch ${this.url.href}`);
     }
     if (!response.ok) throw httpError(response, this.url.href, 0);
     if (this.size === null) this.size = bodySize(response);
     this.sha256 = sha256OfResponse(response);
+    this.etag = response.headers.get('etag');
+    this.lastModified = response.headers.get('last-modified');
+    const enc = response.headers.get('content-encoding');
+    this.resumable = this.useRanges && (!enc || enc === 'identity');
     this.first = response;
   }
   chunks(signal) {
     const r = this.first;
     this.first = null;
-    return readStream(r.body, signal);
+    return this.body(r, 0, this.size, signal);
   }
   async* range(a, b, signal) {
     if (b <= a) return;
     // The sequential body is no longer needed once ranges are read.
     if (this.first) { this.first.body?.cancel?.().catch?.(() => {}); this.first = null; }
-    let response;
-    try {
-      response = await raceAbort(this.fetch(this.url.href, { headers: { ...this.headers, Range: `bytes=${a}-${b - 1}` }, signal }), signal, a);
-    } catch (e) {
-      if (e?.code === 'Aborted') throw e;
-      throw ioError(`cannot fetch bytes ${a}-${b - 1} of ${this.url.href}: ${e?.message ?? e}`, a, e);
-    }
+    const what = `bytes ${a}-${b - 1} of ${this.url.href}`;
+    const response = await this.send({ ...this.headers, Range: `bytes=${a}-${b - 1}` }, a, signal, `cannot fetch ${what}`);
     if (response.status !== 206) {
       response.body?.cancel?.().catch?.(() => {});
-      throw ioError(`the server answered HTTP ${response.status} to a range request for bytes ${a}-${b - 1} of ${this.url.href}`, a);
+      throw ioError(`the server answered HTTP ${response.status} to a range request for ${what}`, a);
     }
-    const m = /^bytes\s+(\d+)-(\d+)\//i.exec(response.headers.get('content-range') ?? '');
-    if (!m || Number(m[1]) !== a || Number(m[2]) !== b - 1) {
-      response.body?.cancel?.().catch?.(() => {});
-      throw ioError(`the server sent ${response.headers.get('content-range')} for bytes ${a}-${b - 1} of ${this.url.href}`, a);
-    }
-    yield* readStream(response.body, signal, a);
+    this.checkPartial(response, a, b, false);
+    yield* this.body(response, a, b, signal);
   }
   close() { this.first?.body?.cancel?.().catch?.(() => {}); this.first = null; }
+
+  // One request; a fetch that rejects (the network) is IoError `what`.
+  async send(headers, offset, signal, what) {
+    try {
+      return await raceAbort(this.fetch(this.url.href, { headers, signal }), signal, offset);
+    } catch (e) {
+      if (e?.code === 'Aborted') throw e;
+      throw ioError(`${what}: ${e?.message ?? e}`, offset, e);
+    }
+  }
+
+  // A file that is not the one the first response described: SourceChanged.
+  changed(offset, what) {
+    return makeError({ code: 'SourceChanged', offset, detail: `${this.url.href} at byte ${offset}: ${what}; its bytes would not continue the ones read` });
+  }
+
+  // A 206's Content-Range must start at `a` (end at b - 1 when b is known) and name the first
+  // response's total size, and its ETag must be the first one's.
+  checkPartial(response, a, b, resuming) {
+    const cr = response.headers.get('content-range') ?? '';
+    const m = /^bytes\s+(\d+)-(\d+)\/(\d+|\*)$/i.exec(cr);
+    const fail = (e) => { response.body?.cancel?.().catch?.(() => {}); throw e; };
+    const etag = response.headers.get('etag');
+    if (this.etag && etag && etag.replace(/^W\//, '') !== this.etag.replace(/^W\//, '')) {
+      fail(this.changed(a, `the server now sends ETag ${etag}, not ${this.etag}`));
+    }
+    if (m && m[3] !== '*' && this.size !== null && Number(m[3]) !== this.size) {
+      fail(this.changed(a, `the file is now ${m[3]} bytes, not ${this.size}`));
+    }
+    if (!m || Number(m[1]) !== a || (b !== null && Number(m[2]) !== b - 1)) {
+      const want = b !== null ? `bytes ${a}-${b - 1}` : `bytes ${a}-`;
+      fail(ioError(`the server sent ${cr || 'no Content-Range'} for ${want} of ${this.url.href}${resuming ? ' (resuming)' : ''}`, a));
+    }
+  }
+
+  // The request that continues a body at `pos` (up to b, exclusive, when known); null when the
+  // attempt failed in a way worth retrying (its error in `out.error`).
+  async resumeRequest(pos, b, signal, out) {
+    const headers = { ...this.headers, Range: `bytes=${pos}-${b !== null ? b - 1 : ''}` };
+    const validator = strongEtag(this.etag) ?? this.lastModified;
+    if (validator) headers['If-Range'] = validator;
+    let response;
+    try {
+      response = await this.send(headers, pos, signal, `cannot fetch ${this.url.href} from byte ${pos}`);
+    } catch (e) {
+      if (e?.code === 'Aborted') throw e;
+      out.error = e;
+      return null;
+    }
+    if (response.status === 206) {
+      this.checkPartial(response, pos, b, true);
+      return response;
+    }
+    response.body?.cancel?.().catch?.(() => {});
+    if (response.status === 200) {
+      const etag = response.headers.get('etag'), lm = response.headers.get('last-modified');
+      const len = bodySize(response);
+      if (this.etag && etag && etag !== this.etag) throw this.changed(pos, `If-Range failed: the server sent the whole file again with ETag ${etag}, not ${this.etag}`);
+      if (!this.etag && this.lastModified && lm && lm !== this.lastModified) throw this.changed(pos, `If-Range failed: the server sent the whole file again, last modified ${lm}, not ${this.lastModified}`);
+      if (this.size !== null && len !== null && len !== this.size) throw this.changed(pos, `the server sent the whole file again, now ${len} bytes, not ${this.size}`);
+      throw makeError({ code: 'ResumeUnsupported', offset: pos, detail: `${this.url.href} at byte ${pos}: the server answered HTTP 200 (the whole file) to Range: bytes=${pos}-${validator ? ` with If-Range: ${validator}` : ''}, so the download cannot continue from there` });
+    }
+    if (response.status === 416) throw this.changed(pos, `the server answered HTTP 416 to Range: bytes=${pos}- (the file is shorter now)`);
+    if (RETRYABLE_STATUS.has(response.status)) {
+      out.error = httpError(response, this.url.href, pos);
+      return null;
+    }
+    throw ioError(`the server answered HTTP ${response.status} to the request that resumes ${this.url.href} at byte ${pos}`, pos);
+  }
+
+  // The bytes of `response` from `a` (up to b, exclusive, when known), resumed after failures.
+  async* body(response, a, b, signal) {
+    let pos = a, attempt = 0, failure = null;
+    for (;;) {
+      if (response) {
+        failure = null;
+        const reader = response.body.getReader();
+        try {
+          for (;;) {
+            let r;
+            try {
+              r = await raceAbort(reader.read(), signal, pos);
+            } catch (e) {
+              if (e?.code === 'Aborted') throw e;
+              failure = e;
+              break;
+            }
+            if (r.done) {
+              if (b !== null && pos < b) failure = new Error(`the body ended at byte ${pos}, before byte ${b}`);
+              break;
+            }
+            const chunk = r.value instanceof Uint8Array ? r.value : new Uint8Array(r.value.buffer ?? r.value, r.value.byteOffset ?? 0, r.value.byteLength);
+            if (!chunk.length) continue;
+            pos += chunk.length;
+            attempt = 0;  // bytes arrived: a later failure has its retries again
+            yield chunk;
+          }
+        } finally {
+          reader.cancel().catch(() => {});
+          reader.releaseLock?.();
+        }
+        if (!failure) return;
+      }
+      // Resume, after a pause that doubles with each attempt.
+      if (!this.resumable || attempt >= this.retries) {
+        const why = failure?.message ?? String(failure);
+        const err = this.resumable
+          ? ioError(`reading ${this.url.href} failed at byte ${pos} (${attempt} ${attempt === 1 ? 'retry' : 'retries'} to resume it failed too): ${why}`, pos, failure)
+          : ioError(`reading ${this.url.href} failed at byte ${pos}: ${why}`, pos, failure);
+        err.retries = attempt;
+        throw err;
+      }
+      attempt++;
+      if (this.onRetry && !signal?.aborted) this.onRetry({ type: 'retry', url: this.url.href, offset: pos, attempt, error: failure });
+      await sleep(this.retryDelay * 2 ** (attempt - 1), signal, pos);
+      const out = {};
+      response = await this.resumeRequest(pos, b, signal, out);
+      if (!response) failure = out.error;
+    }
+  }
 }
 
 // The SHA-256 a response states for its file, or null: Hugging Face's X-Linked-Etag (an LFS
@@ -277,6 +419,8 @@ export async function toSource(source, options = {}) {
   if (typeof source === 'string' || source instanceof URL) {
     const url = await toUrl(source);
     if (url.protocol === 'file:' && isNode()) return new FileSource(url);
+    // cache: 'opfs' keeps http(s) files in the Origin Private File System (opfs-cache.mjs).
+    if (options.cache && /^https?:$/.test(url.protocol)) return cachedUrlSource(url, options, (o) => new UrlSource(url, o));
     return new UrlSource(url, options);
   }
   if (typeof Response !== 'undefined' && source instanceof Response) return new ResponseSource(source);

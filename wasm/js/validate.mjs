@@ -6,6 +6,7 @@ import { WeightstreamError } from './errors.mjs';
 import { describeModel } from './model-files.mjs';
 import { loadModel, Mode, tableFacts } from './host.mjs';
 import { publicWeight } from './conventions.mjs';
+import { withEvents } from './options.mjs';
 
 // What a validate() / inspect() result says of the model beside the files.
 function modelFacts(kind, ready) {
@@ -22,6 +23,7 @@ const dataFiles = (files) => files.filter((f) => f.header);
 // Streams every byte through the loader. Never throws for a bad model: the verdict says what is
 // wrong. Throws only for misuse (a TypeError) and, like every call here, when options.signal aborts.
 export async function validate(source, options = {}) {
+  options = withEvents(options, null);
   const wasm = await init(options);
   let kind = null, ready = null, format = null, tensors = 0;
   try {
@@ -48,6 +50,7 @@ export async function validate(source, options = {}) {
 // or an Ollama model, the model); a safetensors file's or sharded model's convention rejection (the
 // headers being valid) is reported in `logical.error`.
 export async function inspect(source, options = {}) {
+  options = withEvents(options, null);
   const wasm = await init(options);
   const model = await describeModel(source, options);
   let ready = null, conventionError = null, weights = [];

@@ -8,23 +8,15 @@
 import { init } from './module.mjs';
 import { modelEvents } from './model.mjs';
 import { Progress } from './options.mjs';
-import { GpuTensorWriter, layout, roundUp4 } from './gpu-writer.mjs';
+import { GpuTensorWriter, layout, roundUp4, unitOf, DEFAULT_MAX_BUFFER } from './gpu-writer.mjs';
 import { makeError, abortError, WeightstreamError } from './errors.mjs';
 import { publicHeader } from './validate.mjs';
-
-function unitOf(d) {
-  if (d.dtype === 'f32') return 4;
-  if (d.dtype === 'f16') return 2;
-  if (d.quant?.blockBytes) return d.quant.blockBytes;
-  const bits = { F64: 64, I64: 64, U64: 64, C64: 64, F32: 32, I32: 32, U32: 32, F16: 16, BF16: 16, I16: 16, U16: 16 }[d.dtype];
-  return bits ? bits / 8 : 1;
-}
 
 export async function loadToWebGPU(device, source, options = {}) {
   if (!device || typeof device.createBuffer !== 'function' || !device.queue) throw new TypeError('weightstream: loadToWebGPU needs a GPUDevice');
   const wasm = await init(options);
   const signal = options.signal;
-  const maxBufferSize = device.limits?.maxBufferSize ?? 268435456;
+  const maxBufferSize = device.limits?.maxBufferSize ?? DEFAULT_MAX_BUFFER;
   const split = options.split === true;
   const progress = new Progress(options.onProgress, { interval: options.progressInterval ?? 100, signal });
   const created = [];

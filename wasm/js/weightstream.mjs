@@ -4,6 +4,9 @@
 //   inspect(source)                   → {format, tensors, metadata, gguf?}
 //   createReader(options).read(source) → async iterator of header / tensor / progress events
 //   loadToWebGPU(device, source, options) → {tensors: name → {buffer, dtype, shape, …}, metadata}
+//   plan(source, { device | limits, dtype, filter, split, budget }) → sizes, limits and budget
+//                                      checked from the headers alone (a preflight)
+//   cacheInfo() / evict(url?)         the OPFS cache's entries (options.cache: 'opfs')
 //
 // A source is a URL (string or URL; a model.safetensors.index.json loads the sharded model), a
 // path in Node, a Response, a Blob or File, a ReadableStream, an ArrayBuffer or typed array; a
@@ -12,5 +15,7 @@ export { init } from './module.mjs';
 export { validate, inspect } from './validate.mjs';
 export { createReader } from './reader.mjs';
 export { loadToWebGPU } from './webgpu.mjs';
+export { plan } from './plan.mjs';
 export { WeightstreamError } from './errors.mjs';
 export { supportedFormats } from './api-extras.mjs';
+export { cacheInfo, evict } from './opfs-cache.mjs';

@@ -1,5 +1,6 @@
 // npm run build: the Emscripten build of lib/ + the C ABI (wasm/CMakeLists.txt) in build/wasm at
-// the repository's root, then dist/ = the ES modules of js/, the .wasm and the TypeScript types.
+// the repository's root, then dist/ = the ES modules of js/ bundled (weightstream.mjs, worker.mjs
+// and the chunk they share, with source maps), the .wasm and the TypeScript types.
 // Prints the module's size, raw and gzipped.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -31,9 +32,29 @@ run('cmake', ['--build', buildDir, '-j1']);
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
-for (const f of readdirSync(join(wasmDir, 'js'))) if (f.endsWith('.mjs')) cpSync(join(wasmDir, 'js', f), join(dist, f));
+// The two entry points (the package and weightstream/worker), bundled and minified by esbuild: the
+// modules they share go into one chunk both import (one instance of every module's state, as
+// when the sources are loaded unbundled), names and comments of js/ stay in the source maps.
+// Node built-ins are imported lazily, only under Node, and stay imports.
+const esbuild = await import('esbuild');
+await esbuild.build({
+  entryPoints: { weightstream: join(wasmDir, 'js', 'weightstream.mjs'), worker: join(wasmDir, 'js', 'worker.mjs') },
+  outdir: dist,
+  outExtension: { '.js': '.mjs' },
+  chunkNames: 'chunk-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'neutral',
+  target: 'es2022',
+  external: ['node:*'],
+  minify: true,
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+});
 cpSync(join(buildDir, 'weightstream.wasm'), join(dist, 'weightstream.wasm'));
-cpSync(join(wasmDir, 'types', 'weightstream.d.ts'), join(dist, 'weightstream.d.ts'));
+for (const f of ['weightstream.d.ts', 'worker.d.ts']) cpSync(join(wasmDir, 'types', f), join(dist, f));
 
 // Sizes: the .wasm alone, and everything a page loads (the .wasm and every .mjs).
 const files = readdirSync(dist).filter((f) => f.endsWith('.mjs') || f.endsWith('.wasm'));

@@ -203,6 +203,11 @@ WS_EXPORT(ws_loader_select_all) void ws_loader_select_all(WsLoader* h) { h->load
 WS_EXPORT(ws_loader_passes_stored) uint32_t ws_loader_passes_stored(WsLoader* h, uint32_t weight) {
   return h->loader->passes_stored(weight);
 }
+// The bytes weight i hands out in this mode (ModelLoader::output_bytes) into item words 0-1.
+WS_EXPORT(ws_loader_output_bytes) uint32_t* ws_loader_output_bytes(WsLoader* h, uint32_t weight) {
+  put_u64(h->item, h->loader->output_bytes(weight));
+  return h->item;
+}
 // Words: 0-1 bytes read so far, 2-3 bytes the rest of the load reads (after the selection).
 WS_EXPORT(ws_loader_bytes) uint32_t* ws_loader_bytes(WsLoader* h) {
   put_u64(h->item, h->loader->bytes_read());

@@ -1,5 +1,5 @@
 // Compiled (not run) by `npm run typecheck`: the README's uses of the API must type-check.
-import { validate, inspect, createReader, loadToWebGPU, WeightstreamError, type ReaderEvent } from './weightstream.js';
+import { validate, inspect, createReader, loadToWebGPU, plan, cacheInfo, evict, WeightstreamError, type ReaderEvent } from './weightstream.js';
 
 export async function examples(device: GPUDevice, file: File, signal: AbortSignal): Promise<void> {
   const v = await validate('https://example.com/model.safetensors');
@@ -26,11 +26,28 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
     const e: ReaderEvent = ev;
     if (e.type === 'tensorData') console.log(e.tensor.name, e.offset, e.data.byteLength);
     if (e.type === 'progress') console.log(e.bytes, e.totalBytes, e.rate);
+    if (e.type === 'retry') console.log(e.offset, e.attempt, e.error);
   }
+
+  const cached = await loadToWebGPU(device, 'https://host/model.gguf', {
+    dtype: 'f16', cache: 'opfs',
+    onProgress: (p) => { if (p.type === 'cache-warning') console.warn(p.code, p.message); else if (p.type === 'cache') console.log(p.state, p.cachedBytes); else console.log(p.bytes); },
+  });
+  cached.destroy();
+  for (const e of await cacheInfo()) console.log(e.url, e.size, e.bytesCached, e.complete, e.etag, e.lastUsed);
+  const removed: number = await evict('https://host/model.gguf');
+  console.log(removed, await evict());
+  await validate('https://host/model.gguf', { cache: 'opfs', onProgress: (e) => console.log(e.type) });
+  for await (const ev of createReader({ cache: 'opfs' }).read('https://host/model.gguf')) if (ev.type === 'cache') console.log(ev.state);
+  const p = await plan('https://host/model.gguf', { device, dtype: 'f16', budget: 2 ** 31, filter: /^blk\.0\./ });
+  if (!p.fits) console.log(p.needsSplit, p.overBindingSize, p.gpuBytes, p.downloadBytes, p.fitsBudget);
+  for (const t of p.tensors) console.log(t.name, t.byteLength, t.buffers, t.gpuBytes, t.needsSplit);
+  await plan({ uqff: ['model-0.uqff'] }, { limits: { maxBufferSize: 1 << 30, maxStorageBufferBindingSize: 1 << 27 }, dtype: 'f32', split: true });
 
   try {
     const model = await loadToWebGPU(device, 'model.safetensors.index.json', {
-      dtype: 'f32', split: true, onProgress: (p) => console.log(p.tensors), signal,
+      dtype: 'f32', split: true, signal, retries: 5, retryDelay: 500,
+      onProgress: (p) => (p.type === 'retry' ? console.log(p.url, p.offset, p.attempt) : console.log(p.tensors)),
       quantization: { group_size: 64, bits: 4 },
     });
     const t = model.tensors['model.embed_tokens.weight'];
@@ -38,6 +55,16 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
     console.log(buffers.length, t.dtype, t.shape, t.byteLength, t.quant?.format);
     model.destroy();
   } catch (e) {
-    if (e instanceof WeightstreamError) console.log(e.code, e.offset, e.tensor, e.found, e.hint);
+    if (e instanceof WeightstreamError) console.log(e.code, e.offset, e.tensor, e.found, e.hint, e.retries);
   }
+}
+
+import { loadInWorker, serveLoads } from './worker.js';
+
+export async function workerExamples(worker: Worker, device: GPUDevice, signal: AbortSignal): Promise<void> {
+  const m = await loadInWorker(worker, 'model.gguf', { dtype: 'f16', cache: 'opfs', filter: /^blk\.0\./, signal, onProgress: (p) => console.log(p.bytes, p.type) });
+  console.log(m.id, m.format, Object.values(m.tensors).map((t) => [t.dtype, t.shape, t.buffers]));
+  m.destroy();
+  const loads = serveLoads({ device: async () => device });
+  console.log(loads.models.get(m.id)?.tensors);
 }

@@ -52,7 +52,8 @@ export interface GgufSplitsSource {
 /** What validate/inspect/createReader/loadToWebGPU take. */
 export type ModelSource = Source | UqffSource | OllamaManifestSource | ShardedFilesSource | GgufSplitsSource;
 
-/** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes. */
+/** A ws::Status name (lib/include/weightstream/status.h), or one of the bindings' own codes (IoError,
+ * BufferTooLarge, GpuError, Aborted, InternalError, ShardNotGiven, ManifestNoBlobs, SourceChanged, ResumeUnsupported, ...). */
 export type ErrorCode = string;
 
 export interface ErrorInfo {
@@ -77,6 +78,8 @@ export declare class WeightstreamError extends Error {
   expected: bigint | null;
   description: string;
   hint: string;
+  /** IoError of a URL's body: how many resume attempts failed before it (0: none was made). */
+  retries?: number;
   toJSON(): ErrorInfo;
 }
 
@@ -90,6 +93,8 @@ export interface Limits {
 }
 
 export interface Progress {
+  /** Absent in onProgress calls; 'progress' as a createReader event. */
+  type?: 'progress';
   /** Bytes read from the source(s) so far. */
   bytes: number;
   /** Bytes expected in all, when known. */
@@ -98,6 +103,53 @@ export interface Progress {
   tensors: number;
   /** Average bytes per second since the start. */
   rate: number;
+}
+
+/** The persistent cache's events (`cache: 'opfs'`), given to onProgress (with the progress figures
+ * of the moment) and yielded by createReader. `cache`: a URL's entry when its file opens —
+ * 'hit' (complete: no network), 'partial' (the missing ranges come from the network), 'miss',
+ * 'stale' (the server's file changed: a fresh entry), 'off' (the entry could not be used). */
+export type CacheEvent =
+  | { type: 'cache'; url: string; state: 'hit' | 'partial' | 'miss' | 'stale' | 'off'; size: number | null; cachedBytes: number }
+  /** The cache is off for this file for the rest of the load; the load goes on from the network. */
+  | { type: 'cache-warning'; url: string; code: 'QuotaExceeded' | 'CacheUnavailable' | 'CacheBusy' | 'CacheWriteFailed' | 'CacheReadFailed'; message: string; cause?: unknown };
+
+/** What onProgress receives: a progress report, or a cache or retry event with the figures of the moment. */
+export type ProgressEvent = (Progress & { type?: undefined }) | (ProgressFigures & CacheEvent) | (ProgressFigures & RetryEvent);
+
+/** A progress report's figures, without its `type`: what cache and retry events carry beside theirs. */
+export type ProgressFigures = Omit<Progress, 'type'>;
+
+/** One entry of the OPFS cache (cacheInfo()). */
+export interface CacheEntry {
+  url: string;
+  size: number | null;
+  bytesCached: number;
+  complete: boolean;
+  etag: string | null;
+  lastModified: string | null;
+  /** The file's SHA-256 when its server stated it (X-Linked-Etag, a 64-hex ETag) or the caller gave it by name. */
+  sha256: string | null;
+  /** Milliseconds since the epoch. */
+  lastUsed: number | null;
+}
+
+/** A FileSystemDirectoryHandle, or an object with the same methods (tests, other storage). */
+export interface CacheRoot {
+  getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<any>;
+}
+
+/** A URL's body failed mid-way and is requested again from `offset` (Range + If-Range), after a
+ * pause of retryDelay * 2^(attempt-1) ms. Handed to onProgress at once (createReader: also an event). */
+export interface RetryEvent {
+  type: 'retry';
+  url: string;
+  /** The next byte of the file to read: the resumed request starts there. */
+  offset: number;
+  /** 1..retries; starts again at 1 once bytes arrive after a resume. */
+  attempt: number;
+  /** What failed: the network error, or the body that ended early. */
+  error: unknown;
 }
 
 export type Filter = string[] | Set<string> | RegExp | string | ((name: string, tensor: TensorHeader) => boolean);
@@ -117,6 +169,10 @@ export interface CommonOptions {
   headers?: Record<string, string>;
   fetch?: typeof fetch;
   rangeRequests?: boolean;
+  /** URLs: resume attempts per failure of a body read (default 3; 0: no resume). Needs Range (rangeRequests). */
+  retries?: number;
+  /** URLs: milliseconds before the first resume attempt, doubled for each next one (default 250). */
+  retryDelay?: number;
   /** Neighbouring selected tensors closer than this share one range request (default 1 MiB for URLs). */
   rangeGap?: number;
   /** Expected SHA-256 (64 hex digits) of the file given, or by file name ({ 'model-00001-of-00002.safetensors': hex }):
@@ -126,6 +182,15 @@ export interface CommonOptions {
   verify?: 'etag';
   /** Ollama manifests: check every blob against its sha256-<hex> name (default true). */
   verifyBlobs?: boolean;
+  /** URLs: keep their bytes in the Origin Private File System as they stream; a later load reads them
+   * from there (one 1-byte request checks the ETag and size; none for a complete entry whose sha256
+   * is given), an interrupted one resumes with the missing ranges only. Write failures (quota) turn
+   * it off for the load with a 'cache-warning' event. Without OPFS (Node), a warning and no cache. */
+  cache?: 'opfs' | false | null;
+  /** Where the cache lives (default: navigator.storage.getDirectory()); it keeps a 'weightstream-cache' directory there. */
+  cacheRoot?: CacheRoot;
+  /** validate()/inspect(): receives the cache's and retry events (createReader and loadToWebGPU: progress reports too). */
+  onProgress?: (p: ProgressEvent) => void;
   /** Load the module from elsewhere (first call only). */
   wasmBinary?: ArrayBuffer | Uint8Array;
   wasmUrl?: string | URL;
@@ -136,7 +201,6 @@ export interface LoadOptions extends CommonOptions {
   dtype?: 'f32' | 'f16' | 'raw';
   /** Tensors to read; the others are skipped (and, from seekable sources, not even fetched). */
   filter?: Filter;
-  onProgress?: (p: Progress) => void;
   /** Minimum milliseconds between progress reports (default 100). */
   progressInterval?: number;
   /** MLX models: config.json, or its "quantization" object ({group_size, bits, mode}, per-layer overrides). */
@@ -327,6 +391,8 @@ export type ReaderEvent =
   | { type: 'tensorData'; shard: string | null; tensor: OutputTensor; offset: number; data: Uint8Array }
   | { type: 'tensorEnd'; shard: string | null; tensor: OutputTensor }
   | ({ type: 'progress' } & Progress)
+  | (ProgressFigures & CacheEvent)
+  | (ProgressFigures & RetryEvent)
   | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff' | 'ollama'; version: string | null; metadata: null; shards: string[] } | null };
 
 export interface Reader extends AsyncIterable<ReaderEvent> {
@@ -368,13 +434,82 @@ export declare function validate(source: ModelSource, options?: CommonOptions): 
 export declare function inspect<S extends ModelSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
 export declare function loadToWebGPU(device: GPUDevice, source: ModelSource, options?: GpuLoadOptions): Promise<GpuModel>;
+export interface PlanOptions extends CommonOptions {
+  /** Its limits (maxBufferSize, maxStorageBufferBindingSize) are the ones checked. */
+  device?: GPUDevice;
+  /** GPU limits when no device is given (WebGPU's defaults otherwise: 256 MiB, 128 MiB); may also hold
+   * the reader's caps (Limits). */
+  limits?: Limits & { maxBufferSize?: number; maxStorageBufferBindingSize?: number };
+  dtype?: 'f32' | 'f16' | 'raw';
+  filter?: Filter;
+  /** Whether the load will pass split: true (then a tensor over maxBufferSize still fits). */
+  split?: boolean;
+  /** Bytes the GPU buffers may take in all. */
+  budget?: number | bigint;
+  quantization?: Record<string, unknown> | null;
+}
+
+export interface PlannedTensor {
+  name: string;
+  /** The file (shard, split, blob, UQFF part) of a model of several files, else null. */
+  file: string | null;
+  /** 'f32' / 'f16' when decoded, else the stored dtype. */
+  dtype: string;
+  shape: number[];
+  elements: number;
+  /** The output's bytes (the library's: ModelLoader::output_bytes). */
+  byteLength: number;
+  /** The buffers loadToWebGPU creates for it (with split where it needs it), and their bytes; null
+   * when no layout fits (a block larger than maxBufferSize). */
+  buffers: number | null;
+  pieceBytes: number | null;
+  gpuBytes: number | null;
+  overBufferSize: boolean;
+  /** Loads without split, but cannot be bound whole as one storage binding. */
+  overBindingSize: boolean;
+  /** loadToWebGPU refuses it (BufferTooLarge) without split: true. */
+  needsSplit: boolean;
+  source: { dtype: string; shape: number[]; byteLength: number; offset: number };
+}
+
+export interface Plan {
+  dtype: 'f32' | 'f16' | 'raw';
+  format: 'safetensors' | 'gguf' | null;
+  convention: string;
+  /** Every file the model reads, with the size its source states (null: a stream of unknown size). */
+  files: { name: string; kind: string; size: number | null }[];
+  /** The files' total size (null when one is unknown). */
+  downloadBytes: number | null;
+  /** What loading this selection reads, headers included (the library's bytes_read + bytes_to_read). */
+  readBytes: number;
+  tensors: PlannedTensor[];
+  outputBytes: number;
+  gpuBytes: number | null;
+  limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
+  split: boolean;
+  needsSplit: string[];
+  overBindingSize: string[];
+  budget: number | null;
+  /** No tensor needs split, or split is on. */
+  fitsLimits: boolean;
+  /** gpuBytes <= budget; null without a budget. */
+  fitsBudget: boolean | null;
+  fits: boolean;
+}
+
+/** A preflight: what loadToWebGPU would create and read, from the headers alone. */
+export declare function plan(source: ModelSource, options?: PlanOptions): Promise<Plan>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
+/** The OPFS cache's entries, most recently used first ([] without OPFS). */
+export declare function cacheInfo(options?: { cacheRoot?: CacheRoot }): Promise<CacheEntry[]>;
+/** Removes the entry of `url`, or every entry; resolves to how many were removed. */
+export declare function evict(url?: string | URL, options?: { cacheRoot?: CacheRoot }): Promise<number>;
 
 // Minimal WebGPU shapes, so that the types need no @webgpu/types (use those for real code).
 declare global {
   interface GPUBuffer { readonly size: number; readonly usage: number; destroy(): void }
   interface GPUDevice {
-    readonly limits: { readonly maxBufferSize: number };
+    readonly limits: { readonly maxBufferSize: number; readonly maxStorageBufferBindingSize?: number };
     readonly queue: { writeBuffer(buffer: GPUBuffer, offset: number, data: ArrayBufferView | ArrayBuffer, dataOffset?: number, size?: number): void };
     createBuffer(descriptor: { label?: string; size: number; usage: number; mappedAtCreation?: boolean }): GPUBuffer;
   }

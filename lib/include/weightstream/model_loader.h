@@ -239,6 +239,13 @@ class ModelLoader {
   // decoding) — its output is its stored bytes (the packed piece's piece_end - piece_begin), not
   // elements * 4 (or 2). False in other modes (Raw hands out every weight's stored pieces).
   bool passes_stored(uint32_t weight) const;
+  // After ModelReady (selected or not): the bytes weight `weight` hands out in this mode, which a
+  // host sizes its buffers by (a preflight reads headers only and asks this). Decode: elements * 4
+  // (F32) or * 2 (F16); a weight that goes out as stored (passes_stored()) its packed piece's
+  // stored bytes; one without a decoding and without pass_stored 0 (select() refuses it). Raw:
+  // the sum of its pieces' stored bytes (packed, scales, biases, global scale; as_stored: the
+  // tensor's). Headers and Validate hand nothing out: 0. Saturates at 2^64 - 1.
+  uint64_t output_bytes(uint32_t weight) const;
 
   // --- Progress ---------------------------------------------------------------------------------
   // Every byte fed so far (all files: the entry document, headers, config.json, data).

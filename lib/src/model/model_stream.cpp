@@ -64,6 +64,29 @@ bool ModelLoader::passes_stored(uint32_t w) const {
   return opt_.mode == ModelLoadMode::Decode && opt_.pass_stored && w < weight_count() && !weight(w).decodable;
 }
 
+uint64_t ModelLoader::output_bytes(uint32_t w) const {
+  if (w >= weight_count()) return 0;
+  const LogicalWeight& lw = weight(w);
+  uint64_t total = 0;
+  if (opt_.mode == ModelLoadMode::Decode) {
+    if (passes_stored(w)) {
+      const TensorRef r = lw.ref(PieceRole::Packed);
+      return piece_end(r) - piece_begin(r);
+    }
+    if (!lw.decodable) return 0;
+    const uint64_t value = opt_.out == OutType::F16 ? 2 : 4;
+    return lw.elements > ~uint64_t(0) / value ? ~uint64_t(0) : lw.elements * value;
+  }
+  if (opt_.mode != ModelLoadMode::Raw) return 0;
+  for (PieceRole role : kLoadRoles) {
+    const TensorRef r = lw.ref(role);
+    if (!r.present()) continue;
+    const uint64_t n = piece_end(r) - piece_begin(r);
+    total = n > ~uint64_t(0) - total ? ~uint64_t(0) : total + n;
+  }
+  return total;
+}
+
 // --- A weight's pieces ------------------------------------------------------------------------
 
 uint32_t ModelLoader::owner_of(uint32_t table, uint32_t index, PieceRole* role) const {

@@ -1,0 +1,94 @@
+// plan(source, { device | limits, dtype, filter, split, budget }): what loadToWebGPU would do with
+// a model, from its headers alone — before a byte of tensor data is downloaded.
+//
+// The model is opened as loadToWebGPU opens it (the same loader mode for the dtype, the same
+// selection by filter) and closed at ModelReady: a URL is read by its first `Range: bytes=0-`
+// request up to the end of its header (and its UQFF scalars, by range), then cancelled. Every size
+// is the library's: each output's bytes are ModelLoader::output_bytes (f32/f16 values, stored
+// bytes for weights nothing decodes, raw pieces), the files' sizes what their sources state, the
+// bytes a load would read bytes_read() + bytes_to_read() for the selection. Buffers are laid out
+// by loadToWebGPU's own rule (gpu-writer.mjs layout: 4-byte multiples, split pieces of whole
+// elements or blocks).
+import { init } from './module.mjs';
+import { modelEvents } from './model.mjs';
+import { layout, bufferSize, roundUp4, unitOf, DEFAULT_MAX_BUFFER, DEFAULT_MAX_BINDING } from './gpu-writer.mjs';
+
+// The reader's caps (ws::Limits) a `limits` object may hold beside the GPU's.
+const READER_LIMITS = ['maxHeaderBytes', 'maxTensors', 'maxNameBytes', 'maxRank', 'maxNesting', 'keepMetadata'];
+
+const count = (v, what) => {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'bigint') v = Number(v);
+  if (typeof v !== 'number' || !(v >= 0)) throw new TypeError(`weightstream: plan(): ${what} must be a number of bytes, not ${JSON.stringify(v)}`);
+  return v;
+};
+
+export async function plan(source, options = {}) {
+  const wasm = await init(options);
+  const gpu = options.device?.limits ?? options.limits ?? {};
+  const maxBufferSize = count(gpu.maxBufferSize, 'maxBufferSize') ?? DEFAULT_MAX_BUFFER;
+  const maxBinding = count(gpu.maxStorageBufferBindingSize, 'maxStorageBufferBindingSize') ?? DEFAULT_MAX_BINDING;
+  const budget = count(options.budget, 'budget');
+  const split = options.split === true;
+  // `limits` may be the GPU's (device.limits) or hold the reader's caps too: only those go on.
+  const readerLimits = options.limits && READER_LIMITS.some((k) => options.limits[k] !== undefined) ? options.limits : undefined;
+  const loadOptions = { ...options, limits: readerLimits };
+  const dtype = options.dtype ?? 'raw';
+
+  const tensors = [];
+  let planned = null;
+  for await (const ev of modelEvents(wasm, source, loadOptions, null, { headersOnly: true })) {
+    if (ev.kind === 'header') {
+      for (const d of ev.plan.outputs) tensors.push(entry(d, ev.shard ?? null));
+    } else if (ev.kind === 'planned') {
+      planned = ev;
+    }
+  }
+
+  function entry(d, file) {
+    const single = roundUp4(Math.max(d.byteLength, 4));
+    const overBufferSize = single > maxBufferSize;
+    const lay = layout(d.byteLength, maxBufferSize, unitOf(d), split || overBufferSize);
+    let gpuBytes = null;
+    if (lay) { gpuBytes = 0; for (let i = 0; i < lay.count; i++) gpuBytes += bufferSize(d.byteLength, lay, i); }
+    return {
+      name: d.name, file, dtype: d.dtype, shape: d.shape, elements: d.elements, byteLength: d.byteLength,
+      // The buffers loadToWebGPU creates for it (with split where it needs it), their bytes.
+      buffers: lay ? lay.count : null, pieceBytes: lay && lay.count > 1 ? lay.pieceBytes : null, gpuBytes,
+      overBufferSize, overBindingSize: single > maxBinding, needsSplit: overBufferSize,
+      source: d.source,
+    };
+  }
+
+  // Every file read (the entry document, data files, a config.json among the files given; not the
+  // one made of the quantization option, which nothing downloads).
+  const files = planned.files.filter((f) => f.present && f.feed && !(f.kind === 'config' && planned.configFromOption))
+    .map((f) => ({ name: f.name, kind: f.kind, size: f.size ?? null }));
+  const outputBytes = tensors.reduce((a, t) => a + t.byteLength, 0);
+  const gpuBytes = tensors.every((t) => t.gpuBytes !== null) ? tensors.reduce((a, t) => a + t.gpuBytes, 0) : null;
+  const needsSplit = tensors.filter((t) => t.needsSplit).map((t) => t.name);
+  const overBindingSize = tensors.filter((t) => t.overBindingSize).map((t) => t.name);
+  const fitsLimits = split || needsSplit.length === 0;
+  const fitsBudget = budget === null ? null : gpuBytes !== null && gpuBytes <= budget;
+  return {
+    dtype,
+    format: planned.model.format === 'unknown' ? null : planned.model.format,
+    convention: planned.model.convention,
+    files,
+    // The model's files as their sources state their sizes (null when one is not known: a stream).
+    downloadBytes: files.every((f) => f.size !== null) ? files.reduce((a, f) => a + f.size, 0) : null,
+    // What loading this selection reads (headers included): the loader's bytes_read + bytes_to_read.
+    readBytes: planned.bytes.read + planned.bytes.toRead,
+    tensors,
+    outputBytes,
+    gpuBytes,
+    limits: { maxBufferSize, maxStorageBufferBindingSize: maxBinding },
+    split,
+    needsSplit,
+    overBindingSize,
+    budget,
+    fitsLimits,
+    fitsBudget,
+    fits: fitsLimits && fitsBudget !== false,
+  };
+}
