@@ -385,6 +385,7 @@ void Q8_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
 }
 
 // kvalues[q] * d: sixteen exact products (7 x 11 significant bits). Fast while 127|d| < 65536.
+// The d fields are read and checked four blocks at a time, as Q8_0_f16's.
 void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const F16Consts c = f16_consts();
   // |kvalues| of codes 0, 2, .., 14 and 1, 3, .., 15 (codes 0..7 negative, 8..15 positive).
@@ -393,21 +394,42 @@ void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext
   // Indexed by d's sign bit: a load, no branch on the sign.
   const v128_t sign_bits[2] = {hoisted(wasm_i8x16_const(-128, -128, -128, -128, -128, -128, -128, -128, 0, 0, 0, 0, 0, 0, 0, 0)),
                                hoisted(wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0, -128, -128, -128, -128, -128, -128, -128, -128))};
-  for (size_t b = 0; b < n; ++b, src += 18, dst += 32) {
-    const uint32_t h = load_u16(src);
-    if (!f16_below(h & 0x7FFF, 23)) {
-      decode_f16_via_f32(IQ4_NL, src, 1, 18, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
-      continue;
-    }
-    const v128_t d = splat_u32(prescaled_f16_magnitude(h));
+  const v128_t mag_mask = hoisted(splat_u32(0x7FFF)), limit = hoisted(splat_u32(24u << 10));
+  // One block from |d| prescaled (splatted) and its sign bit.
+  auto block = [&](const uint8_t* p, uint16_t* y, v128_t d, uint32_t sign) {
     NibbleTable t = nibble_table(
         low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k0e, d), c), round_exact_bits(wasm_f32x4_mul(k0o, d), c)),
         low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k1e, d), c), round_exact_bits(wasm_f32x4_mul(k1o, d), c)), c);
-    t.hi = wasm_v128_or(t.hi, sign_bits[h >> 15]);
-    const v128_t q = wasm_v128_load(src + 2);
-    store_codes(dst, t, nibbles_lo(q, c));
-    store_codes(dst + 16, t, nibbles_hi(q, c));
+    t.hi = wasm_v128_or(t.hi, sign_bits[sign]);
+    const v128_t q = wasm_v128_load(p + 2);
+    store_codes(y, t, nibbles_lo(q, c));
+    store_codes(y + 16, t, nibbles_hi(q, c));
+  };
+  auto one = [&](size_t b) {
+    const uint32_t h = load_u16(src + 18 * b);
+    if (!f16_below(h & 0x7FFF, 23)) {
+      decode_f16_via_f32(IQ4_NL, src + 18 * b, 1, 18, 32, dst + 32 * b, KernelContext{ctx.spec, ctx.first_block + b});
+      return;
+    }
+    block(src + 18 * b, dst + 32 * b, splat_u32(prescaled_f16_magnitude(h)), h >> 15);
+  };
+  size_t b = 0;
+  for (; b + 4 <= n; b += 4) {
+    const uint8_t* p = src + 18 * b;
+    const uint32_t h0 = load_u16(p), h1 = load_u16(p + 18), h2 = load_u16(p + 36), h3 = load_u16(p + 54);
+    const v128_t mag = wasm_v128_and(wasm_i32x4_make(int32_t(h0), int32_t(h1), int32_t(h2), int32_t(h3)), mag_mask);
+    if (!wasm_i32x4_all_true(wasm_i32x4_lt(mag, limit))) {
+      for (size_t k = 0; k < 4; ++k) one(b + k);
+      continue;
+    }
+    const v128_t d = wasm_i32x4_shl(mag, 13);  // prescaled_f16_magnitude, four at once
+    uint16_t* y = dst + 32 * b;
+    block(p, y, lane_splat<0>(d), h0 >> 15);
+    block(p + 18, y + 32, lane_splat<1>(d), h1 >> 15);
+    block(p + 36, y + 64, lane_splat<2>(d), h2 >> 15);
+    block(p + 54, y + 96, lane_splat<3>(d), h3 >> 15);
   }
+  for (; b < n; ++b) one(b);
 }
 
 // kvalues (2 x E2M1: 0, 1, 2, 3, 4, 6, 8, 12 and negatives) times 2^(e-128): exact, and an f16
