@@ -368,9 +368,10 @@ inline bool affine_companion_ok(float v, DType dt, uint32_t limit) {
 }
 
 // Hoisted constants (f16_util.h) of the companion checks: the magnitude mask, the scale and bias
-// limits and the grid floor less one (affine_companion_ok), the u16 widening index.
+// limits and the grid floor less one (affine_companion_ok), the u16 widening index, the f16
+// magnitude mask (0x7FFF).
 struct CompanionConsts {
-  v128_t abs, scale_limit, bias_limit, floor_less_one, u16_index;
+  v128_t abs, scale_limit, bias_limit, floor_less_one, u16_index, mag16;
 };
 
 // The companions of groups g..g+3 as f32 lanes.
@@ -380,12 +381,11 @@ inline v128_t companions4(const uint8_t* base, uint64_t g, DType dt, const Compa
   return dt == DType::F16 ? f16x4_to_f32x4(h) : wasm_i32x4_shl(h, 16);
 }
 
-// affine_companion_ok on four values at once.
-inline bool companions4_ok(v128_t v, v128_t limit, const CompanionConsts& k) {
+// affine_companion_ok on four values at once: all ones in the lanes that pass.
+inline v128_t companions4_ok(v128_t v, v128_t limit, const CompanionConsts& k) {
   const v128_t a = wasm_v128_and(v, k.abs);
-  const v128_t ok = wasm_v128_and(wasm_i32x4_lt(a, limit),
-                                  wasm_v128_or(wasm_i32x4_gt(a, k.floor_less_one), wasm_i32x4_eq(a, wasm_i32x4_splat(0))));
-  return wasm_i32x4_all_true(ok);
+  return wasm_v128_and(wasm_i32x4_lt(a, limit),
+                       wasm_v128_or(wasm_i32x4_gt(a, k.floor_less_one), wasm_i32x4_eq(a, wasm_i32x4_splat(0))));
 }
 
 // Groups of G values, kBytes stored bytes each: body(src, dst, s, b) writes one group from its
@@ -401,7 +401,8 @@ void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const Kernel
   const uint32_t floor_bits = dt == DType::F16 ? 0u : dt == DType::BF16 ? 0x30800000u : 0x38800000u;
   const CompanionConsts k{hoisted(splat_u32(0x7FFFFFFFu)), hoisted(splat_u32(scale_limit)), hoisted(splat_u32(0x47000000u)),
                           hoisted(splat_u32(floor_bits - 1)),
-                          hoisted(wasm_i8x16_const(0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7, -1, -1))};
+                          hoisted(wasm_i8x16_const(0, 1, -1, -1, 2, 3, -1, -1, 4, 5, -1, -1, 6, 7, -1, -1)),
+                          hoisted(splat_u32(0x7FFF))};
   auto one = [&](size_t b) {
     const uint64_t g = ctx.first_block + b;
     const float sc = companion(spec.scales, g, dt), bi = companion(spec.biases, g, dt);
@@ -411,19 +412,42 @@ void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const Kernel
     }
     body(src + kBytes * b, dst + G * b, wasm_f32x4_splat(sc * kTwoPowMinus112), wasm_f32x4_splat(bi * kTwoPowMinus112));
   };
-  size_t b = 0;
-  for (; b + 4 <= n; b += 4) {
-    const uint64_t g = ctx.first_block + b;
-    const v128_t s4 = companions4(spec.scales, g, dt, k), b4 = companions4(spec.biases, g, dt, k);
-    if (!companions4_ok(s4, k.scale_limit, k) || !companions4_ok(b4, k.bias_limit, k)) {
-      for (size_t j = 0; j < 4; ++j) one(b + j);
-      continue;
-    }
-    const v128_t sp = wasm_f32x4_mul(s4, prescale), bp = wasm_f32x4_mul(b4, prescale);
+  auto four = [&](size_t b, v128_t sp, v128_t bp) {
     body(src + kBytes * b, dst + G * b, lane_splat<0>(sp), lane_splat<0>(bp));
     body(src + kBytes * (b + 1), dst + G * (b + 1), lane_splat<1>(sp), lane_splat<1>(bp));
     body(src + kBytes * (b + 2), dst + G * (b + 2), lane_splat<2>(sp), lane_splat<2>(bp));
     body(src + kBytes * (b + 3), dst + G * (b + 3), lane_splat<3>(sp), lane_splat<3>(bp));
+  };
+  size_t b = 0;
+  if (dt == DType::F16) {
+    // f16 companions need no conversion: prescaled, they are prescaled_f16 of their bits (four
+    // at once), and the limits (powers of two) are checked on the magnitude bits, which order
+    // as the values do (inf and NaN above every limit). The same values and decisions as the
+    // f32 route below, in a third of the operations.
+    const v128_t sign16 = hoisted(splat_u32(0x8000));
+    const v128_t s_lim = hoisted(splat_u32(((scale_limit >> 23) - 112u) << 10)), b_lim = hoisted(splat_u32(30u << 10));
+    for (; b + 4 <= n; b += 4) {
+      const uint64_t g = ctx.first_block + b;
+      const v128_t hs = lookup16(wasm_v128_load64_zero(spec.scales + 2 * g), k.u16_index);
+      const v128_t hb = lookup16(wasm_v128_load64_zero(spec.biases + 2 * g), k.u16_index);
+      const v128_t ms = wasm_v128_and(hs, k.mag16), mb = wasm_v128_and(hb, k.mag16);
+      if (!wasm_i32x4_all_true(wasm_v128_and(wasm_i32x4_lt(ms, s_lim), wasm_i32x4_lt(mb, b_lim)))) {
+        for (size_t j = 0; j < 4; ++j) one(b + j);
+        continue;
+      }
+      four(b, wasm_v128_or(wasm_i32x4_shl(ms, 13), wasm_i32x4_shl(wasm_v128_and(hs, sign16), 16)),
+           wasm_v128_or(wasm_i32x4_shl(mb, 13), wasm_i32x4_shl(wasm_v128_and(hb, sign16), 16)));
+    }
+  } else {
+    for (; b + 4 <= n; b += 4) {
+      const uint64_t g = ctx.first_block + b;
+      const v128_t s4 = companions4(spec.scales, g, dt, k), b4 = companions4(spec.biases, g, dt, k);
+      if (!wasm_i32x4_all_true(wasm_v128_and(companions4_ok(s4, k.scale_limit, k), companions4_ok(b4, k.bias_limit, k)))) {
+        for (size_t j = 0; j < 4; ++j) one(b + j);
+        continue;
+      }
+      four(b, wasm_f32x4_mul(s4, prescale), wasm_f32x4_mul(b4, prescale));
+    }
   }
   for (; b < n; ++b) one(b);
 }
