@@ -326,9 +326,9 @@ void Q4_1_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
 }
 
 // q * d for 32 int8 q: per value, |q| * |d| (exact, 18 significant bits) rounded by
-// round_exact_bits, the sign put back from q and d. Fast while 128|d| < 65536. The blocks' d
-// fields are read and checked four at a time (as the f32 kernel's for_blocks_f16): per block,
-// the scalar check, the two splats and the loop were a fifth of the instructions.
+// round_exact_bits, the sign put back from q and d. Fast while 128|d| < 65536. Natively the
+// blocks' d fields are read and checked four at a time (as the f32 kernel's for_blocks_f16):
+// per block, the scalar check, the two splats and the loop were a fifth of the instructions.
 void Q8_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const F16Consts c = f16_consts();
   // |q| of bytes 2i (resp. 2i+1) of an 8-byte half into lane i: the even and odd elements.
@@ -338,10 +338,6 @@ void Q8_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
   const v128_t sign_lo = hoisted(wasm_i8x16_const(-1, 0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6, -1, 7));
   const v128_t sign_hi = hoisted(wasm_i8x16_const(-1, 8, -1, 9, -1, 10, -1, 11, -1, 12, -1, 13, -1, 14, -1, 15));
   const v128_t x80 = hoisted(splat_u8(0x80));
-  // Four blocks' d fields in u32 lanes: the magnitude mask, the fast path's limit (f16_below
-  // (.., 23)), d's sign (0x8000) and the lookup16 index splatting byte 1 of lane k (its sign byte).
-  const v128_t mag_mask = hoisted(splat_u32(0x7FFF)), limit = hoisted(splat_u32(24u << 10)), sign32 = hoisted(splat_u32(0x8000));
-  const v128_t sign_byte[4] = {hoisted(splat_u8(1)), hoisted(splat_u8(5)), hoisted(splat_u8(9)), hoisted(splat_u8(13))};
   // One block: d = |d| prescaled, dsign = d's sign bit (0x80) in every byte.
   auto block = [&](const uint8_t* p, uint16_t* y, v128_t d, v128_t dsign) {
     for (int half = 0; half < 2; ++half) {
@@ -365,6 +361,11 @@ void Q8_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
     block(src + 34 * b, dst + 32 * b, splat_u32(prescaled_f16_magnitude(h)), splat_u8(uint8_t((h >> 8) & 0x80)));
   };
   size_t b = 0;
+#if !defined(__wasm_simd128__)  // under V8 the four-block loop measured slower (see bench/README.md)
+  // Four blocks' d fields in u32 lanes: the magnitude mask, the fast path's limit (f16_below
+  // (.., 23)), d's sign (0x8000) and the lookup16 index splatting byte 1 of lane k (its sign byte).
+  const v128_t mag_mask = splat_u32(0x7FFF), limit = splat_u32(24u << 10), sign32 = splat_u32(0x8000);
+  const v128_t sign_byte[4] = {splat_u8(1), splat_u8(5), splat_u8(9), splat_u8(13)};
   for (; b + 4 <= n; b += 4) {
     const uint8_t* p = src + 34 * b;
     const v128_t h = wasm_i32x4_make(load_u16(p), load_u16(p + 34), load_u16(p + 68), load_u16(p + 102));
@@ -381,11 +382,12 @@ void Q8_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
     block(p + 68, y + 64, lane_splat<2>(d), lookup16(ds, sign_byte[2]));
     block(p + 102, y + 96, lane_splat<3>(d), lookup16(ds, sign_byte[3]));
   }
+#endif
   for (; b < n; ++b) one(b);
 }
 
 // kvalues[q] * d: sixteen exact products (7 x 11 significant bits). Fast while 127|d| < 65536.
-// The d fields are read and checked four blocks at a time, as Q8_0_f16's.
+// Natively the d fields are read and checked four blocks at a time, as Q8_0_f16's.
 void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const F16Consts c = f16_consts();
   // |kvalues| of codes 0, 2, .., 14 and 1, 3, .., 15 (codes 0..7 negative, 8..15 positive).
@@ -394,7 +396,6 @@ void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext
   // Indexed by d's sign bit: a load, no branch on the sign.
   const v128_t sign_bits[2] = {hoisted(wasm_i8x16_const(-128, -128, -128, -128, -128, -128, -128, -128, 0, 0, 0, 0, 0, 0, 0, 0)),
                                hoisted(wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0, -128, -128, -128, -128, -128, -128, -128, -128))};
-  const v128_t mag_mask = hoisted(splat_u32(0x7FFF)), limit = hoisted(splat_u32(24u << 10));
   // One block from |d| prescaled (splatted) and its sign bit.
   auto block = [&](const uint8_t* p, uint16_t* y, v128_t d, uint32_t sign) {
     NibbleTable t = nibble_table(
@@ -414,6 +415,8 @@ void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext
     block(src + 18 * b, dst + 32 * b, splat_u32(prescaled_f16_magnitude(h)), h >> 15);
   };
   size_t b = 0;
+#if !defined(__wasm_simd128__)  // under V8 the four-block loop measured slower (see bench/README.md)
+  const v128_t mag_mask = splat_u32(0x7FFF), limit = splat_u32(24u << 10);  // f16_below(.., 23)
   for (; b + 4 <= n; b += 4) {
     const uint8_t* p = src + 18 * b;
     const uint32_t h0 = load_u16(p), h1 = load_u16(p + 18), h2 = load_u16(p + 36), h3 = load_u16(p + 54);
@@ -429,6 +432,7 @@ void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext
     block(p + 36, y + 64, lane_splat<2>(d), h2 >> 15);
     block(p + 54, y + 96, lane_splat<3>(d), h3 >> 15);
   }
+#endif
   for (; b < n; ++b) one(b);
 }
 

@@ -392,9 +392,9 @@ inline v128_t companions4_ok(v128_t v, v128_t limit, const CompanionConsts& k) {
 // prescaled scale and bias (splatted). Companions are converted and checked four groups at a
 // time; a run of four with a group outside the fast path, and the last groups, go one by one.
 // Scale limits as f32 bits: 15s + b (4 bits) or 255s + b (8 bits) below 65536 with |b| < 32768.
-template <int G, int kBytes, class Body>
-void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx, uint32_t scale_limit,
-                       Body body) {
+template <int G, int kBytes, bool kF16, class Body>
+__attribute__((noinline)) void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx,
+                                                 uint32_t scale_limit, Body body) {
   const DequantSpec& spec = *ctx.spec;
   const DType dt = spec.scale_dtype;
   const v128_t prescale = hoisted(wasm_f32x4_splat(kTwoPowMinus112));
@@ -419,7 +419,7 @@ void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const Kernel
     body(src + kBytes * (b + 3), dst + G * (b + 3), lane_splat<3>(sp), lane_splat<3>(bp));
   };
   size_t b = 0;
-  if (dt == DType::F16) {
+  if (kF16) {
     // f16 companions need no conversion: prescaled, they are prescaled_f16 of their bits (four
     // at once), and the limits (powers of two) are checked on the magnitude bits, which order
     // as the values do (inf and NaN above every limit). The same values and decisions as the
@@ -442,7 +442,7 @@ void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const Kernel
     for (; b + 4 <= n; b += 4) {
       const uint64_t g = ctx.first_block + b;
       const v128_t s4 = companions4(spec.scales, g, dt, k), b4 = companions4(spec.biases, g, dt, k);
-      if (!wasm_i32x4_all_true(wasm_v128_and(companions4_ok(s4, k.scale_limit, k), companions4_ok(b4, k.bias_limit, k)))) {
+      if (!wasm_i32x4_all_true(companions4_ok(s4, k.scale_limit, k)) || !wasm_i32x4_all_true(companions4_ok(b4, k.bias_limit, k))) {
         for (size_t j = 0; j < 4; ++j) one(b + j);
         continue;
       }
@@ -458,7 +458,7 @@ void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContex
   const v128_t k[4] = {hoisted(wasm_f32x4_make(0, 2, 4, 6)), hoisted(wasm_f32x4_make(1, 3, 5, 7)),
                        hoisted(wasm_f32x4_make(8, 10, 12, 14)), hoisted(wasm_f32x4_make(9, 11, 13, 15))};
   // 15·2048 + 32768 < 65536.
-  affine_groups_f16<G, G / 2>(src, n, dst, ctx, 0x45000000u, [&](const uint8_t* p, uint16_t* y, v128_t s, v128_t bias) {
+  auto group = [&](const uint8_t* p, uint16_t* y, v128_t s, v128_t bias) {
     v128_t t[4];
     for (int i = 0; i < 4; ++i) t[i] = wasm_f32x4_add(wasm_f32x4_mul(s, k[i]), bias);
     const NibbleTable tab = table_from_prescaled(t, c);
@@ -468,7 +468,10 @@ void affine4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContex
       store_codes(y + 2 * j, tab, wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
       store_codes(y + 2 * j + 16, tab, wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
     }
-  });
+  };
+  // f16 companions take their own loop (affine_groups_f16), a function of its own each.
+  if (ctx.spec->scale_dtype == DType::F16) return affine_groups_f16<G, G / 2, true>(src, n, dst, ctx, 0x45000000u, group);
+  affine_groups_f16<G, G / 2, false>(src, n, dst, ctx, 0x45000000u, group);
 }
 
 template <int G>
@@ -477,7 +480,7 @@ void affine8_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContex
   const v128_t lanes[4] = {hoisted(even_bytes_lanes(0)), hoisted(even_bytes_lanes(1)), hoisted(even_bytes_lanes(8)),
                            hoisted(even_bytes_lanes(9))};
   // 255·128 + 32768 < 65536.
-  affine_groups_f16<G, G>(src, n, dst, ctx, 0x43000000u, [&](const uint8_t* p, uint16_t* y, v128_t s, v128_t bias) {
+  auto group = [&](const uint8_t* p, uint16_t* y, v128_t s, v128_t bias) {
     for (int j = 0; j < G; j += 16) {
       const v128_t v = wasm_v128_load(p + j);
       v128_t x[4];
@@ -485,7 +488,9 @@ void affine8_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContex
       wasm_v128_store(y + j, halves_from_prescaled(x[0], x[1], c));
       wasm_v128_store(y + j + 8, halves_from_prescaled(x[2], x[3], c));
     }
-  });
+  };
+  if (ctx.spec->scale_dtype == DType::F16) return affine_groups_f16<G, G, true>(src, n, dst, ctx, 0x43000000u, group);
+  affine_groups_f16<G, G, false>(src, n, dst, ctx, 0x43000000u, group);
 }
 
 }  // namespace
