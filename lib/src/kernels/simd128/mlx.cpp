@@ -392,8 +392,13 @@ inline v128_t companions4_ok(v128_t v, v128_t limit, const CompanionConsts& k) {
 // prescaled scale and bias (splatted). Companions are converted and checked four groups at a
 // time; a run of four with a group outside the fast path, and the last groups, go one by one.
 // Scale limits as f32 bits: 15s + b (4 bits) or 255s + b (8 bits) below 65536 with |b| < 32768.
+#if defined(__wasm_simd128__)
+#define WS_AFFINE_GROUPS_NOINLINE __attribute__((noinline))
+#else
+#define WS_AFFINE_GROUPS_NOINLINE
+#endif
 template <int G, int kBytes, bool kF16, class Body>
-__attribute__((noinline)) void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx,
+WS_AFFINE_GROUPS_NOINLINE void affine_groups_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx,
                                                  uint32_t scale_limit, Body body) {
   const DequantSpec& spec = *ctx.spec;
   const DType dt = spec.scale_dtype;
