@@ -273,6 +273,31 @@ TEST(SimdF16Kernels, MlxAffineEveryScaleAndBias16) {
       }
 }
 
+// The fast-path checks that read four blocks or groups at once (Q8_0 and IQ4_NL natively, MLX
+// affine with f16 companions): every pattern shared by four consecutive blocks or groups, beside
+// typical companions, so that each pattern meets the four-wide check itself and not only the
+// one-by-one path a quad with an outside value takes.
+TEST(SimdF16Kernels, EveryScaleInRunsOfFour) {
+  for (QuantFormat f : {QuantFormat::Q8_0, QuantFormat::IQ4_NL})
+    sweep_blocks(f, 4 * 65536, 30 + uint64_t(f), [&](uint8_t* blk, size_t b) { put16(blk, uint32_t(b / 4)); });
+  const size_t groups = 4 * 65536;
+  std::vector<uint8_t> every(groups * 2), typical(groups * 2);
+  Rng rng(60);
+  for (uint32_t i = 0; i < groups; ++i) {
+    put16(&every[2 * i], i / 4);
+    const uint64_t x = rng.next();  // fp16 2^-10 .. 2^-4, either sign
+    put16(&typical[2 * i], uint32_t(((x & 1) << 15) | ((5 + (x >> 1) % 7) << 10) | ((x >> 8) & 0x3FF)));
+  }
+  for (uint32_t bits : {4u, 8u})
+    for (uint32_t group : {32u, 64u}) {
+      char what[80];
+      snprintf(what, sizeof what, "%u bits, group %u, f16: every scale in runs of four", bits, group);
+      affine_case(bits, group, DType::F16, every, typical, 70 + bits + group, what);
+      snprintf(what, sizeof what, "%u bits, group %u, f16: every bias in runs of four", bits, group);
+      affine_case(bits, group, DType::F16, typical, every, 71 + bits + group, what);
+    }
+}
+
 TEST(SimdF16Kernels, MlxAffineF32Limits) {
   // Around the fast path's borders: 2^-14 (the grid), 128 and 2048 (8- and 4-bit scales), 32768
   // (biases), f32 subnormals, zeros, inf and NaN; with ordinary values between them.

@@ -258,33 +258,40 @@ void Q4_K_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
   const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
   const v128_t k[4] = {hoisted(wasm_f32x4_make(0, 2, 4, 6)), hoisted(wasm_f32x4_make(1, 3, 5, 7)),
                        hoisted(wasm_f32x4_make(8, 10, 12, 14)), hoisted(wasm_f32x4_make(9, 11, 13, 15))};
+  const v128_t lanes[4] = {hoisted(u8_lanes_index(0)), hoisted(u8_lanes_index(1)), hoisted(u8_lanes_index(2)),
+                           hoisted(u8_lanes_index(3))};
   for (size_t b = 0; b < n; ++b, src += 144, dst += 256) {
     const uint32_t hd = load_u16(src), hm = load_u16(src + 2);
     if (!f16_below(hd & 0x7FFF, 20) || !f16_below(hm & 0x7FFF, 20)) {
       decode_f16_via_f32(Q4_K, src, 1, 144, 256, dst, KernelContext{ctx.spec, ctx.first_block + b});
       continue;
     }
+    // d·sc and dmin·m of the eight sub-blocks, prescaled, in four vectors (sc, m: 0..63); each
+    // sub-block splats its pair from a lane (one shuffle each, no trip through memory).
     const v128_t sm = k4_scales_mins(src + 4);
-    alignas(16) float ds[16], ms[16];  // d·sc (0..7) and dmin·m (8..15 of the second), prescaled
-    prescaled_scales(ds, sm, splat_u32(prescaled_f16(hd)));
-    prescaled_scales(ms, sm, splat_u32(prescaled_f16(hm)));
-    const uint8_t* q = src + 16;
-    for (int j = 0; j < 8; ++j) {
-      const v128_t dl = wasm_f32x4_splat(ds[j]), ml = wasm_f32x4_splat(ms[8 + j]);
-      v128_t t[4];
-      for (int i = 0; i < 4; ++i) t[i] = wasm_f32x4_sub(wasm_f32x4_mul(dl, k[i]), ml);
-      const NibbleTable tab = table_from_prescaled(t, c);
-      // Sub-block j: the low (even j) or high nibbles of chunk j/2's 32 bytes.
-      const v128_t q0 = wasm_v128_load(q + 32 * (j / 2)), q1 = wasm_v128_load(q + 32 * (j / 2) + 16);
-      uint16_t* y = dst + 32 * j;
-      if (j % 2 == 0) {
-        store_codes(y, tab, nibbles_lo(q0, c));
-        store_codes(y + 16, tab, nibbles_lo(q1, c));
-      } else {
-        store_codes(y, tab, nibbles_hi(q0, c));
-        store_codes(y + 16, tab, nibbles_hi(q1, c));
+    const v128_t pd = splat_u32(prescaled_f16(hd)), pm = splat_u32(prescaled_f16(hm));
+    const v128_t D0 = wasm_f32x4_mul(pd, wasm_f32x4_convert_i32x4(lookup16(sm, lanes[0])));
+    const v128_t D1 = wasm_f32x4_mul(pd, wasm_f32x4_convert_i32x4(lookup16(sm, lanes[1])));
+    const v128_t M0 = wasm_f32x4_mul(pm, wasm_f32x4_convert_i32x4(lookup16(sm, lanes[2])));
+    const v128_t M1 = wasm_f32x4_mul(pm, wasm_f32x4_convert_i32x4(lookup16(sm, lanes[3])));
+    // Sub-blocks 2c (low nibbles) and 2c+1 (high nibbles) of chunk c's 32 bytes.
+    auto chunk = [&](const uint8_t* q, uint16_t* y, v128_t d1, v128_t m1, v128_t d2, v128_t m2) {
+      v128_t t1[4], t2[4];
+      for (int i = 0; i < 4; ++i) {
+        t1[i] = wasm_f32x4_sub(wasm_f32x4_mul(d1, k[i]), m1);
+        t2[i] = wasm_f32x4_sub(wasm_f32x4_mul(d2, k[i]), m2);
       }
-    }
+      const NibbleTable tab1 = table_from_prescaled(t1, c), tab2 = table_from_prescaled(t2, c);
+      const v128_t q0 = wasm_v128_load(q), q1 = wasm_v128_load(q + 16);
+      store_codes(y, tab1, nibbles_lo(q0, c));
+      store_codes(y + 16, tab1, nibbles_lo(q1, c));
+      store_codes(y + 32, tab2, nibbles_hi(q0, c));
+      store_codes(y + 48, tab2, nibbles_hi(q1, c));
+    };
+    chunk(src + 16, dst, lane_splat<0>(D0), lane_splat<0>(M0), lane_splat<1>(D0), lane_splat<1>(M0));
+    chunk(src + 48, dst + 64, lane_splat<2>(D0), lane_splat<2>(M0), lane_splat<3>(D0), lane_splat<3>(M0));
+    chunk(src + 80, dst + 128, lane_splat<0>(D1), lane_splat<0>(M1), lane_splat<1>(D1), lane_splat<1>(M1));
+    chunk(src + 112, dst + 192, lane_splat<2>(D1), lane_splat<2>(M1), lane_splat<3>(D1), lane_splat<3>(M1));
   }
 }
 

@@ -326,7 +326,9 @@ void Q4_1_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
 }
 
 // q * d for 32 int8 q: per value, |q| * |d| (exact, 18 significant bits) rounded by
-// round_exact_bits, the sign put back from q and d. Fast while 128|d| < 65536.
+// round_exact_bits, the sign put back from q and d. Fast while 128|d| < 65536. Natively the
+// blocks' d fields are read and checked four at a time (as the f32 kernel's for_blocks_f16):
+// per block, the scalar check, the two splats and the loop were a fifth of the instructions.
 void Q8_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const F16Consts c = f16_consts();
   // |q| of bytes 2i (resp. 2i+1) of an 8-byte half into lane i: the even and odd elements.
@@ -336,29 +338,56 @@ void Q8_0_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& 
   const v128_t sign_lo = hoisted(wasm_i8x16_const(-1, 0, -1, 1, -1, 2, -1, 3, -1, 4, -1, 5, -1, 6, -1, 7));
   const v128_t sign_hi = hoisted(wasm_i8x16_const(-1, 8, -1, 9, -1, 10, -1, 11, -1, 12, -1, 13, -1, 14, -1, 15));
   const v128_t x80 = hoisted(splat_u8(0x80));
-  for (size_t b = 0; b < n; ++b, src += 34, dst += 32) {
-    const uint32_t h = load_u16(src);
-    if (!f16_below(h & 0x7FFF, 23)) {
-      decode_f16_via_f32(Q8_0, src, 1, 34, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
-      continue;
-    }
-    const v128_t d = splat_u32(prescaled_f16_magnitude(h));
-    const v128_t dsign = splat_u8(uint8_t((h >> 8) & 0x80));
+  // One block: d = |d| prescaled, dsign = d's sign bit (0x80) in every byte.
+  auto block = [&](const uint8_t* p, uint16_t* y, v128_t d, v128_t dsign) {
     for (int half = 0; half < 2; ++half) {
-      const v128_t q = wasm_v128_load(src + 2 + 16 * half);
+      const v128_t q = wasm_v128_load(p + 2 + 16 * half);
       const v128_t aq = wasm_i8x16_abs(q);  // -128 gives 0x80: 128 as the unsigned byte it is read as
       // sign(q) ^ sign(d); for q = 0 that is d's sign, as 0 * d has.
       const v128_t s = wasm_v128_and(wasm_v128_xor(q, dsign), x80);
       v128_t m[4];
       for (int k = 0; k < 4; ++k) m[k] = round_exact_bits(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(lookup16(aq, lanes[k])), d), c);
-      uint16_t* y = dst + 16 * half;
-      wasm_v128_store(y, wasm_v128_or(low_halves_interleaved(m[0], m[1]), lookup16(s, sign_lo)));
-      wasm_v128_store(y + 8, wasm_v128_or(low_halves_interleaved(m[2], m[3]), lookup16(s, sign_hi)));
+      uint16_t* yh = y + 16 * half;
+      wasm_v128_store(yh, wasm_v128_or(low_halves_interleaved(m[0], m[1]), lookup16(s, sign_lo)));
+      wasm_v128_store(yh + 8, wasm_v128_or(low_halves_interleaved(m[2], m[3]), lookup16(s, sign_hi)));
     }
+  };
+  auto one = [&](size_t b) {
+    const uint32_t h = load_u16(src + 34 * b);
+    if (!f16_below(h & 0x7FFF, 23)) {
+      decode_f16_via_f32(Q8_0, src + 34 * b, 1, 34, 32, dst + 32 * b, KernelContext{ctx.spec, ctx.first_block + b});
+      return;
+    }
+    block(src + 34 * b, dst + 32 * b, splat_u32(prescaled_f16_magnitude(h)), splat_u8(uint8_t((h >> 8) & 0x80)));
+  };
+  size_t b = 0;
+#if !defined(__wasm_simd128__)  // under V8 the four-block loop measured slower (see bench/README.md)
+  // Four blocks' d fields in u32 lanes: the magnitude mask, the fast path's limit (f16_below
+  // (.., 23)), d's sign (0x8000) and the lookup16 index splatting byte 1 of lane k (its sign byte).
+  const v128_t mag_mask = splat_u32(0x7FFF), limit = splat_u32(24u << 10), sign32 = splat_u32(0x8000);
+  const v128_t sign_byte[4] = {splat_u8(1), splat_u8(5), splat_u8(9), splat_u8(13)};
+  for (; b + 4 <= n; b += 4) {
+    const uint8_t* p = src + 34 * b;
+    const v128_t h = wasm_i32x4_make(load_u16(p), load_u16(p + 34), load_u16(p + 68), load_u16(p + 102));
+    const v128_t mag = wasm_v128_and(h, mag_mask);
+    if (!wasm_i32x4_all_true(wasm_i32x4_lt(mag, limit))) {
+      for (size_t k = 0; k < 4; ++k) one(b + k);
+      continue;
+    }
+    const v128_t d = wasm_i32x4_shl(mag, 13);  // prescaled_f16_magnitude, four at once
+    const v128_t ds = wasm_v128_and(h, sign32);
+    uint16_t* y = dst + 32 * b;
+    block(p, y, lane_splat<0>(d), lookup16(ds, sign_byte[0]));
+    block(p + 34, y + 32, lane_splat<1>(d), lookup16(ds, sign_byte[1]));
+    block(p + 68, y + 64, lane_splat<2>(d), lookup16(ds, sign_byte[2]));
+    block(p + 102, y + 96, lane_splat<3>(d), lookup16(ds, sign_byte[3]));
   }
+#endif
+  for (; b < n; ++b) one(b);
 }
 
 // kvalues[q] * d: sixteen exact products (7 x 11 significant bits). Fast while 127|d| < 65536.
+// Natively the d fields are read and checked four blocks at a time, as Q8_0_f16's.
 void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const F16Consts c = f16_consts();
   // |kvalues| of codes 0, 2, .., 14 and 1, 3, .., 15 (codes 0..7 negative, 8..15 positive).
@@ -367,21 +396,44 @@ void IQ4_NL_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext
   // Indexed by d's sign bit: a load, no branch on the sign.
   const v128_t sign_bits[2] = {hoisted(wasm_i8x16_const(-128, -128, -128, -128, -128, -128, -128, -128, 0, 0, 0, 0, 0, 0, 0, 0)),
                                hoisted(wasm_i8x16_const(0, 0, 0, 0, 0, 0, 0, 0, -128, -128, -128, -128, -128, -128, -128, -128))};
-  for (size_t b = 0; b < n; ++b, src += 18, dst += 32) {
-    const uint32_t h = load_u16(src);
-    if (!f16_below(h & 0x7FFF, 23)) {
-      decode_f16_via_f32(IQ4_NL, src, 1, 18, 32, dst, KernelContext{ctx.spec, ctx.first_block + b});
-      continue;
-    }
-    const v128_t d = splat_u32(prescaled_f16_magnitude(h));
+  // One block from |d| prescaled (splatted) and its sign bit.
+  auto block = [&](const uint8_t* p, uint16_t* y, v128_t d, uint32_t sign) {
     NibbleTable t = nibble_table(
         low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k0e, d), c), round_exact_bits(wasm_f32x4_mul(k0o, d), c)),
         low_halves_interleaved(round_exact_bits(wasm_f32x4_mul(k1e, d), c), round_exact_bits(wasm_f32x4_mul(k1o, d), c)), c);
-    t.hi = wasm_v128_or(t.hi, sign_bits[h >> 15]);
-    const v128_t q = wasm_v128_load(src + 2);
-    store_codes(dst, t, nibbles_lo(q, c));
-    store_codes(dst + 16, t, nibbles_hi(q, c));
+    t.hi = wasm_v128_or(t.hi, sign_bits[sign]);
+    const v128_t q = wasm_v128_load(p + 2);
+    store_codes(y, t, nibbles_lo(q, c));
+    store_codes(y + 16, t, nibbles_hi(q, c));
+  };
+  auto one = [&](size_t b) {
+    const uint32_t h = load_u16(src + 18 * b);
+    if (!f16_below(h & 0x7FFF, 23)) {
+      decode_f16_via_f32(IQ4_NL, src + 18 * b, 1, 18, 32, dst + 32 * b, KernelContext{ctx.spec, ctx.first_block + b});
+      return;
+    }
+    block(src + 18 * b, dst + 32 * b, splat_u32(prescaled_f16_magnitude(h)), h >> 15);
+  };
+  size_t b = 0;
+#if !defined(__wasm_simd128__)  // under V8 the four-block loop measured slower (see bench/README.md)
+  const v128_t mag_mask = splat_u32(0x7FFF), limit = splat_u32(24u << 10);  // f16_below(.., 23)
+  for (; b + 4 <= n; b += 4) {
+    const uint8_t* p = src + 18 * b;
+    const uint32_t h0 = load_u16(p), h1 = load_u16(p + 18), h2 = load_u16(p + 36), h3 = load_u16(p + 54);
+    const v128_t mag = wasm_v128_and(wasm_i32x4_make(int32_t(h0), int32_t(h1), int32_t(h2), int32_t(h3)), mag_mask);
+    if (!wasm_i32x4_all_true(wasm_i32x4_lt(mag, limit))) {
+      for (size_t k = 0; k < 4; ++k) one(b + k);
+      continue;
+    }
+    const v128_t d = wasm_i32x4_shl(mag, 13);  // prescaled_f16_magnitude, four at once
+    uint16_t* y = dst + 32 * b;
+    block(p, y, lane_splat<0>(d), h0 >> 15);
+    block(p + 18, y + 32, lane_splat<1>(d), h1 >> 15);
+    block(p + 36, y + 64, lane_splat<2>(d), h2 >> 15);
+    block(p + 54, y + 96, lane_splat<3>(d), h3 >> 15);
   }
+#endif
+  for (; b < n; ++b) one(b);
 }
 
 // kvalues (2 x E2M1: 0, 1, 2, 3, 4, 6, 8, 12 and negatives) times 2^(e-128): exact, and an f16
