@@ -301,7 +301,9 @@ uint32_t LogicalModel::owner(TensorRef r, PieceRole* role) const {
     }
     return false;
   };
-  if (check(find(name.data, name.size))) return find(name.data, name.size);
+  // One lookup, not two: plan_model() asks the owner of every tensor (92k for a DeepSeek-V3 header).
+  const uint32_t by_name = find(name.data, name.size);
+  if (check(by_name)) return by_name;
   // MLX `<p>.scales` / `<p>.biases` -> `<p>.weight`; Ollama `{n}.scale` / `.bias` / `.global_scale`
   // -> `{n}`; UQFF `<key>.weight.<x>` -> `<key>.weight` (any `.weight.` inside the name).
   static const char* const kToWeight[] = {".scales", ".biases"};
