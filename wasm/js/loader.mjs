@@ -1,8 +1,8 @@
 // ws::ModelLoader behind its handle (wasm/src/abi_loader.cpp; the word layouts here mirror the
 // comments there). The loader decides everything about a model — its files and their order,
 // companions, conventions, checks, decoding; this class only moves words and bytes across.
-import { u64 } from './module.mjs';
-import { readError, FormatNames, NONE, CONVENTIONS, writeLimits, readInfo, readTensor, readTensors, readMetadata, readWeight } from './words.mjs';
+import { u64, TABLE_RECORDS, TABLE_NAMES } from './module.mjs';
+import { readError, FormatNames, NONE, CONVENTIONS, writeLimits, readInfo, readTensor, readTable, readMetadata, readWeight } from './words.mjs';
 import { buildHeader } from './header.mjs';
 import { formatTable } from './formats.mjs';
 
@@ -192,7 +192,21 @@ class FileReaderView {
     return p ? readInfo(this.wasm, p >> 2) : null;
   }
   tensor(i, dimsPtr, dimsMax) { return readTensor(this.wasm, i, this.itemOf, this.dimsOf, dimsPtr, dimsMax); }
-  tensors(count) { return readTensors(this.wasm, count, this.itemOf, this.dimsOf); }
+  // The table as header.mjs keeps it (words.mjs readTable).
+  table(count, dtypeOf, dataStart) {
+    return readTable(this.wasm, count, (first) => this.tensorBatch(first), this.itemOf, this.dimsOf, dtypeOf, dataStart);
+  }
+  // Tensors from `first` on into the module's table buffer (header.mjs readTable); how many.
+  tensorBatch(first) {
+    const wasm = this.wasm, io = wasm.table >> 2, u = wasm.u32;
+    u[io] = first;
+    u[io + 1] = wasm.table + 32;
+    u[io + 2] = TABLE_RECORDS >> 2;
+    u[io + 3] = wasm.table + 32 + TABLE_RECORDS;
+    u[io + 4] = TABLE_NAMES;
+    wasm.x.ws_loader_file_tensors(this.loader.h, this.f, wasm.table);
+    return wasm.u32[io + 5];
+  }
   metadata(has) {
     if (!has) return null;
     const x = this.wasm.x;

@@ -252,6 +252,10 @@ WS_EXPORT(ws_loader_file_dims) uint32_t ws_loader_file_dims(WsLoader* h, uint32_
                                                             uint32_t max) {
   return wsabi::put_dims(out, max, h->loader->file_reader(f)->tensor(i));
 }
+// File f's tensors in bulk (wsabi::put_tensors: the io words, the records and names).
+WS_EXPORT(ws_loader_file_tensors) void ws_loader_file_tensors(WsLoader* h, uint32_t f, uint32_t* io) {
+  wsabi::put_tensors(h->loader->file_reader(f)->tensors(), io);
+}
 WS_EXPORT(ws_loader_file_metadata_reset) void ws_loader_file_metadata_reset(WsLoader* h, uint32_t) {
   h->meta_cursor = 0;
   h->meta_index = 0;
