@@ -202,6 +202,26 @@ TEST(ModelLoader, ArenaRetriesConverge) {
   }
 }
 
+// estimate_arena: the same models from the same tiny arena; nothing else changes.
+TEST(ModelLoader, ArenaRetriesConvergeWithEstimates) {
+  for (const Case& c : modeltest::cases()) {
+    if (c.name.rfind("conv/", 0) != 0 && c.name.rfind("samples/", 0) != 0) continue;
+    for (bool seekable : {true, false}) {
+      if (!seekable && is_uqff(c)) continue;
+      HostOptions big;
+      big.seekable = seekable;
+      const LoadResult want = run(c, big);
+      HostOptions small = big;
+      small.arena = 4096;
+      small.estimate_arena = true;
+      const LoadResult r = run(c, small);
+      EXPECT_EQ(summary(r), summary(want)) << c.name;
+      EXPECT_LE(r.attempts, int(modeltest::open_case(c).listing.size()) + 7) << c.name;
+      EXPECT_LT(r.arena_size, size_t(1) << 20) << c.name;
+    }
+  }
+}
+
 // --- The loader's own file rules ----------------------------------------------------------------
 
 std::map<std::string, Bytes> dir_of(const std::string& sub) {
@@ -426,6 +446,35 @@ void load_mlx_model(uint32_t n, ws::ModelLoadMode mode, bool seekable) {
     const auto& first = r.weights.at("model.layers.0.proj.weight").bytes;
     EXPECT_EQ(first.size(), 2u * 32 * 4);
     EXPECT_EQ(r.weights.at("model.layers." + std::to_string(n - 1) + ".proj.weight").bytes, first);
+  }
+}
+
+// estimate_arena on a large header (20,000 expert tensors as DeepSeek-V3 names them, ≈ 2.3 MB) from
+// a 64 KiB arena: the first attempt stops after the 8-byte length, the second is the only parse and
+// succeeds; without the option the first attempt counts the whole header through.
+TEST(ModelLoader, EstimatedArenaParsesALargeHeaderOnce) {
+  std::vector<samplegen::RawTensor> tensors;
+  std::vector<size_t> order;
+  for (uint32_t i = 0; i < 20000; ++i) {
+    tensors.push_back({"model.layers." + std::to_string(i / 256) + ".mlp.experts." + std::to_string(i % 256) + ".up_proj.weight",
+                       "BF16", {1, 2}, Bytes(4, 0x3c)});
+    order.push_back(i);
+  }
+  const std::map<std::string, Bytes> files = {{"model.safetensors", samplegen::serialize_raw(tensors, order, {}, false)}};
+  for (bool estimate : {true, false}) {
+    HostOptions h;
+    h.mode = ws::ModelLoadMode::Headers;
+    h.arena = 64 << 10;
+    h.estimate_arena = estimate;
+    const LoadResult r = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", h);
+    EXPECT_EQ(r.verdict(), "Ok") << estimate;
+    EXPECT_EQ(r.weight_names.size(), 20000u) << estimate;
+    if (estimate) {
+      EXPECT_EQ(r.attempts, 2);
+      EXPECT_EQ(r.read_first_attempt, 8u);
+    } else {
+      EXPECT_GT(r.read_first_attempt, 1000000u);
+    }
   }
 }
 

@@ -34,7 +34,9 @@ export class Loader {
     u[w + 5] = o.readSize;
     u[w + 6] = o.outSize;
     u[w + 7] = 0;
-    u[w + 8] = (o.passStored ? 1 : 0) | (o.asStored ? 2 : 0);
+    // estimate_arena: the host retries after ArenaExhausted (host.mjs), so a large safetensors
+    // header is sized from its length instead of being counted through first.
+    u[w + 8] = (o.passStored ? 1 : 0) | (o.asStored ? 2 : 0) | 4;
     if (o.limits) writeLimits(wasm, w + 9, o.limits);
     this.h = wasm.x.ws_loader_create(o.arenaSize, words, o.limits ? words + 36 : 0);
     wasm.free(words);

@@ -43,7 +43,7 @@ struct WsLoader {
 
 // Options (words): 0 seekable, 1 mode (ModelLoadMode), 2 out (OutType), 3 kernel (KernelImpl),
 // 4 validate_blocks, 5 read_size, 6 out_size, 7 max_files (0: the default), 8 flags (bit 0
-// pass_stored, bit 1 as_stored). `limits`: 8 words or 0.
+// pass_stored, bit 1 as_stored, bit 2 estimate_arena). `limits`: 8 words or 0.
 WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, const uint32_t* o, const uint32_t* limits) {
   ws::ModelLoaderOptions opt;
   opt.seekable = o[0] != 0;
@@ -56,6 +56,7 @@ WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, cons
   if (o[7]) opt.max_files = o[7];
   opt.pass_stored = (o[8] & 1) != 0;
   opt.as_stored = (o[8] & 2) != 0;
+  opt.estimate_arena = (o[8] & 4) != 0;
   opt.limits = wsabi::read_limits(limits);
   void* mem = malloc(sizeof(WsLoader));
   uint8_t* arena = static_cast<uint8_t*>(wsabi::alloc64(arena_size));
