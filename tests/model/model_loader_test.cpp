@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@
 #include "model_cases.h"
 #include "model_host.h"
 #include "sha256.h"
+#include "weightstream/conventions.h"
+#include "weightstream/reader.h"
 
 using modeltest::Bytes;
 using modeltest::Case;
@@ -476,6 +479,49 @@ TEST(ModelLoader, EstimatedArenaParsesALargeHeaderOnce) {
       EXPECT_GT(r.read_first_attempt, 1000000u);
     }
   }
+}
+
+// A plain model copies its tensors' half of the name hash into the weights' half (build_plain):
+// every weight is still found by its name, in two tables (a sharded model), a duplicate name
+// (first table first) included, and an absent name is not.
+TEST(LogicalModel, PlainWeightsAreFoundByName) {
+  std::vector<std::vector<uint64_t>> arenas;
+  std::vector<std::unique_ptr<ws::Reader>> readers;
+  std::vector<Bytes> files;
+  for (uint32_t f = 0; f < 2; ++f) {
+    std::vector<samplegen::RawTensor> tensors;
+    std::vector<size_t> order;
+    for (uint32_t i = 0; i < 1500; ++i) {
+      tensors.push_back({"model.layers." + std::to_string(f * 1500 + i) + ".mlp.up_proj.weight", "BF16", {1, 2}, Bytes(4, 0x3c)});
+      order.push_back(i);
+    }
+    tensors.push_back({"shared.weight", "F32", {1}, Bytes(4, 0)});
+    order.push_back(1500);
+    files.push_back(samplegen::serialize_raw(tensors, order, {}, false));
+    arenas.emplace_back(1 << 17);
+    readers.emplace_back(new ws::Reader(arenas.back().data(), arenas.back().size() * 8));
+    ws::Reader& r = *readers.back();
+    ASSERT_EQ(r.next().type, ws::EventType::NeedInput);
+    r.feed(files.back().data(), files.back().size());
+    ws::Event e;
+    while ((e = r.next()).type != ws::EventType::HeaderReady) ASSERT_NE(e.type, ws::EventType::Error);
+  }
+  std::vector<ws::LogicalWeight> weights(3002);
+  std::vector<uint32_t> slots(ws::LogicalModel::index_slots_for(3002));
+  ws::LogicalModel m(weights.data(), uint32_t(weights.size()));
+  m.set_index_slots(slots.data(), uint32_t(slots.size()));
+  for (const auto& r : readers) ASSERT_EQ(m.add_table(&r->tensors(), r->data_start()), ws::Status::Ok);
+  ASSERT_EQ(m.build_plain(), ws::Status::Ok);
+  ASSERT_EQ(m.weight_count(), 3002u);
+  for (uint32_t w = 0; w < m.weight_count(); ++w) {
+    const ws::StrView n = m.weight(w).name;
+    const bool shared = n.equals("shared.weight");
+    EXPECT_EQ(m.find(n.data, n.size), shared ? 1500u : w) << str(n);
+    ws::PieceRole role = ws::PieceRole::Scales;
+    // The second `shared.weight` is found by no name: the name's first weight is the first table's.
+    EXPECT_EQ(m.owner(m.weight(w).ref(ws::PieceRole::Packed), &role), shared && w != 1500 ? ws::kNoTensor : w) << str(n);
+  }
+  EXPECT_EQ(m.find("model.layers.3000.mlp.up_proj.weight", 36), ws::kNoTensor);
 }
 
 // 50,000 weights (150,000 tensors) build, plan and decode in one attempt with the arena the model's

@@ -327,10 +327,11 @@ uint32_t LogicalModel::owner(TensorRef r, PieceRole* role) const {
   return kNoTensor;
 }
 
-Status LogicalModel::add_weight(const LogicalWeight& w) {
+Status LogicalModel::add_weight(const LogicalWeight& w, bool index) {
   if (count_ >= capacity_) return fail(Status::ConventionTooManyWeights, w.ref(PieceRole::Packed), w.name);
   weights_[count_] = w;
-  index_weight(count_++);
+  if (index) index_weight(count_);
+  ++count_;
   return Status::Ok;
 }
 
@@ -414,13 +415,18 @@ Status LogicalModel::finish_quantized(LogicalWeight* w) {
 
 Status LogicalModel::build_plain() {
   if (build_index(false) != Status::Ok) return error_.code;
+  // Weight k is tensor k (the tables in order) under the same name, so its slot in the weight half
+  // of the hash is its tensor's in the tensor half: the half is copied, not hashed again (92k names
+  // for a DeepSeek-V3 header).
+  const bool copy_index = indexed_ && count_ == 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
     for (uint32_t i = 0; i < tables_[t].table->count(); ++i) {
       LogicalWeight w;
       plain_weight(TensorRef{t, i}, &w);
-      if (add_weight(w) != Status::Ok) return error_.code;
+      if (add_weight(w, !copy_index) != Status::Ok) return error_.code;
     }
   }
+  if (copy_index) memcpy(slots_ + half_, slots_, half_ * sizeof(uint32_t));
   return Status::Ok;
 }
 
