@@ -26,8 +26,9 @@ export const DEFAULT_READ = 1 << 20;
 export const DEFAULT_OUT = 1 << 20;
 // Bytes copied into the input buffer per answer, at most: the loader asks for up to chunkSize, and
 // an answer may be shorter. As many as decode into one output piece (outSize), learned from the
-// last answer that produced output (its bytes × outSize / its output bytes), within
-// [MIN_PIECE, chunkSize]; FEED_PIECE until an answer has produced output (headers, companions).
+// last answer that produced output (its bytes × outSize / its output bytes, rounded down to 4 KiB:
+// a Q4_K answer of 294,984 bytes decoded to 1 MiB and 512 bytes, an extra event for one block),
+// within [MIN_PIECE, chunkSize]; FEED_PIECE until an answer has produced output (headers, companions).
 // One answer, one output piece: the copy, the decode's input and its output stay in a core's L2
 // cache (1 MiB here) — Q4_K and MLX int4 → f16 (3.5-4× the bytes) take ≈ 256 KiB, a fixed 1 MiB
 // made them read their input back from memory — and an element type that decodes to as many bytes
@@ -292,7 +293,7 @@ export async function* loadModel(wasm, model, options, o) {
       if (options.verify === 'etag' && feed.src.sha256) L.setFileSha256(feed.src.sha256);
     }
     sized.add(f);
-    if (outLast > 0 && fedLast > 0) piece = Math.max(MIN_PIECE, Math.floor(outSize * fedLast / outLast));
+    if (outLast > 0 && fedLast > 0) piece = Math.max(MIN_PIECE, Math.floor(outSize * fedLast / outLast / 4096) * 4096);
     outLast = 0;
     const bytes = await feed.read(offset, Math.min(length, piece), signal, gap);
     fedLast = bytes.length;
