@@ -1,14 +1,15 @@
 // weightstream JS benchmark: throughput of the wasm module streaming and dequantizing, against the
 // naive way (arrayBuffer() the whole file, parse the header in JS, slice tensors), in one run.
 //
-//   node --expose-gc bench/js/bench.mjs [--mib N] [--json]
+//   node --expose-gc bench/js/bench.mjs [--mib N] [--json] [--cases f16] [--f16 bf16,q4k,mlx]
 //
 // Inputs are synthetic and built here: a safetensors model of BF16 tensors (raw streaming), a
 // GGUF of Q4_0 tensors (→ f32) and an MLX model of 4-bit affine weights with BF16 scales and
 // biases, group 64 (→ f16). Each is streamed as a ReadableStream of 1 MiB chunks that reuse one
 // buffer, so the source costs nothing and the numbers are the module's. Reported per case: MB/s
 // of input (best of 3 runs after an untimed one), peak memory (RSS and ArrayBuffers above the baseline, sampled at
-// every chunk), and for the raw case the same load done naively.
+// every chunk), and for the raw case the same load done naively. `--cases f16` runs only the f16
+// table (its rows narrowed by `--f16`: q4k, mlx, bf16).
 import { gzipSync } from 'node:zlib';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,11 +18,15 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, '..', '..', 'wasm', 'dist');
 const ws = await import(join(dist, 'weightstream.mjs'));
-const { formatTable } = await import(join(dist, 'formats.mjs'));
+// dist/ is bundled (esbuild): the format table's reader comes from the sources, over the same instance.
+const { formatTable } = await import(join(here, '..', '..', 'wasm', 'js', 'formats.mjs'));
 const args = process.argv.slice(2);
 const MiB = 1 << 20;
-const SIZE = Number(args[args.indexOf('--mib') + 1] || 512) * MiB;
+const SIZE = Number(args.includes('--mib') ? args[args.indexOf('--mib') + 1] : 512) * MiB;
 const asJson = args.includes('--json');
+const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1].split(',') : null);
+const onlyF16 = opt('--cases')?.includes('f16') ?? false;
+const f16Rows = opt('--f16');
 const gc = globalThis.gc ?? (() => {});
 
 // ---- inputs -------------------------------------------------------------------------------------
@@ -235,19 +240,21 @@ async function best(fn, runs = 3) {
 const wasm = await ws.init();
 const results = {};
 const raw = rawModel();
-results.raw = await best(() => streamed(raw, { dtype: 'raw' }));
-results.naive = await best(() => naive(raw), 2);
 const q4 = q4Model();
-results.q4 = await best(() => streamed(q4, { dtype: 'f32' }));
 const mlx = mlxModel();
-results.mlx = await best(() => streamed(mlx, { dtype: 'f16', quantization: { group_size: 64, bits: 4 } }));
+if (!onlyF16) {
+  results.raw = await best(() => streamed(raw, { dtype: 'raw' }));
+  results.naive = await best(() => naive(raw), 2);
+  results.q4 = await best(() => streamed(q4, { dtype: 'f32' }));
+  results.mlx = await best(() => streamed(mlx, { dtype: 'f16', quantization: { group_size: 64, bits: 4 } }));
+}
 // f16 output on real-shaped models (4096 x 4096 weights): the JS path against the kernel alone.
 const q4k = q4kModel(), bf16 = bf16Model();
 const f16Cases = [
-  ['Q4_K → f16', q4k, { dtype: 'f16' }],
-  ['MLX int4 → f16', mlx, { dtype: 'f16', quantization: { group_size: 64, bits: 4 } }],
-  ['BF16 → f16', bf16, { dtype: 'f16' }],
-];
+  ['Q4_K → f16', q4k, { dtype: 'f16' }, 'q4k'],
+  ['MLX int4 → f16', mlx, { dtype: 'f16', quantization: { group_size: 64, bits: 4 } }, 'mlx'],
+  ['BF16 → f16', bf16, { dtype: 'f16' }, 'bf16'],
+].filter((c) => !f16Rows || f16Rows.includes(c[3]));
 results.f16 = [];
 for (const [name, model, options] of f16Cases) {
   const r = await best(() => streamed(model, options, false));
@@ -269,18 +276,20 @@ if (asJson) {
   const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
   const row = (name, r, out) => `| ${name} | ${mb(raw.head.length + (r === results.q4 ? q4.dataSize : r === results.mlx ? mlx.dataSize : raw.dataSize))} | ${r.inMBs.toFixed(0)} MB/s | ${out ?? '-'} | ${mb(r.peak.rss)} | ${mb(r.peak.ab)} |`;
   console.log(`node ${process.version}, ${SIZE / MiB} MiB inputs, best of 3 after 1 untimed; wasm memory ${wasm.memory.buffer.byteLength / MiB} MiB\n`);
-  console.log('| case | input | input rate | output rate | peak RSS above baseline | peak ArrayBuffers |');
-  console.log('|---|---|---|---|---|---|');
-  console.log(row('stream raw (createReader)', results.raw));
-  console.log(row('naive: arrayBuffer() + JSON.parse + slice', results.naive));
-  console.log(row('stream Q4_0 → f32', results.q4, `${results.q4.outMBs.toFixed(0)} MB/s`));
-  console.log(row('stream MLX int4 → f16', results.mlx, `${results.mlx.outMBs.toFixed(0)} MB/s`));
+  if (!onlyF16) {
+    console.log('| case | input | input rate | output rate | peak RSS above baseline | peak ArrayBuffers |');
+    console.log('|---|---|---|---|---|---|');
+    console.log(row('stream raw (createReader)', results.raw));
+    console.log(row('naive: arrayBuffer() + JSON.parse + slice', results.naive));
+    console.log(row('stream Q4_0 → f32', results.q4, `${results.q4.outMBs.toFixed(0)} MB/s`));
+    console.log(row('stream MLX int4 → f16', results.mlx, `${results.mlx.outMBs.toFixed(0)} MB/s`));
+  }
   // Ratios only where the streamed peak is measurable (sampling is per chunk; below 64 KiB it is noise).
   const ratio = (a, b) => (b >= 65536 ? `${(a / b).toFixed(0)}×` : `n/a (streamed peak < 64 KiB, naive ${mb(a)})`);
   console.log('\nf16 output, 4096 × 4096 weights: createReader() against the kernel alone (ws_bench_decode), same process\n');
   console.log('| case | input | createReader output rate | kernel output rate | ratio (target ≥ 0.7) |');
   console.log('|---|---|---|---|---|');
   for (const c of results.f16) console.log(`| ${c.name} | ${c.inMB.toFixed(1)} MB | ${c.outMBs.toFixed(0)} MB/s | ${c.kernelMBs.toFixed(0)} MB/s | ${(c.outMBs / c.kernelMBs).toFixed(2)}${c.outMBs / c.kernelMBs < 0.7 ? ' *' : ''} |`);
-  console.log(`\nnaive / streaming: time ${(results.naive.seconds / results.raw.seconds).toFixed(1)}×, peak RSS ${ratio(results.naive.peak.rss, results.raw.peak.rss)}, peak ArrayBuffers ${ratio(results.naive.peak.ab, results.raw.peak.ab)}`);
+  if (!onlyF16) console.log(`\nnaive / streaming: time ${(results.naive.seconds / results.raw.seconds).toFixed(1)}×, peak RSS ${ratio(results.naive.peak.rss, results.raw.peak.rss)}, peak ArrayBuffers ${ratio(results.naive.peak.ab, results.raw.peak.ab)}`);
   console.log(`module: weightstream.wasm ${(size.wasm / 1024).toFixed(1)} KiB (${(size.wasmGz / 1024).toFixed(1)} KiB gzip); ${files.length - 1} ES modules ${(size.js / 1024).toFixed(1)} KiB (${(size.jsGz / 1024).toFixed(1)} KiB gzip one by one, ${(size.jsBundleGz / 1024).toFixed(1)} KiB as one gzip); total ${((size.wasmGz + size.jsGz) / 1024).toFixed(1)} KiB gzip (target ≤ 150)`);
 }

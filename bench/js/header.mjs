@@ -2,14 +2,15 @@
 // llama.cpp's vocab GGUF files (0.6-1.8 MB headers, 30k-50k-token vocabularies) and a DeepSeek-V3-size
 // safetensors header, against @huggingface/gguf's gguf() on the same GGUF files in the same process.
 //
-//   npm ci --prefix bench && node bench/js/header.mjs [--shared DIR] [--min-time S]
+//   npm ci --prefix bench && node bench/js/header.mjs [--shared DIR] [--min-time S] [--cases a,b]
 //
 // Every call is given the file's bytes already in memory (a Uint8Array) — ours and @huggingface/
 // gguf's alike (its `fetch` option answers its range requests from them) — so the figures are the
 // parsers', not the disk's. MB = 10^6 header bytes (for the vocab files, the whole file). Each
 // configuration runs once untimed, then until >= min-time seconds and >= 5 calls; the table shows
 // the fastest call. The native figures are ws-bench-gguf's "ours mem" and ws-bench-header's
-// "ours whole" columns as bench/README.md records them (run those for this machine's).
+// "ours whole" columns as bench/README.md records them (run those for this machine's). --cases
+// runs only the named rows (llama-spm, bert-bge, deepseek-coder, gpt-2, deepseek-v3).
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +22,8 @@ const args = process.argv.slice(2);
 const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
 const shared = opt('--shared', join(here, '..', '..', '..', 'shared'));
 const minTime = Number(opt('--min-time', 0.5));
+const cases = opt('--cases', null)?.split(',') ?? null;
+const wanted = (name) => !cases || cases.includes(name);
 
 // Native MB/s from bench/README.md (ws-bench-gguf "ours mem", ws-bench-header deepseek-v3 "ours whole").
 const NATIVE = { 'llama-spm': 1034, 'bert-bge': 934, 'deepseek-coder': 827, 'gpt-2': 808, 'deepseek-v3': 1331 };
@@ -101,7 +104,7 @@ const memFetch = (bytes) => async (_url, init) => {
 };
 
 const rows = [];
-for (const name of ['llama-spm', 'bert-bge', 'deepseek-coder', 'gpt-2']) {
+for (const name of ['llama-spm', 'bert-bge', 'deepseek-coder', 'gpt-2'].filter(wanted)) {
   const bytes = new Uint8Array(readFileSync(join(shared, 'testdata', 'real', 'gguf', `ggml-vocab-${name}.gguf`)));
   const mb = bytes.length / 1e6;
   const r = { name, bytes: bytes.length };
@@ -113,7 +116,7 @@ for (const name of ['llama-spm', 'bert-bge', 'deepseek-coder', 'gpt-2']) {
   r.hf = mb / await fastest(() => gguf('http://local/x.gguf', { fetch: memFetch(bytes) }));
   rows.push(r);
 }
-{
+if (wanted('deepseek-v3')) {
   const d = deepseekHeader();
   const mb = d.headerBytes / 1e6;
   const stream = () => new ReadableStream({ start(c) { for (let o = 0; o < d.bytes.length; o += 1 << 20) c.enqueue(d.bytes.subarray(o, o + (1 << 20))); c.close(); } });

@@ -76,6 +76,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
   opt.out_size = o.out_size;
   opt.pass_stored = o.pass_stored;
   opt.as_stored = o.as_stored;
+  opt.estimate_arena = o.estimate_arena;
   std::unique_ptr<ws::ModelLoader> L(new ws::ModelLoader(arena.data(), arena_size, opt));
   std::map<uint32_t, Bytes> content;      // file -> bytes (loaded on first request)
   std::map<uint32_t, bool> missing;
@@ -269,13 +270,16 @@ LoadResult load_model_with(const Files& files, ws::ModelEntry entry, const std::
                            const std::function<void(ws::ModelLoader&)>& before_open, const std::vector<std::string>& listing) {
   LoadResult r;
   size_t arena = o.arena;
+  uint64_t first = 0;
   for (int i = 1; i <= 12; ++i) {
     size_t needed = 0;
     attempt(files, entry, entry_name, o, listing, arena, &r, &needed, before_open);
     r.attempts = i;
+    if (i == 1) first = r.read_at_end;
     if (r.code != ws::Status::ArenaExhausted || needed <= arena) break;
     arena = needed;
   }
+  r.read_first_attempt = first;
   return r;
 }
 

@@ -36,6 +36,7 @@ struct HostOptions {
   size_t arena = 1 << 20;  // first try; then arena_needed()
   bool pass_stored = false;  // ModelLoaderOptions::pass_stored
   bool as_stored = false;    // ModelLoaderOptions::as_stored
+  bool estimate_arena = false;  // ModelLoaderOptions::estimate_arena
   bool select_all = true;
   std::vector<std::string> select;  // by name, when !select_all
   bool count_allocations = false;   // count heap calls inside the loader's calls (tests/support)
@@ -80,6 +81,7 @@ struct LoadResult {
   // Progress: L.bytes_read() at ModelReady and at the end (Done or Error), L.bytes_to_read()
   // right after the selection.
   uint64_t read_at_ready = 0, planned = 0, read_at_end = 0;
+  uint64_t read_first_attempt = 0;  // bytes the first attempt read (all of them, when it is the only one)
   std::vector<std::string> passed_stored;       // weights with passes_stored() (model order)
   std::string violation;  // a protocol break (a sequential read that was not forward, ...)
   int attempts = 0;

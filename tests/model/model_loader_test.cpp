@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@
 #include "model_cases.h"
 #include "model_host.h"
 #include "sha256.h"
+#include "weightstream/conventions.h"
+#include "weightstream/reader.h"
 
 using modeltest::Bytes;
 using modeltest::Case;
@@ -197,6 +200,26 @@ TEST(ModelLoader, ArenaRetriesConverge) {
       EXPECT_EQ(summary(r), summary(want)) << c.name;
       EXPECT_GE(r.attempts, 2) << c.name;
       EXPECT_LE(r.attempts, int(modeltest::open_case(c).listing.size()) + 6) << c.name;
+      EXPECT_LT(r.arena_size, size_t(1) << 20) << c.name;
+    }
+  }
+}
+
+// estimate_arena: the same models from the same tiny arena; nothing else changes.
+TEST(ModelLoader, ArenaRetriesConvergeWithEstimates) {
+  for (const Case& c : modeltest::cases()) {
+    if (c.name.rfind("conv/", 0) != 0 && c.name.rfind("samples/", 0) != 0) continue;
+    for (bool seekable : {true, false}) {
+      if (!seekable && is_uqff(c)) continue;
+      HostOptions big;
+      big.seekable = seekable;
+      const LoadResult want = run(c, big);
+      HostOptions small = big;
+      small.arena = 4096;
+      small.estimate_arena = true;
+      const LoadResult r = run(c, small);
+      EXPECT_EQ(summary(r), summary(want)) << c.name;
+      EXPECT_LE(r.attempts, int(modeltest::open_case(c).listing.size()) + 7) << c.name;
       EXPECT_LT(r.arena_size, size_t(1) << 20) << c.name;
     }
   }
@@ -427,6 +450,78 @@ void load_mlx_model(uint32_t n, ws::ModelLoadMode mode, bool seekable) {
     EXPECT_EQ(first.size(), 2u * 32 * 4);
     EXPECT_EQ(r.weights.at("model.layers." + std::to_string(n - 1) + ".proj.weight").bytes, first);
   }
+}
+
+// estimate_arena on a large header (20,000 expert tensors as DeepSeek-V3 names them, ≈ 2.3 MB) from
+// a 64 KiB arena: the first attempt stops after the 8-byte length, the second is the only parse and
+// succeeds; without the option the first attempt counts the whole header through.
+TEST(ModelLoader, EstimatedArenaParsesALargeHeaderOnce) {
+  std::vector<samplegen::RawTensor> tensors;
+  std::vector<size_t> order;
+  for (uint32_t i = 0; i < 20000; ++i) {
+    tensors.push_back({"model.layers." + std::to_string(i / 256) + ".mlp.experts." + std::to_string(i % 256) + ".up_proj.weight",
+                       "BF16", {1, 2}, Bytes(4, 0x3c)});
+    order.push_back(i);
+  }
+  const std::map<std::string, Bytes> files = {{"model.safetensors", samplegen::serialize_raw(tensors, order, {}, false)}};
+  for (bool estimate : {true, false}) {
+    HostOptions h;
+    h.mode = ws::ModelLoadMode::Headers;
+    h.arena = 64 << 10;
+    h.estimate_arena = estimate;
+    const LoadResult r = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", h);
+    EXPECT_EQ(r.verdict(), "Ok") << estimate;
+    EXPECT_EQ(r.weight_names.size(), 20000u) << estimate;
+    if (estimate) {
+      EXPECT_EQ(r.attempts, 2);
+      EXPECT_EQ(r.read_first_attempt, 8u);
+    } else {
+      EXPECT_GT(r.read_first_attempt, 1000000u);
+    }
+  }
+}
+
+// A plain model copies its tensors' half of the name hash into the weights' half (build_plain):
+// every weight is still found by its name, in two tables (a sharded model), a duplicate name
+// (first table first) included, and an absent name is not.
+TEST(LogicalModel, PlainWeightsAreFoundByName) {
+  std::vector<std::vector<uint64_t>> arenas;
+  std::vector<std::unique_ptr<ws::Reader>> readers;
+  std::vector<Bytes> files;
+  for (uint32_t f = 0; f < 2; ++f) {
+    std::vector<samplegen::RawTensor> tensors;
+    std::vector<size_t> order;
+    for (uint32_t i = 0; i < 1500; ++i) {
+      tensors.push_back({"model.layers." + std::to_string(f * 1500 + i) + ".mlp.up_proj.weight", "BF16", {1, 2}, Bytes(4, 0x3c)});
+      order.push_back(i);
+    }
+    tensors.push_back({"shared.weight", "F32", {1}, Bytes(4, 0)});
+    order.push_back(1500);
+    files.push_back(samplegen::serialize_raw(tensors, order, {}, false));
+    arenas.emplace_back(1 << 17);
+    readers.emplace_back(new ws::Reader(arenas.back().data(), arenas.back().size() * 8));
+    ws::Reader& r = *readers.back();
+    ASSERT_EQ(r.next().type, ws::EventType::NeedInput);
+    r.feed(files.back().data(), files.back().size());
+    ws::Event e;
+    while ((e = r.next()).type != ws::EventType::HeaderReady) ASSERT_NE(e.type, ws::EventType::Error);
+  }
+  std::vector<ws::LogicalWeight> weights(3002);
+  std::vector<uint32_t> slots(ws::LogicalModel::index_slots_for(3002));
+  ws::LogicalModel m(weights.data(), uint32_t(weights.size()));
+  m.set_index_slots(slots.data(), uint32_t(slots.size()));
+  for (const auto& r : readers) ASSERT_EQ(m.add_table(&r->tensors(), r->data_start()), ws::Status::Ok);
+  ASSERT_EQ(m.build_plain(), ws::Status::Ok);
+  ASSERT_EQ(m.weight_count(), 3002u);
+  for (uint32_t w = 0; w < m.weight_count(); ++w) {
+    const ws::StrView n = m.weight(w).name;
+    const bool shared = n.equals("shared.weight");
+    EXPECT_EQ(m.find(n.data, n.size), shared ? 1500u : w) << str(n);
+    ws::PieceRole role = ws::PieceRole::Scales;
+    // The second `shared.weight` is found by no name: the name's first weight is the first table's.
+    EXPECT_EQ(m.owner(m.weight(w).ref(ws::PieceRole::Packed), &role), shared && w != 1500 ? ws::kNoTensor : w) << str(n);
+  }
+  EXPECT_EQ(m.find("model.layers.3000.mlp.up_proj.weight", 36), ws::kNoTensor);
 }
 
 // 50,000 weights (150,000 tensors) build, plan and decode in one attempt with the arena the model's

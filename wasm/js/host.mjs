@@ -25,11 +25,18 @@ export const DEFAULT_ARENA = 1 << 20;
 export const DEFAULT_READ = 1 << 20;
 export const DEFAULT_OUT = 1 << 20;
 // Bytes copied into the input buffer per answer, at most: the loader asks for up to chunkSize, and
-// an answer may be shorter. A 1 MiB source chunk fed whole means copying it into 1 MiB of wasm
-// memory and decoding that into the output piece: with the chunk itself that is 3 MiB, more than a
-// core's L2 cache, and the decode reads its input back from memory (measured with
-// bench/js/bench.mjs: +7-15 % f16 output rate at 256 KiB; bench/README.md).
+// an answer may be shorter. As many as decode into one output piece (outSize), learned from the
+// last answer that produced output (its bytes × outSize / its output bytes, rounded down to 4 KiB:
+// a Q4_K answer of 294,984 bytes decoded to 1 MiB and 512 bytes, an extra event for one block),
+// within [MIN_PIECE, chunkSize]; FEED_PIECE until an answer has produced output (headers, companions).
+// One answer, one output piece: the copy, the decode's input and its output stay in a core's L2
+// cache (1 MiB here) — Q4_K and MLX int4 → f16 (3.5-4× the bytes) take ≈ 256 KiB, a fixed 1 MiB
+// made them read their input back from memory — and an element type that decodes to as many bytes
+// (BF16 → f16, raw) is not cut into four answers, each an event through three async generators
+// (bench/js/bench.mjs, bench/README.md: BF16 → f16 +7-9 % at 1 MiB, Q4_K and MLX 1-4 % slower at
+// 1 MiB or 128 KiB than at 256 KiB).
 const FEED_PIECE = 256 << 10;
+const MIN_PIECE = 64 << 10;
 const MAX_ATTEMPTS = 8;  // ArenaExhausted retries: one per part whose size the input decides
 const roundUp64 = (n) => Math.ceil(n / 64) * 64;
 
@@ -133,6 +140,8 @@ export async function* loadModel(wasm, model, options, o) {
   const feeds = new Map();  // file index -> FileFeed | null (missing)
   const progress = o.progress ?? null;
   const outSize = options.outSize ?? DEFAULT_OUT;
+  // The answer size (FEED_PIECE's rule): the last answer's bytes and the output bytes since.
+  let piece = FEED_PIECE, fedLast = 0, outLast = 0;
   // The caller's arenaSize is for the headers: the loader's own objects and, when decoding, the
   // output piece come on top.
   let arenaSize = roundUp64((options.arenaSize ?? DEFAULT_ARENA) + wasm.x.ws_loader_base_need(readSize, model.name.length * 3) +
@@ -223,6 +232,7 @@ export async function* loadModel(wasm, model, options, o) {
           yield { kind: 'begin', weight: L.evWeight };
           break;
         case Ev.WeightData:
+          outLast += L.evSize;
           yield { kind: 'data', weight: L.evWeight, role: L.evRole, ptr: L.evData, size: L.evSize, offset: L.evOffset };
           if (signal?.aborted) throw abortError(signal, 0);
           break;
@@ -283,7 +293,10 @@ export async function* loadModel(wasm, model, options, o) {
       if (options.verify === 'etag' && feed.src.sha256) L.setFileSha256(feed.src.sha256);
     }
     sized.add(f);
-    const bytes = await feed.read(offset, Math.min(length, FEED_PIECE), signal, gap);
+    if (outLast > 0 && fedLast > 0) piece = Math.max(MIN_PIECE, Math.floor(outSize * fedLast / outLast / 4096) * 4096);
+    outLast = 0;
+    const bytes = await feed.read(offset, Math.min(length, piece), signal, gap);
+    fedLast = bytes.length;
     if (bytes.length === 0) { L.endOfFile(); return; }
     progress?.addBytes(bytes.length);
     L.feed(bytes);

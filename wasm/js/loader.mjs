@@ -1,8 +1,8 @@
 // ws::ModelLoader behind its handle (wasm/src/abi_loader.cpp; the word layouts here mirror the
 // comments there). The loader decides everything about a model — its files and their order,
 // companions, conventions, checks, decoding; this class only moves words and bytes across.
-import { u64 } from './module.mjs';
-import { readError, FormatNames, NONE, CONVENTIONS, writeLimits, readInfo, readTensor, readTensors, readMetadata, readWeight } from './words.mjs';
+import { u64, TABLE_RECORDS, TABLE_NAMES } from './module.mjs';
+import { readError, FormatNames, NONE, CONVENTIONS, writeLimits, readInfo, readTensor, readTable, readMetadata, readWeight } from './words.mjs';
 import { buildHeader } from './header.mjs';
 import { formatTable } from './formats.mjs';
 
@@ -34,7 +34,9 @@ export class Loader {
     u[w + 5] = o.readSize;
     u[w + 6] = o.outSize;
     u[w + 7] = 0;
-    u[w + 8] = (o.passStored ? 1 : 0) | (o.asStored ? 2 : 0);
+    // estimate_arena: the host retries after ArenaExhausted (host.mjs), so a large safetensors
+    // header is sized from its length instead of being counted through first.
+    u[w + 8] = (o.passStored ? 1 : 0) | (o.asStored ? 2 : 0) | 4;
     if (o.limits) writeLimits(wasm, w + 9, o.limits);
     this.h = wasm.x.ws_loader_create(o.arenaSize, words, o.limits ? words + 36 : 0);
     wasm.free(words);
@@ -192,7 +194,21 @@ class FileReaderView {
     return p ? readInfo(this.wasm, p >> 2) : null;
   }
   tensor(i, dimsPtr, dimsMax) { return readTensor(this.wasm, i, this.itemOf, this.dimsOf, dimsPtr, dimsMax); }
-  tensors(count) { return readTensors(this.wasm, count, this.itemOf, this.dimsOf); }
+  // The table as header.mjs keeps it (words.mjs readTable).
+  table(count, dtypeOf, dataStart) {
+    return readTable(this.wasm, count, (first) => this.tensorBatch(first), this.itemOf, this.dimsOf, dtypeOf, dataStart);
+  }
+  // Tensors from `first` on into the module's table buffer (header.mjs readTable); how many.
+  tensorBatch(first) {
+    const wasm = this.wasm, io = wasm.table >> 2, u = wasm.u32;
+    u[io] = first;
+    u[io + 1] = wasm.table + 32;
+    u[io + 2] = TABLE_RECORDS >> 2;
+    u[io + 3] = wasm.table + 32 + TABLE_RECORDS;
+    u[io + 4] = TABLE_NAMES;
+    wasm.x.ws_loader_file_tensors(this.loader.h, this.f, wasm.table);
+    return wasm.u32[io + 5];
+  }
   metadata(has) {
     if (!has) return null;
     const x = this.wasm.x;

@@ -41,11 +41,12 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
     for (let i = 0; i < ready.model.weightCount; i++) {
       const w = L.weight(i, chunk);
       const file = files[L.tableFile(w.pieces.packed.table)];
-      const t = file.header.tensors[w.pieces.packed.index];
+      const ti = w.pieces.packed.index;
+      const t = file.header.tensors[ti];
       if (select && !select(t)) continue;
       const s = L.select(i);
       if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
-      const d = describe(wasm, w, t, file.header, files, raw || L.passesStored(i) ? null : dtype, L.outputBytes(i));
+      const d = describe(wasm, w, ti, file.header, files, raw || L.passesStored(i) ? null : dtype, L.outputBytes(i));
       outputs.set(i, { d, shard: file.shard ?? null });
       if (!perFile.has(file.index)) perFile.set(file.index, []);
       perFile.get(file.index).push(d);
@@ -77,17 +78,18 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
   }
 }
 
-// The output descriptor of weight w (its packed tensor t): decoded to `dtype`, or as stored (null);
-// `byteLength` is the library's (ModelLoader::output_bytes).
-function describe(wasm, w, t, header, files, dtype, byteLength) {
+// The output descriptor of weight w (its packed tensor, `ti` of `header`): decoded to `dtype`, or as
+// stored (null); `byteLength` is the library's (ModelLoader::output_bytes).
+function describe(wasm, w, ti, header, files, dtype, byteLength) {
+  const t = header.tensors[ti];
   const source = { dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset };
   // A plain tensor keeps its header's shape (GGUF's in ggml order, ne[0] first); a logical weight
   // has the shape it decodes to.
   const logical = dtype !== null && w.convention !== 'plain';
   return {
-    index: t.index, name: w.name, dtype: dtype ?? t.dtype, shape: logical ? w.shape : t.shape,
-    elements: dtype ? w.elements : t.elements, byteLength,
-    quant: quantOf(wasm, w, t, header, files), source,
+    index: ti, name: w.name, dtype: dtype ?? t.dtype, shape: logical ? w.shape : t.shape,
+    elements: dtype ? w.elements : header.elements[ti], byteLength,
+    quant: quantOf(wasm, w, header.typeIds[ti], header, files), source,
   };
 }
 
@@ -96,9 +98,9 @@ const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).head
 // tensor.quant: a logical weight's convention, mode, bits, group and companions' names; a stored
 // tensor's block format (its block size and bytes, whether or not it decodes); null for element
 // types.
-function quantOf(wasm, w, t, header, files) {
+function quantOf(wasm, w, typeId, header, files) {
   if (w.convention === 'plain' || (w.convention === 'uqff' && w.uqffType === 'unquant')) {
-    const f = header.format === 'gguf' ? formatFromGgml(wasm, t.typeId, header.gguf?.dialect === 'bitnet' ? 1 : 0) : formatFromDtype(wasm, t.typeId);
+    const f = header.format === 'gguf' ? formatFromGgml(wasm, typeId, header.gguf?.dialect === 'bitnet' ? 1 : 0) : formatFromDtype(wasm, typeId);
     return f && f.blockElems > 1 ? { format: f.name, blockElems: f.blockElems, blockBytes: f.blockBytes } : null;
   }
   const q = { format: w.format.name };

@@ -78,6 +78,10 @@ export function init(options = {}) {
 }
 
 const utf8 = new TextDecoder('utf-8');  // invalid bytes become U+FFFD; names stay readable
+// The table buffer: 32 bytes of io words, 64 KiB of records (≈ 4,000 tensors of rank 2), 64 KiB of
+// names (≈ 1,200 of DeepSeek's): ≈ 80 calls for 92k tensors.
+export const TABLE_RECORDS = 64 << 10, TABLE_NAMES = 64 << 10;
+const TABLE_BYTES = 32 + TABLE_RECORDS + TABLE_NAMES;
 
 // The instance, its exports and views of its memory. Views are re-created whenever the memory's
 // buffer changed (it grows only when something is created, never while bytes stream).
@@ -95,6 +99,9 @@ export class Wasm {
     this.live = { sessions: 0, dequantizers: 0, indexes: 0, models: 0, manifests: 0, loaders: 0, buffers: 0 };
     this.scratchDims = 64;
     this.scratch = this.alloc(8 * this.scratchDims);  // dimension lists, read at header time
+    // Tensor tables in bulk (header.mjs, ws_loader_file_tensors): 8 io words, then the records'
+    // words, then the names. Allocated once here: headers are read while views may be out.
+    this.table = this.alloc(TABLE_BYTES);
     this.outstandingViews = 0;
     this.idleWaiters = [];
   }

@@ -114,7 +114,8 @@ function weightsOf(ready) {
   return out;
 }
 
-// What inspect() returns: the header without internal fields.
+// What inspect() returns: the header without internal fields. Its tensors are the header's own
+// objects (header.mjs makes them as inspect() lists them), not copies: 92k for a DeepSeek header.
 export function publicHeader(h) {
   const out = {
     format: h.format,
@@ -123,7 +124,7 @@ export function publicHeader(h) {
     headerSize: h.headerSize,
     dataStart: h.dataStart,
     dataSize: h.dataSize,
-    tensors: h.tensors.map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, dataOffsets: t.dataOffsets, byteLength: t.byteLength, offset: t.offset })),
+    tensors: h.tensors,
     metadata: h.metadata,
   };
   if (h.gguf) out.gguf = h.gguf;

@@ -72,6 +72,16 @@ void put_info(InfoOut* out, const ws::Reader& r, size_t arena_size);
 void put_tensor(uint32_t* w, const ws::TensorInfo& t);
 // Up to `max` dimensions as u32 pairs at `out`; returns the rank.
 uint32_t put_dims(uint32_t* out, uint32_t max, const ws::TensorInfo& t);
+// Tensors `first`.. of `t` packed for JS, as many as fit (one call instead of two per tensor: a
+// DeepSeek-V3 header has 92k). `io` words in: 0 first, 1 records ptr, 2 records capacity (words),
+// 3 names ptr, 4 names capacity (bytes); out: 5 tensors written, 6 words written, 7 name bytes
+// written. A record: 0 name offset (into the names), 1 name length, 2 type, 3 rank, 4-5 begin,
+// 6-7 end, 8-9 entry offset, 10-11 element count (put_tensor's words 2-11), then the rank
+// dimensions as u32 pairs. The names are copied one after another, so JS decodes a batch at once.
+// Stops before a tensor that does not fit: none written means tensor `first` alone is larger than
+// the buffers (a crafted rank or name), which JS reads by itself (put_tensor, put_dims).
+constexpr uint32_t kTableRecordWords = 12;
+void put_tensors(const ws::TensorTable& t, uint32_t* io);
 // The next __metadata__ entry of `t` into item words 0 key ptr, 1 key length, 2 value ptr,
 // 3 value length; false past the last. `cursor`/`index` start at 0.
 bool put_metadata_next(uint32_t* item, const ws::TensorTable& t, uint32_t* cursor, uint32_t* index);

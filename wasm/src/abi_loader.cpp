@@ -43,7 +43,7 @@ struct WsLoader {
 
 // Options (words): 0 seekable, 1 mode (ModelLoadMode), 2 out (OutType), 3 kernel (KernelImpl),
 // 4 validate_blocks, 5 read_size, 6 out_size, 7 max_files (0: the default), 8 flags (bit 0
-// pass_stored, bit 1 as_stored). `limits`: 8 words or 0.
+// pass_stored, bit 1 as_stored, bit 2 estimate_arena). `limits`: 8 words or 0.
 WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, const uint32_t* o, const uint32_t* limits) {
   ws::ModelLoaderOptions opt;
   opt.seekable = o[0] != 0;
@@ -56,6 +56,7 @@ WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, cons
   if (o[7]) opt.max_files = o[7];
   opt.pass_stored = (o[8] & 1) != 0;
   opt.as_stored = (o[8] & 2) != 0;
+  opt.estimate_arena = (o[8] & 4) != 0;
   opt.limits = wsabi::read_limits(limits);
   void* mem = malloc(sizeof(WsLoader));
   uint8_t* arena = static_cast<uint8_t*>(wsabi::alloc64(arena_size));
@@ -251,6 +252,10 @@ WS_EXPORT(ws_loader_file_tensor) uint32_t* ws_loader_file_tensor(WsLoader* h, ui
 WS_EXPORT(ws_loader_file_dims) uint32_t ws_loader_file_dims(WsLoader* h, uint32_t f, uint32_t i, uint32_t* out,
                                                             uint32_t max) {
   return wsabi::put_dims(out, max, h->loader->file_reader(f)->tensor(i));
+}
+// File f's tensors in bulk (wsabi::put_tensors: the io words, the records and names).
+WS_EXPORT(ws_loader_file_tensors) void ws_loader_file_tensors(WsLoader* h, uint32_t f, uint32_t* io) {
+  wsabi::put_tensors(h->loader->file_reader(f)->tensors(), io);
 }
 WS_EXPORT(ws_loader_file_metadata_reset) void ws_loader_file_metadata_reset(WsLoader* h, uint32_t) {
   h->meta_cursor = 0;

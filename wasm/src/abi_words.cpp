@@ -75,6 +75,29 @@ uint32_t put_dims(uint32_t* out, uint32_t max, const ws::TensorInfo& t) {
   return t.rank;
 }
 
+void put_tensors(const ws::TensorTable& t, uint32_t* io) {
+  uint32_t i = io[0];
+  uint32_t* rec = reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(io[1]));
+  uint8_t* names = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(io[3]));
+  const uint32_t cap_words = io[2], cap_names = io[4];
+  uint32_t words = 0, bytes = 0, n = 0;
+  for (; i < t.count(); ++i, ++n) {
+    const ws::TensorInfo x = t.get(i);
+    const uint64_t need = kTableRecordWords + 2 * uint64_t(x.rank);
+    if (need > cap_words - words || x.name.size > cap_names - bytes) break;
+    uint32_t* w = rec + words;
+    put_tensor(w, x);  // words 0-1 (name ptr, length) are then the name's place in `names`
+    w[0] = bytes;
+    memcpy(names + bytes, x.name.data, x.name.size);
+    bytes += static_cast<uint32_t>(x.name.size);
+    put_dims(w + kTableRecordWords, x.rank, x);
+    words += static_cast<uint32_t>(need);
+  }
+  io[5] = n;
+  io[6] = words;
+  io[7] = bytes;
+}
+
 bool put_metadata_next(uint32_t* item, const ws::TensorTable& t, uint32_t* cursor, uint32_t* index) {
   if (*index >= t.metadata_count()) return false;
   const ws::MetadataEntry m = t.metadata_at(cursor);

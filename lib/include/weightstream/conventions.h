@@ -195,7 +195,7 @@ class LogicalModel {
   Status uqff_layer(TensorRef format_ref, size_t key_len);
   Status uqff_resolve_layer(LogicalWeight* w);
   bool uqff_scalar_slot(uint32_t table, uint32_t tensor, uint8_t** dst, uint8_t** got, uint64_t* begin);
-  Status add_weight(const LogicalWeight& w);
+  Status add_weight(const LogicalWeight& w, bool index = true);  // index: into the weight half of the hash
   Status finish_quantized(LogicalWeight* w);
   Status plain_weight(TensorRef r, LogicalWeight* w) const;
 

@@ -140,6 +140,15 @@ struct ModelLoaderOptions {
   // checks stay (index <-> shards, manifest <-> blob sizes and names, split GGUF rules, digests);
   // the conventions' do not. A GGUF model already is one weight per tensor. Any mode.
   bool as_stored = false;
+  // For a host that retries with arena_needed() after ArenaExhausted: a safetensors header whose
+  // estimated need (from its length alone, detail::SafetensorsHeaderParser::arena_estimate) does not
+  // fit in what is free fails with ArenaExhausted as soon as its 8-byte length is read, instead of
+  // after being counted through — the retry is then its only parse (a DeepSeek-V3 header: 12 MB,
+  // 92k tensors, parsed twice from a 1 MiB arena). arena_needed() is then the estimate, with the
+  // model's part for the estimated tensor count; when the header needs more, that attempt counts
+  // it through and fails as without the option (one more retry). Off by default: a caller that
+  // cannot retry (a microcontroller's fixed arena) must not fail on an estimate.
+  bool estimate_arena = false;
 };
 
 struct ModelEvent {

@@ -45,6 +45,13 @@ LoadPlan plan_weight(const LogicalModel& m, uint32_t weight, uint64_t chunk) {
 // if packed, streams through and is never held).
 ModelPlan plan_model(const LogicalModel& m, uint64_t chunk) {
   ModelPlan out;
+  // Weights of one piece each (a plain model) stream through and hold nothing: both peaks are 0.
+  // Said without the sweep, whose hashed lookup per tensor cost a plain DeepSeek-V3 table (92k
+  // tensors) more under wasm than building the model.
+  bool pieces = false;
+  for (uint32_t w = 0; w < m.weight_count() && !pieces; ++w)
+    for (uint32_t r = 1; r < kPieceRoles && !pieces; ++r) pieces = m.weight(w).piece[r].present();
+  if (!pieces) return out;
   uint64_t held = 0;
   for (uint32_t t = 0; t < m.table_count(); ++t) {
     const TensorTable& tab = m.table(t);

@@ -755,7 +755,22 @@ ModelEvent ModelLoader::step_headers() {
       return again();
     }
     if (entry_ == ModelEntry::Auto) entry_ = ModelEntry::File;
-    if (!gguf && s.prefix_have == 8 && n <= cap) s.header_end = 8 + n;
+    if (!gguf && s.prefix_have == 8 && n <= cap) {
+      s.header_end = 8 + n;
+      // The retry sized from the length (estimate_arena): what the reader's parse would tell
+      // after counting the whole header through, estimated before parsing any of it.
+      const size_t need = sizeof(Reader) + kAlign + size_t(detail::SafetensorsHeaderParser::arena_estimate(n));
+      if (opt_.estimate_arena && need > size_t(hi_ - lo_)) {
+        size_t rest = ~size_t(0);
+        if (cur_ + 1 == file_count_) {  // the last header: the model's part too, as below
+          uint64_t tensors = detail::SafetensorsHeaderParser::tensors_estimate(n);
+          for (uint32_t g = 0; g < cur_; ++g)
+            if (files_[g].header_done) tensors += files_[g].reader->tensor_count();
+          rest = after_headers_need(tensors, false);
+        }
+        return fail_arena(need, cur_, rest);
+      }
+    }
     void* mem = take_low(sizeof(Reader), kAlign);
     if (!mem) return fail_arena(sizeof(Reader), cur_);
     s.region_lo = lo_;

@@ -83,6 +83,14 @@ class SafetensorsHeaderParser : private SafetensorsParserState {
   // The header's last byte was fed: complete the table (sort, duplicate and offset checks).
   Status finish(TensorTable* table);
 
+  // Before parsing: what a header of `n` JSON bytes is expected to take — arena bytes and tensors —
+  // erring high for typical headers: an entry is its name and ≈ 70-85 bytes of JSON (dtype, shape,
+  // offsets), and takes its name and ≈ 40 bytes of arena (bench/README.md, ws-bench-header: 0.65-0.70
+  // arena bytes per header byte, 70-135 header bytes per entry). Estimates, not bounds: tiny entries
+  // need more, metadata and whitespace less. ModelLoaderOptions::estimate_arena.
+  static uint64_t arena_estimate(uint64_t n) { return n - n / 8; }
+  static uint64_t tensors_estimate(uint64_t n) { return n / 100; }
+
   const Error& error() const { return error_; }
   uint64_t data_size() const { return data_size_; }
   uint32_t tensor_count() const { return tensor_count_; }
