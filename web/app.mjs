@@ -550,10 +550,22 @@ function showPlan(p) {
 }
 
 async function onLoadClick() {
-  if (state.loading) return;
-  const p = await currentPlan();
+  if (state.loading || state.loadClicked) return;
+  // Until the plan of the current settings is made, the load is pending: the status says so at
+  // once (a click is never taken for the previous load's end) and a second click is ignored.
+  state.loadClicked = true;
+  $('load-status').dataset.state = 'planning';
+  $('load-status').textContent = 'Checking the preflight…';
+  let p;
+  try {
+    p = await currentPlan();
+  } finally {
+    state.loadClicked = false;
+  }
   const problems = p ? planProblems(p) : [];
   if (problems.length && !state.preflightConfirmed) {
+    $('load-status').dataset.state = 'idle';
+    $('load-status').textContent = '';
     state.preflightConfirmed = true;
     $('preflight-warn').hidden = false;
     $('preflight-warn').textContent = `⚠ This load cannot fit: ${problems.join('; ')}. Click "Load anyway" to try.`;
@@ -563,7 +575,13 @@ async function onLoadClick() {
   $('preflight-warn').hidden = true;
   state.preflightConfirmed = false;
   $('load').textContent = 'Load to GPU';
-  load();
+  // A load that does not start (no device, no model, one already running) leaves no pending status.
+  load().then((r) => {
+    if (r === null && $('load-status').dataset.state === 'planning') {
+      $('load-status').dataset.state = 'idle';
+      $('load-status').textContent = '';
+    }
+  });
 }
 
 // ---------------- loading to the GPU ----------------
