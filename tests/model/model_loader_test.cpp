@@ -185,8 +185,10 @@ TEST(ModelLoader, RawPiecesAreTheStoredBytes) {
 }
 
 // From a tiny arena the loader asks for more, part by part (each header, the model, config.json,
-// the scratch: one retry each at most), and ends with the same model.
-TEST(ModelLoader, ArenaRetriesConverge) {
+// the scratch: one retry each at most), and ends with the same model. With estimate_arena a
+// safetensors header too large for the arena fails at its length with an estimate (one retry more
+// at most, when the estimate falls short); nothing else changes.
+void check_arena_retries(bool estimate) {
   for (const Case& c : modeltest::cases()) {
     if (c.name.rfind("conv/", 0) != 0 && c.name.rfind("samples/", 0) != 0) continue;
     for (bool seekable : {true, false}) {
@@ -196,34 +198,20 @@ TEST(ModelLoader, ArenaRetriesConverge) {
       const LoadResult want = run(c, big);
       HostOptions small = big;
       small.arena = 4096;
+      small.estimate_arena = estimate;
       const LoadResult r = run(c, small);
       EXPECT_EQ(summary(r), summary(want)) << c.name;
-      EXPECT_GE(r.attempts, 2) << c.name;
-      EXPECT_LE(r.attempts, int(modeltest::open_case(c).listing.size()) + 6) << c.name;
+      if (!estimate) {
+        EXPECT_GE(r.attempts, 2) << c.name;
+      }
+      EXPECT_LE(r.attempts, int(modeltest::open_case(c).listing.size()) + (estimate ? 7 : 6)) << c.name;
       EXPECT_LT(r.arena_size, size_t(1) << 20) << c.name;
     }
   }
 }
 
-// estimate_arena: the same models from the same tiny arena; nothing else changes.
-TEST(ModelLoader, ArenaRetriesConvergeWithEstimates) {
-  for (const Case& c : modeltest::cases()) {
-    if (c.name.rfind("conv/", 0) != 0 && c.name.rfind("samples/", 0) != 0) continue;
-    for (bool seekable : {true, false}) {
-      if (!seekable && is_uqff(c)) continue;
-      HostOptions big;
-      big.seekable = seekable;
-      const LoadResult want = run(c, big);
-      HostOptions small = big;
-      small.arena = 4096;
-      small.estimate_arena = true;
-      const LoadResult r = run(c, small);
-      EXPECT_EQ(summary(r), summary(want)) << c.name;
-      EXPECT_LE(r.attempts, int(modeltest::open_case(c).listing.size()) + 7) << c.name;
-      EXPECT_LT(r.arena_size, size_t(1) << 20) << c.name;
-    }
-  }
-}
+TEST(ModelLoader, ArenaRetriesConverge) { check_arena_retries(false); }
+TEST(ModelLoader, ArenaRetriesConvergeWithEstimates) { check_arena_retries(true); }
 
 // --- The loader's own file rules ----------------------------------------------------------------
 
