@@ -20,8 +20,10 @@ class ByteSource {
   // Opens the file with its first read in mind (a URL's first request asks for those bytes):
   // Missing when it is not there (ENOENT, HTTP 404/410), Failed with error() for anything else.
   virtual Opened open(uint64_t offset, size_t length) = 0;
-  virtual bool size_known() const = 0;
-  virtual uint64_t size() const = 0;
+  // The file's size, once open() found it (a local file's stat, a response's Content-Range or
+  // Content-Length).
+  bool size_known() const { return size_known_; }
+  uint64_t size() const { return size_; }
   // Random access is cheap (a local file, a server with Range requests). Otherwise reads should go
   // forward: one going back starts the transfer again.
   virtual bool seekable() const = 0;
@@ -32,6 +34,8 @@ class ByteSource {
 
  protected:
   std::string error_;
+  bool size_known_ = false;
+  uint64_t size_ = 0;
 };
 
 // How URLs are fetched (the CLI's --header / --token and the environment).

@@ -67,16 +67,12 @@ class LocalFile : public ByteSource {
   LocalFile& operator=(const LocalFile&) = delete;
 
   Opened open(uint64_t offset, size_t length) override;
-  bool size_known() const override { return size_known_; }
-  uint64_t size() const override { return size_; }
   bool seekable() const override { return true; }
   bool read(uint64_t offset, size_t length, const uint8_t** data, size_t* n) override;
 
  private:
   std::string path_;
   int fd_ = -1;
-  bool size_known_ = false;
-  uint64_t size_ = 0;
   std::vector<uint8_t> block_;  // the last block read
   uint64_t block_at_ = 0;
   size_t block_fill_ = 0;

@@ -30,8 +30,6 @@ class HttpFile : public ByteSource {
   HttpFile& operator=(const HttpFile&) = delete;
 
   Opened open(uint64_t offset, size_t length) override;
-  bool size_known() const override { return size_known_; }
-  uint64_t size() const override { return size_; }
   bool seekable() const override { return ranges_; }
   bool read(uint64_t offset, size_t length, const uint8_t** data, size_t* n) override;
 
@@ -55,8 +53,6 @@ class HttpFile : public ByteSource {
   curl_slist* headers_ = nullptr;
   // The file.
   bool ranges_ = true;  // the server answers Range requests (206)
-  bool size_known_ = false;
-  uint64_t size_ = 0;
   bool missing_ = false;
   // The transfer.
   bool active_ = false, done_ = false, checked_ = false, paused_ = false, failed_ = false;

@@ -32,6 +32,9 @@ export function raceAbort(promise, signal, offset) {
   });
 }
 
+// A chunk as bytes: a Uint8Array as it is, another view or an ArrayBuffer over the same memory.
+const asBytes = (v) => (v instanceof Uint8Array ? v : new Uint8Array(v.buffer ?? v, v.byteOffset ?? 0, v.byteLength));
+
 // Reads a ReadableStream as an async iterator; cancelling it on return()/abort releases the body.
 async function* readStream(stream, signal, startOffset = 0) {
   const reader = stream.getReader();
@@ -46,7 +49,7 @@ async function* readStream(stream, signal, startOffset = 0) {
         throw ioError(`reading the stream failed: ${e?.message ?? e}`, pos, e);
       }
       if (r.done) return;
-      const chunk = r.value instanceof Uint8Array ? r.value : new Uint8Array(r.value.buffer ?? r.value, r.value.byteOffset ?? 0, r.value.byteLength);
+      const chunk = asBytes(r.value);
       pos += chunk.length;
       if (chunk.length) yield chunk;
     }
@@ -104,8 +107,7 @@ class IterableSource {
       for (;;) {
         const r = await raceAbort(it.next(), signal, pos);
         if (r.done) return;
-        const v = r.value;
-        const chunk = v instanceof Uint8Array ? v : new Uint8Array(v.buffer ?? v, v.byteOffset ?? 0, v.byteLength);
+        const chunk = asBytes(r.value);
         pos += chunk.length;
         if (chunk.length) yield chunk;
       }
@@ -308,31 +310,19 @@ class UrlSource {
     let pos = a, attempt = 0, failure = null;
     for (;;) {
       if (response) {
+        // readStream ends at the body's end and throws IoError (its cause the network's error)
+        // when a read fails; either way before b is a failure to resume from.
         failure = null;
-        const reader = response.body.getReader();
         try {
-          for (;;) {
-            let r;
-            try {
-              r = await raceAbort(reader.read(), signal, pos);
-            } catch (e) {
-              if (e?.code === 'Aborted') throw e;
-              failure = e;
-              break;
-            }
-            if (r.done) {
-              if (b !== null && pos < b) failure = new Error(`the body ended at byte ${pos}, before byte ${b}`);
-              break;
-            }
-            const chunk = r.value instanceof Uint8Array ? r.value : new Uint8Array(r.value.buffer ?? r.value, r.value.byteOffset ?? 0, r.value.byteLength);
-            if (!chunk.length) continue;
+          for await (const chunk of readStream(response.body, signal, pos)) {
             pos += chunk.length;
             attempt = 0;  // bytes arrived: a later failure has its retries again
             yield chunk;
           }
-        } finally {
-          reader.cancel().catch(() => {});
-          reader.releaseLock?.();
+          if (b !== null && pos < b) failure = new Error(`the body ended at byte ${pos}, before byte ${b}`);
+        } catch (e) {
+          if (e?.code === 'Aborted') throw e;
+          failure = e?.cause ?? e;
         }
         if (!failure) return;
       }
