@@ -596,7 +596,9 @@ function resetLoadUi() {
   updateBuffers();
 }
 
-const liveBuffers = () => (state.modelWhere === 'worker' || state.loading?.where === 'worker' ? worker.stats.live : state.gpu?.tracker?.live.size ?? 0);
+// The buffers of the load going on, else of the model loaded: its thread's count (a main-thread
+// load after a worker one counts its own buffers, not the worker's last figure).
+const liveBuffers = () => ((state.loading ? state.loading.where : state.modelWhere) === 'worker' ? worker.stats.live : state.gpu?.tracker?.live.size ?? 0);
 function updateBuffers() { $('st-buffers').textContent = String(liveBuffers()); }
 
 function dropModel() {

@@ -401,6 +401,9 @@ test('cancel a UQFF load mid-way (the directory\'s requests held back by the tes
     if (await page.evaluate(() => window.wsPage.liveBuffers() > 0).catch(() => false)) { holding++; await held; }
     await route.continue().catch(() => {});
   });
+  // On the main thread: the route's check sees the live buffers at once (a worker's count reaches
+  // the page every 100 ms, by which time the small model may have loaded with nothing held).
+  await page.selectOption('#where', 'main');
   try {
     await page.selectOption('#dtype', 'f32');
     await page.click('#load');
@@ -419,6 +422,7 @@ test('cancel a UQFF load mid-way (the directory\'s requests held back by the tes
   assert.match(await page.textContent('#load-status'), /Cancelled after .*every GPU buffer was destroyed/);
   const again = await loadGpu('f32');
   assert.equal(again.tensors, 12);
+  await page.selectOption('#where', 'worker');
 });
 
 test('split GGUF by its first split\'s URL (the others found beside it) and by picked files: one model of six tensors; GPU = CPU decode = the CLI; a split alone is GgufSplitMissing', { skip: noCli }, async () => {
