@@ -232,6 +232,8 @@ class Recorder {
     size_.assign(r.tensor_count(), 0);
     for (uint32_t i = 0; i < r.tensor_count(); ++i) {
       ws::TensorInfo t = r.tensor(i);
+      const ws::StrView n = r.tensors().name(i);  // the name-only accessor agrees with get()
+      if (n.data != t.name.data || n.size != t.name.size) violation("TensorTable::name(" + std::to_string(i) + ") differs from get()");
       begin_[i] = t.begin;
       size_[i] = t.end - t.begin;
       if (opt_.snapshot_table) out_->tensors.push_back(row_of(r, t));

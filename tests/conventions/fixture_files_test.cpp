@@ -224,6 +224,30 @@ TEST(FixtureFiles, MlxBitsCompanionsComeFirstSoSequentialNeedsOnlyCompanions) {
   // down_proj: 9 F32 scales + 9 F32 biases, the largest companion set.
   EXPECT_EQ(largest_companions, 72u);
   EXPECT_EQ(ws::plan_model(m, 16).sequential_peak, 72u);
+  EXPECT_FALSE(m.single_pieces());
+}
+
+// The same file read as plain tensors (no config): every weight one tensor, said without a sweep.
+TEST(FixtureFiles, PlainModelIsSinglePiecesAndHoldsNothing) {
+  const std::vector<uint8_t> file = read_bytes(kDir + "/mlx-bits/model.safetensors");
+  Parsed p;
+  parse(file, Split::Whole, &p);
+  ws::LogicalWeight storage[32];
+  ws::LogicalModel m(storage, 32);
+  m.add_table(&p.reader->tensors(), p.reader->data_start());
+  ASSERT_EQ(m.build_plain(), Status::Ok);
+  EXPECT_TRUE(m.single_pieces());
+  ASSERT_EQ(m.weight_count(), p.reader->tensors().count());
+  for (uint32_t i = 0; i < m.weight_count(); ++i) {
+    const ws::TensorInfo t = p.reader->tensors().get(i);
+    EXPECT_TRUE(m.weight(i).name.equals(t.name.data, t.name.size));
+    EXPECT_EQ(m.weight(i).elements, t.element_count());
+    EXPECT_EQ(ws::plan_weight(m, i, 16).piece_count, 1u);
+    EXPECT_EQ(m.find(t.name.data, t.name.size), i);
+  }
+  const ws::ModelPlan plan = ws::plan_model(m, 16);
+  EXPECT_EQ(plan.sequential_peak, 0u);
+  EXPECT_EQ(plan.seekable_peak, 0u);
 }
 
 // Ollama: the manifest names both blobs; each blob is one table of one model.

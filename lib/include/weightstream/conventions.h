@@ -165,6 +165,10 @@ class LogicalModel {
   // UqffUnsupportedType: "hqq" or "fp8". Empty otherwise.
   StrView error_detail() const { return detail_; }
   uint32_t weight_count() const { return count_; }
+  // True when the model was built by build_plain() alone: every weight is one tensor, with no
+  // companion to hold or wait for (plan_model answers without a sweep). False otherwise, which
+  // says nothing: a convention's weights may still all be single pieces.
+  bool single_pieces() const { return single_pieces_; }
   const LogicalWeight& weight(uint32_t i) const { return weights_[i]; }
   uint32_t find(const char* name, size_t n) const;  // kNoTensor when absent
   // The weight tensor `r` is a piece of, and its role; kNoTensor when it belongs to none (a UQFF
@@ -189,7 +193,9 @@ class LogicalModel {
   // otherwise only that table.
   TensorRef find_concat(const char* a, size_t an, const char* b, uint32_t table = kNoTensor,
                         bool last = false) const;
-  Status build_index(bool reject_duplicates);
+  // The tensor half of the name hash; the weight half is cleared for index_weight() unless
+  // `clear_weight_half` is false (build_plain copies the tensor half over it).
+  Status build_index(bool reject_duplicates, bool clear_weight_half = true);
   uint32_t find_weight_concat(const char* a, size_t an, const char* b) const;
   void index_weight(uint32_t w);
   Status uqff_layer(TensorRef format_ref, size_t key_len);
@@ -215,6 +221,7 @@ class LogicalModel {
   uint32_t slot_count_ = kInlineSlots;
   uint32_t half_ = 0;
   bool indexed_ = false;
+  bool single_pieces_ = false;
   TensorRef version_ref_[3];
   uint8_t version_bytes_[12] = {};  // the version (the first copy's bytes), after resolve_uqff()
   LogicalTable inline_tables_[kInlineTables];

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "weightstream/dtype.h"
 
@@ -70,6 +71,16 @@ class TensorTable {
  public:
   uint32_t count() const { return count_; }
   TensorInfo get(uint32_t i) const;
+  // Tensor i's name alone (i < count()): what get(i).name is, without decoding the rest.
+  StrView name(uint32_t i) const {
+    StrView v;
+    const uint8_t* p = base_ + recs_[i].blob;
+    uint32_t n;
+    memcpy(&n, p, 4);
+    v.data = reinterpret_cast<const char*>(p + 4);
+    v.size = n;
+    return v;
+  }
   // Linear search by name; returns kNoTensor-like 0xFFFFFFFF when absent.
   uint32_t find(const char* name, size_t n) const;
 

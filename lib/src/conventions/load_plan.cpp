@@ -48,6 +48,7 @@ ModelPlan plan_model(const LogicalModel& m, uint64_t chunk) {
   // Weights of one piece each (a plain model) stream through and hold nothing: both peaks are 0.
   // Said without the sweep, whose hashed lookup per tensor cost a plain DeepSeek-V3 table (92k
   // tensors) more under wasm than building the model.
+  if (m.single_pieces()) return out;
   bool pieces = false;
   for (uint32_t w = 0; w < m.weight_count() && !pieces; ++w)
     for (uint32_t r = 1; r < kPieceRoles && !pieces; ++r) pieces = m.weight(w).piece[r].present();

@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+#include <new>
+
+#include "weightstream/detail/bytes.h"
 #include "weightstream/ollama_quant.h"
 
 namespace ws {
@@ -60,9 +63,12 @@ class NameHash {
     len_ += n;
     for (; n > 0 && have_ > 0; --n) put(uint8_t(*p++));
     for (; n >= 8; p += 8, n -= 8) {
-      uint64_t w = 0;
-      for (int i = 7; i >= 0; --i) w = w << 8 | uint8_t(p[i]);
-      mix(w);
+      mix(detail::load_u64(reinterpret_cast<const uint8_t*>(p)));  // little-endian (as put)
+    }
+    if (have_ == 0 && n > 0) {  // the usual tail: one word from overlapping loads, no byte loop
+      word_ = detail::load_tail(p, n);
+      have_ = unsigned(n);
+      return;
     }
     for (; n > 0; --n) put(uint8_t(*p++));
   }
@@ -201,7 +207,7 @@ static bool is_uqff_version_name(const StrView& n) {
 // probe chain, so "first" and "last" lookups give what the linear scans gave. `reject_duplicates`
 // (UQFF): a name in two tables is an error, except the version tensors (resolve_uqff() compares
 // their copies).
-Status LogicalModel::build_index(bool reject_duplicates) {
+Status LogicalModel::build_index(bool reject_duplicates, bool clear_weight_half) {
   uint64_t total = 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
     tables_[t].first = uint32_t(total < 0xFFFFFFFFu ? total : 0);
@@ -224,11 +230,12 @@ Status LogicalModel::build_index(bool reject_duplicates) {
     }
     return Status::Ok;
   }
-  for (uint32_t i = 0; i < 2 * half_; ++i) slots_[i] = 0;
+  memset(slots_, 0, (clear_weight_half ? 2 : 1) * size_t(half_) * sizeof(uint32_t));
   const uint32_t mask = half_ - 1;
   for (uint32_t t = 0; t < table_count_; ++t) {
-    for (uint32_t i = 0; i < tables_[t].table->count(); ++i) {
-      StrView n = tables_[t].table->get(i).name;
+    const TensorTable& tab = *tables_[t].table;
+    for (uint32_t i = 0; i < tab.count(); ++i) {
+      StrView n = tab.name(i);
       const bool check = reject_duplicates && !is_uqff_version_name(n);
       uint32_t at = hash_concat(n.data, n.size, "", 0) & mask;
       while (slots_[at] != 0) {
@@ -374,6 +381,7 @@ uint32_t LogicalModel::owner(TensorRef r, PieceRole* role) const {
 
 Status LogicalModel::add_weight(const LogicalWeight& w, bool index) {
   if (count_ >= capacity_) return fail(Status::ConventionTooManyWeights, w.ref(PieceRole::Packed), w.name);
+  single_pieces_ = false;
   weights_[count_] = w;
   if (index) index_weight(count_);
   ++count_;
@@ -382,12 +390,18 @@ Status LogicalModel::add_weight(const LogicalWeight& w, bool index) {
 
 Status LogicalModel::plain_weight(TensorRef r, LogicalWeight* w) const {
   TensorInfo t = tensor(r);
-  *w = LogicalWeight();
+  ::new (static_cast<void*>(w)) LogicalWeight();  // in place: assigning a temporary is a second pass
   w->name = t.name;
   w->piece[uint32_t(PieceRole::Packed)] = r;
   w->decodable = quant_format_from_dtype(t.dtype(), &w->format);
   w->rank = t.copy_shape(w->shape, kMaxLogicalRank);
-  w->elements = t.element_count();
+  if (w->rank <= kMaxLogicalRank) {  // the product of the dims just copied: no second decode
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < w->rank; ++d) n *= w->shape[d];
+    w->elements = n;
+  } else {
+    w->elements = t.element_count();
+  }
   return Status::Ok;
 }
 
@@ -459,16 +473,24 @@ Status LogicalModel::finish_quantized(LogicalWeight* w) {
 }
 
 Status LogicalModel::build_plain() {
-  if (build_index(false) != Status::Ok) return error_.code;
+  if (build_index(false, count_ != 0) != Status::Ok) return error_.code;
   // Weight k is tensor k (the tables in order) under the same name, so its slot in the weight half
   // of the hash is its tensor's in the tensor half: the half is copied, not hashed again (92k names
   // for a DeepSeek-V3 header).
   const bool copy_index = indexed_ && count_ == 0;
+  single_pieces_ = count_ == 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
     for (uint32_t i = 0; i < tables_[t].table->count(); ++i) {
-      LogicalWeight w;
-      plain_weight(TensorRef{t, i}, &w);
-      if (add_weight(w, !copy_index) != Status::Ok) return error_.code;
+      // Built in place: a weight is 200 bytes, and a copy of each was 7 % of validating DeepSeek-V3
+      // in the browser.
+      const TensorRef r{t, i};
+      if (count_ >= capacity_) {
+        if (copy_index) memset(slots_ + half_, 0, half_ * sizeof(uint32_t));  // never left uncleared
+        return fail(Status::ConventionTooManyWeights, r, tensor(r).name);
+      }
+      plain_weight(r, &weights_[count_]);
+      if (!copy_index) index_weight(count_);
+      ++count_;
     }
   }
   if (copy_index) memcpy(slots_ + half_, slots_, half_ * sizeof(uint32_t));

@@ -1,6 +1,8 @@
 // The GGML type table (ggml src/ggml.c type_traits, ggml-common.h block structs; FORMATS.md §5).
 #include "weightstream/ggml_types.h"
 
+#include "weightstream/detail/checked_mul.h"
+
 namespace ws {
 
 namespace {
@@ -55,7 +57,7 @@ bool ggml_tensor_bytes(const GgmlTypeInfo& t, uint64_t elements, uint64_t* bytes
   switch (t.kind) {
     case GgmlTypeKind::Blocks: {
       uint64_t blocks = elements / t.block_elems;
-      return !__builtin_mul_overflow(blocks, uint64_t(t.block_bytes), bytes);
+      return !detail::mul_overflow_u64(blocks, uint64_t(t.block_bytes), bytes);
     }
     case GgmlTypeKind::I2S:
       *bytes = elements / 4 + 32;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "weightstream/detail/bytes.h"
+#include "weightstream/detail/checked_mul.h"
 #include "weightstream/detail/json_scan.h"
 #include "weightstream/detail/safetensors_header_parser.h"
 #include "weightstream/dtype.h"
@@ -21,14 +22,22 @@ namespace {
 
 constexpr uint32_t kFastMaxRank = 16;  // higher ranks take the general path
 
+// Under wasm every method is forced inline: they run a dozen times per entry, and there the
+// inliner left eat() and number() as calls (18 % of validating a 92k-tensor header in node).
+// Natively GCC's own choice is 3 % faster.
+#if defined(__wasm__)
+#define WS_CURSOR_INLINE __attribute__((always_inline)) inline
+#else
+#define WS_CURSOR_INLINE inline
+#endif
 struct Cursor {
   const uint8_t* p;
   const uint8_t* end;
 
-  void ws() {
+  WS_CURSOR_INLINE void ws() {
     while (p < end && json_is_ws(*p)) ++p;
   }
-  bool eat(uint8_t c) {
+  WS_CURSOR_INLINE bool eat(uint8_t c) {
     if (p < end && *p == c) {  // compact JSON has no whitespace: try the byte first
       ++p;
       return true;
@@ -38,14 +47,34 @@ struct Cursor {
     ++p;
     return true;
   }
-  bool literal(const char* s, size_t n) {
+  // The literal s (at most 16 bytes) at p. Under wasm, compared as two masked 8-byte words when
+  // 16 bytes are there to load: a memcmp of a constant size is a call there. Natively the
+  // compiler's inline memcmp is faster than the words (1,680 against 1,400 MB/s on DeepSeek-V3).
+  template <size_t N>
+  WS_CURSOR_INLINE bool literal(const char (&s)[N]) {
+    constexpr size_t n = N - 1;
+    static_assert(n >= 1 && n <= 16, "two words at most");
+#if defined(__wasm__)
+    if (size_t(end - p) >= 16) {
+      uint64_t a, b, x = 0, y = 0;
+      memcpy(&a, p, 8);
+      memcpy(&b, p + 8, 8);
+      memcpy(&x, s, n < 8 ? n : 8);
+      if constexpr (n > 8) memcpy(&y, s + 8, n - 8);
+      constexpr uint64_t ma = n >= 8 ? ~0ull : (1ull << (8 * (n % 8))) - 1;
+      constexpr uint64_t mb = n <= 8 ? 0 : n >= 16 ? ~0ull : (1ull << (8 * (n % 8))) - 1;
+      if (((a ^ x) & ma) | ((b ^ y) & mb)) return false;
+      p += n;
+      return true;
+    }
+#endif
     if (size_t(end - p) < n || memcmp(p, s, n) != 0) return false;
     p += n;
     return true;
   }
   // A plain non-negative integer of at most 19 digits (cannot overflow u64), followed by
   // something that is not part of a number. Leading zeros, signs, fractions and exponents: no.
-  bool number(uint64_t* out) {
+  WS_CURSOR_INLINE bool number(uint64_t* out) {
     ws();
     if (p == end || !is_digit(*p)) return false;
     uint64_t v = 0;
@@ -146,9 +175,9 @@ size_t SafetensorsHeaderParser::fast_entry(const uint8_t* begin, const uint8_t* 
   for (;;) {
     if (!c.eat('"')) return 0;
     uint8_t field;
-    if (c.literal("dtype\"", 6)) field = kFieldDtype;
-    else if (c.literal("shape\"", 6)) field = kFieldShape;
-    else if (c.literal("data_offsets\"", 13)) field = kFieldOffsets;
+    if (c.literal("dtype\"")) field = kFieldDtype;
+    else if (c.literal("shape\"")) field = kFieldShape;
+    else if (c.literal("data_offsets\"")) field = kFieldOffsets;
     else return 0;
     if (seen & field) return 0;
     seen = uint8_t(seen | field);
@@ -194,12 +223,12 @@ size_t SafetensorsHeaderParser::fast_entry(const uint8_t* begin, const uint8_t* 
   bool zero = false, overflow = false;
   for (uint32_t i = 0; i < rank; ++i) {
     if (dims[i] == 0) zero = true;
-    else if (!overflow && __builtin_mul_overflow(elements, dims[i], &elements)) overflow = true;
+    else if (!overflow && mul_overflow_u64(elements, dims[i], &elements)) overflow = true;
   }
   if (zero) elements = 0;
   else if (overflow) return 0;
   uint64_t bits;
-  if (__builtin_mul_overflow(elements, uint64_t(kBitsTab[dtype]), &bits)) return 0;
+  if (mul_overflow_u64(elements, uint64_t(kBitsTab[dtype]), &bits)) return 0;
   if (bits % 8 != 0 || offsets[1] - offsets[0] != bits / 8) return 0;
 
   // Store [u32 name_len][name][u8 dtype][varint rank][varint dims] and the record, exactly as the
@@ -212,7 +241,7 @@ size_t SafetensorsHeaderParser::fast_entry(const uint8_t* begin, const uint8_t* 
   if (uint8_t* out = arena_->grow_low(blob)) {
     uint32_t len32 = uint32_t(name_len);
     memcpy(out, &len32, 4);
-    memcpy(out + 4, name, name_len);
+    copy_short(out + 4, name, name_len);
     out += 4 + name_len;
     *out++ = dtype;
     out = put_varint(out, rank);
@@ -227,6 +256,7 @@ size_t SafetensorsHeaderParser::fast_entry(const uint8_t* begin, const uint8_t* 
   ++tensor_count_;
   return size_t(c.p - begin);
 }
+#undef WS_CURSOR_INLINE
 
 }  // namespace detail
 }  // namespace ws

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "weightstream/detail/bytes.h"
+#include "weightstream/detail/checked_mul.h"
 #include "weightstream/detail/duplicate_finder.h"
 #include "weightstream/detail/heap_sort.h"
 #include "weightstream/detail/json_strings.h"
@@ -253,7 +254,7 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
       // Element count is order-independent (policy): any zero dimension means zero elements,
       // whatever the other dimensions multiply to.
       if (v == 0) has_zero_dim_ = true;
-      else if (!elements_overflow_ && __builtin_mul_overflow(elements_, v, &elements_)) elements_overflow_ = true;
+      else if (!elements_overflow_ && mul_overflow_u64(elements_, v, &elements_)) elements_overflow_ = true;
       uint8_t buf[10];
       append_blob(buf, size_t(put_varint(buf, v) - buf));
       return Status::Ok;
@@ -360,7 +361,7 @@ Status SafetensorsHeaderParser::end_entry(uint64_t close_pos) {
   uint64_t elements = has_zero_dim_ ? 0 : elements_;
   if (!has_zero_dim_ && elements_overflow_) return fail(Status::ShapeOverflow, close_pos);
   uint64_t bits;
-  if (__builtin_mul_overflow(elements, dtype_bits(static_cast<DType>(dtype_)), &bits))
+  if (mul_overflow_u64(elements, dtype_bits(static_cast<DType>(dtype_)), &bits))
     return fail(Status::ShapeOverflow, close_pos);
   if (bits % 8 != 0) return fail(Status::MisalignedSlice, close_pos);
   if (end - begin != bits / 8) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "weightstream/detail/bytes.h"
 #include "weightstream/tensor_table.h"
 
 namespace ws {
@@ -24,9 +25,7 @@ inline uint64_t hash_bytes(const char* p, size_t n, uint64_t seed) {
     p += 8;
     n -= 8;
   }
-  uint64_t w = 0;
-  memcpy(&w, p, n);
-  h = (h ^ w) * 0x94D049BB133111EBull;
+  h = (h ^ load_tail(p, n)) * 0x94D049BB133111EBull;
   h ^= h >> 29;
   return h;
 }
