@@ -9,9 +9,11 @@
 // parsers', not the disk's. MB = 10^6 header bytes (for the vocab files, the whole file). Each
 // configuration runs once untimed, then until >= min-time seconds and >= 5 calls; the table shows
 // the fastest call. The native figures are ws-bench-gguf's "ours mem" and ws-bench-header's
-// "ours whole" columns as bench/README.md records them (run those for this machine's). --cases
+// "ours whole" columns, run by this script after the JS rows when build/release/bench holds them
+// (--native DIR: elsewhere), else as bench/README.md records them (marked *). --cases
 // runs only the named rows (llama-spm, bert-bge, deepseek-coder, gpt-2, deepseek-v3).
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,8 +27,35 @@ const minTime = Number(opt('--min-time', 0.5));
 const cases = opt('--cases', null)?.split(',') ?? null;
 const wanted = (name) => !cases || cases.includes(name);
 
-// Native MB/s from bench/README.md (ws-bench-gguf "ours mem", ws-bench-header deepseek-v3 "ours whole").
-const NATIVE = { 'llama-spm': 1034, 'bert-bge': 934, 'deepseek-coder': 827, 'gpt-2': 808, 'deepseek-v3': 1331 };
+// Native MB/s, measured in this run when the release benchmarks are built (ws-bench-gguf "ours
+// mem", ws-bench-header deepseek-v3 "ours whole": the native reader on the same inputs), after the
+// JS rows so that the two never share the machine; otherwise bench/README.md's recorded figures.
+const RECORDED = { 'llama-spm': 1034, 'bert-bge': 934, 'deepseek-coder': 827, 'gpt-2': 808, 'deepseek-v3': 1331 };
+const benchDir = opt('--native', join(here, '..', '..', 'build', 'release', 'bench'));
+function nativeFigures(names) {
+  const out = {};
+  const run = (exe, argv) => {
+    const path = join(benchDir, exe);
+    if (!existsSync(path)) return null;
+    return execFileSync(path, argv, { encoding: 'utf8', maxBuffer: 1 << 24 });
+  };
+  const ggufNames = names.filter((n) => n !== 'deepseek-v3');
+  if (ggufNames.length) {
+    const text = run('ws-bench-gguf', ['--shared', shared, ...ggufNames.flatMap((n) => ['--case', n])]);
+    // The "From memory" table: "name | ours-mem ggml-buf mem/buf | ...".
+    const table = text?.slice(text.indexOf('From memory')) ?? '';
+    for (const n of ggufNames) {
+      const m = new RegExp(`^${n}\\s+\\|\\s+(\\d+)`, 'm').exec(table);
+      if (m) out[n] = Number(m[1]);
+    }
+  }
+  if (names.includes('deepseek-v3')) {
+    const text = run('ws-bench-header', ['--case', 'deepseek-v3', '--no-linearity']);
+    const m = /^deepseek-v3\s+[\d,]+\s+[\d,]+\s+\|\s+\d+\s+(\d+)/m.exec(text ?? '');
+    if (m) out['deepseek-v3'] = Number(m[1]);
+  }
+  return out;
+}
 
 // DeepSeek-V3 as if saved in one file, the shape ws-bench-header builds (synth_header.cpp): 61
 // layers (3 dense, 58 MoE x 256 experts x gate/up/down, F8_E4M3 weight + F32 weight_scale_inv),
@@ -127,12 +156,14 @@ if (wanted('deepseek-v3')) {
   rows.push({ name: 'deepseek-v3', bytes: d.headerBytes, tensors: d.tensors, inspect: mb / await fastest(() => ws.inspect(stream())), validate: mb / await fastest(() => ws.validate(stream())), hf: null });
 }
 
+const measured = nativeFigures(rows.map((r) => r.name));
 const f = (x) => (x === null ? '-' : x.toFixed(0));
-console.log(`node ${process.version}; fastest call of >= ${minTime} s; MB/s of header bytes; native = bench/README.md's figure\n`);
+console.log(`node ${process.version}; fastest call of >= ${minTime} s; MB/s of header bytes; native = ${Object.keys(measured).length ? `measured now (${benchDir}), * = bench/README.md's recorded figure` : "bench/README.md's recorded figure (build the release benchmarks to measure it)"}\n`);
 console.log('| file | header B | inspect() MB/s | validate() MB/s | native MB/s | inspect / native (target ≥ 0.5) | validate / native | @huggingface/gguf MB/s | inspect / @huggingface/gguf (target ≥ 20) |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
-  const n = NATIVE[r.name];
+  const n = measured[r.name] ?? RECORDED[r.name];
+  const nText = measured[r.name] ? `${n}` : `${n} *`;
   const mark = (x, t) => `${x.toFixed(2)}${x < t ? ' *' : ''}`;
-  console.log(`| ${r.name}${r.tensors ? ` (${r.tensors.toLocaleString('en')} tensors)` : ''} | ${r.bytes.toLocaleString('en')} | ${f(r.inspect)} | ${f(r.validate)} | ${n} | ${mark(r.inspect / n, 0.5)} | ${mark(r.validate / n, 0.5)} | ${f(r.hf)} | ${r.hf ? `${(r.inspect / r.hf).toFixed(1)}${r.inspect / r.hf < 20 ? ' *' : ''}` : '-'} |`);
+  console.log(`| ${r.name}${r.tensors ? ` (${r.tensors.toLocaleString('en')} tensors)` : ''} | ${r.bytes.toLocaleString('en')} | ${f(r.inspect)} | ${f(r.validate)} | ${nText} | ${mark(r.inspect / n, 0.5)} | ${mark(r.validate / n, 0.5)} | ${f(r.hf)} | ${r.hf ? `${(r.inspect / r.hf).toFixed(1)}${r.inspect / r.hf < 20 ? ' *' : ''}` : '-'} |`);
 }

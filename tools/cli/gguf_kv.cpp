@@ -121,10 +121,10 @@ void GgufKvCollector::on_bytes(const ws::Event& e) {
     on_numeric_elements(e, &value);
 }
 
-// A piece of string element `e.index`. Only the first elements and the last are kept; every
-// piece counts towards string_bytes.
+// A piece of string element `e.index`. Only the first elements and the last are kept (the loader
+// hands out no others: ModelHost sets Limits::gguf_array_*); string_bytes is the parser's count.
 void GgufKvCollector::on_string_element(const ws::Event& e, MetaValue* array) {
-  array->string_bytes += e.size;
+  array->string_bytes = e.string_bytes;
   if (e.index < kKeptArrayElements) {
     if (e.first) array->head.emplace_back();
     if (!array->head.empty()) append_piece(&array->head.back(), e, kMaxKeptArrayString);

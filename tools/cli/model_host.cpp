@@ -166,6 +166,10 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
   opt.as_stored = s_.as_stored;
   opt.out = s_.out;
   opt.seekable = s_.entry_path != "-";
+  // GGUF string arrays: the collector keeps the first kKeptArrayElements and the last
+  // (gguf_kv.cpp); the loader skips the rest without an event each.
+  opt.limits.gguf_array_full = kKeptArrayElements;
+  opt.limits.gguf_array_head = kKeptArrayElements;
   if (is_url(s_.entry_path)) {
     // A server without Range requests sends a file from its start: the loader then reads every
     // file forward (as from standard input) instead of asking for ranges one transfer each.

@@ -77,8 +77,8 @@ export class GgufKvCollector {
       if (!kv) return;
       const size = u[w + 3];
       if (kv.elemType === T.STRING && kv.valueType === T.ARRAY) {
-        // The loader's ABI counts the array's bytes (word 21): a summarized array's elements past
-        // the head do not come here.
+        // The loader counts the array's bytes (word 21, Event::string_bytes): a summarized array's
+        // elements between the head and the last do not come here (Limits::gguf_array_*).
         kv.stringBytes = u[w + 21];
         const index = u64(u[w + 13], u[w + 14]);
         if (!(kv.keep || index < HEAD || index === kv.count - 1)) return;

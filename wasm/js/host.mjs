@@ -159,10 +159,10 @@ export async function* loadModel(wasm, model, options, o) {
         arenaSize, seekable: model.seekable, mode: o.mode, dtype: o.dtype, kernel: options.kernel,
         validateBlocks: options.validateBlocks, readSize, outSize, limits: options.limits,
         passStored: o.passStored, asStored: o.asStored,
+        // GGUF string arrays past arrayLimit elements: the loader hands out only the elements the
+        // collector keeps (gguf-kv.mjs summarizes them: the head, the last, their bytes).
+        arrayFull: options.arrayLimit ?? 16, arrayHead: KV_HEAD,
       });
-      // GGUF string arrays past arrayLimit elements: the loader's ABI skips the elements the
-      // collector does not keep (gguf-kv.mjs summarizes them: the head, the last, their bytes).
-      wasm.x.ws_loader_kv_filter(loader.h, options.arrayLimit ?? 16, KV_HEAD);
       for (const f of feeds.values()) f?.rewind();
       kvs = new Map();
       sized = new Set();

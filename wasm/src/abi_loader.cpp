@@ -32,18 +32,13 @@ struct WsLoader {
   wsabi::InfoOut info;
   uint32_t item[64];
   uint32_t meta_cursor, meta_index;
-  // GGUF string arrays summarized for JS (ws_loader_kv_filter): the elements it does not keep are
-  // not handed out one by one (a vocabulary has 100k); their bytes are counted here.
-  bool kv_filter, arr_strings, arr_summarized;
-  uint32_t kv_limit, kv_head;
-  uint64_t arr_count;
-  uint32_t arr_string_bytes;
   alignas(8) uint8_t loader_mem[sizeof(ws::ModelLoader)];
 };
 
 // Options (words): 0 seekable, 1 mode (ModelLoadMode), 2 out (OutType), 3 kernel (KernelImpl),
 // 4 validate_blocks, 5 read_size, 6 out_size, 7 max_files (0: the default), 8 flags (bit 0
-// pass_stored, bit 1 as_stored, bit 2 estimate_arena). `limits`: 8 words or 0.
+// pass_stored, bit 1 as_stored, bit 2 estimate_arena), 9 and 10 the GGUF string array preview
+// (Limits::gguf_array_full, gguf_array_head; 0xFFFFFFFF: every element). `limits`: 8 words or 0.
 WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, const uint32_t* o, const uint32_t* limits) {
   ws::ModelLoaderOptions opt;
   opt.seekable = o[0] != 0;
@@ -58,6 +53,8 @@ WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, cons
   opt.as_stored = (o[8] & 2) != 0;
   opt.estimate_arena = (o[8] & 4) != 0;
   opt.limits = wsabi::read_limits(limits);
+  opt.limits.gguf_array_full = o[9] == 0xFFFFFFFFu ? ~uint64_t(0) : o[9];
+  opt.limits.gguf_array_head = o[10] == 0xFFFFFFFFu ? ~uint64_t(0) : o[10];
   void* mem = malloc(sizeof(WsLoader));
   uint8_t* arena = static_cast<uint8_t*>(wsabi::alloc64(arena_size));
   uint8_t* input = static_cast<uint8_t*>(malloc(opt.read_size));
@@ -141,36 +138,8 @@ WS_EXPORT(ws_loader_open) uint32_t ws_loader_open(WsLoader* h, uint32_t entry, u
       h->loader->open(static_cast<ws::ModelEntry>(entry), reinterpret_cast<const char*>(h->input), n));
 }
 
-// GGUF string arrays of more than `limit` elements are summarized by JS (the first `head`, the last,
-// the bytes of all): the elements between are then skipped inside next(). For every string array the
-// kv event's word 21 holds its string bytes so far (u32, saturating).
-WS_EXPORT(ws_loader_kv_filter) void ws_loader_kv_filter(WsLoader* h, uint32_t limit, uint32_t head) {
-  h->kv_filter = true;
-  h->kv_limit = limit;
-  h->kv_head = head;
-}
-
-// Whether the Kv event `k` is a string array element JS does not keep (and counts its bytes).
-static bool skip_kv(WsLoader* h, const ws::Event& k) {
-  switch (k.type) {
-    case ws::EventType::KvBegin:
-      h->arr_strings = k.value_type == ws::GgufType::Array && k.elem_type == ws::GgufType::String;
-      h->arr_summarized = h->arr_strings && k.count > h->kv_limit;
-      h->arr_count = k.count;
-      h->arr_string_bytes = 0;
-      return false;
-    case ws::EventType::KvBytes:
-      if (!h->arr_strings) return false;
-      h->arr_string_bytes = k.size > 0xFFFFFFFFu - h->arr_string_bytes ? 0xFFFFFFFFu : h->arr_string_bytes + uint32_t(k.size);
-      return h->arr_summarized && k.index >= h->kv_head && k.index + 1 != h->arr_count;
-    default:
-      return false;
-  }
-}
-
 WS_EXPORT(ws_loader_next) uint32_t ws_loader_next(WsLoader* h) {
   ws::ModelEvent e = h->loader->next();
-  while (h->kv_filter && e.type == ws::ModelEventType::Kv && e.kv && skip_kv(h, *e.kv)) e = h->loader->next();
   uint32_t* w = h->event;
   w[0] = static_cast<uint32_t>(e.type);
   w[1] = e.file;
@@ -182,7 +151,8 @@ WS_EXPORT(ws_loader_next) uint32_t ws_loader_next(WsLoader* h) {
   w[8] = static_cast<uint32_t>(e.size);
   if (e.type == ws::ModelEventType::Kv && e.kv) {
     wsabi::put_event(&h->kv, *e.kv);
-    h->kv.w[21] = h->arr_strings ? h->arr_string_bytes : 0;
+    // A string array's bytes so far (u32, saturating): the preview's skipped elements included.
+    h->kv.w[21] = e.kv->string_bytes > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(e.kv->string_bytes);
   }
   return w[0];
 }
