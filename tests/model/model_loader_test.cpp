@@ -469,9 +469,9 @@ TEST(ModelLoader, EstimatedArenaParsesALargeHeaderOnce) {
   }
 }
 
-// A plain model copies its tensors' half of the name hash into the weights' half (build_plain):
-// every weight is still found by its name, in two tables (a sharded model), a duplicate name
-// (first table first) included, and an absent name is not.
+// A plain model copies its tensors' half of the name hash into the weights' half (build_plain,
+// at the first lookup): every weight is still found by its name, in two tables (a sharded model),
+// a duplicate name (first table first) included, and an absent name is not.
 TEST(LogicalModel, PlainWeightsAreFoundByName) {
   std::vector<std::vector<uint64_t>> arenas;
   std::vector<std::unique_ptr<ws::Reader>> readers;
@@ -506,8 +506,10 @@ TEST(LogicalModel, PlainWeightsAreFoundByName) {
     const bool shared = n.equals("shared.weight");
     EXPECT_EQ(m.find(n.data, n.size), shared ? 1500u : w) << str(n);
     ws::PieceRole role = ws::PieceRole::Scales;
-    // The second `shared.weight` is found by no name: the name's first weight is the first table's.
-    EXPECT_EQ(m.owner(m.weight(w).ref(ws::PieceRole::Packed), &role), shared && w != 1500 ? ws::kNoTensor : w) << str(n);
+    // Every tensor's owner is the weight made of it, the second `shared.weight` included (by
+    // number: a plain model's weight k is tensor k, no name lookup involved).
+    EXPECT_EQ(m.owner(m.weight(w).ref(ws::PieceRole::Packed), &role), w) << str(n);
+    EXPECT_EQ(role, ws::PieceRole::Packed);
   }
   EXPECT_EQ(m.find("model.layers.3000.mlp.up_proj.weight", 36), ws::kNoTensor);
 }

@@ -193,9 +193,13 @@ class LogicalModel {
   // otherwise only that table.
   TensorRef find_concat(const char* a, size_t an, const char* b, uint32_t table = kNoTensor,
                         bool last = false) const;
+  // Numbers the tensors model-wide (LogicalTable::first); returns their count.
+  uint64_t number_tables();
   // The tensor half of the name hash; the weight half is cleared for index_weight() unless
-  // `clear_weight_half` is false (build_plain copies the tensor half over it).
+  // `clear_weight_half` is false (ensure_index copies the tensor half over it).
   Status build_index(bool reject_duplicates, bool clear_weight_half = true);
+  // build_plain's hash, built by the first lookup that needs it (index_pending_).
+  void ensure_index() const;
   uint32_t find_weight_concat(const char* a, size_t an, const char* b) const;
   void index_weight(uint32_t w);
   Status uqff_layer(TensorRef format_ref, size_t key_len);
@@ -222,6 +226,7 @@ class LogicalModel {
   uint32_t half_ = 0;
   bool indexed_ = false;
   bool single_pieces_ = false;
+  bool index_pending_ = false;  // build_plain's hash is not built yet (ensure_index)
   TensorRef version_ref_[3];
   uint8_t version_bytes_[12] = {};  // the version (the first copy's bytes), after resolve_uqff()
   LogicalTable inline_tables_[kInlineTables];

@@ -207,12 +207,18 @@ static bool is_uqff_version_name(const StrView& n) {
 // probe chain, so "first" and "last" lookups give what the linear scans gave. `reject_duplicates`
 // (UQFF): a name in two tables is an error, except the version tensors (resolve_uqff() compares
 // their copies).
-Status LogicalModel::build_index(bool reject_duplicates, bool clear_weight_half) {
+uint64_t LogicalModel::number_tables() {
   uint64_t total = 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
     tables_[t].first = uint32_t(total < 0xFFFFFFFFu ? total : 0);
     total += tables_[t].table->count();
   }
+  return total;
+}
+
+Status LogicalModel::build_index(bool reject_duplicates, bool clear_weight_half) {
+  index_pending_ = false;
+  const uint64_t total = number_tables();
   half_ = 1;
   while (half_ <= slot_count_ / 2 && half_ < 2 * total) half_ <<= 1;
   indexed_ = half_ >= 2 * total && half_ <= slot_count_ / 2;
@@ -249,7 +255,18 @@ Status LogicalModel::build_index(bool reject_duplicates, bool clear_weight_half)
   return Status::Ok;
 }
 
+// build_plain's hash, built at the first lookup: a plain model that is only streamed never needs
+// it (owner() answers from the numbering), and its 92k names were a fifth of validating a
+// DeepSeek-V3 header in the browser. Weight k is tensor k, so the weight half is the tensor half.
+void LogicalModel::ensure_index() const {
+  if (!index_pending_) return;
+  LogicalModel* self = const_cast<LogicalModel*>(this);  // never a const object: the lazy half of build_plain
+  self->build_index(false, false);
+  if (indexed_) memcpy(slots_ + half_, slots_, half_ * sizeof(uint32_t));
+}
+
 void LogicalModel::index_weight(uint32_t w) {
+  ensure_index();
   if (!indexed_) return;
   const uint32_t mask = half_ - 1;
   const StrView& n = weights_[w].name;
@@ -260,6 +277,7 @@ void LogicalModel::index_weight(uint32_t w) {
 
 TensorRef LogicalModel::find_concat(const char* a, size_t an, const char* b, uint32_t table,
                                     bool last) const {
+  ensure_index();
   const size_t bn = strlen(b);
   TensorRef found;
   if (!indexed_) {
@@ -313,6 +331,7 @@ TensorRef LogicalModel::find_tensor(const char* name, size_t n) const {
 }
 
 uint32_t LogicalModel::find(const char* name, size_t n) const {
+  ensure_index();
   if (!indexed_) {
     for (uint32_t i = 0; i < count_; ++i)
       if (weights_[i].name.equals(name, n)) return i;
@@ -327,6 +346,7 @@ uint32_t LogicalModel::find(const char* name, size_t n) const {
 }
 
 uint32_t LogicalModel::find_weight_concat(const char* a, size_t an, const char* b) const {
+  ensure_index();
   const size_t bn = strlen(b);
   if (!indexed_) {
     for (uint32_t i = 0; i < count_; ++i)
@@ -342,6 +362,10 @@ uint32_t LogicalModel::find_weight_concat(const char* a, size_t an, const char* 
 }
 
 uint32_t LogicalModel::owner(TensorRef r, PieceRole* role) const {
+  if (single_pieces_) {  // build_plain: weight k is tensor k, numbered across the tables
+    *role = PieceRole::Packed;
+    return tables_[r.table].first + r.index;
+  }
   const StrView name = tensor(r).name;
   auto check = [&](uint32_t w) {
     if (w == kNoTensor) return false;
@@ -473,27 +497,29 @@ Status LogicalModel::finish_quantized(LogicalWeight* w) {
 }
 
 Status LogicalModel::build_plain() {
-  if (build_index(false, count_ != 0) != Status::Ok) return error_.code;
   // Weight k is tensor k (the tables in order) under the same name, so its slot in the weight half
-  // of the hash is its tensor's in the tensor half: the half is copied, not hashed again (92k names
-  // for a DeepSeek-V3 header).
-  const bool copy_index = indexed_ && count_ == 0;
-  single_pieces_ = count_ == 0;
+  // of the hash is its tensor's in the tensor half: on a fresh model both halves are built at the
+  // first lookup (ensure_index), the weight half copied, not hashed again.
+  const bool fresh = count_ == 0;
+  if (fresh) {
+    number_tables();
+    indexed_ = false;
+  } else if (build_index(false) != Status::Ok) {
+    return error_.code;
+  }
   for (uint32_t t = 0; t < table_count_; ++t) {
     for (uint32_t i = 0; i < tables_[t].table->count(); ++i) {
       // Built in place: a weight is 200 bytes, and a copy of each was 7 % of validating DeepSeek-V3
       // in the browser.
       const TensorRef r{t, i};
-      if (count_ >= capacity_) {
-        if (copy_index) memset(slots_ + half_, 0, half_ * sizeof(uint32_t));  // never left uncleared
-        return fail(Status::ConventionTooManyWeights, r, tensor(r).name);
-      }
+      // A failure leaves a fresh model unindexed: lookups scan the weights there are.
+      if (count_ >= capacity_) return fail(Status::ConventionTooManyWeights, r, tensor(r).name);
       plain_weight(r, &weights_[count_]);
-      if (!copy_index) index_weight(count_);
+      if (!fresh) index_weight(count_);
       ++count_;
     }
   }
-  if (copy_index) memcpy(slots_ + half_, slots_, half_ * sizeof(uint32_t));
+  single_pieces_ = index_pending_ = fresh;
   return Status::Ok;
 }
 
