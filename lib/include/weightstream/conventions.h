@@ -170,7 +170,10 @@ class LogicalModel {
   // says nothing: a convention's weights may still all be single pieces.
   bool single_pieces() const { return single_pieces_; }
   const LogicalWeight& weight(uint32_t i) const { return weights_[i]; }
-  uint32_t find(const char* name, size_t n) const;  // kNoTensor when absent
+  // kNoTensor when absent. After build_plain() the first lookup (find, or a build after it) builds
+  // the name hash build_plain deferred: a model shared between threads needs one lookup before
+  // they look names up at once.
+  uint32_t find(const char* name, size_t n) const;
   // The weight tensor `r` is a piece of, and its role; kNoTensor when it belongs to none (a UQFF
   // version tensor). O(1) with the name hash: the candidates are the tensor's own name and the
   // names its companion suffix points to (`.scales` -> `.weight`, `.scale` -> the prefix, ...).
