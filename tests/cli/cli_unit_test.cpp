@@ -172,8 +172,8 @@ TEST(GgufKv, GathersScalarsStringsAndArrayHeads) {
 }
 
 // A string array streams past element by element, in pieces, as the CLI's loader hands it out
-// (Limits::gguf_array_*: the first kKeptArrayElements and the last; the parser counts the bytes of
-// all in Event::string_bytes); the collector keeps those and reports the parser's count.
+// (ModelLoaderOptions::gguf_array_*: the first kKeptArrayElements and the last; the loader counts
+// the bytes of all, ModelEvent::string_bytes); the collector keeps those and reports the count.
 TEST(GgufKv, StringArraysKeepTheirEndsAndCountTheirBytes) {
   wscli::GgufKvCollector c;
   ws::Event b = kv_event(ws::EventType::KvBegin);
@@ -199,8 +199,7 @@ TEST(GgufKv, StringArraysKeepTheirEndsAndCountTheirBytes) {
       e.size = piece ? token.size() - 1 : 1;
       e.first = piece == 0;
       e.last = piece == 1;
-      e.string_bytes = total - (piece ? 0 : token.size() - 1);
-      c.on_event(e);
+      c.on_event(e, total - (piece ? 0 : token.size() - 1));
     }
   }
   c.on_event(kv_event(ws::EventType::KvEnd));

@@ -59,7 +59,7 @@ void append_piece(MetaValue* s, const ws::Event& e, size_t max) {
 
 }  // namespace
 
-void GgufKvCollector::on_event(const ws::Event& e) {
+void GgufKvCollector::on_event(const ws::Event& e, uint64_t string_bytes) {
   switch (e.type) {
     case ws::EventType::KvBegin: {
       MetadataRow row;
@@ -96,14 +96,14 @@ void GgufKvCollector::on_event(const ws::Event& e) {
       break;
     }
     case ws::EventType::KvBytes:
-      on_bytes(e);
+      on_bytes(e, string_bytes);
       break;
     default:
       break;
   }
 }
 
-void GgufKvCollector::on_bytes(const ws::Event& e) {
+void GgufKvCollector::on_bytes(const ws::Event& e, uint64_t string_bytes) {
   if (rows_.empty()) return;
   MetaValue& value = rows_.back().value;
   if (value.kind != MetaValue::Kind::Array) {
@@ -116,15 +116,16 @@ void GgufKvCollector::on_bytes(const ws::Event& e) {
     return;
   }
   if (e.elem_type == GgufType::String)
-    on_string_element(e, &value);
+    on_string_element(e, string_bytes, &value);
   else
     on_numeric_elements(e, &value);
 }
 
 // A piece of string element `e.index`. Only the first elements and the last are kept (the loader
-// hands out no others: ModelHost sets Limits::gguf_array_*); string_bytes is the parser's count.
-void GgufKvCollector::on_string_element(const ws::Event& e, MetaValue* array) {
-  array->string_bytes = e.string_bytes;
+// hands out no others: ModelHost sets ModelLoaderOptions::gguf_array_*); string_bytes is the
+// loader's count.
+void GgufKvCollector::on_string_element(const ws::Event& e, uint64_t string_bytes, MetaValue* array) {
+  array->string_bytes = string_bytes;
   if (e.index < kKeptArrayElements) {
     if (e.first) array->head.emplace_back();
     if (!array->head.empty()) append_piece(&array->head.back(), e, kMaxKeptArrayString);

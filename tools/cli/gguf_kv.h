@@ -17,15 +17,17 @@ namespace wscli {
 class GgufKvCollector {
  public:
   // Feed every KvBegin/KvScalar/KvBytes/KvEnd event, in order.
-  void on_event(const ws::Event& e);
+  // `string_bytes`: ModelEvent::string_bytes (a string array's bytes so far, the preview's
+  // skipped elements included).
+  void on_event(const ws::Event& e, uint64_t string_bytes = 0);
   std::vector<MetadataRow> take() { return std::move(rows_); }
   // What was collected so far (error messages name keys from it).
   const std::vector<MetadataRow>& rows() const { return rows_; }
   void clear() { rows_.clear(); }
 
  private:
-  void on_bytes(const ws::Event& e);
-  void on_string_element(const ws::Event& e, MetaValue* array);
+  void on_bytes(const ws::Event& e, uint64_t string_bytes);
+  void on_string_element(const ws::Event& e, uint64_t string_bytes, MetaValue* array);
   void on_numeric_elements(const ws::Event& e, MetaValue* array);
   std::vector<MetadataRow> rows_;
 };

@@ -168,8 +168,8 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
   opt.seekable = s_.entry_path != "-";
   // GGUF string arrays: the collector keeps the first kKeptArrayElements and the last
   // (gguf_kv.cpp); the loader skips the rest without an event each.
-  opt.limits.gguf_array_full = kKeptArrayElements;
-  opt.limits.gguf_array_head = kKeptArrayElements;
+  opt.gguf_array_full = kKeptArrayElements;
+  opt.gguf_array_head = kKeptArrayElements;
   if (is_url(s_.entry_path)) {
     // A server without Range requests sends a file from its start: the loader then reads every
     // file forward (as from standard input) instead of asking for ranges one transfer each.
@@ -204,7 +204,7 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
         break;
       case ws::ModelEventType::Kv: {
         HostFile& f = file(e.file);
-        f.kvs.on_event(*e.kv);
+        f.kvs.on_event(*e.kv, e.string_bytes);
         f.facts.on_event(*e.kv);
         const ws::Reader* r = loader_->file_reader(e.file);
         // The last key-value ends where the tensor infos begin.

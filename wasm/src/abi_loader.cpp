@@ -38,7 +38,8 @@ struct WsLoader {
 // Options (words): 0 seekable, 1 mode (ModelLoadMode), 2 out (OutType), 3 kernel (KernelImpl),
 // 4 validate_blocks, 5 read_size, 6 out_size, 7 max_files (0: the default), 8 flags (bit 0
 // pass_stored, bit 1 as_stored, bit 2 estimate_arena), 9 and 10 the GGUF string array preview
-// (Limits::gguf_array_full, gguf_array_head; 0xFFFFFFFF: every element). `limits`: 8 words or 0.
+// (ModelLoaderOptions::gguf_array_full, gguf_array_head; 0xFFFFFFFF: every element). `limits`: 8
+// words or 0.
 WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, const uint32_t* o, const uint32_t* limits) {
   ws::ModelLoaderOptions opt;
   opt.seekable = o[0] != 0;
@@ -53,8 +54,8 @@ WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, cons
   opt.as_stored = (o[8] & 2) != 0;
   opt.estimate_arena = (o[8] & 4) != 0;
   opt.limits = wsabi::read_limits(limits);
-  opt.limits.gguf_array_full = o[9] == 0xFFFFFFFFu ? ~uint64_t(0) : o[9];
-  opt.limits.gguf_array_head = o[10] == 0xFFFFFFFFu ? ~uint64_t(0) : o[10];
+  opt.gguf_array_full = o[9] == 0xFFFFFFFFu ? ~uint64_t(0) : o[9];
+  opt.gguf_array_head = o[10] == 0xFFFFFFFFu ? ~uint64_t(0) : o[10];
   void* mem = malloc(sizeof(WsLoader));
   uint8_t* arena = static_cast<uint8_t*>(wsabi::alloc64(arena_size));
   uint8_t* input = static_cast<uint8_t*>(malloc(opt.read_size));
@@ -152,7 +153,7 @@ WS_EXPORT(ws_loader_next) uint32_t ws_loader_next(WsLoader* h) {
   if (e.type == ws::ModelEventType::Kv && e.kv) {
     wsabi::put_event(&h->kv, *e.kv);
     // A string array's bytes so far (u32, saturating): the preview's skipped elements included.
-    h->kv.w[21] = e.kv->string_bytes > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(e.kv->string_bytes);
+    h->kv.w[21] = e.string_bytes > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(e.string_bytes);
   }
   return w[0];
 }

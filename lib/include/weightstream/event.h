@@ -44,8 +44,6 @@ struct Event {
   uint64_t count = 0;            // arrays: element count
   uint64_t index = 0;            // arrays: element index of the piece / first element
   bool first = false, last = false;   // KvBytes of strings: first / last piece
-  uint64_t string_bytes = 0;     // KvBytes of a string array: its string bytes so far, this piece
-                                 // and the elements a preview skipped included (Limits::gguf_array_*)
   uint64_t u = 0;                // KvScalar: unsigned or bool value, or raw bits of floats
   int64_t i = 0;                 // KvScalar: signed value (sign-extended)
   double f = 0;                  // KvScalar: float value

@@ -23,12 +23,6 @@ struct Limits {
   uint32_t max_nesting = 127;
   // Keep safetensors __metadata__ in the arena (false: validated, then dropped).
   bool keep_metadata = true;
-  // A preview of long GGUF string arrays (a 150k-token vocabulary is 150k events otherwise): an
-  // array of more than gguf_array_full strings hands out only its first gguf_array_head elements
-  // and its last as KvBytes events; the ones between are read and checked as always, and their
-  // bytes counted in Event::string_bytes, but not handed out. Default: every element.
-  uint64_t gguf_array_full = ~uint64_t(0);
-  uint64_t gguf_array_head = ~uint64_t(0);
 };
 
 }  // namespace ws

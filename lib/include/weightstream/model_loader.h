@@ -149,6 +149,12 @@ struct ModelLoaderOptions {
   // it through and fails as without the option (one more retry). Off by default: a caller that
   // cannot retry (a microcontroller's fixed arena) must not fail on an estimate.
   bool estimate_arena = false;
+  // A preview of long GGUF string arrays (a 150k-token vocabulary is 150k Kv events otherwise):
+  // an array of more than gguf_array_full strings hands out only its first gguf_array_head
+  // elements and its last as Kv events; the readers read and check the ones between as always,
+  // and their bytes are counted in ModelEvent::string_bytes. Default: every element.
+  uint64_t gguf_array_full = ~uint64_t(0);
+  uint64_t gguf_array_head = ~uint64_t(0);
 };
 
 struct ModelEvent {
@@ -161,6 +167,8 @@ struct ModelEvent {
   const uint8_t* data = nullptr;  // WeightData: valid until the next call of next()
   size_t size = 0;
   const Event* kv = nullptr;      // Kv
+  uint64_t string_bytes = 0;      // Kv of a GGUF string array: the bytes of its strings so far,
+                                  // those a preview skipped included (ModelLoaderOptions::gguf_array_*)
 };
 
 class ModelLoader {
@@ -470,6 +478,9 @@ class ModelLoader {
   bool weight_begun_ = false; // WeightBegin was handed out for the weight at cur_
   uint64_t at_ = 0;           // next offset within the current range
   Event reader_event_;        // the last Kv event handed on
+  // The GGUF string array streaming past (the preview, ModelLoaderOptions::gguf_array_*).
+  uint64_t kv_string_bytes_ = 0;
+  bool kv_strings_ = false, kv_preview_ = false;
 
   // The pieces of the weight the data phase is at (a WeightPieces: kept here, not on the stack,
   // which a microcontroller counts).

@@ -320,20 +320,12 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         if (is_architecture_) arch_len_ = 0;
         bool array = state_ == kArrStrLen;
         state_ = array ? kArrStrBytes : kStrBytes;
-        if (array && preview_ && index_ >= limits_.gguf_array_head && index_ + 1 < count_) {
-          // Between the preview's head and the last element: read through, counted, no event.
-          string_bytes_ += str_len_;
-          if (str_len_ == 0) ++index_;  // never the last: the next element follows
-          state_ = str_len_ == 0 ? kArrStrLen : kArrStrSkip;
-          continue;
-        }
         if (str_len_ == 0) {  // an empty string is still one (empty) piece
           kv_event(ev, EventType::KvBytes);
           ev->index = array ? index_ : 0;
           ev->offset = pos + *used;
           ev->data = in + *used;
           ev->first = ev->last = true;
-          ev->string_bytes = string_bytes_;
           if (array) state_ = ++index_ == count_ ? kKvEnd : kArrStrLen;
           else state_ = kKvEnd;
           return kEvent;
@@ -355,7 +347,6 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         ev->size = take;
         ev->first = str_done_ == 0;
         ev->last = str_done_ + take == str_len_;
-        if (array) ev->string_bytes = string_bytes_ += take;
         if (arch_capture_ && !array) {
           size_t room = sizeof(arch_) - arch_len_;
           size_t n = take < room ? take : room;
@@ -376,20 +367,6 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         return kEvent;
       }
 
-      case kArrStrSkip: {
-        size_t avail = size - *used;
-        if (avail == 0) return kNeedInput;
-        uint64_t left = str_len_ - str_done_;
-        size_t take = left < avail ? size_t(left) : avail;
-        *used += take;
-        str_done_ += take;
-        if (str_done_ == str_len_) {
-          ++index_;  // never the last (that one is handed out)
-          state_ = kArrStrLen;
-        }
-        continue;
-      }
-
       case kArrType: {
         if (!gather(in, size, used, pos, 4)) return kNeedInput;
         int32_t t = int32_t(uint32_t(field_));
@@ -408,8 +385,6 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
         if (count_ > kMaxArray || !fits_remaining(min_bytes, pos + *used))
           return fail_value(Status::GgufArrayTooLong, field_pos_, count_, kMaxArray);
         index_ = 0;
-        string_bytes_ = 0;
-        preview_ = elem_type_ == GgufType::String && count_ > limits_.gguf_array_full;
         arr_bytes_left_ = elem_type_ == GgufType::String ? 0 : min_bytes;
         state_ = count_ == 0 ? kKvEnd : elem_type_ == GgufType::String ? kArrStrLen : kArrData;
         begin_kv_event(ev);
@@ -446,7 +421,6 @@ GgufHeaderParser::Step GgufHeaderParser::step(const uint8_t* in, size_t size, si
       case kKvEnd:
         if (nul_at_ != ~0ull) return fail(Status::GgufNulInArchitecture, nul_at_);
         kv_event(ev, EventType::KvEnd);
-        if (type_ == GgufType::Array && elem_type_ == GgufType::String) ev->string_bytes = string_bytes_;
         ++kv_index_;
         state_ = kv_index_ == n_kv_ ? kKeysDone : kKeyLen;
         return kEvent;

@@ -809,11 +809,22 @@ ModelEvent ModelLoader::step_headers() {
       case EventType::KvBytes:
       case EventType::KvEnd: {
         if (s.reader->format() == Format::Gguf) note_kv(s, e);  // split.* keys (model_split.cpp)
+        if (e.type == EventType::KvBegin) {
+          kv_strings_ = e.value_type == GgufType::Array && e.elem_type == GgufType::String;
+          kv_preview_ = kv_strings_ && e.count > opt_.gguf_array_full;
+          kv_string_bytes_ = 0;
+        } else if (e.type == EventType::KvBytes && kv_strings_) {
+          kv_string_bytes_ += e.size;
+          // The preview's middle: read and checked by the reader, counted, not handed out (one
+          // event through every layer per vocabulary entry was most of inspecting a GGUF).
+          if (kv_preview_ && e.index >= opt_.gguf_array_head && e.index + 1 != e.count) continue;
+        }
         reader_event_ = e;
         ModelEvent out;
         out.type = ModelEventType::Kv;
         out.file = cur_;
         out.kv = &reader_event_;
+        out.string_bytes = kv_strings_ ? kv_string_bytes_ : 0;
         return out;
       }
       case EventType::HeaderReady: return header_ready(cur_);

@@ -21,6 +21,11 @@ inline uint64_t load_u64(const uint8_t* p) {
 // The n < 8 bytes at p as a little-endian word (zero above): what memcpy(&w, p, n) into a zeroed
 // w gives, from overlapping fixed-size loads — a memcpy of a variable size is a call under wasm.
 inline uint64_t load_tail(const char* p, size_t n) {
+#if defined(__OPTIMIZE_SIZE__)
+  uint64_t w = 0;  // -Os (the microcontroller build): the call is the smaller code
+  if (n) memcpy(&w, p, n);
+  return w;
+#else
   if (n >= 4) {
     uint32_t lo, hi;
     memcpy(&lo, p, 4);
@@ -30,6 +35,7 @@ inline uint64_t load_tail(const char* p, size_t n) {
   if (n == 0) return 0;
   const uint8_t* b = reinterpret_cast<const uint8_t*>(p);
   return uint64_t(b[0]) | uint64_t(b[n / 2]) << (8 * (n / 2)) | uint64_t(b[n - 1]) << (8 * (n - 1));
+#endif
 }
 
 inline void store_u32(uint8_t* p, uint32_t v) { memcpy(p, &v, 4); }

@@ -11,10 +11,12 @@ namespace detail {
 // validating a 92k-tensor header in the browser. Two factors below 2^32 — nearly every dimension
 // and element count — cannot overflow, so that case is one plain multiply.
 inline bool mul_overflow_u64(uint64_t a, uint64_t b, uint64_t* out) {
+#if !defined(__OPTIMIZE_SIZE__)  // -Os (the microcontroller build): the builtin alone, smaller
   if (((a | b) >> 32) == 0) {
     *out = a * b;
     return false;
   }
+#endif
   return __builtin_mul_overflow(a, b, out);
 }
 

@@ -28,7 +28,7 @@ namespace detail {
 struct GgufParserState {
   enum State : uint8_t {
     kCounts, kKvCount, kKeyLen, kKey, kValueType, kScalar, kStrLen, kStrBytes, kArrType, kArrCount,
-    kArrData, kArrStrLen, kArrStrBytes, kArrStrSkip, kKvEnd, kKeysDone,
+    kArrData, kArrStrLen, kArrStrBytes, kKvEnd, kKeysDone,
     kTiNameLen, kTiName, kTiNDims, kTiDims, kTiType, kTiOffset, kInfosDone, kStateDone,
   };
 
@@ -57,8 +57,6 @@ struct GgufParserState {
   GgufType elem_type_;
   uint64_t count_, index_;
   uint64_t str_len_, str_done_;
-  uint64_t string_bytes_;  // the current string array's bytes so far (Event::string_bytes)
-  bool preview_;           // the current string array is previewed (Limits::gguf_array_*)
   uint32_t elem_size_;
   uint64_t arr_bytes_left_;
   size_t keys_begin_;  // arena offset where keys start: [u32 len][u64 pos][bytes] each
