@@ -173,7 +173,7 @@ TEST(GgufKv, GathersScalarsStringsAndArrayHeads) {
 
 // A string array streams past element by element, in pieces, as the CLI's loader hands it out
 // (ModelLoaderOptions::gguf_array_*: the first kKeptArrayElements and the last; the loader counts
-// the bytes of all, ModelEvent::string_bytes); the collector keeps those and reports the count.
+// the bytes of all, ModelLoader::kv_string_bytes()); the collector keeps those and reports the count.
 TEST(GgufKv, StringArraysKeepTheirEndsAndCountTheirBytes) {
   wscli::GgufKvCollector c;
   ws::Event b = kv_event(ws::EventType::KvBegin);

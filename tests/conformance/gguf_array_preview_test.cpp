@@ -1,6 +1,6 @@
 // ModelLoaderOptions::gguf_array_full / gguf_array_head: a long GGUF string array hands out only
 // its first elements and its last as Kv events; the reader still reads and checks the ones between,
-// and ModelEvent::string_bytes counts them. Checked against the same file loaded without the
+// and ModelLoader::kv_string_bytes() counts them. Checked against the same file loaded without the
 // preview, under several chunkings, and with an error inside a skipped element (same status, same
 // offset).
 #include <gtest/gtest.h>
@@ -66,9 +66,9 @@ Seen load(const std::string& file, uint64_t full, uint64_t head, size_t step) {
         Piece& p = s.pieces.back();
         p.bytes.append(reinterpret_cast<const char*>(k.data), k.size);
         p.last = k.last;
-        p.string_bytes = e.string_bytes;
+        p.string_bytes = L.kv_string_bytes();
       } else if (k.type == ws::EventType::KvEnd) {
-        s.end_bytes.push_back(e.string_bytes);
+        s.end_bytes.push_back(L.kv_string_bytes());
       }
       continue;
     }

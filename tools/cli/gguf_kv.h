@@ -17,8 +17,8 @@ namespace wscli {
 class GgufKvCollector {
  public:
   // Feed every KvBegin/KvScalar/KvBytes/KvEnd event, in order.
-  // `string_bytes`: ModelEvent::string_bytes (a string array's bytes so far, the preview's
-  // skipped elements included).
+  // `string_bytes`: ModelLoader::kv_string_bytes() (a string array's bytes so far, the
+  // preview's skipped elements included).
   void on_event(const ws::Event& e, uint64_t string_bytes = 0);
   std::vector<MetadataRow> take() { return std::move(rows_); }
   // What was collected so far (error messages name keys from it).

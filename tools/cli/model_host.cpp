@@ -204,7 +204,7 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
         break;
       case ws::ModelEventType::Kv: {
         HostFile& f = file(e.file);
-        f.kvs.on_event(*e.kv, e.string_bytes);
+        f.kvs.on_event(*e.kv, loader_->kv_string_bytes());
         f.facts.on_event(*e.kv);
         const ws::Reader* r = loader_->file_reader(e.file);
         // The last key-value ends where the tensor infos begin.

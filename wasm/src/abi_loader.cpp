@@ -153,7 +153,8 @@ WS_EXPORT(ws_loader_next) uint32_t ws_loader_next(WsLoader* h) {
   if (e.type == ws::ModelEventType::Kv && e.kv) {
     wsabi::put_event(&h->kv, *e.kv);
     // A string array's bytes so far (u32, saturating): the preview's skipped elements included.
-    h->kv.w[21] = e.string_bytes > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(e.string_bytes);
+    const uint64_t sb = h->loader->kv_string_bytes();
+    h->kv.w[21] = sb > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(sb);
   }
   return w[0];
 }

@@ -152,7 +152,7 @@ struct ModelLoaderOptions {
   // A preview of long GGUF string arrays (a 150k-token vocabulary is 150k Kv events otherwise):
   // an array of more than gguf_array_full strings hands out only its first gguf_array_head
   // elements and its last as Kv events; the readers read and check the ones between as always,
-  // and their bytes are counted in ModelEvent::string_bytes. Default: every element.
+  // and their bytes are counted (kv_string_bytes()). Default: every element.
   uint64_t gguf_array_full = ~uint64_t(0);
   uint64_t gguf_array_head = ~uint64_t(0);
 };
@@ -167,8 +167,6 @@ struct ModelEvent {
   const uint8_t* data = nullptr;  // WeightData: valid until the next call of next()
   size_t size = 0;
   const Event* kv = nullptr;      // Kv
-  uint64_t string_bytes = 0;      // Kv of a GGUF string array: the bytes of its strings so far,
-                                  // those a preview skipped included (ModelLoaderOptions::gguf_array_*)
 };
 
 class ModelLoader {
@@ -199,6 +197,11 @@ class ModelLoader {
   Status open(ModelEntry entry, const char* name);
 
   ModelEvent next();
+  // While a Kv event of a GGUF string array is handled: the bytes of the array's strings so far,
+  // the elements a preview skipped included (gguf_array_*); 0 for other Kv events. (Not a field of
+  // ModelEvent: eight more bytes in every event the loader passes by value cost the firmware 56 B
+  // of stack.)
+  uint64_t kv_string_bytes() const { return kv_strings_ ? kv_string_bytes_ : 0; }
 
   // Answers to a NeedRead (exactly one of feed / end_of_file / file_missing per request).
   // set_file_size() may come first, on a file's first request: the size of the whole file when

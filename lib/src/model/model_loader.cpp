@@ -824,7 +824,6 @@ ModelEvent ModelLoader::step_headers() {
         out.type = ModelEventType::Kv;
         out.file = cur_;
         out.kv = &reader_event_;
-        out.string_bytes = kv_strings_ ? kv_string_bytes_ : 0;
         return out;
       }
       case EventType::HeaderReady: return header_ready(cur_);
