@@ -477,3 +477,39 @@ TEST(ModelDigest, AHostsEngineHashesInsteadOfOurs) {
 }
 
 }  // namespace
+
+// A config.json that does not parse is ignored beside a plain model (it is not the model's
+// quantization source), but a digest given for it still covers every byte: the loader reads the
+// rest of the file for the hash (fuzz_model_loader found a load ending with it pending).
+TEST(ModelDigest, AConfigThatDoesNotParseIsStillVerified) {
+  const std::string json = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  Bytes model(8, 0);
+  for (int i = 0; i < 8; ++i) model[size_t(i)] = uint8_t(uint64_t(json.size()) >> (8 * i));
+  model.insert(model.end(), json.begin(), json.end());
+  const float w[2] = {1.5f, -2.0f};
+  const uint8_t* wb = reinterpret_cast<const uint8_t*>(w);
+  model.insert(model.end(), wb, wb + 8);
+  std::string cfg = "{\n  \"architectures\": [\"LlamaForCa\x8c\x8c\"],\n  \"model_type\": \"llama\"";
+  cfg += std::string(300, ' ') + "}\n";  // the parse fails at byte 33: the rest is never parsed
+  const std::map<std::string, Bytes> files = {{"model.safetensors", model},
+                                              {"config.json", Bytes(cfg.begin(), cfg.end())}};
+  using Feed = HostOptions::Feed;
+  for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+    for (bool seekable : {true, false}) {
+      HostOptions h;
+      h.feed = feed;
+      h.seekable = seekable;
+      for (const auto& f : files) h.sha256.push_back({f.first, hex_of(f.second)});
+      LoadResult r = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", h);
+      ASSERT_EQ(r.verdict(), "Ok") << int(feed) << seekable;
+      EXPECT_FALSE(r.config_used);
+      EXPECT_EQ(r.digests.at("model.safetensors"), "verified");
+      EXPECT_EQ(r.digests.at("config.json"), "verified") << int(feed) << seekable;
+      EXPECT_EQ(r.bytes_fed.at("config.json"), cfg.size()) << int(feed) << seekable;
+      // A wrong digest for it is a mismatch, not a model that loads.
+      h.sha256[0].second = std::string(64, 'a');  // config.json sorts first
+      r = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", h);
+      EXPECT_EQ(r.code, ws::Status::DigestMismatch) << int(feed) << seekable;
+      EXPECT_EQ(r.file, "config.json");
+    }
+}

@@ -458,6 +458,7 @@ class ModelLoader {
   Convention convention_ = Convention::Plain;
   bool config_used_ = false;
   bool signal_mlx_ = false;
+  bool config_drain_ = false;  // a config.json that failed to parse, read on for its digest
   bool signal_ollama_ = false;
   uint8_t* config_mark_ = nullptr;  // lo_ before config.json's parser (dropped after the build)
   bool uqff_stream_ = false;        // sequential UQFF: the stream feeds the scalars before ModelReady

@@ -907,13 +907,28 @@ ModelEvent ModelLoader::step_config() {
   if (answer_ == Answer::Data) {
     answer_ = Answer::None;
     s.pos += answer_size_;
-    failed = config_->feed(answer_data_, answer_size_) != Status::Ok;
+    if (!config_drain_) failed = config_->feed(answer_data_, answer_size_) != Status::Ok;
   } else if (answer_ == Answer::Eof) {
     answer_ = Answer::None;
     done = true;
   }
-  if (!failed && !done && !(s.size_known && s.pos >= s.size)) return request(config_file_, s.pos, opt_.read_size);
-  if (!failed && digest_failed(config_file_)) return fail_digest(config_file_);
+  const bool at_end = done || (s.size_known && s.pos >= s.size);
+  // A config.json that does not parse is no business of a model the files do not say is MLX (see
+  // below), but a digest given for it still checks every byte: the rest is read for the hash alone
+  // (Headers mode hashes nothing).
+  if (failed && !signal_mlx_ && s.digest && s.digest->state == DigestState::Pending &&
+      opt_.mode != ModelLoadMode::Headers)
+    config_drain_ = true;
+  if (config_drain_) {
+    if (!at_end) return request(config_file_, s.pos, opt_.read_size);
+    if (digest_failed(config_file_)) return fail_digest(config_file_);
+    config_ = nullptr;
+    return build();
+  }
+  if (!failed && !at_end) return request(config_file_, s.pos, opt_.read_size);
+  // A digest that failed is the answer, whether or not the bytes parse (a file that is not the one
+  // named is the cause of both).
+  if (digest_failed(config_file_)) return fail_digest(config_file_);
   const Status st = failed ? config_->error().code : config_->finish();
   if (st == Status::ArenaExhausted) return fail_arena(config_->arena_needed(), config_file_);
   if (st != Status::Ok) {
