@@ -110,3 +110,34 @@ test('real and synthetic GGUF files: version, KVs (values, arrays summarized), t
     });
   }
 });
+
+// arrayLimit decides which arrays the loader previews (ModelLoaderOptions::gguf_array_*): with
+// Infinity every array comes whole (a vocabulary's 32k strings; the bytes counted gguf-py's total), with
+// 3 every longer array is summarized; the default (16) is the test above.
+test('arrayLimit: Infinity lists a whole vocabulary, a small limit summarizes every longer array', async () => {
+  const path = join(testdata, 'real', 'gguf', 'ggml-vocab-llama-spm.gguf');
+  const want = readExact(path + '.expect.json');
+  const bytes = readFileSync(path);
+  const all = await ws.inspect(new Blob([bytes]), { arrayLimit: Infinity });
+  const few = await ws.inspect(new Blob([bytes]), { arrayLimit: 3 });
+  let strings = 0;
+  want.kv.forEach((kv, i) => {
+    if (kv.type_name !== 'ARRAY') return;
+    const a = all.gguf.kv[i], f = few.gguf.kv[i];
+    assert.equal(a.values.length, kv.array_len, kv.key);
+    assert.equal(a.head, undefined, kv.key);
+    kv.array_head.forEach((v, k) => same(a.values[k], v));
+    same(a.values[kv.array_len - 1], kv.array_last);
+    if (kv.array_len > 3) {
+      assert.equal(f.values, undefined, kv.key);
+      assert.equal(f.head.length, Math.min(5, kv.array_len), kv.key);
+      kv.array_head.slice(0, 5).forEach((v, k) => same(f.head[k], v));
+      same(f.last, kv.array_last);
+    }
+    if (kv.array_string_total_bytes === undefined) return;
+    strings++;
+    assert.equal(a.stringBytes, kv.array_string_total_bytes, kv.key);
+    assert.equal(f.stringBytes, kv.array_string_total_bytes, kv.key);
+  });
+  assert.ok(strings >= 1);
+});

@@ -133,6 +133,11 @@ class FileFeed {
 
 // The model's events; `o`: {mode (Mode), dtype, passStored, asStored, progress,
 // onReady(loader, ready) → select weights}.
+// arrayLimit as the loader's gguf_array_full word: arrays of more elements are previewed. Past
+// u32 (Infinity: keep everything), or not a number >= 0, nothing is previewed (0xFFFFFFFF); a word
+// of 0 would preview every string array while the collector expects all of an array it keeps.
+const previewFrom = (limit) => (limit >= 0 && limit < 0xFFFFFFFF ? Math.floor(limit) : 0xFFFFFFFF);
+
 export async function* loadModel(wasm, model, options, o) {
   const signal = options.signal;
   const readSize = Math.max(1, Math.min(options.chunkSize ?? DEFAULT_READ, 1 << 30));
@@ -161,7 +166,7 @@ export async function* loadModel(wasm, model, options, o) {
         passStored: o.passStored, asStored: o.asStored,
         // GGUF string arrays past arrayLimit elements: the loader hands out only the elements the
         // collector keeps (gguf-kv.mjs summarizes them: the head, the last, their bytes).
-        arrayFull: options.arrayLimit ?? 16, arrayHead: KV_HEAD,
+        arrayFull: previewFrom(options.arrayLimit ?? 16), arrayHead: KV_HEAD,
       });
       for (const f of feeds.values()) f?.rewind();
       kvs = new Map();

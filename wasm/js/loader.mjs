@@ -19,8 +19,8 @@ const utf8 = new TextEncoder();
 export class Loader {
   // o: {arenaSize, seekable, mode (Mode), dtype ('f32' | 'f16'), kernel, validateBlocks, readSize,
   // outSize, limits, passStored, asStored, arrayFull, arrayHead}. Allocates everything the load
-  // needs, once. arrayFull/arrayHead: the loader's preview of long GGUF string arrays (Limits::
-  // gguf_array_full/head): past arrayFull elements, only the first arrayHead and the last come out.
+  // needs, once. arrayFull/arrayHead: the loader's preview of long GGUF string arrays (ModelLoader
+  // Options::gguf_array_full/head): past arrayFull elements, only the first arrayHead and the last come out.
   constructor(wasm, o) {
     this.wasm = wasm;
     this.arenaSize = o.arenaSize;
