@@ -75,6 +75,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
   opt.read_size = o.read_size;
   opt.out_size = o.out_size;
   opt.pass_stored = o.pass_stored;
+  opt.stored_formats = o.stored_formats;
   opt.as_stored = o.as_stored;
   opt.estimate_arena = o.estimate_arena;
   std::unique_ptr<ws::ModelLoader> L(new ws::ModelLoader(arena.data(), arena_size, opt));

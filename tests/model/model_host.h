@@ -35,6 +35,7 @@ struct HostOptions {
   uint32_t out_size = 1 << 16;
   size_t arena = 1 << 20;  // first try; then arena_needed()
   bool pass_stored = false;  // ModelLoaderOptions::pass_stored
+  uint64_t stored_formats = 0;  // ModelLoaderOptions::stored_formats
   bool as_stored = false;    // ModelLoaderOptions::as_stored
   bool estimate_arena = false;  // ModelLoaderOptions::estimate_arena
   bool select_all = true;

@@ -162,6 +162,66 @@ std::map<std::string, Bytes> mlx_with_ints() {
           {"config.json", bytes_of("{\"quantization\": {\"group_size\": 32, \"bits\": 4}}")}};
 }
 
+// stored_formats: the plain weights of the formats named go out as stored (a host decodes them,
+// the JS WebGPU pass), every other weight decodes as without it; their output_bytes() are their
+// stored bytes. Formats named but with companions (MLX) stay the library's.
+TEST(ModelStored, StoredFormatsHandsOnThoseFormatsAsStored) {
+  const std::string dir = kRoot + "/tests/data/synthetic/gguf";
+  const clitest::Json expect = clitest::parse_json(std::string(
+      [&] { Bytes b = file_bytes(dir + "/all_quant_types.gguf.expect.json"); return std::string(b.begin(), b.end()); }()));
+  std::map<std::string, std::string> stored_sha;
+  for (const clitest::Json& t : expect["tensors"].items) {
+    const std::string type = t["type_name"].str();
+    if (type == "Q4_0" || type == "Q8_0" || type == "BF16") stored_sha[t["name"].str()] = t["data_sha256"].str();
+  }
+  ASSERT_EQ(stored_sha.size(), 3u);
+  HostOptions base;
+  base.mode = ws::ModelLoadMode::Decode;
+  const LoadResult decoded = modeltest::load_model(modeltest::disk_files(dir), ws::ModelEntry::File, "all_quant_types.gguf", base);
+  ASSERT_EQ(decoded.verdict(), "Ok");
+  base.stored_formats = (uint64_t(1) << uint32_t(ws::QuantFormat::Q4_0)) | (uint64_t(1) << uint32_t(ws::QuantFormat::Q8_0)) |
+                        (uint64_t(1) << uint32_t(ws::QuantFormat::BF16)) | (uint64_t(1) << uint32_t(ws::QuantFormat::MlxAffine));
+  uint32_t checked = 0;
+  base.on_ready = [&](const ws::ModelLoader& L) {
+    for (uint32_t i = 0; i < L.weight_count(); ++i) {
+      const std::string n = str(L.weight(i).name);
+      const ws::TensorRef r = L.weight(i).ref(ws::PieceRole::Packed);
+      const ws::TensorInfo& t = L.file_reader(L.table_file(r.table))->tensor(r.index);
+      EXPECT_EQ(L.passes_stored(i), stored_sha.count(n) == 1) << n;
+      if (stored_sha.count(n)) EXPECT_EQ(L.output_bytes(i), t.byte_size()) << n;
+      else EXPECT_EQ(L.output_bytes(i), L.weight(i).decodable ? L.weight(i).elements * 4 : 0) << n;
+      ++checked;
+    }
+  };
+  for (const Way& way : kWays) {
+    HostOptions h = base;
+    h.seekable = way.seekable;
+    h.feed = way.feed;
+    h.read_size = way.read_size;
+    const LoadResult r = modeltest::load_model(modeltest::disk_files(dir), ws::ModelEntry::File, "all_quant_types.gguf", h);
+    const std::string what = way_name(way);
+    ASSERT_EQ(r.verdict(), "Ok") << what;
+    EXPECT_EQ(r.violation, "") << what;
+    EXPECT_EQ(r.passed_stored.size(), 3u) << what;
+    EXPECT_EQ(r.weights.size(), decoded.weights.size()) << what;
+    for (const auto& w : r.weights) {
+      if (stored_sha.count(w.first))
+        EXPECT_EQ(wstest::sha256_hex(w.second.bytes.data(), w.second.bytes.size()), stored_sha[w.first]) << what << " " << w.first;
+      else
+        EXPECT_EQ(w.second.bytes, decoded.weights.at(w.first).bytes) << what << " " << w.first;
+    }
+  }
+  EXPECT_EQ(checked, 6u * 34u);
+
+  // MLX: a quantized linear (MlxAffine, with companions) is not handed on stored even when named.
+  HostOptions m;
+  m.mode = ws::ModelLoadMode::Decode;
+  m.stored_formats = uint64_t(1) << uint32_t(ws::QuantFormat::MlxAffine);
+  const auto files = mlx_with_ints();
+  const LoadResult mr = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", m);
+  EXPECT_TRUE(mr.passed_stored.empty());
+}
+
 TEST(ModelStored, PassStoredMlxIntegersGoOutAsStored) {
   const std::map<std::string, Bytes> files = mlx_with_ints();
   const Bytes& file = files.at("model.safetensors");

@@ -134,6 +134,12 @@ struct ModelLoaderOptions {
   // in the file), WeightEnd — as Raw mode hands out a one-piece weight. select() accepts it and
   // select_all() includes it; passes_stored() says which weights go out so.
   bool pass_stored = false;
+  // Decode: plain weights (one piece, convention Plain) whose format's bit (1 << QuantFormat) is
+  // set go out as stored too, the way pass_stored hands them out, for a host that decodes those
+  // formats itself (the JS package's WebGPU decode pass). Their blocks are not validated here: the
+  // host that decodes them checks them. passes_stored() is true for them; output_bytes() is their
+  // stored bytes.
+  uint64_t stored_formats = 0;
   // Every tensor of every file as stored, each its own weight (one Packed piece), no convention
   // applied: the model is built plain over all tables (convention() is Plain), config.json is not
   // asked for, UQFF scalars are not read, MLX / Ollama companions are not grouped. The entry's own
@@ -256,8 +262,9 @@ class ModelLoader {
   void select_all();
   bool selected(uint32_t weight) const;
   // Decode with options.pass_stored: true for a weight that goes out as stored (it has no
-  // decoding) — its output is its stored bytes (the packed piece's piece_end - piece_begin), not
-  // elements * 4 (or 2). False in other modes (Raw hands out every weight's stored pieces).
+  // decoding; or, with options.stored_formats, a plain weight of a format named there) — its
+  // output is its stored bytes (the packed piece's piece_end - piece_begin), not elements * 4 (or
+  // 2). False in other modes (Raw hands out every weight's stored pieces).
   bool passes_stored(uint32_t weight) const;
   // After ModelReady (selected or not): the bytes weight `weight` hands out in this mode, which a
   // host sizes its buffers by (a preflight reads headers only and asks this). Decode: elements * 4

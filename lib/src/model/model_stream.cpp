@@ -61,7 +61,13 @@ void ModelLoader::select_all() {
 bool ModelLoader::selected(uint32_t w) const { return selected_ && w < weight_count() && (selected_[w >> 3] >> (w & 7)) & 1; }
 
 bool ModelLoader::passes_stored(uint32_t w) const {
-  return opt_.mode == ModelLoadMode::Decode && opt_.pass_stored && w < weight_count() && !weight(w).decodable;
+  if (opt_.mode != ModelLoadMode::Decode || w >= weight_count()) return false;
+  const LogicalWeight& lw = weight(w);
+  if (!lw.decodable) return opt_.pass_stored;
+  // A format its host decodes: plain weights only (a convention's weight has companions or a
+  // container around its blocks, which stay the library's to unpack).
+  const uint32_t f = uint32_t(lw.format);
+  return f < 64 && ((opt_.stored_formats >> f) & 1) && lw.convention == Convention::Plain;
 }
 
 uint64_t ModelLoader::output_bytes(uint32_t w) const {
