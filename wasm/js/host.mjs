@@ -131,7 +131,7 @@ class FileFeed {
   close() { this.iter?.return?.().catch?.(() => {}); this.src.close(); }
 }
 
-// The model's events; `o`: {mode (Mode), dtype, passStored, asStored, progress,
+// The model's events; `o`: {mode (Mode), dtype, passStored, asStored, storedFormats, progress,
 // onReady(loader, ready) → select weights}.
 // arrayLimit as the loader's gguf_array_full word: arrays of more elements are previewed. Past
 // u32 (Infinity: keep everything), or not a number >= 0, nothing is previewed (0xFFFFFFFF); a word
@@ -163,7 +163,7 @@ export async function* loadModel(wasm, model, options, o) {
       loader = new Loader(wasm, {
         arenaSize, seekable: model.seekable, mode: o.mode, dtype: o.dtype, kernel: options.kernel,
         validateBlocks: options.validateBlocks, readSize, outSize, limits: options.limits,
-        passStored: o.passStored, asStored: o.asStored,
+        passStored: o.passStored, asStored: o.asStored, storedFormats: o.storedFormats,
         // GGUF string arrays past arrayLimit elements: the loader hands out only the elements the
         // collector keeps (gguf-kv.mjs summarizes them: the head, the last, their bytes).
         arrayFull: previewFrom(options.arrayLimit ?? 16), arrayHead: KV_HEAD,

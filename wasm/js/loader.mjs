@@ -18,14 +18,14 @@ const utf8 = new TextEncoder();
 
 export class Loader {
   // o: {arenaSize, seekable, mode (Mode), dtype ('f32' | 'f16'), kernel, validateBlocks, readSize,
-  // outSize, limits, passStored, asStored, arrayFull, arrayHead}. Allocates everything the load
+  // outSize, limits, passStored, asStored, storedFormats, arrayFull, arrayHead}. Allocates everything the load
   // needs, once. arrayFull/arrayHead: the loader's preview of long GGUF string arrays (ModelLoader
   // Options::gguf_array_full/head): past arrayFull elements, only the first arrayHead and the last come out.
   constructor(wasm, o) {
     this.wasm = wasm;
     this.arenaSize = o.arenaSize;
     this.readSize = o.readSize;
-    const words = wasm.alloc(4 * 19);
+    const words = wasm.alloc(4 * 21);
     const w = words >> 2;
     const u = wasm.u32;
     u[w] = o.seekable ? 1 : 0;
@@ -41,8 +41,13 @@ export class Loader {
     u[w + 8] = (o.passStored ? 1 : 0) | (o.asStored ? 2 : 0) | 4;
     u[w + 9] = o.arrayFull ?? 0xFFFFFFFF;
     u[w + 10] = o.arrayHead ?? 0xFFFFFFFF;
-    if (o.limits) writeLimits(wasm, w + 11, o.limits);
-    this.h = wasm.x.ws_loader_create(o.arenaSize, words, o.limits ? words + 44 : 0);
+    // storedFormats: a bigint mask of format ids the host decodes itself (ModelLoaderOptions::
+    // stored_formats: the WebGPU decode pass's formats).
+    const sf = BigInt(o.storedFormats ?? 0n);
+    u[w + 11] = Number(sf & 0xFFFFFFFFn);
+    u[w + 12] = Number((sf >> 32n) & 0xFFFFFFFFn);
+    if (o.limits) writeLimits(wasm, w + 13, o.limits);
+    this.h = wasm.x.ws_loader_create(o.arenaSize, words, o.limits ? words + 52 : 0);
     wasm.free(words);
     if (!this.h) throw new RangeError(`weightstream: cannot allocate a model loader with a ${o.arenaSize}-byte arena`);
     wasm.live.loaders++;

@@ -17,11 +17,14 @@ import { describeModel } from './model-files.mjs';
 import { loadModel, Mode } from './host.mjs';
 import { toSelect, withEvents } from './options.mjs';
 import { makeError } from './errors.mjs';
-import { formatFromDtype, formatFromGgml } from './formats.mjs';
+import { formatFromDtype, formatFromGgml, formatTable } from './formats.mjs';
 
 const DTYPES = ['f32', 'f16', 'raw'];
 
-export async function* modelEvents(wasm, source, options, progress, { headersOnly = false } = {}) {
+// gpuFormats (a Set of format names, loadToWebGPU's decode on the GPU): plain weights of those
+// formats go out as their stored bytes (the loader's stored_formats); their descriptors keep the
+// decoded dtype, shape and byteLength and say d.gpu = { format, uploadBytes }.
+export async function* modelEvents(wasm, source, options, progress, { headersOnly = false, gpuFormats = null } = {}) {
   // The cache's and a URL's resumed reads' events go through the progress callback (and
   // createReader's events).
   options = withEvents(options, progress);
@@ -30,6 +33,9 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
   const select = toSelect(options.filter);
   const raw = dtype === 'raw';
   const model = await describeModel(source, options);
+  const gpu = !raw && gpuFormats?.size ? gpuFormats : null;
+  let storedFormats = 0n;
+  if (gpu) for (const f of formatTable(wasm).list) if (gpu.has(f.name)) storedFormats |= 1n << BigInt(f.id);
   let outputs = null;  // weight index -> { d, shard }
   let done = null;
   let planned = null;
@@ -46,7 +52,10 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
       if (select && !select(t)) continue;
       const s = L.select(i);
       if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
-      const d = describe(wasm, w, ti, file.header, files, raw || L.passesStored(i) ? null : dtype, L.outputBytes(i));
+      const onGpu = gpu !== null && L.passesStored(i) && gpu.has(w.format?.name);
+      const d = describe(wasm, w, ti, file.header, files, raw || (L.passesStored(i) && !onGpu) ? null : dtype,
+        onGpu ? w.elements * (dtype === 'f16' ? 2 : 4) : L.outputBytes(i));
+      if (onGpu) d.gpu = { format: w.format.name, uploadBytes: L.outputBytes(i) };
       outputs.set(i, { d, shard: file.shard ?? null });
       if (!perFile.has(file.index)) perFile.set(file.index, []);
       perFile.get(file.index).push(d);
@@ -60,7 +69,7 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
     }
     done = { validated: select && model.seekable ? 'header' : 'full', index: indexOf(model, ready, raw) };
   };
-  for await (const ev of loadModel(wasm, model, options, { mode: raw ? Mode.raw : Mode.decode, dtype, passStored: !raw, asStored: raw, progress, onReady })) {
+  for await (const ev of loadModel(wasm, model, options, { mode: raw ? Mode.raw : Mode.decode, dtype, passStored: !raw, asStored: raw, storedFormats, progress, onReady })) {
     switch (ev.kind) {
       case 'ready':
         for (const f of ev.files) {

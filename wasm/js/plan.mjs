@@ -11,6 +11,7 @@
 // elements or blocks).
 import { init } from './module.mjs';
 import { modelEvents } from './model.mjs';
+import { planDecodeFormats } from './gpu-decode/index.mjs';
 import { layout, bufferSize, roundUp4, unitOf, DEFAULT_MAX_BUFFER, DEFAULT_MAX_BINDING } from './gpu-writer.mjs';
 
 // The reader's caps (ws::Limits) a `limits` object may hold beside the GPU's.
@@ -34,10 +35,12 @@ export async function plan(source, options = {}) {
   const readerLimits = options.limits && READER_LIMITS.some((k) => options.limits[k] !== undefined) ? options.limits : undefined;
   const loadOptions = { ...options, limits: readerLimits };
   const dtype = options.dtype ?? 'raw';
+  // decode 'gpu' / 'auto': which tensors the GPU decodes (tensors[].decode, uploadBytes).
+  const gpuFormats = planDecodeFormats(options);
 
   const tensors = [];
   let planned = null;
-  for await (const ev of modelEvents(wasm, source, loadOptions, null, { headersOnly: true })) {
+  for await (const ev of modelEvents(wasm, source, loadOptions, null, { headersOnly: true, gpuFormats })) {
     if (ev.kind === 'header') {
       for (const d of ev.plan.outputs) tensors.push(entry(d, ev.shard ?? null));
     } else if (ev.kind === 'planned') {
@@ -57,6 +60,8 @@ export async function plan(source, options = {}) {
       buffers: lay ? lay.count : null, pieceBytes: lay && lay.count > 1 ? lay.pieceBytes : null, gpuBytes,
       overBufferSize, overBindingSize: single > maxBinding, needsSplit: overBufferSize,
       source: d.source,
+      // Where its values are decoded ('gpu': uploaded as stored, uploadBytes of them; null: raw).
+      decode: dtype === 'raw' ? null : d.gpu ? 'gpu' : 'cpu', uploadBytes: d.gpu ? d.gpu.uploadBytes : d.byteLength,
     };
   }
 
@@ -65,6 +70,7 @@ export async function plan(source, options = {}) {
   const files = planned.files.filter((f) => f.present && f.feed && !(f.kind === 'config' && planned.configFromOption))
     .map((f) => ({ name: f.name, kind: f.kind, size: f.size ?? null }));
   const outputBytes = tensors.reduce((a, t) => a + t.byteLength, 0);
+  const uploadBytes = tensors.reduce((a, t) => a + t.uploadBytes, 0);
   const gpuBytes = tensors.every((t) => t.gpuBytes !== null) ? tensors.reduce((a, t) => a + t.gpuBytes, 0) : null;
   const needsSplit = tensors.filter((t) => t.needsSplit).map((t) => t.name);
   const overBindingSize = tensors.filter((t) => t.overBindingSize).map((t) => t.name);
@@ -81,6 +87,8 @@ export async function plan(source, options = {}) {
     readBytes: planned.bytes.read + planned.bytes.toRead,
     tensors,
     outputBytes,
+    // What goes over to the GPU: outputBytes, less what the GPU decodes from stored bytes.
+    uploadBytes,
     gpuBytes,
     limits: { maxBufferSize, maxStorageBufferBindingSize: maxBinding },
     split,

@@ -5,12 +5,18 @@
 // data is read). Bytes go from wasm memory to queue.writeBuffer, decoded on the way when dtype is
 // 'f32' or 'f16'. On any error or abort every buffer created so far is destroyed, and nothing is
 // reported after an abort.
+//
+// decode: 'gpu' (or 'auto' with a device that runs compute passes) with dtype 'f32' / 'f16': the
+// weights of formats the WGSL decoders cover (gpu-decode/wgsl.mjs) are uploaded as stored and
+// expanded on the GPU into the same buffers (gpu-decode/pass.mjs), bit for bit the CPU decode;
+// other weights decode on the CPU as before. 'cpu' (the default): everything on the CPU.
 import { init } from './module.mjs';
 import { modelEvents } from './model.mjs';
 import { Progress } from './options.mjs';
 import { GpuTensorWriter, layout, roundUp4, unitOf, DEFAULT_MAX_BUFFER } from './gpu-writer.mjs';
 import { makeError, abortError, WeightstreamError } from './errors.mjs';
 import { publicHeader } from './validate.mjs';
+import { gpuDecodeFormats, GpuDecoder, GpuDecodeWriter } from './gpu-decode/index.mjs';
 
 export async function loadToWebGPU(device, source, options = {}) {
   if (!device || typeof device.createBuffer !== 'function' || !device.queue) throw new TypeError('weightstream: loadToWebGPU needs a GPUDevice');
@@ -18,6 +24,8 @@ export async function loadToWebGPU(device, source, options = {}) {
   const signal = options.signal;
   const maxBufferSize = device.limits?.maxBufferSize ?? DEFAULT_MAX_BUFFER;
   const split = options.split === true;
+  const gpuFormats = gpuDecodeFormats(device, options);
+  const decoder = gpuFormats ? new GpuDecoder(device, { validate: options.validateBlocks !== false, chunkBytes: options.decodeChunk }) : null;
   const progress = new Progress(options.onProgress, { interval: options.progressInterval ?? 100, signal });
   const created = [];
   const tensors = Object.create(null);
@@ -36,7 +44,7 @@ export async function loadToWebGPU(device, source, options = {}) {
     return [await device.popErrorScope(), await device.popErrorScope()].filter(Boolean);
   };
   try {
-    for await (const ev of modelEvents(wasm, source, options, progress)) {
+    for await (const ev of modelEvents(wasm, source, options, progress, { gpuFormats })) {
       if (signal?.aborted) throw abortError(signal, progress.bytes);
       switch (ev.kind) {
         case 'header':
@@ -53,21 +61,26 @@ export async function loadToWebGPU(device, source, options = {}) {
             layouts.set(d, lay);
           }
           break;
-        case 'tbegin':
-          writers.set(ev.d, new GpuTensorWriter(device, ev.d.name, ev.d.byteLength, layouts.get(ev.d), created));
+        case 'tbegin': {
+          const w = new GpuTensorWriter(device, ev.d.name, ev.d.byteLength, layouts.get(ev.d), created);
+          writers.set(ev.d, ev.d.gpu ? new GpuDecodeWriter(decoder, ev.d, w.buffers, w.pieceBytes, created) : w);
           break;
+        }
         case 'tdata':
-          writers.get(ev.d).write(wasm.u8, ev.ptr, ev.size);
+          if (ev.d.gpu) await decoder.write(writers.get(ev.d), wasm.u8, ev.ptr, ev.size, ev.shard ?? null);
+          else writers.get(ev.d).write(wasm.u8, ev.ptr, ev.size);
           break;
         case 'tend': {
           const writer = writers.get(ev.d);
           writers.delete(ev.d);
-          writer.finish();
+          if (ev.d.gpu) await decoder.finish(writer, ev.shard ?? null);
+          else writer.finish();
           const d = ev.d;
           const entry = { dtype: d.dtype, shape: d.shape, byteLength: d.byteLength, quant: d.quant, source: d.source };
           if (writer.buffers.length === 1) entry.buffer = writer.buffers[0];
           else { entry.buffers = writer.buffers; entry.pieceBytes = writer.pieceBytes; }
           if (ev.shard) entry.shard = ev.shard;
+          if (d.gpu) entry.decodedOn = 'gpu';
           tensors[d.name] = entry;
           progress.addTensor();
           progress.maybe();
@@ -80,6 +93,7 @@ export async function loadToWebGPU(device, source, options = {}) {
           break;
       }
     }
+    if (decoder) await decoder.close();
     const errors = await popScopes();
     if (errors.length) throw makeError({ code: 'GpuError', offset: null, detail: errors.map((e) => e.message).join('; ') });
     if (signal?.aborted) throw abortError(signal, progress.bytes);
@@ -92,6 +106,8 @@ export async function loadToWebGPU(device, source, options = {}) {
       header: index ? null : first ? publicHeader(first) : null,
       shards: index ? headers.map((h) => ({ file: h.shard, ...publicHeader(h.header) })) : null,
       bytes: progress.bytes,
+      // Decode on the GPU: the tensors it decoded, the stored bytes it uploaded for them, its dispatches.
+      gpuDecode: decoder ? decoder.summary() : null,
       // Every buffer made (a name that two files hold, read raw, has an entry for the last only).
       destroy() { for (const b of created) b.destroy(); },
     };

@@ -3,7 +3,7 @@
 // and the chunk they share, with source maps), the .wasm and the TypeScript types.
 // Prints the module's size, raw and gzipped.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -54,6 +54,11 @@ await esbuild.build({
   logLevel: 'warning',
 });
 cpSync(join(buildDir, 'weightstream.wasm'), join(dist, 'weightstream.wasm'));
+// The WGSL decoders as files (the same strings the package exports): dist/wgsl/<FORMAT>.wgsl,
+// each the common functions and the format's decoder (gpu-decode/wgsl.mjs documents the binding).
+const { GPU_FORMATS, wgslDecoder } = await import('../js/gpu-decode/wgsl.mjs');
+mkdirSync(join(dist, 'wgsl'), { recursive: true });
+for (const f of GPU_FORMATS) writeFileSync(join(dist, 'wgsl', `${f}.wgsl`), wgslDecoder(f));
 for (const f of ['weightstream.d.ts', 'worker.d.ts']) cpSync(join(wasmDir, 'types', f), join(dist, f));
 
 // Sizes: the .wasm alone, and everything a page loads (the .wasm and every .mjs).

@@ -38,8 +38,8 @@ struct WsLoader {
 // Options (words): 0 seekable, 1 mode (ModelLoadMode), 2 out (OutType), 3 kernel (KernelImpl),
 // 4 validate_blocks, 5 read_size, 6 out_size, 7 max_files (0: the default), 8 flags (bit 0
 // pass_stored, bit 1 as_stored, bit 2 estimate_arena), 9 and 10 the GGUF string array preview
-// (ModelLoaderOptions::gguf_array_full, gguf_array_head; 0xFFFFFFFF: every element). `limits`: 8
-// words or 0.
+// (ModelLoaderOptions::gguf_array_full, gguf_array_head; 0xFFFFFFFF: every element), 11 and 12
+// stored_formats (low, high word: the formats the host decodes itself). `limits`: 8 words or 0.
 WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, const uint32_t* o, const uint32_t* limits) {
   ws::ModelLoaderOptions opt;
   opt.seekable = o[0] != 0;
@@ -56,6 +56,7 @@ WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, cons
   opt.limits = wsabi::read_limits(limits);
   opt.gguf_array_full = o[9] == 0xFFFFFFFFu ? ~uint64_t(0) : o[9];
   opt.gguf_array_head = o[10] == 0xFFFFFFFFu ? ~uint64_t(0) : o[10];
+  opt.stored_formats = uint64_t(o[11]) | (uint64_t(o[12]) << 32);
   void* mem = malloc(sizeof(WsLoader));
   uint8_t* arena = static_cast<uint8_t*>(wsabi::alloc64(arena_size));
   uint8_t* input = static_cast<uint8_t*>(malloc(opt.read_size));

@@ -1,0 +1,270 @@
+// The WGSL decoders: per covered format, a function that decodes element i of block b of a block
+// buffer to the bits of its f32 value, exactly as the library's reference kernels form it
+// (lib/src/kernels/reference; ggml's dequantize_row_* for the GGML blocks). The decode pass
+// (pass.mjs) is built from these strings, so the functions engines call are the ones the
+// Playwright tests check byte for byte against the CPU decode.
+//
+// Binding layout (what an engine declares around them; the decode pass declares exactly this):
+//   var<storage, read> ws_src: array<u32>;   the stored bytes, block 0 at byte 0, little-endian,
+//                                            blocks back to back (an 18-byte Q4_0 block starts at
+//                                            byte 18·b: no regrouping, reads cross words)
+//   fn ws_decode_<FORMAT>(b: u32, i: u32) -> u32    element i (0 ≤ i < block elements) of block b:
+//                                                   the f32 bit pattern (bitcast<f32>() it)
+//   fn ws_check_<FORMAT>(b: u32) -> u32             the byte offset in block b of its first fp16
+//                                                   scale that is inf or NaN (the library's
+//                                                   InvalidBlockData), 0xFFFFFFFF when valid
+//   fn ws_f32_to_f16(x: u32) -> u32                 f32 bits to binary16 bits, round to nearest even
+//
+// Why integers: WGSL leaves open exactly what bit-identity needs. Its f32 `*` and `+` are
+// "correctly rounded" in the sense of §15.7.4 (Floating Point Accuracy: either neighbour of the
+// exact result, not necessarily round-to-nearest-even), implementations may flush subnormal inputs
+// and results to zero and may ignore the sign of zero (§15.7.1 Floating Point Overview), inf/NaN
+// results are indeterminate values when the implementation assumes none occur (§15.7.2), and
+// pack2x16float / f16 conversion round in an unspecified direction (§17.9 pack2x16float: "rounded
+// as per the conversion rules", which §15.7.6 leaves to the implementation). So every decoder
+// below works on integers: a GGML value is an exact product (an 11-bit fp16 significand times
+// integers of at most 13 bits), built into f32 bits by shifting; the _1 formats' one addition
+// (q·d + m, ggml's order, never fused) is rounded to nearest even here (ws_add_rne), and f16
+// output is rounded by ws_f32_to_f16, a port of the library's kernels::f32_to_fp16. No WGSL
+// float arithmetic is used, so neither FMA contraction nor flushing can change a bit.
+
+export const WGSL_COMMON = /* wgsl */ `
+// --- weightstream common: byte reads from ws_src and exact f32 construction ---
+fn ws_byte(o: u32) -> u32 { return (ws_src[o >> 2u] >> ((o & 3u) * 8u)) & 0xFFu; }
+// A little-endian u16 at any byte offset (18-, 34-, 210-byte blocks put halves across words).
+fn ws_u16(o: u32) -> u32 {
+  let s = (o & 3u) * 8u;
+  let w = o >> 2u;
+  if (s <= 16u) { return (ws_src[w] >> s) & 0xFFFFu; }
+  return ((ws_src[w] >> 24u) | (ws_src[w + 1u] << 8u)) & 0xFFFFu;
+}
+fn ws_u32(o: u32) -> u32 {
+  let s = (o & 3u) * 8u;
+  let w = o >> 2u;
+  if (s == 0u) { return ws_src[w]; }
+  return (ws_src[w] >> s) | (ws_src[w + 1u] << (32u - s));
+}
+// The f32 bits of (-1)^neg · n · 2^e, exact: n < 2^24 and the result a normal f32 (every GGML
+// value is: at least 2^-24 in magnitude and far below 2^128). n = 0 is a zero of that sign.
+fn ws_f32_exact(neg: bool, n: u32, e: i32) -> u32 {
+  let sign = select(0u, 0x80000000u, neg);
+  if (n == 0u) { return sign; }
+  let p = firstLeadingBit(n);
+  let m = n << (23u - p);
+  return sign | (u32(e + i32(p) + 127) << 23u) | (m & 0x7FFFFFu);
+}
+// An fp16 as an exact integer significand and exponent: value = (-1)^s · m · 2^e. w.z: 1 for inf
+// or NaN (then the caller takes ws_f16_to_f32 and the IEEE rules).
+struct WsF16 { s: bool, m: u32, e: i32, special: bool }
+fn ws_f16_split(h: u32) -> WsF16 {
+  let ex = (h >> 10u) & 0x1Fu;
+  let man = h & 0x3FFu;
+  if (ex == 0u) { return WsF16((h & 0x8000u) != 0u, man, -24, false); }
+  return WsF16((h & 0x8000u) != 0u, man | 0x400u, i32(ex) - 25, ex == 31u);
+}
+// binary16 -> binary32 bits, exact; NaN quiet with its sign (kernels::fp16_to_f32).
+fn ws_f16_to_f32(h: u32) -> u32 {
+  let sign = (h & 0x8000u) << 16u;
+  let ex = (h >> 10u) & 0x1Fu;
+  let man = h & 0x3FFu;
+  if (ex == 0x1Fu) { return sign | 0x7F800000u | select(0u, 0x400000u | (man << 13u), man != 0u); }
+  if (ex != 0u) { return sign | ((ex + 112u) << 23u) | (man << 13u); }
+  return ws_f32_exact(sign != 0u, man, -24);
+}
+// f32 bits -> binary16 bits, round to nearest even; overflow inf; NaN quiet with sign and the top
+// payload bits (kernels::f32_to_fp16, the rule every CPU kernel's f16 output follows).
+fn ws_f32_to_f16(x: u32) -> u32 {
+  let sign = (x >> 16u) & 0x8000u;
+  let ax = x & 0x7FFFFFFFu;
+  if (ax > 0x7F800000u) { return sign | 0x7E00u | ((ax >> 13u) & 0x3FFu); }
+  if (ax >= 0x477FF000u) { return sign | 0x7C00u; }
+  if (ax < 0x38800000u) {
+    if (ax < 0x33000000u) { return sign; }
+    let e = ax >> 23u;
+    let m = (ax & 0x7FFFFFu) | 0x800000u;
+    let shift = 126u - e;
+    var q = m >> shift;
+    let rem = m & ((1u << shift) - 1u);
+    let half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (q & 1u) == 1u)) { q = q + 1u; }
+    return sign | q;
+  }
+  let r = ax - 0x38000000u;
+  var q = r >> 13u;
+  let rem = r & 0x1FFFu;
+  if (rem > 0x1000u || (rem == 0x1000u && (q & 1u) == 1u)) { q = q + 1u; }
+  return sign | q;
+}
+// x86's (and so wasm's on x86: the CPU decode in the browser) default NaN, which IEEE arithmetic
+// creates for inf·0 and inf - inf. dequant.h: "the sign of a NaN that arithmetic creates is the
+// platform's"; only blocks with inf/NaN scales decoded with validateBlocks: false reach it.
+const WS_NAN_CREATED: u32 = 0xFFC00000u;
+// (-1)^sq · q times the fp16 d, as IEEE has it: the product is exact (q < 2^13).
+fn ws_mul_f16(negq: bool, q: u32, h: u32) -> u32 {
+  let d = ws_f16_split(h);
+  if (d.special) {
+    let f = ws_f16_to_f32(h);
+    if ((f & 0x7FFFFFu) != 0u) { return f; }            // NaN: it propagates
+    if (q == 0u) { return WS_NAN_CREATED; }             // inf · 0
+    return f ^ select(0u, 0x80000000u, negq);           // ±inf
+  }
+  return ws_f32_exact(negq != d.s, q * d.m, d.e);
+}
+// Normalizes n·2^e (n != 0) so its leading bit is bit 29; returns the shifted n, the exponent
+// through the pointer.
+fn ws_norm29(n: u32, e: ptr<function, i32>) -> u32 {
+  let p = firstLeadingBit(n);
+  if (p <= 29u) { *e = *e - i32(29u - p); return n << (29u - p); }
+  *e = *e + i32(p - 29u);
+  return n >> (p - 29u);  // callers pass n < 2^24: never taken
+}
+// a + b for f32 bits a and b that are finite, rounded once to nearest even, in integers: the
+// sum of two exact values (q·d and m) as ggml's C rounds it (one IEEE addition; the library's
+// build forbids contracting q·d + m into an FMA, and the product is exact, so fused or not the
+// CPU result is this).
+fn ws_add_rne(a: u32, b: u32) -> u32 {
+  let ea0 = (a >> 23u) & 0xFFu;
+  let eb0 = (b >> 23u) & 0xFFu;
+  let na = select((a & 0x7FFFFFu) | 0x800000u, 0u, ea0 == 0u);
+  let nb = select((b & 0x7FFFFFu) | 0x800000u, 0u, eb0 == 0u);
+  let sa = (a & 0x80000000u) != 0u;
+  let sb = (b & 0x80000000u) != 0u;
+  if (na == 0u && nb == 0u) { return select(0u, 0x80000000u, sa && sb); }
+  if (na == 0u) { return b; }
+  if (nb == 0u) { return a; }
+  var ea = i32(ea0) - 150;
+  var eb = i32(eb0) - 150;
+  var A = ws_norm29(na, &ea);
+  var B = ws_norm29(nb, &eb);
+  var sA = sa;
+  var sB = sb;
+  if (eb > ea) { let t = A; A = B; B = t; let te = ea; ea = eb; eb = te; let ts = sA; sA = sB; sB = ts; }
+  let d = u32(ea - eb);
+  var Bs = B;
+  if (d >= 31u) { Bs = select(0u, 1u, B != 0u); }
+  else if (d > 0u) { Bs = (B >> d) | select(0u, 1u, (B << (32u - d)) != 0u); }
+  var S: u32;
+  var neg = sA;
+  if (sA == sB) { S = A + Bs; }
+  else if (A >= Bs) { S = A - Bs; }
+  else { S = Bs - A; neg = sB; }
+  if (S == 0u) { return 0u; }  // x - x = +0 under round to nearest
+  var e = ea;
+  let p = firstLeadingBit(S);
+  if (p > 29u) {
+    let k = p - 29u;
+    S = (S >> k) | select(0u, 1u, (S & ((1u << k) - 1u)) != 0u);
+    e = e + i32(k);
+  } else if (p < 29u) {
+    S = S << (29u - p);  // cancellation: only when d <= 1, where no bit was lost
+    e = e - i32(29u - p);
+  }
+  var m = S >> 6u;
+  let rem = S & 63u;
+  if (rem > 32u || (rem == 32u && (m & 1u) == 1u)) { m = m + 1u; }
+  if (m == 0x1000000u) { m = m >> 1u; e = e + 1; }
+  return select(0u, 0x80000000u, neg) | (u32(e + 6 + 23 + 127) << 23u) | (m & 0x7FFFFFu);
+}
+// q·d + m with IEEE's rules where d or m is inf or NaN (validateBlocks: false), else ws_add_rne.
+fn ws_madd(p: u32, m: u32) -> u32 {
+  let pspecial = (p & 0x7F800000u) == 0x7F800000u;
+  let mspecial = (m & 0x7F800000u) == 0x7F800000u;
+  if (!pspecial && !mspecial) { return ws_add_rne(p, m); }
+  // Both NaN: which one comes out is not fixed on the CPU either (x86 returns an addition's first
+  // NaN operand, and the wasm kernels' operand order differs between their SIMD and scalar paths:
+  // the Playwright test saw both), so dequant.h promises NaN-ness only; m's is taken.
+  if (mspecial && (m & 0x7FFFFFu) != 0u) { return m; }
+  if (pspecial && (p & 0x7FFFFFu) != 0u) { return p; }
+  if (pspecial && mspecial && ((p ^ m) & 0x80000000u) != 0u) { return WS_NAN_CREATED; }
+  return select(m, p, pspecial);
+}
+fn ws_f16_bad(h: u32) -> bool { return (h & 0x7C00u) == 0x7C00u; }
+`;
+
+// Per format: block elements and bytes, and the WGSL of ws_decode_<name> and ws_check_<name>.
+// The formulas are the reference kernels' (cited per format); offsets are the blocks' layouts.
+export const WGSL_FORMATS = {
+  // Element-wise: a "block" is one element. F16 -> f32 exact (kernels::fp16_to_f32), BF16 -> f32
+  // its bits shifted (elementwise.cpp ref::BF16).
+  F16: {
+    blockElems: 1, blockBytes: 2, wgsl: `
+fn ws_decode_F16(b: u32, i: u32) -> u32 { return ws_f16_to_f32(ws_u16(b * 2u)); }
+fn ws_check_F16(b: u32) -> u32 { return 0xFFFFFFFFu; }
+` },
+  BF16: {
+    blockElems: 1, blockBytes: 2, wgsl: `
+fn ws_decode_BF16(b: u32, i: u32) -> u32 { return ws_u16(b * 2u) << 16u; }
+fn ws_check_BF16(b: u32) -> u32 { return 0xFFFFFFFFu; }
+` },
+  // ggml_legacy_quants.cpp ref::Q8_0: {fp16 d; i8 qs[32]}, y = q·d.
+  Q8_0: {
+    blockElems: 32, blockBytes: 34, wgsl: `
+fn ws_decode_Q8_0(b: u32, i: u32) -> u32 {
+  let o = b * 34u;
+  let q = ws_byte(o + 2u + i);
+  let neg = q >= 128u;
+  return ws_mul_f16(neg, select(q, 256u - q, neg), ws_u16(o));
+}
+fn ws_check_Q8_0(b: u32) -> u32 { return select(0xFFFFFFFFu, 0u, ws_f16_bad(ws_u16(b * 34u))); }
+` },
+  // ref::Q4_0: {fp16 d; u8 qs[16]}, element j low nibble of byte j, j + 16 the high; y = (q-8)·d.
+  Q4_0: {
+    blockElems: 32, blockBytes: 18, wgsl: `
+fn ws_decode_Q4_0(b: u32, i: u32) -> u32 {
+  let o = b * 18u;
+  let q = (ws_byte(o + 2u + (i & 15u)) >> ((i >> 4u) * 4u)) & 15u;
+  return ws_mul_f16(q < 8u, select(q - 8u, 8u - q, q < 8u), ws_u16(o));
+}
+fn ws_check_Q4_0(b: u32) -> u32 { return select(0xFFFFFFFFu, 0u, ws_f16_bad(ws_u16(b * 18u))); }
+` },
+  // ref::Q4_1: {fp16 d; fp16 m; u8 qs[16]}, y = q·d + m.
+  Q4_1: {
+    blockElems: 32, blockBytes: 20, wgsl: `
+fn ws_decode_Q4_1(b: u32, i: u32) -> u32 {
+  let o = b * 20u;
+  let q = (ws_byte(o + 4u + (i & 15u)) >> ((i >> 4u) * 4u)) & 15u;
+  return ws_madd(ws_mul_f16(false, q, ws_u16(o)), ws_f16_to_f32(ws_u16(o + 2u)));
+}
+fn ws_check_Q4_1(b: u32) -> u32 {
+  let o = b * 20u;
+  if (ws_f16_bad(ws_u16(o))) { return 0u; }
+  return select(0xFFFFFFFFu, 2u, ws_f16_bad(ws_u16(o + 2u)));
+}
+` },
+  // ref::Q5_0: {fp16 d; u8 qh[4]; u8 qs[16]}, fifth bit of element j is bit j of qh; y = (q-16)·d.
+  Q5_0: {
+    blockElems: 32, blockBytes: 22, wgsl: `
+fn ws_decode_Q5_0(b: u32, i: u32) -> u32 {
+  let o = b * 22u;
+  let qh = ws_u32(o + 2u);
+  let q = ((ws_byte(o + 6u + (i & 15u)) >> ((i >> 4u) * 4u)) & 15u) | (((qh >> i) & 1u) << 4u);
+  return ws_mul_f16(q < 16u, select(q - 16u, 16u - q, q < 16u), ws_u16(o));
+}
+fn ws_check_Q5_0(b: u32) -> u32 { return select(0xFFFFFFFFu, 0u, ws_f16_bad(ws_u16(b * 22u))); }
+` },
+  // ref::Q5_1: {fp16 d; fp16 m; u8 qh[4]; u8 qs[16]}, y = q·d + m.
+  Q5_1: {
+    blockElems: 32, blockBytes: 24, wgsl: `
+fn ws_decode_Q5_1(b: u32, i: u32) -> u32 {
+  let o = b * 24u;
+  let qh = ws_u32(o + 4u);
+  let q = ((ws_byte(o + 8u + (i & 15u)) >> ((i >> 4u) * 4u)) & 15u) | (((qh >> i) & 1u) << 4u);
+  return ws_madd(ws_mul_f16(false, q, ws_u16(o)), ws_f16_to_f32(ws_u16(o + 2u)));
+}
+fn ws_check_Q5_1(b: u32) -> u32 {
+  let o = b * 24u;
+  if (ws_f16_bad(ws_u16(o))) { return 0u; }
+  return select(0xFFFFFFFFu, 2u, ws_f16_bad(ws_u16(o + 2u)));
+}
+` },
+};
+
+// The formats decoded on the GPU, in the library's names.
+export const GPU_FORMATS = Object.freeze(Object.keys(WGSL_FORMATS));
+
+// The WGSL an engine includes for `format`: the common functions and the format's decoder (it
+// declares ws_src itself). null for a format not covered.
+export function wgslDecoder(format) {
+  const f = WGSL_FORMATS[format];
+  return f ? WGSL_COMMON + f.wgsl : null;
+}

@@ -1,0 +1,216 @@
+// loadToWebGPU's decode on the GPU (wasm/js/gpu-decode) against its CPU decode, in Debian's
+// headless Chromium with WebGPU on SwiftShader: for every covered format and both dtypes, every
+// output buffer read back is byte for byte the CPU decode's — on ggml's vectors (gguf-py's
+// all_quant_types.gguf) and on random blocks with every scale pattern (normal, subnormal, zero,
+// -0, the largest fp16, and inf/NaN with validateBlocks off), under whole, random and 1-byte
+// source pieces, in several staging chunks, and split over several buffers.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer } from '../serve.mjs';
+import { launch } from './lib/browser.mjs';
+
+const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const repo = resolve(web, '..');
+const { gguf } = await import(join(repo, 'tests', 'js', 'helpers.mjs'));
+
+let server, browser, page;
+before(async () => {
+  server = await startServer({ port: 0 });
+  browser = await launch();
+  page = await browser.context.newPage();
+  page.on('pageerror', (e) => console.log(`# page error: ${e.message}`));
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
+  assert.ok(await page.evaluate(() => !!window.wsPage.state.gpu?.device), 'no WebGPU device');
+  // In the page: load `bytes` both ways and compare every buffer read back.
+  await page.evaluate(() => {
+    window.gpuCompare = async (b64, o) => {
+      const ws = await import('/dist/weightstream.mjs');
+      const real = window.wsPage.state.gpu.device;
+      // A device whose maxBufferSize is lowered (split), everything else the real one's.
+      const device = o.maxBufferSize ? new Proxy(real, {
+        get(t, k) {
+          if (k === 'limits') return { maxBufferSize: o.maxBufferSize, maxStorageBufferBindingSize: t.limits.maxStorageBufferBindingSize, minStorageBufferOffsetAlignment: t.limits.minStorageBufferOffsetAlignment };
+          const v = t[k];
+          return typeof v === 'function' ? v.bind(t) : v;
+        },
+      }) : real;
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      // Source pieces: whole, random (seeded), or 1 byte.
+      const source = () => {
+        if (o.pieces === 'whole') return bytes.slice();
+        let seed = 12345;
+        const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return seed >>> 8; };
+        let at = 0;
+        return new ReadableStream({
+          pull(c) {
+            if (at >= bytes.length) { c.close(); return; }
+            const n = o.pieces === 'one' ? 1 : 1 + (rnd() % 5000);
+            c.enqueue(bytes.slice(at, at + n));
+            at += n;
+          },
+        });
+      };
+      const read = async (buf) => {
+        const r = real.createBuffer({ size: buf.size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+        const enc = real.createCommandEncoder();
+        enc.copyBufferToBuffer(buf, 0, r, 0, buf.size);
+        real.queue.submit([enc.finish()]);
+        await r.mapAsync(GPUMapMode.READ);
+        const out = new Uint8Array(r.getMappedRange().slice(0));
+        r.unmap();
+        r.destroy();
+        return out;
+      };
+      const run = async (decode) => {
+        try {
+          const m = await ws.loadToWebGPU(device, source(), { dtype: o.dtype, decode, split: !!o.maxBufferSize, chunkSize: o.chunkSize, validateBlocks: o.validate, decodeChunk: o.decodeChunk });
+          const out = {};
+          for (const [name, t] of Object.entries(m.tensors)) {
+            const bufs = t.buffers ?? [t.buffer];
+            out[name] = { decodedOn: t.decodedOn ?? 'cpu', dtype: t.dtype, shape: t.shape, buffers: bufs.length, sizes: bufs.map((b) => b.size), data: [] };
+            for (const b of bufs) out[name].data.push(await read(b));
+          }
+          const summary = m.gpuDecode;
+          m.destroy();
+          return { out, summary };
+        } catch (e) {
+          return { error: { code: e.code, offset: e.offset, tensor: e.tensor } };
+        }
+      };
+      const cpu = await run('cpu');
+      const gpu = await run('gpu');
+      if (cpu.error || gpu.error) return { cpuError: cpu.error ?? null, gpuError: gpu.error ?? null };
+      const diffs = [];
+      const onGpu = [];
+      for (const [name, c] of Object.entries(cpu.out)) {
+        const g = gpu.out[name];
+        if (!g) { diffs.push(`${name}: missing`); continue; }
+        if (g.decodedOn === 'gpu') onGpu.push(name);
+        if (JSON.stringify([c.dtype, c.shape, c.sizes]) !== JSON.stringify([g.dtype, g.shape, g.sizes])) { diffs.push(`${name}: ${JSON.stringify([c.dtype, c.shape, c.sizes])} vs ${JSON.stringify([g.dtype, g.shape, g.sizes])}`); continue; }
+        for (let k = 0; k < c.data.length; k++) {
+          const a = c.data[k], b = g.data[k];
+          // o.nanEqual: a NaN the CPU's arithmetic made equals any NaN (dequant.h: with validate off
+          // the NaN-ness of inf·0 and friends is promised, its sign and payload are the platform's).
+          const isNaN = (u8, i) => {
+            const v = new DataView(u8.buffer);
+            if (o.dtype === 'f32') { const w = v.getUint32(i & ~3, true); return (w & 0x7F800000) === 0x7F800000 && (w & 0x7FFFFF) !== 0; }
+            const h = v.getUint16(i & ~1, true);
+            return (h & 0x7C00) === 0x7C00 && (h & 0x3FF) !== 0;
+          };
+          for (let i = 0; i < a.length; i++) {
+            if (a[i] !== b[i] && !(o.nanEqual && isNaN(a, i) && isNaN(b, i))) { diffs.push(`${name} [${k}] byte ${i}: cpu ${a[i]} gpu ${b[i]} (cpu word ${new DataView(a.buffer).getUint32(i & ~3, true).toString(16)} gpu ${new DataView(b.buffer).getUint32(i & ~3, true).toString(16)})`); break; }
+          }
+        }
+      }
+      return { names: Object.keys(cpu.out), onGpu, diffs, summary: gpu.summary, buffers: Object.fromEntries(Object.entries(gpu.out).map(([n, t]) => [n, t.buffers])) };
+    };
+  });
+});
+after(async () => { await browser?.close(); await server?.close(); });
+
+const b64 = (u8) => Buffer.from(u8).toString('base64');
+const compare = (bytes, o) => page.evaluate(([b, opt]) => window.gpuCompare(b, opt), [b64(bytes), o]);
+
+const COVERED = ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1'];
+// GGML type ids and block shapes (ggml.h ggml_type; FORMATS.md §6).
+const TYPES = {
+  F16: { id: 1, be: 1, bb: 2, fp16: [] }, BF16: { id: 30, be: 1, bb: 2, fp16: [] },
+  Q4_0: { id: 2, be: 32, bb: 18, fp16: [0] }, Q4_1: { id: 3, be: 32, bb: 20, fp16: [0, 2] },
+  Q5_0: { id: 6, be: 32, bb: 22, fp16: [0] }, Q5_1: { id: 7, be: 32, bb: 24, fp16: [0, 2] },
+  Q8_0: { id: 8, be: 32, bb: 34, fp16: [0] },
+};
+
+// Deterministic bytes.
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return s; };
+}
+// fp16 scale patterns: normal of every exponent, subnormal, ±0, the largest, and (special) inf/NaN.
+const SCALES = [0x3C00, 0xBC00, 0x0001, 0x83FF, 0x0000, 0x8000, 0x7BFF, 0xFBFF, 0x0400, 0x2E66, 0x1234, 0xC4D2];
+const SPECIAL = [0x7C00, 0xFC00, 0x7E00, 0xFD01];
+
+// `blocks` random blocks of `fmt`, the fp16 fields cycling through `scales`.
+function blocksOf(fmt, blocks, seed, scales) {
+  const t = TYPES[fmt];
+  const r = rng(seed);
+  const out = new Uint8Array(blocks * t.bb);
+  for (let i = 0; i < out.length; i++) out[i] = r() & 0xFF;
+  if (fmt === 'F16' || fmt === 'BF16') return out;
+  for (let b = 0; b < blocks; b++) {
+    for (const f of t.fp16) {
+      const h = scales[(b * 3 + f + (r() % 7)) % scales.length];
+      out[b * t.bb + f] = h & 0xFF;
+      out[b * t.bb + f + 1] = h >> 8;
+    }
+  }
+  return out;
+}
+
+function randomModel(blocksPer, seed, scales) {
+  const tensors = [];
+  let k = 0;
+  for (const fmt of COVERED) {
+    const t = TYPES[fmt];
+    const blocks = fmt === 'F16' || fmt === 'BF16' ? blocksPer * 32 + 1 : blocksPer;  // an odd element count
+    tensors.push({ name: `${fmt.toLowerCase()}.weight`, type: t.id, ne: [t.be * blocks], data: blocksOf(fmt, blocks, seed + k++, scales) });
+  }
+  tensors.push({ name: 'q4_k.weight', type: 12, ne: [256], data: new Uint8Array(144) });  // not covered: on the CPU
+  return gguf(tensors);
+}
+
+function assertSame(r, what, expectGpu) {
+  assert.equal(r.cpuError ?? null, null, `${what}: ${JSON.stringify(r)}`);
+  assert.deepEqual(r.diffs, [], what);
+  assert.deepEqual(r.onGpu.sort(), expectGpu.sort(), what);
+}
+
+const covered = COVERED.map((f) => `${f.toLowerCase()}.weight`);
+
+for (const dtype of ['f32', 'f16']) {
+  test(`ggml's vectors (all_quant_types.gguf) decode on the GPU as on the CPU, ${dtype}`, async () => {
+    const bytes = readFileSync(join(repo, 'tests', 'data', 'synthetic', 'gguf', 'all_quant_types.gguf'));
+    for (const pieces of ['whole', 'random', 'one']) {
+      const r = await compare(bytes, { dtype, pieces, chunkSize: pieces === 'one' ? 1 : undefined });
+      assertSame(r, `${dtype} ${pieces}`, COVERED.map((f) => f.toLowerCase()));
+      assert.ok(r.summary.uploadBytes > 0);
+    }
+  });
+
+  test(`random blocks with every scale pattern, several staging chunks, ${dtype}`, async () => {
+    const bytes = randomModel(300, 7, SCALES);
+    for (const pieces of ['whole', 'random']) {
+      const r = await compare(bytes, { dtype, pieces, decodeChunk: 4096 });
+      assertSame(r, `${dtype} ${pieces}`, covered);
+      assert.ok(r.summary.dispatches > 7 * 2, JSON.stringify(r.summary));
+    }
+    const one = await compare(randomModel(9, 3, SCALES), { dtype, pieces: 'one', chunkSize: 1, decodeChunk: 256 });
+    assertSame(one, `${dtype} one`, covered);
+  });
+
+  test(`inf and NaN scales with validateBlocks off decode as the CPU's IEEE arithmetic (NaN-ness), ${dtype}`, async () => {
+    const r = await compare(randomModel(64, 11, [...SCALES, ...SPECIAL]), { dtype, pieces: 'random', validate: false, decodeChunk: 1024, nanEqual: true });
+    assertSame(r, dtype, covered);
+  });
+
+  test(`tensors split over several buffers, ${dtype}`, async () => {
+    // 4 KiB buffers: every covered tensor takes several, blocks' values straddle them.
+    const r = await compare(randomModel(200, 5, SCALES), { dtype, pieces: 'random', maxBufferSize: 4096, decodeChunk: 3000 });
+    assertSame(r, dtype, covered);
+    for (const n of covered) assert.ok(r.buffers[n] > 1, `${n}: ${r.buffers[n]}`);
+  });
+}
+
+test('an inf scale fails the GPU decode as the CPU decode: InvalidBlockData at its byte', async () => {
+  const blocks = blocksOf('Q4_1', 100, 1, SCALES);
+  blocks[57 * 20 + 2] = 0x00; blocks[57 * 20 + 3] = 0x7C;  // block 57's m: +inf
+  const bytes = gguf([{ name: 'a', type: 8, ne: [64], data: blocksOf('Q8_0', 2, 2, SCALES) }, { name: 'b', type: 3, ne: [3200], data: blocks }]);
+  const r = await compare(bytes, { dtype: 'f32', pieces: 'random', decodeChunk: 400 });
+  assert.ok(r.cpuError, JSON.stringify(r));
+  assert.deepEqual(r.gpuError, r.cpuError);
+  assert.equal(r.cpuError.code, 'InvalidBlockData');
+  assert.equal(r.cpuError.tensor, 'b');
+});
