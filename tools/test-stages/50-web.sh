@@ -3,7 +3,8 @@
 # playwright-core: tables, GPU loads with read-back checks (raw and dequantized), cancel,
 # malformed files, multi-file models (UQFF directories, MLX + config.json, sharded MLX, Ollama
 # manifests; compared with the CLI build/release/tools/weightstream, or $WS_CLI, and skipped when it
-# is not built), and the 1 GiB memory bound. Needs wasm/dist (tools/test.sh builds it first).
+# is not built), the 1 GiB memory bound, and decode on the GPU against the CPU decode
+# (test/gpu-decode.test.mjs). Needs wasm/dist (tools/test.sh builds it first).
 # Screenshots of every state: web/test-results/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +14,7 @@ fi
 (cd web && npm ci --no-audit --no-fund --loglevel=error)
 log=$(mktemp)
 set +e
-(cd web && node --test --test-reporter=spec test/page.test.mjs) 2>&1 | tee "$log"
+(cd web && node --test --test-reporter=spec test/page.test.mjs test/gpu-decode.test.mjs) 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 pass=$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$log" | tail -1)

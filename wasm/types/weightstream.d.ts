@@ -410,6 +410,8 @@ export interface GpuTensor {
   quant: QuantInfo | null;
   source: { dtype: string; shape: number[]; byteLength: number; offset: number };
   shard?: string;
+  /** 'gpu' when the decode pass expanded it from its stored bytes (decode: 'gpu' | 'auto'). */
+  decodedOn?: 'gpu';
 }
 
 export interface GpuModel {
@@ -419,6 +421,9 @@ export interface GpuModel {
   header: Header | null;
   shards: (Header & { file: string })[] | null;
   bytes: number;
+  /** decode 'gpu' / 'auto': the tensors the GPU decoded, the stored bytes uploaded for them, the
+   * dispatches; null with decode: 'cpu'. */
+  gpuDecode: { tensors: number; uploadBytes: number; dispatches: number } | null;
   /** Destroys every buffer. */
   destroy(): void;
 }
@@ -426,7 +431,24 @@ export interface GpuModel {
 export interface GpuLoadOptions extends LoadOptions {
   /** Tensors larger than device.limits.maxBufferSize go into several buffers instead of failing. */
   split?: boolean;
+  /** Where f32/f16 values are decoded: 'cpu' (default, in wasm), 'gpu' (weights of GPU_FORMATS are
+   * uploaded as stored and expanded by a WGSL compute pass, bit for bit the CPU decode; the rest on
+   * the CPU), 'auto' ('gpu' when the device runs compute passes). */
+  decode?: 'cpu' | 'gpu' | 'auto';
+  /** Staging bytes per decode dispatch (default 1 MiB; whole blocks and words of it are used). */
+  decodeChunk?: number;
 }
+
+/** The formats decode: 'gpu' expands on the GPU (the library's names). */
+export declare const GPU_FORMATS: readonly string[];
+/** The WGSL every decoder needs (byte reads from `ws_src: array<u32>`, exact f32 construction,
+ * ws_f32_to_f16 round to nearest even). */
+export declare const WGSL_COMMON: string;
+/** Per format: its block elements and bytes, and the WGSL of ws_decode_<FORMAT>(block, i) -> f32 bits
+ * and ws_check_<FORMAT>(block) -> byte offset of an inf/NaN scale or 0xFFFFFFFF. */
+export declare const WGSL_FORMATS: Record<string, { blockElems: number; blockBytes: number; wgsl: string }>;
+/** WGSL_COMMON + the format's decoder (the engine declares `ws_src`); null for a format not covered. */
+export declare function wgslDecoder(format: string): string | null;
 
 export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;
 export declare function validate(source: ModelSource, options?: CommonOptions): Promise<ValidateResult>;
@@ -447,6 +469,8 @@ export interface PlanOptions extends CommonOptions {
   /** Bytes the GPU buffers may take in all. */
   budget?: number | bigint;
   quantization?: Record<string, unknown> | null;
+  /** As loadToWebGPU's: which tensors the GPU would decode ('gpu' assumes a device). */
+  decode?: 'cpu' | 'gpu' | 'auto';
 }
 
 export interface PlannedTensor {
@@ -470,6 +494,10 @@ export interface PlannedTensor {
   /** loadToWebGPU refuses it (BufferTooLarge) without split: true. */
   needsSplit: boolean;
   source: { dtype: string; shape: number[]; byteLength: number; offset: number };
+  /** Where its values are decoded with the plan's `decode` option; null for dtype 'raw'. */
+  decode: 'cpu' | 'gpu' | null;
+  /** What goes over to the GPU for it: its stored bytes when the GPU decodes it, else byteLength. */
+  uploadBytes: number;
 }
 
 export interface Plan {
@@ -484,6 +512,8 @@ export interface Plan {
   readBytes: number;
   tensors: PlannedTensor[];
   outputBytes: number;
+  /** The tensors' uploadBytes in all. */
+  uploadBytes: number;
   gpuBytes: number | null;
   limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
   split: boolean;

@@ -115,13 +115,15 @@ after(async () => { await browser?.close(); await server?.close(); });
 const b64 = (u8) => Buffer.from(u8).toString('base64');
 const compare = (bytes, o) => page.evaluate(([b, opt]) => window.gpuCompare(b, opt), [b64(bytes), o]);
 
-const COVERED = ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1'];
+const COVERED = ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q4_K', 'Q5_K', 'Q6_K'];
 // GGML type ids and block shapes (ggml.h ggml_type; FORMATS.md §6).
 const TYPES = {
   F16: { id: 1, be: 1, bb: 2, fp16: [] }, BF16: { id: 30, be: 1, bb: 2, fp16: [] },
   Q4_0: { id: 2, be: 32, bb: 18, fp16: [0] }, Q4_1: { id: 3, be: 32, bb: 20, fp16: [0, 2] },
   Q5_0: { id: 6, be: 32, bb: 22, fp16: [0] }, Q5_1: { id: 7, be: 32, bb: 24, fp16: [0, 2] },
   Q8_0: { id: 8, be: 32, bb: 34, fp16: [0] },
+  Q4_K: { id: 12, be: 256, bb: 144, fp16: [0, 2] }, Q5_K: { id: 13, be: 256, bb: 176, fp16: [0, 2] },
+  Q6_K: { id: 14, be: 256, bb: 210, fp16: [208] },
 };
 
 // Deterministic bytes.
@@ -155,10 +157,11 @@ function randomModel(blocksPer, seed, scales) {
   let k = 0;
   for (const fmt of COVERED) {
     const t = TYPES[fmt];
-    const blocks = fmt === 'F16' || fmt === 'BF16' ? blocksPer * 32 + 1 : blocksPer;  // an odd element count
+    // An odd element count for the element-wise ones; fewer of the 256-value K blocks.
+    const blocks = fmt === 'F16' || fmt === 'BF16' ? blocksPer * 32 + 1 : t.be === 256 ? Math.ceil(blocksPer / 4) : blocksPer;
     tensors.push({ name: `${fmt.toLowerCase()}.weight`, type: t.id, ne: [t.be * blocks], data: blocksOf(fmt, blocks, seed + k++, scales) });
   }
-  tensors.push({ name: 'q4_k.weight', type: 12, ne: [256], data: new Uint8Array(144) });  // not covered: on the CPU
+  tensors.push({ name: 'q2_k.weight', type: 10, ne: [256], data: new Uint8Array(84) });  // not covered: on the CPU
   return gguf(tensors);
 }
 

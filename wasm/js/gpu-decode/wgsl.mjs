@@ -178,6 +178,29 @@ fn ws_madd(p: u32, m: u32) -> u32 {
   if (pspecial && mspecial && ((p ^ m) & 0x80000000u) != 0u) { return WS_NAN_CREATED; }
   return select(m, p, pspecial);
 }
+// f32 bits x (a product of an fp16 and small integers) times (-1)^neg · q, exact (the K-quants'
+// second product: its significand and q together stay below 2^24), IEEE's inf/NaN rules.
+fn ws_mul_int(x: u32, neg: bool, q: u32) -> u32 {
+  let ex = (x >> 23u) & 0xFFu;
+  if (ex == 0xFFu) {
+    if ((x & 0x7FFFFFu) != 0u) { return x; }
+    if (q == 0u) { return WS_NAN_CREATED; }
+    return x ^ select(0u, 0x80000000u, neg);
+  }
+  let s = (x & 0x80000000u) != 0u;
+  if (ex == 0u) { return select(0u, 0x80000000u, s != neg); }  // ±0 (no product here is subnormal)
+  var m = (x & 0x7FFFFFu) | 0x800000u;
+  let tz = countTrailingZeros(m);
+  m = m >> tz;
+  return ws_f32_exact(s != neg, m * q, i32(ex) - 150 + i32(tz));
+}
+// Q4_K / Q5_K: sub-block j's 6-bit scale and min from the 12 packed bytes at o (ggml's
+// get_scale_min_k4; ggml_k_quants.cpp k4_scale_min).
+fn ws_k4_scale_min(o: u32, j: u32) -> vec2<u32> {
+  if (j < 4u) { return vec2<u32>(ws_byte(o + j) & 63u, ws_byte(o + j + 4u) & 63u); }
+  return vec2<u32>((ws_byte(o + j + 4u) & 15u) | ((ws_byte(o + j - 4u) >> 6u) << 4u),
+                   (ws_byte(o + j + 4u) >> 4u) | ((ws_byte(o + j) >> 6u) << 4u));
+}
 fn ws_f16_bad(h: u32) -> bool { return (h & 0x7C00u) == 0x7C00u; }
 `;
 
@@ -256,6 +279,68 @@ fn ws_check_Q5_1(b: u32) -> u32 {
   if (ws_f16_bad(ws_u16(o))) { return 0u; }
   return select(0xFFFFFFFFu, 2u, ws_f16_bad(ws_u16(o + 2u)));
 }
+` },
+  // ggml_k_quants.cpp ref::Q4_K: {fp16 d; fp16 dmin; u8 scales[12]; u8 qs[128]}; 64-value chunk c,
+  // its low nibbles sub-block 2c, high nibbles 2c+1; y = (d·sc)·q - dmin·m (products exact, the
+  // subtraction rounded once).
+  Q4_K: {
+    blockElems: 256, blockBytes: 144, wgsl: `
+fn ws_decode_Q4_K(b: u32, i: u32) -> u32 {
+  let o = b * 144u;
+  let c = i >> 6u;
+  let hi = (i >> 5u) & 1u;
+  let l = i & 31u;
+  let sm = ws_k4_scale_min(o + 4u, 2u * c + hi);
+  let q = (ws_byte(o + 16u + 32u * c + l) >> (4u * hi)) & 15u;
+  let d1 = ws_mul_f16(false, sm.x, ws_u16(o));
+  let m1 = ws_mul_f16(false, sm.y, ws_u16(o + 2u));
+  return ws_madd(ws_mul_int(d1, false, q), m1 ^ 0x80000000u);
+}
+fn ws_check_Q4_K(b: u32) -> u32 {
+  let o = b * 144u;
+  if (ws_f16_bad(ws_u16(o))) { return 0u; }
+  return select(0xFFFFFFFFu, 2u, ws_f16_bad(ws_u16(o + 2u)));
+}
+` },
+  // ref::Q5_K: {fp16 d; fp16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: Q4_K's value plus 16
+  // when bit 2c (low run) / 2c+1 (high run) of qh[l] is set.
+  Q5_K: {
+    blockElems: 256, blockBytes: 176, wgsl: `
+fn ws_decode_Q5_K(b: u32, i: u32) -> u32 {
+  let o = b * 176u;
+  let c = i >> 6u;
+  let hi = (i >> 5u) & 1u;
+  let l = i & 31u;
+  let sm = ws_k4_scale_min(o + 4u, 2u * c + hi);
+  let q = ((ws_byte(o + 48u + 32u * c + l) >> (4u * hi)) & 15u) + select(0u, 16u, ((ws_byte(o + 16u + l) >> (2u * c + hi)) & 1u) == 1u);
+  let d1 = ws_mul_f16(false, sm.x, ws_u16(o));
+  let m1 = ws_mul_f16(false, sm.y, ws_u16(o + 2u));
+  return ws_madd(ws_mul_int(d1, false, q), m1 ^ 0x80000000u);
+}
+fn ws_check_Q5_K(b: u32) -> u32 {
+  let o = b * 176u;
+  if (ws_f16_bad(ws_u16(o))) { return 0u; }
+  return select(0xFFFFFFFFu, 2u, ws_f16_bad(ws_u16(o + 2u)));
+}
+` },
+  // ref::Q6_K: {u8 ql[128]; u8 qh[64]; i8 scales[16]; fp16 d}; per 128-value half, value
+  // 32k + l takes ql[l + 32(k&1)]'s nibble k>>1 and qh[l] bits 2k..2k+1, minus 32, scale
+  // scales[l/16 + 2k]; y = (d·sc)·q, both products exact.
+  Q6_K: {
+    blockElems: 256, blockBytes: 210, wgsl: `
+fn ws_decode_Q6_K(b: u32, i: u32) -> u32 {
+  let o = b * 210u;
+  let h = i >> 7u;
+  let k = (i >> 5u) & 3u;
+  let l = i & 31u;
+  let low = (ws_byte(o + 64u * h + l + 32u * (k & 1u)) >> (4u * (k >> 1u))) & 15u;
+  let top = (ws_byte(o + 128u + 32u * h + l) >> (2u * k)) & 3u;
+  let q = i32(low | (top << 4u)) - 32;
+  let sc = i32(ws_byte(o + 192u + 8u * h + (l >> 4u) + 2u * k) << 24u) >> 24u;
+  let d1 = ws_mul_f16(sc < 0, u32(abs(sc)), ws_u16(o + 208u));
+  return ws_mul_int(d1, q < 0, u32(abs(q)));
+}
+fn ws_check_Q6_K(b: u32) -> u32 { return select(0xFFFFFFFFu, 208u, ws_f16_bad(ws_u16(b * 210u + 208u))); }
 ` },
 };
 
