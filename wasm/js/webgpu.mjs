@@ -99,18 +99,19 @@ export async function loadToWebGPU(device, source, options = {}) {
     if (signal?.aborted) throw abortError(signal, progress.bytes);
     progress.maybe(true);
     const first = headers[0]?.header;
-    return {
+    const result = {
       format: first?.format ?? 'safetensors',
       tensors,
       metadata: index ? index.metadata : first?.metadata ?? null,
       header: index ? null : first ? publicHeader(first) : null,
       shards: index ? headers.map((h) => ({ file: h.shard, ...publicHeader(h.header) })) : null,
       bytes: progress.bytes,
-      // Decode on the GPU: the tensors it decoded, the stored bytes it uploaded for them, its dispatches.
-      gpuDecode: decoder ? decoder.summary() : null,
       // Every buffer made (a name that two files hold, read raw, has an entry for the last only).
       destroy() { for (const b of created) b.destroy(); },
     };
+    // Decode on the GPU: the tensors it decoded, the stored bytes it uploaded for them, its dispatches.
+    if (decoder) result.gpuDecode = decoder.summary();
+    return result;
   } catch (e) {
     for (const b of created) { try { b.destroy(); } catch { /* already gone */ } }
     await popScopes().catch(() => {});

@@ -422,8 +422,8 @@ export interface GpuModel {
   shards: (Header & { file: string })[] | null;
   bytes: number;
   /** decode 'gpu' / 'auto': the tensors the GPU decoded, the stored bytes uploaded for them, the
-   * dispatches; null with decode: 'cpu'. */
-  gpuDecode: { tensors: number; uploadBytes: number; dispatches: number } | null;
+   * dispatches; absent with decode: 'cpu'. */
+  gpuDecode?: { tensors: number; uploadBytes: number; dispatches: number };
   /** Destroys every buffer. */
   destroy(): void;
 }
