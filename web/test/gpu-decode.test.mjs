@@ -14,7 +14,7 @@ import { launch } from './lib/browser.mjs';
 
 const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const repo = resolve(web, '..');
-const { gguf } = await import(join(repo, 'tests', 'js', 'helpers.mjs'));
+const { gguf, safetensors } = await import(join(repo, 'tests', 'js', 'helpers.mjs'));
 
 let server, browser, page;
 before(async () => {
@@ -78,12 +78,12 @@ before(async () => {
           m.destroy();
           return { out, summary };
         } catch (e) {
-          return { error: { code: e.code, offset: e.offset, tensor: e.tensor } };
+          return { error: { code: e.code, offset: e.offset, tensor: e.tensor }, message: e.message };
         }
       };
       const cpu = await run('cpu');
       const gpu = await run('gpu');
-      if (cpu.error || gpu.error) return { cpuError: cpu.error ?? null, gpuError: gpu.error ?? null };
+      if (cpu.error || gpu.error) return { cpuError: cpu.error ?? null, gpuError: gpu.error ?? null, gpuMessage: gpu.message ?? null };
       const diffs = [];
       const onGpu = [];
       for (const [name, c] of Object.entries(cpu.out)) {
@@ -115,7 +115,7 @@ after(async () => { await browser?.close(); await server?.close(); });
 const b64 = (u8) => Buffer.from(u8).toString('base64');
 const compare = (bytes, o) => page.evaluate(([b, opt]) => window.gpuCompare(b, opt), [b64(bytes), o]);
 
-const COVERED = ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q4_K', 'Q5_K', 'Q6_K'];
+const COVERED = ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q4_K', 'Q5_K', 'Q6_K', 'Q3_K', 'Q2_K', 'IQ4_NL', 'IQ4_XS', 'MXFP4', 'NVFP4'];
 // GGML type ids and block shapes (ggml.h ggml_type; FORMATS.md §6).
 const TYPES = {
   F16: { id: 1, be: 1, bb: 2, fp16: [] }, BF16: { id: 30, be: 1, bb: 2, fp16: [] },
@@ -124,7 +124,14 @@ const TYPES = {
   Q8_0: { id: 8, be: 32, bb: 34, fp16: [0] },
   Q4_K: { id: 12, be: 256, bb: 144, fp16: [0, 2] }, Q5_K: { id: 13, be: 256, bb: 176, fp16: [0, 2] },
   Q6_K: { id: 14, be: 256, bb: 210, fp16: [208] },
+  Q3_K: { id: 11, be: 256, bb: 110, fp16: [108] }, Q2_K: { id: 10, be: 256, bb: 84, fp16: [80, 82] },
+  IQ4_NL: { id: 20, be: 32, bb: 18, fp16: [0] }, IQ4_XS: { id: 23, be: 256, bb: 136, fp16: [0] },
+  // MXFP4's scale is an E8M0 byte (0xFF rejected by the block check); NVFP4's four UE4M3 bytes
+  // take every value (no check).
+  MXFP4: { id: 39, be: 32, bb: 17, fp16: [], e8m0: [0] }, NVFP4: { id: 40, be: 64, bb: 36, fp16: [] },
 };
+// E8M0 patterns: the subnormal 2^-128 and 2^-127, 1, the largest exponents (overflow to inf).
+const E8M0 = [0, 1, 2, 127, 128, 200, 254];
 
 // Deterministic bytes.
 function rng(seed) {
@@ -148,6 +155,8 @@ function blocksOf(fmt, blocks, seed, scales) {
       out[b * t.bb + f] = h & 0xFF;
       out[b * t.bb + f + 1] = h >> 8;
     }
+    const special = scales.some((h) => SPECIAL.includes(h));
+    for (const f of t.e8m0 ?? []) out[b * t.bb + f] = special && b % 5 === 0 ? 0xFF : E8M0[(b + (r() % 3)) % E8M0.length];
   }
   return out;
 }
@@ -161,12 +170,13 @@ function randomModel(blocksPer, seed, scales) {
     const blocks = fmt === 'F16' || fmt === 'BF16' ? blocksPer * 32 + 1 : t.be === 256 ? Math.ceil(blocksPer / 4) : blocksPer;
     tensors.push({ name: `${fmt.toLowerCase()}.weight`, type: t.id, ne: [t.be * blocks], data: blocksOf(fmt, blocks, seed + k++, scales) });
   }
-  tensors.push({ name: 'q2_k.weight', type: 10, ne: [256], data: new Uint8Array(84) });  // not covered: on the CPU
+  tensors.push({ name: 'tq2_0.weight', type: 35, ne: [256], data: new Uint8Array(66) });  // not covered: on the CPU
   return gguf(tensors);
 }
 
 function assertSame(r, what, expectGpu) {
   assert.equal(r.cpuError ?? null, null, `${what}: ${JSON.stringify(r)}`);
+  assert.equal(r.gpuError ?? null, null, `${what}: ${JSON.stringify(r)}`);
   assert.deepEqual(r.diffs, [], what);
   assert.deepEqual(r.onGpu.sort(), expectGpu.sort(), what);
 }
@@ -216,4 +226,22 @@ test('an inf scale fails the GPU decode as the CPU decode: InvalidBlockData at i
   assert.deepEqual(r.gpuError, r.cpuError);
   assert.equal(r.cpuError.code, 'InvalidBlockData');
   assert.equal(r.cpuError.tensor, 'b');
+});
+
+test('FP8 E4M3 / E5M2 tensors (every byte value) and F16/BF16 of a safetensors file, both dtypes', async () => {
+  const every = new Uint8Array(256 * 3 + 1).map((_, i) => (i * 7) & 0xFF);  // every byte, an odd count
+  const halves = new Uint8Array(2 * 4097).map((_, i) => (i * 131 + (i >> 8)) & 0xFF);
+  const bytes = safetensors({
+    e4m3: { dtype: 'F8_E4M3', shape: [every.length], data: every },
+    e5m2: { dtype: 'F8_E5M2', shape: [every.length], data: every },
+    half: { dtype: 'F16', shape: [4097], data: halves },
+    bf: { dtype: 'BF16', shape: [4097], data: halves },
+    ints: { dtype: 'I32', shape: [2], data: new Uint8Array(8).fill(1) },
+  });
+  for (const dtype of ['f32', 'f16']) {
+    for (const pieces of ['whole', 'one']) {
+      const r = await compare(bytes, { dtype, pieces, chunkSize: pieces === 'one' ? 1 : undefined, decodeChunk: 512 });
+      assertSame(r, `${dtype} ${pieces}`, ['e4m3', 'e5m2', 'half', 'bf']);
+    }
+  }
 });

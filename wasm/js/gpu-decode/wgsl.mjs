@@ -201,6 +201,28 @@ fn ws_k4_scale_min(o: u32, j: u32) -> vec2<u32> {
   return vec2<u32>((ws_byte(o + j + 4u) & 15u) | ((ws_byte(o + j - 4u) >> 6u) << 4u),
                    (ws_byte(o + j + 4u) >> 4u) | ((ws_byte(o + j) >> 6u) << 4u));
 }
+// (-1)^neg · n · 2^e for n < 2^24 where the result may be an f32 subnormal or overflow (MXFP4's
+// power-of-two scales reach 2^-128 and 2^127): exact when representable (every such MXFP4 value
+// is a multiple of 2^-149), ±inf past the largest f32, as the CPU's multiplication gives them.
+fn ws_f32_scaled(neg: bool, n: u32, e: i32) -> u32 {
+  let sign = select(0u, 0x80000000u, neg);
+  if (n == 0u) { return sign; }
+  let p = i32(firstLeadingBit(n));
+  let biased = e + p + 127;
+  if (biased >= 255) { return sign | 0x7F800000u; }
+  if (biased <= 0) { return sign | (n << u32(e + 149)); }
+  return ws_f32_exact(neg, n, e);
+}
+// ggml's kvalues_iq4nl (iq_grids.cpp kIq4nlValues), as sign and magnitude.
+fn ws_iq4nl(k: u32) -> i32 {
+  var t = array<i32, 16>(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  return t[k];
+}
+// 2 × E2M1 by 4-bit code (ggml_fp4_quants.cpp kFp4Doubled; code 8, E2M1's -0, is +0 as in ggml).
+fn ws_fp4x2(k: u32) -> i32 {
+  var t = array<i32, 16>(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+  return t[k];
+}
 fn ws_f16_bad(h: u32) -> bool { return (h & 0x7C00u) == 0x7C00u; }
 `;
 
@@ -341,6 +363,125 @@ fn ws_decode_Q6_K(b: u32, i: u32) -> u32 {
   return ws_mul_int(d1, q < 0, u32(abs(q)));
 }
 fn ws_check_Q6_K(b: u32) -> u32 { return select(0xFFFFFFFFu, 208u, ws_f16_bad(ws_u16(b * 210u + 208u))); }
+` },
+  // ggml_k_quants.cpp ref::Q2_K: {u8 scales[16]; u8 qs[64]; fp16 d; fp16 dmin}; per 128-value
+  // half h, run r = 0..7 (shift 2(r>>1), part r&1) of 16 values uses scales[8h + r]: low nibble
+  // times d, high nibble times dmin; y = dl·q - ml.
+  Q2_K: {
+    blockElems: 256, blockBytes: 84, wgsl: `
+fn ws_decode_Q2_K(b: u32, i: u32) -> u32 {
+  let o = b * 84u;
+  let h = i >> 7u;
+  let r = (i >> 4u) & 7u;
+  let l = i & 15u;
+  let sc = ws_byte(o + 8u * h + r);
+  let q = (ws_byte(o + 16u + 32u * h + 16u * (r & 1u) + l) >> (2u * (r >> 1u))) & 3u;
+  let dl = ws_mul_f16(false, sc & 15u, ws_u16(o + 80u));
+  let ml = ws_mul_f16(false, sc >> 4u, ws_u16(o + 82u));
+  return ws_madd(ws_mul_int(dl, false, q), ml ^ 0x80000000u);
+}
+fn ws_check_Q2_K(b: u32) -> u32 {
+  let o = b * 84u;
+  if (ws_f16_bad(ws_u16(o + 80u))) { return 80u; }
+  return select(0xFFFFFFFFu, 82u, ws_f16_bad(ws_u16(o + 82u)));
+}
+` },
+  // ref::Q3_K: {u8 hmask[32]; u8 qs[64]; u8 scales[12]; fp16 d}; runs as Q2_K, run r of half h
+  // is scale 8h + r (6-bit, stored +32) and hmask bit 4h + (r>>1); a clear bit subtracts 4.
+  // y = (d·scale)·v.
+  Q3_K: {
+    blockElems: 256, blockBytes: 110, wgsl: `
+fn ws_decode_Q3_K(b: u32, i: u32) -> u32 {
+  let o = b * 110u;
+  let h = i >> 7u;
+  let r = (i >> 4u) & 7u;
+  let l = 16u * (r & 1u) + (i & 15u);
+  let si = 8u * h + r;
+  let lo4 = select(ws_byte(o + 96u + si - 8u) >> 4u, ws_byte(o + 96u + si) & 15u, si < 8u);
+  let hi2 = (ws_byte(o + 96u + 8u + (si & 3u)) >> (2u * (si >> 2u))) & 3u;
+  let scale = i32(lo4 | (hi2 << 4u)) - 32;
+  let shift = 2u * (r >> 1u);
+  let hbit = ((ws_byte(o + l) >> (4u * h + (r >> 1u))) & 1u) == 1u;
+  let v = i32((ws_byte(o + 32u + 32u * h + l) >> shift) & 3u) - select(4, 0, hbit);
+  let dl = ws_mul_f16(scale < 0, u32(abs(scale)), ws_u16(o + 108u));
+  return ws_mul_int(dl, v < 0, u32(abs(v)));
+}
+fn ws_check_Q3_K(b: u32) -> u32 { return select(0xFFFFFFFFu, 108u, ws_f16_bad(ws_u16(b * 110u + 108u))); }
+` },
+  // ggml_iq_quants.cpp ref::IQ4_NL: {fp16 d; u8 qs[16]}, y = d·K[nibble], nibbles as Q4_0.
+  IQ4_NL: {
+    blockElems: 32, blockBytes: 18, wgsl: `
+fn ws_decode_IQ4_NL(b: u32, i: u32) -> u32 {
+  let o = b * 18u;
+  let k = ws_iq4nl((ws_byte(o + 2u + (i & 15u)) >> ((i >> 4u) * 4u)) & 15u);
+  return ws_mul_f16(k < 0, u32(abs(k)), ws_u16(o));
+}
+fn ws_check_IQ4_NL(b: u32) -> u32 { return select(0xFFFFFFFFu, 0u, ws_f16_bad(ws_u16(b * 18u))); }
+` },
+  // ref::IQ4_XS: {fp16 d; u16 scales_h; u8 scales_l[4]; u8 qs[128]}; sub-block ib of 32 values,
+  // ls = nibble ib%2 of scales_l[ib/2] | bits 2ib of scales_h << 4; y = (d·(ls-32))·K[nibble].
+  IQ4_XS: {
+    blockElems: 256, blockBytes: 136, wgsl: `
+fn ws_decode_IQ4_XS(b: u32, i: u32) -> u32 {
+  let o = b * 136u;
+  let ib = i >> 5u;
+  let j = i & 31u;
+  let ls = i32(((ws_byte(o + 4u + (ib >> 1u)) >> (4u * (ib & 1u))) & 15u) | (((ws_u16(o + 2u) >> (2u * ib)) & 3u) << 4u)) - 32;
+  let k = ws_iq4nl((ws_byte(o + 8u + 16u * ib + (j & 15u)) >> ((j >> 4u) * 4u)) & 15u);
+  let dl = ws_mul_f16(ls < 0, u32(abs(ls)), ws_u16(o));
+  return ws_mul_int(dl, k < 0, u32(abs(k)));
+}
+fn ws_check_IQ4_XS(b: u32) -> u32 { return select(0xFFFFFFFFu, 0u, ws_f16_bad(ws_u16(b * 136u))); }
+` },
+  // ggml_fp4_quants.cpp ref::MXFP4: {u8 e (E8M0); u8 qs[16]}, y = F[nibble]·2^(e-128) (F doubled
+  // E2M1), nibbles as Q4_0; e = 0xFF is 2^127 (ggml; validation rejects it).
+  MXFP4: {
+    blockElems: 32, blockBytes: 17, wgsl: `
+fn ws_decode_MXFP4(b: u32, i: u32) -> u32 {
+  let o = b * 17u;
+  let f = ws_fp4x2((ws_byte(o + 1u + (i & 15u)) >> ((i >> 4u) * 4u)) & 15u);
+  return ws_f32_scaled(f < 0, u32(abs(f)), i32(ws_byte(o)) - 128);
+}
+fn ws_check_MXFP4(b: u32) -> u32 { return select(0xFFFFFFFFu, 0u, ws_byte(b * 17u) == 0xFFu); }
+` },
+  // ref::NVFP4: {u8 d[4] (UE4M3, halved: ue4m3_half_to_f32); u8 qs[32]}; sub-block s of 16
+  // values, qs bytes 8s.., low nibbles values 0..7, high 8..15; y = F[nibble]·d[s]; d of 0x00 or
+  // 0x7F is 0, bit 7 ignored.
+  NVFP4: {
+    blockElems: 64, blockBytes: 36, wgsl: `
+fn ws_decode_NVFP4(b: u32, i: u32) -> u32 {
+  let o = b * 36u;
+  let s = i >> 4u;
+  let j = i & 15u;
+  let f = ws_fp4x2((ws_byte(o + 4u + 8u * s + (j & 7u)) >> ((j >> 3u) * 4u)) & 15u);
+  let x = ws_byte(o + s);
+  let ex = (x >> 3u) & 15u;
+  let man = x & 7u;
+  if (x == 0u || x == 0x7Fu) { return ws_f32_exact(f < 0, 0u, 0); }
+  if (ex == 0u) { return ws_f32_exact(f < 0, u32(abs(f)) * man, -10); }
+  return ws_f32_exact(f < 0, u32(abs(f)) * (8u + man), i32(ex) - 11);
+}
+fn ws_check_NVFP4(b: u32) -> u32 { return 0xFFFFFFFFu; }
+` },
+  // Element-wise FP8 (elementwise.cpp): F8_E4M3 is float8_e4m3fn (fp_convert.h e4m3fn_to_f32:
+  // 0x7F/0xFF NaN with the sign, subnormals man·2^-9); F8_E5M2 the top byte of an fp16.
+  F8_E4M3: {
+    blockElems: 1, blockBytes: 1, wgsl: `
+fn ws_decode_F8_E4M3(b: u32, i: u32) -> u32 {
+  let x = ws_byte(b);
+  let sign = (x & 0x80u) << 24u;
+  if ((x & 0x7Fu) == 0x7Fu) { return sign | 0x7FC00000u; }
+  let ex = (x >> 3u) & 15u;
+  let man = x & 7u;
+  if (ex == 0u) { return ws_f32_exact(sign != 0u, man, -9); }
+  return sign | ((ex + 120u) << 23u) | (man << 20u);
+}
+fn ws_check_F8_E4M3(b: u32) -> u32 { return 0xFFFFFFFFu; }
+` },
+  F8_E5M2: {
+    blockElems: 1, blockBytes: 1, wgsl: `
+fn ws_decode_F8_E5M2(b: u32, i: u32) -> u32 { return ws_f16_to_f32(ws_byte(b) << 8u); }
+fn ws_check_F8_E5M2(b: u32) -> u32 { return 0xFFFFFFFFu; }
 ` },
 };
 
