@@ -212,7 +212,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
       }
       case ws::ModelEventType::WeightData: {
         LoadedWeight& w = r->weights[key(e.weight)];
-        if (o.mode == ws::ModelLoadMode::Raw) {
+        if (o.mode == ws::ModelLoadMode::Raw || L->stored_for_host(e.weight)) {
           Bytes& p = w.pieces[int(e.role)];
           if (e.offset != p.size()) r->violation = "raw piece out of order";
           p.insert(p.end(), e.data, e.data + e.size);

@@ -213,13 +213,38 @@ TEST(ModelStored, StoredFormatsHandsOnThoseFormatsAsStored) {
   }
   EXPECT_EQ(checked, 6u * 34u);
 
-  // MLX: a quantized linear (MlxAffine, with companions) is not handed on stored even when named.
-  HostOptions m;
-  m.mode = ws::ModelLoadMode::Decode;
-  m.stored_formats = uint64_t(1) << uint32_t(ws::QuantFormat::MlxAffine);
+  // MLX: a quantized linear (MlxAffine) goes out as its three pieces, each its stored bytes with
+  // its role, whatever the order they pass in (seekable: companions first; sequential: file
+  // order); the other weights as before.
   const auto files = mlx_with_ints();
-  const LoadResult mr = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", m);
-  EXPECT_TRUE(mr.passed_stored.empty());
+  const auto raw_of = [&](const std::string& name) {
+    const Bytes& f = files.at("model.safetensors");
+    const uint64_t n = f[0] | (uint64_t(f[1]) << 8) | (uint64_t(f[2]) << 16);
+    const clitest::Json h = clitest::parse_json(std::string(f.begin() + 8, f.begin() + 8 + long(n)));
+    const auto& off = h[name]["data_offsets"].items;
+    return Bytes(f.begin() + 8 + long(n) + long(off[0].u64()), f.begin() + 8 + long(n) + long(off[1].u64()));
+  };
+  for (const Way& way : kWays) {
+    HostOptions m;
+    m.mode = ws::ModelLoadMode::Decode;
+    m.seekable = way.seekable;
+    m.feed = way.feed;
+    m.read_size = way.read_size;
+    const LoadResult plain = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", m);
+    m.stored_formats = uint64_t(1) << uint32_t(ws::QuantFormat::MlxAffine);
+    const LoadResult mr = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::File, "model.safetensors", m);
+    const std::string what = way_name(way);
+    ASSERT_EQ(mr.verdict(), "Ok") << what;
+    EXPECT_EQ(mr.violation, "") << what;
+    EXPECT_EQ(std::set<std::string>(mr.passed_stored.begin(), mr.passed_stored.end()), (std::set<std::string>{"a.weight", "b.weight"})) << what;
+    for (const std::string p : {"a", "b"}) {
+      const auto& w = mr.weights.at(p + ".weight");
+      EXPECT_EQ(w.pieces.at(int(ws::PieceRole::Packed)), raw_of(p + ".weight")) << what;
+      EXPECT_EQ(w.pieces.at(int(ws::PieceRole::Scales)), raw_of(p + ".scales")) << what;
+      EXPECT_EQ(w.pieces.at(int(ws::PieceRole::Biases)), raw_of(p + ".biases")) << what;
+    }
+    EXPECT_EQ(mr.weights.at("norm").bytes, plain.weights.at("norm").bytes) << what;
+  }
 }
 
 TEST(ModelStored, PassStoredMlxIntegersGoOutAsStored) {

@@ -134,11 +134,12 @@ struct ModelLoaderOptions {
   // in the file), WeightEnd — as Raw mode hands out a one-piece weight. select() accepts it and
   // select_all() includes it; passes_stored() says which weights go out so.
   bool pass_stored = false;
-  // Decode: plain weights (one piece, convention Plain) whose format's bit (1 << QuantFormat) is
-  // set go out as stored too, the way pass_stored hands them out, for a host that decodes those
-  // formats itself (the JS package's WebGPU decode pass). Their blocks are not validated here: the
-  // host that decodes them checks them. passes_stored() is true for them; output_bytes() is their
-  // stored bytes.
+  // Decode: plain and MLX weights whose format's bit (1 << QuantFormat) is set go out as stored
+  // too, for a host that decodes those formats itself (the JS package's WebGPU decode pass): every
+  // piece (packed, scales, biases) as Raw mode hands them out, WeightData with its role. Their
+  // blocks and scales are not validated here: the host that decodes them checks them.
+  // passes_stored() and stored_for_host() are true for them; output_bytes() is their pieces'
+  // stored bytes. Ollama and UQFF weights stay the library's.
   uint64_t stored_formats = 0;
   // Every tensor of every file as stored, each its own weight (one Packed piece), no convention
   // applied: the model is built plain over all tables (convention() is Plain), config.json is not
@@ -262,10 +263,13 @@ class ModelLoader {
   void select_all();
   bool selected(uint32_t weight) const;
   // Decode with options.pass_stored: true for a weight that goes out as stored (it has no
-  // decoding; or, with options.stored_formats, a plain weight of a format named there) — its
-  // output is its stored bytes (the packed piece's piece_end - piece_begin), not elements * 4 (or
+  // decoding; or, with options.stored_formats, a weight of a format named there: all its pieces) —
+  // its output is its stored bytes (the packed piece's piece_end - piece_begin), not elements * 4 (or
   // 2). False in other modes (Raw hands out every weight's stored pieces).
   bool passes_stored(uint32_t weight) const;
+  // passes_stored() for a weight that has a decoding: one its host decodes (stored_formats), whose
+  // every piece goes out (WeightData with its role, as in Raw mode).
+  bool stored_for_host(uint32_t weight) const;
   // After ModelReady (selected or not): the bytes weight `weight` hands out in this mode, which a
   // host sizes its buffers by (a preflight reads headers only and asks this). Decode: elements * 4
   // (F32) or * 2 (F16); a weight that goes out as stored (passes_stored()) its packed piece's
@@ -343,6 +347,8 @@ class ModelLoader {
   uint32_t weight_file(uint32_t i) const;     // the file of its packed piece
   uint64_t piece_begin(TensorRef r) const;    // absolute offsets in the piece's file
   uint64_t piece_end(TensorRef r) const;
+  // The stored bytes of all of a weight's pieces (saturating).
+  uint64_t stored_pieces_bytes(const LogicalWeight& lw) const;
   TensorInfo tensor(TensorRef r) const;
   // The load plan's peaks for reads of `chunk` bytes (LogicalModel's plan_model; zeros for GGUF).
   ModelPlan plan(uint64_t chunk) const;

@@ -64,10 +64,15 @@ bool ModelLoader::passes_stored(uint32_t w) const {
   if (opt_.mode != ModelLoadMode::Decode || w >= weight_count()) return false;
   const LogicalWeight& lw = weight(w);
   if (!lw.decodable) return opt_.pass_stored;
-  // A format its host decodes: plain weights only (a convention's weight has companions or a
-  // container around its blocks, which stay the library's to unpack).
+  // A format its host decodes: plain weights, and MLX's (its packed piece and companions, each as
+  // stored). Ollama's and UQFF's stay the library's to unpack (a global scale, a container).
   const uint32_t f = uint32_t(lw.format);
-  return f < 64 && ((opt_.stored_formats >> f) & 1) && lw.convention == Convention::Plain;
+  return f < 64 && ((opt_.stored_formats >> f) & 1) &&
+         (lw.convention == Convention::Plain || lw.convention == Convention::Mlx);
+}
+
+bool ModelLoader::stored_for_host(uint32_t w) const {
+  return passes_stored(w) && weight(w).decodable;
 }
 
 uint64_t ModelLoader::output_bytes(uint32_t w) const {
@@ -75,15 +80,22 @@ uint64_t ModelLoader::output_bytes(uint32_t w) const {
   const LogicalWeight& lw = weight(w);
   uint64_t total = 0;
   if (opt_.mode == ModelLoadMode::Decode) {
-    if (passes_stored(w)) {
+    if (passes_stored(w) && !lw.decodable) {
       const TensorRef r = lw.ref(PieceRole::Packed);
       return piece_end(r) - piece_begin(r);
     }
+    if (passes_stored(w)) return stored_pieces_bytes(lw);
     if (!lw.decodable) return 0;
     const uint64_t value = opt_.out == OutType::F16 ? 2 : 4;
     return lw.elements > ~uint64_t(0) / value ? ~uint64_t(0) : lw.elements * value;
   }
   if (opt_.mode != ModelLoadMode::Raw) return 0;
+  (void)total;
+  return stored_pieces_bytes(lw);
+}
+
+uint64_t ModelLoader::stored_pieces_bytes(const LogicalWeight& lw) const {
+  uint64_t total = 0;
   for (PieceRole role : kLoadRoles) {
     const TensorRef r = lw.ref(role);
     if (!r.present()) continue;
@@ -117,7 +129,9 @@ void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
   static_assert(__is_trivially_copyable(WeightPieces), "cleared with memset");
   memset(static_cast<void*>(&p), 0, sizeof p);
   const LogicalWeight& lw = weight(w);
-  const bool stored = passes_stored(w);  // its packed piece as it is (a plain tensor has no other)
+  // A weight without a decoding goes out as its packed piece (a plain tensor has no other); one
+  // its host decodes (stored_formats) with every piece, as Raw mode hands them out.
+  const bool stored = passes_stored(w) && !lw.decodable;
   for (PieceRole role : kLoadRoles) {
     const TensorRef r = lw.piece[uint32_t(role)];
     if (!r.present() || (stored && role != PieceRole::Packed)) continue;
