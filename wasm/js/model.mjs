@@ -55,7 +55,7 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
       const onGpu = gpu !== null && L.passesStored(i) && gpu.has(w.format?.name);
       const d = describe(wasm, w, ti, file.header, files, raw || (L.passesStored(i) && !onGpu) ? null : dtype,
         onGpu ? w.elements * (dtype === 'f16' ? 2 : 4) : L.outputBytes(i));
-      if (onGpu) d.gpu = { format: w.format.name, uploadBytes: L.outputBytes(i) };
+      if (onGpu) d.gpu = gpuOf(w, files, L.outputBytes(i));
       outputs.set(i, { d, shard: file.shard ?? null });
       if (!perFile.has(file.index)) perFile.set(file.index, []);
       perFile.get(file.index).push(d);
@@ -79,7 +79,7 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
         if (headersOnly) { yield planned; return; }  // the loader is closed before any data is read
         break;
       case 'begin': { const o = outputs.get(ev.weight); yield { kind: 'tbegin', d: o.d, shard: o.shard }; break; }
-      case 'data': { const o = outputs.get(ev.weight); yield { kind: 'tdata', d: o.d, shard: o.shard, ptr: ev.ptr, size: ev.size, offset: ev.offset }; break; }
+      case 'data': { const o = outputs.get(ev.weight); yield { kind: 'tdata', d: o.d, shard: o.shard, ptr: ev.ptr, size: ev.size, offset: ev.offset, role: ev.role }; break; }
       case 'end': { const o = outputs.get(ev.weight); yield { kind: 'tend', d: o.d, shard: o.shard }; break; }
       case 'done': yield { kind: 'done', ...done }; break;
       default: break;
@@ -100,6 +100,24 @@ function describe(wasm, w, ti, header, files, dtype, byteLength) {
     elements: dtype ? w.elements : header.elements[ti], byteLength,
     quant: quantOf(wasm, w, header.typeIds[ti], header, files), source,
   };
+}
+
+// What the GPU decode pass needs of a weight it decodes: its format, the bytes it uploads, and for
+// a weight with companions (MLX) their tensors' sizes, offsets and scale dtype.
+function gpuOf(w, files, uploadBytes) {
+  const g = { format: w.format.name, uploadBytes };
+  if (w.convention === 'plain') return g;
+  const piece = (r) => files.find((f) => f.table === r.table).header.tensors[r.index];
+  const p = w.pieces;
+  g.bits = w.bits;
+  g.group = w.group;
+  g.scaleDtype = piece(p.scales).dtype;
+  g.pieces = {};
+  for (const role of ['packed', 'scales', 'biases']) {
+    const t = p[role] ? piece(p[role]) : null;
+    g.pieces[role] = { byteLength: t ? t.byteLength : 0, offset: t ? t.offset : 0 };
+  }
+  return g;
 }
 
 const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).header.tensors[r.index].name : null);

@@ -7,7 +7,8 @@
 //   plan(source, { device | limits, dtype, filter, split, budget }) → sizes, limits and budget
 //                                      checked from the headers alone (a preflight)
 //   cacheInfo() / evict(url?)         the OPFS cache's entries (options.cache: 'opfs')
-//   GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, wgslDecoder(format)   the WGSL decoders loadToWebGPU's
+//   GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, WGSL_COMPANION_FORMATS, wgslDecoder(format)   the WGSL
+//                                      decoders loadToWebGPU's
 //                                      decode: 'gpu' runs, for engines' own kernels
 //
 // A source is a URL (string or URL; a model.safetensors.index.json loads the sharded model), a
@@ -21,4 +22,4 @@ export { plan } from './plan.mjs';
 export { WeightstreamError } from './errors.mjs';
 export { supportedFormats } from './api-extras.mjs';
 export { cacheInfo, evict } from './opfs-cache.mjs';
-export { GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, wgslDecoder } from './gpu-decode/index.mjs';
+export { GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, WGSL_COMPANION_FORMATS, wgslDecoder } from './gpu-decode/index.mjs';

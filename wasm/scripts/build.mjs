@@ -56,7 +56,7 @@ await esbuild.build({
 cpSync(join(buildDir, 'weightstream.wasm'), join(dist, 'weightstream.wasm'));
 // The WGSL decoders as files (the same strings the package exports): dist/wgsl/<FORMAT>.wgsl,
 // each the common functions and the format's decoder (gpu-decode/wgsl.mjs documents the binding).
-const { GPU_FORMATS, wgslDecoder } = await import('../js/gpu-decode/wgsl.mjs');
+const { GPU_FORMATS, wgslDecoder } = await import('../js/gpu-decode/wgsl.mjs');  // (companion formats included)
 mkdirSync(join(dist, 'wgsl'), { recursive: true });
 for (const f of GPU_FORMATS) writeFileSync(join(dist, 'wgsl', `${f}.wgsl`), wgslDecoder(f));
 for (const f of ['weightstream.d.ts', 'worker.d.ts']) cpSync(join(wasmDir, 'types', f), join(dist, f));

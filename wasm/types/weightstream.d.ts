@@ -447,6 +447,10 @@ export declare const WGSL_COMMON: string;
 /** Per format: its block elements and bytes, and the WGSL of ws_decode_<FORMAT>(block, i) -> f32 bits
  * and ws_check_<FORMAT>(block) -> byte offset of an inf/NaN scale or 0xFFFFFFFF. */
 export declare const WGSL_FORMATS: Record<string, { blockElems: number; blockBytes: number; wgsl: string }>;
+/** Packed weights with companions (MLX affine): ws_decode_<FORMAT>(group, i) reading ws_src (the packed
+ * bytes), ws_scales and ws_biases (array<u32>), with the constants WS_BITS, WS_GROUP and WS_SCALE
+ * (0 F32, 1 F16, 2 BF16 companions) defined by the including shader. */
+export declare const WGSL_COMPANION_FORMATS: Record<string, { wgsl: string }>;
 /** WGSL_COMMON + the format's decoder (the engine declares `ws_src`); null for a format not covered. */
 export declare function wgslDecoder(format: string): string | null;
 

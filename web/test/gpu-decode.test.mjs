@@ -67,7 +67,7 @@ before(async () => {
       };
       const run = async (decode) => {
         try {
-          const m = await ws.loadToWebGPU(device, source(), { dtype: o.dtype, decode, split: !!o.maxBufferSize, chunkSize: o.chunkSize, validateBlocks: o.validate, decodeChunk: o.decodeChunk });
+          const m = await ws.loadToWebGPU(device, source(), { dtype: o.dtype, decode, split: !!o.maxBufferSize, chunkSize: o.chunkSize, validateBlocks: o.validate, decodeChunk: o.decodeChunk, quantization: o.quantization });
           const out = {};
           for (const [name, t] of Object.entries(m.tensors)) {
             const bufs = t.buffers ?? [t.buffer];
@@ -244,4 +244,95 @@ test('FP8 E4M3 / E5M2 tensors (every byte value) and F16/BF16 of a safetensors f
       assertSame(r, `${dtype} ${pieces}`, ['e4m3', 'e5m2', 'half', 'bf']);
     }
   }
+});
+
+// MLX affine: a safetensors file of quantized linears of every bits (2-8) and group (32/64/128)
+// with F32, F16 and BF16 companions (config.json's per-layer overrides), random codes and
+// companions of every kind of finite value (subnormal f32/bf16 scales and biases among them).
+function mlxModel(seed) {
+  const r = rng(seed);
+  const tensors = {};
+  const quantization = { group_size: 64, bits: 4 };
+  const rows = 3, cols = 256;
+  const scaleDtypes = ['BF16', 'F16', 'F32'];
+  let k = 0;
+  const companion = (dtype, n) => {
+    const size = dtype === 'F32' ? 4 : 2;
+    const out = new Uint8Array(n * size);
+    const v = new DataView(out.buffer);
+    for (let i = 0; i < n; i++) {
+      const kind = r() % 6;
+      if (dtype === 'F32') {
+        let u = r();
+        if (kind === 0) u &= 0x807FFFFF;                             // subnormal
+        else if ((u & 0x7F800000) === 0x7F800000) u &= 0xBFFFFFFF;  // finite
+        if (kind === 1) u = (u & 0x807FFFFF) | 0x3F000000;          // near 1
+        v.setUint32(i * 4, u, true);
+      } else {
+        let h = r() & 0xFFFF;
+        const expMask = dtype === 'F16' ? 0x7C00 : 0x7F80;
+        if (kind === 0) h &= ~expMask & 0xFFFF;                      // subnormal
+        else if ((h & expMask) === expMask) h &= ~(expMask & (expMask >> 1)) & 0xFFFF;  // finite
+        if (kind === 1) h = (h & (dtype === 'F16' ? 0x83FF : 0x807F)) | (dtype === 'F16' ? 0x3800 : 0x3F00);
+        v.setUint16(i * 2, h, true);
+      }
+    }
+    return out;
+  };
+  for (const bits of [2, 3, 4, 5, 6, 8]) {
+    for (const group of [32, 64, 128]) {
+      const name = `l${k}`;
+      const sd = scaleDtypes[k++ % 3];
+      quantization[name] = { group_size: group, bits };
+      const packed = new Uint8Array(rows * cols * bits / 8);
+      for (let i = 0; i < packed.length; i++) packed[i] = r() & 0xFF;
+      tensors[`${name}.weight`] = { dtype: 'U32', shape: [rows, cols * bits / 32], data: packed };
+      tensors[`${name}.scales`] = { dtype: sd, shape: [rows, cols / group], data: companion(sd, rows * cols / group) };
+      tensors[`${name}.biases`] = { dtype: sd, shape: [rows, cols / group], data: companion(sd, rows * cols / group) };
+    }
+  }
+  tensors.norm = { dtype: 'BF16', shape: [cols], data: companion('BF16', cols) };
+  return { bytes: safetensors(tensors, { format: 'mlx' }), quantization: { quantization }, names: Object.keys(quantization).filter((n) => n.startsWith('l')).map((n) => `${n}.weight`) };
+}
+
+for (const dtype of ['f32', 'f16']) {
+  test(`MLX affine 2-8 bits, groups 32/64/128, F32/F16/BF16 companions, ${dtype}`, async () => {
+    const m = mlxModel(21);
+    for (const pieces of ['whole', 'random']) {
+      const r = await compare(m.bytes, { dtype, pieces, quantization: m.quantization });
+      assertSame(r, `${dtype} ${pieces}`, [...m.names, 'norm']);
+    }
+    const split = await compare(m.bytes, { dtype, pieces: 'random', quantization: m.quantization, maxBufferSize: 1024 });
+    assertSame(split, `${dtype} split`, [...m.names, 'norm']);
+  });
+}
+
+test('the MLX fixtures (tests/data/conventions: mlx, mlx-bits, mlx-overrides) decode on the GPU as on the CPU', async () => {
+  for (const dir of ['mlx', 'mlx-bits', 'mlx-overrides']) {
+    const at = join(repo, 'tests', 'data', 'conventions', dir);
+    const bytes = readFileSync(join(at, 'model.safetensors'));
+    const quantization = JSON.parse(readFileSync(join(at, 'config.json'), 'utf8'));
+    for (const dtype of ['f32', 'f16']) {
+      const r = await compare(bytes, { dtype, pieces: 'random', quantization });
+      assert.equal(r.cpuError ?? null, null, `${dir} ${dtype}: ${JSON.stringify(r)}`);
+      assert.equal(r.gpuError ?? null, null, `${dir} ${dtype}: ${JSON.stringify(r)}`);
+      assert.deepEqual(r.diffs, [], `${dir} ${dtype}`);
+      assert.ok(r.onGpu.length > 0, `${dir} ${dtype}: nothing on the GPU`);
+    }
+  }
+});
+
+test('an MLX scale that is inf fails the GPU decode as the CPU decode (InvalidBlockData at the scale)', async () => {
+  const m = mlxModel(5);
+  const bytes = m.bytes.slice();
+  // The first F16 scales tensor (l1): its group 3's scale set to +inf.
+  const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const at = 8 + n + header['l1.scales'].data_offsets[0] + 3 * 2;
+  assert.equal(header['l1.scales'].dtype, 'F16');
+  bytes[at] = 0x00; bytes[at + 1] = 0x7C;
+  const r = await compare(bytes, { dtype: 'f32', pieces: 'random', quantization: m.quantization });
+  assert.ok(r.cpuError, JSON.stringify(r));
+  assert.equal(r.cpuError.code, 'InvalidBlockData');
+  assert.deepEqual(r.gpuError, r.cpuError);
 });

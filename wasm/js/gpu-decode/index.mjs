@@ -1,11 +1,17 @@
 // Decode on the GPU: which formats, and the decoder loadToWebGPU drives (pass.mjs; the WGSL in
 // wgsl.mjs, shipped as strings here and as dist/wgsl/*.wgsl).
 import { GPU_FORMATS } from './wgsl.mjs';
-import { GpuDecoder as Decoder, GpuDecodeWriter } from './pass.mjs';
+import { GpuDecoder as Decoder, GpuDecodeWriter as BlockWriter } from './pass.mjs';
+import { GpuCompanionWriter } from './companion.mjs';
 import { makeError } from '../errors.mjs';
 
-export { GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, wgslDecoder } from './wgsl.mjs';
-export { GpuDecodeWriter };
+export { GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, WGSL_COMPANION_FORMATS, wgslDecoder } from './wgsl.mjs';
+
+// The writer of one tensor the GPU decodes: blocks streamed through staging, or a packed weight
+// with companions decoded at its end.
+export function GpuDecodeWriter(decoder, d, buffers, pieceBytes) {
+  return d.gpu.pieces ? new GpuCompanionWriter(decoder, d, buffers, pieceBytes) : new BlockWriter(decoder, d, buffers, pieceBytes);
+}
 
 const MODES = ['cpu', 'gpu', 'auto'];
 
@@ -42,8 +48,8 @@ export class GpuDecoder extends Decoder {
     this.tensors = 0;
   }
 
-  async write(writer, mem, at, len, shard) {
-    try { await writer.write(mem, at, len); } catch (e) { throw this.error(e, shard); }
+  async write(writer, mem, at, len, shard, role) {
+    try { await writer.write(mem, at, len, role); } catch (e) { throw this.error(e, shard); }
   }
 
   async finish(writer, shard) {

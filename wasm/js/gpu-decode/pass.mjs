@@ -126,6 +126,13 @@ export class GpuDecoder {
     this.slotBase = this.slots.length;
   }
 
+  // Before the status slots run out: read them back (a bad block fails the load there).
+  async checkIfFull() {
+    if (this.slots.length - this.slotBase < SLOTS) return;
+    const bad = await this.check();
+    if (bad) throw Object.assign(new Error('bad block'), { badBlock: bad });
+  }
+
   // Reads the status slots back; the first bad field in file order, or null. Resets them.
   async check() {
     if (!this.status || this.slots.length === this.slotBase) return null;
@@ -267,10 +274,7 @@ export class GpuDecodeWriter {
       this.pendingSubmits = 0;
       await dec.queue.onSubmittedWorkDone();
     }
-    if (dec.slots.length - dec.slotBase >= SLOTS) {
-      const bad = await dec.check();
-      if (bad) throw Object.assign(new Error('bad block'), { badBlock: bad });
-    }
+    await dec.checkIfFull();
   }
 
   // A params uniform for dispatch k of a ring slot (each dispatch its own: several dispatches of

@@ -14,6 +14,11 @@
 //                                                   scale that is inf or NaN (the library's
 //                                                   InvalidBlockData), 0xFFFFFFFF when valid
 //   fn ws_f32_to_f16(x: u32) -> u32                 f32 bits to binary16 bits, round to nearest even
+// Packed weights with companions (WGSL_COMPANION_FORMATS, MLX affine) read two more arrays the
+// engine declares, `ws_scales` and `ws_biases` (array<u32>, the companion tensors' stored bytes),
+// and constants it defines (WS_BITS, WS_GROUP, WS_SCALE); there b is the group.
+// `dtype: 'raw'` uploads exactly these layouts: a GGUF tensor's buffer is its stored blocks, an
+// MLX weight's packed, scales and biases tensors are buffers of their own.
 //
 // Why integers: WGSL leaves open exactly what bit-identity needs. Its f32 `*` and `+` are
 // "correctly rounded" in the sense of §15.7.4 (Floating Point Accuracy: either neighbour of the
@@ -118,22 +123,50 @@ fn ws_norm29(n: u32, e: ptr<function, i32>) -> u32 {
   *e = *e + i32(p - 29u);
   return n >> (p - 29u);  // callers pass n < 2^24: never taken
 }
-// a + b for f32 bits a and b that are finite, rounded once to nearest even, in integers: the
-// sum of two exact values (q·d and m) as ggml's C rounds it (one IEEE addition; the library's
-// build forbids contracting q·d + m into an FMA, and the product is exact, so fused or not the
-// CPU result is this).
+// Rounds (-1)^neg · S · 2^e to the nearest f32, ties to even (S: leading bit at bit 29, bit 0 a
+// sticky bit for anything shifted out below): normal, subnormal (below 2^-126: rounded at 2^-149)
+// or ±inf (from 2^128 up), as IEEE's one rounding of an exact result gives it.
+fn ws_round_pack(neg: bool, S: u32, e: i32) -> u32 {
+  let sign = select(0u, 0x80000000u, neg);
+  var E = e + 29 + 127;  // the biased exponent of the leading bit
+  if (E >= 1) {
+    var m = S >> 6u;
+    let rem = S & 63u;
+    if (rem > 32u || (rem == 32u && (m & 1u) == 1u)) { m = m + 1u; }
+    if (m == 0x1000000u) { m = m >> 1u; E = E + 1; }
+    if (E >= 255) { return sign | 0x7F800000u; }
+    return sign | (u32(E) << 23u) | (m & 0x7FFFFFu);
+  }
+  // Subnormal: S · 2^e in units of 2^-149 is S >> shift.
+  let shift = u32(6 + 1 - E);  // 7 or more
+  if (shift >= 31u) { return sign; }  // below half of 2^-149 (S < 2^30 <= 2^(shift-1))
+  var m = S >> shift;
+  let rem = S & ((1u << shift) - 1u);
+  let half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (m & 1u) == 1u)) { m = m + 1u; }
+  return sign | m;  // m = 2^23 is the smallest normal's encoding
+}
+// A finite f32's integer significand (subnormals included) and exponent: value = n · 2^e.
+fn ws_f32_split(x: u32, e: ptr<function, i32>) -> u32 {
+  let ex = (x >> 23u) & 0xFFu;
+  if (ex == 0u) { *e = -149; return x & 0x7FFFFFu; }
+  *e = i32(ex) - 150;
+  return (x & 0x7FFFFFu) | 0x800000u;
+}
+// a + b for finite f32 bits, rounded once to nearest even in integers (subnormal inputs and
+// results included): the sum of two exact values (q·d and m) as ggml's C rounds it (one IEEE
+// addition; the library's build forbids contracting q·d + m into an FMA, and where the product
+// is exact fused or not give this), or MLX's s·q + b after ws_mul_rne.
 fn ws_add_rne(a: u32, b: u32) -> u32 {
-  let ea0 = (a >> 23u) & 0xFFu;
-  let eb0 = (b >> 23u) & 0xFFu;
-  let na = select((a & 0x7FFFFFu) | 0x800000u, 0u, ea0 == 0u);
-  let nb = select((b & 0x7FFFFFu) | 0x800000u, 0u, eb0 == 0u);
+  var ea: i32;
+  var eb: i32;
+  let na = ws_f32_split(a, &ea);
+  let nb = ws_f32_split(b, &eb);
   let sa = (a & 0x80000000u) != 0u;
   let sb = (b & 0x80000000u) != 0u;
   if (na == 0u && nb == 0u) { return select(0u, 0x80000000u, sa && sb); }
   if (na == 0u) { return b; }
   if (nb == 0u) { return a; }
-  var ea = i32(ea0) - 150;
-  var eb = i32(eb0) - 150;
   var A = ws_norm29(na, &ea);
   var B = ws_norm29(nb, &eb);
   var sA = sa;
@@ -159,11 +192,33 @@ fn ws_add_rne(a: u32, b: u32) -> u32 {
     S = S << (29u - p);  // cancellation: only when d <= 1, where no bit was lost
     e = e - i32(29u - p);
   }
-  var m = S >> 6u;
-  let rem = S & 63u;
-  if (rem > 32u || (rem == 32u && (m & 1u) == 1u)) { m = m + 1u; }
-  if (m == 0x1000000u) { m = m >> 1u; e = e + 1; }
-  return select(0u, 0x80000000u, neg) | (u32(e + 6 + 23 + 127) << 23u) | (m & 0x7FFFFFu);
+  return ws_round_pack(neg, S, e);
+}
+// f32 bits x times the integer q (< 256), rounded once to nearest even (MLX's s·float(q) with an
+// f32 or bf16/f16 scale), IEEE's inf/NaN rules.
+fn ws_mul_rne(x: u32, q: u32) -> u32 {
+  let ex = (x >> 23u) & 0xFFu;
+  if (ex == 0xFFu) {
+    if ((x & 0x7FFFFFu) != 0u) { return x; }
+    if (q == 0u) { return WS_NAN_CREATED; }
+    return x;
+  }
+  let sign = (x & 0x80000000u) != 0u;
+  var e: i32;
+  let n = ws_f32_split(x, &e);
+  let P = n * q;  // < 2^24 · 2^8
+  if (P == 0u) { return select(0u, 0x80000000u, sign); }
+  let p = firstLeadingBit(P);
+  var S = P;
+  if (p > 29u) {
+    let k = p - 29u;
+    S = (P >> k) | select(0u, 1u, (P & ((1u << k) - 1u)) != 0u);
+    e = e + i32(k);
+  } else {
+    S = P << (29u - p);
+    e = e - i32(29u - p);
+  }
+  return ws_round_pack(sign, S, e);
 }
 // q·d + m with IEEE's rules where d or m is inf or NaN (validateBlocks: false), else ws_add_rne.
 fn ws_madd(p: u32, m: u32) -> u32 {
@@ -485,12 +540,49 @@ fn ws_check_F8_E5M2(b: u32) -> u32 { return 0xFFFFFFFFu; }
 ` },
 };
 
+// Packed weights with companion tensors (MLX; lib/src/kernels/reference/mlx_quants.cpp). Their
+// decoders read two more bindings the engine declares, `ws_scales` and `ws_biases`
+// (array<u32>: the companions' stored bytes), and constants it defines: WS_BITS, WS_GROUP, and
+// WS_SCALE (the companions' dtype: 0 F32, 1 F16, 2 BF16). b is the group, i the element in it.
+export const WGSL_COMPANION_FORMATS = {
+  // ref::MlxAffine: the group's bytes are one LSB-first bitstream of WS_BITS-bit values;
+  // w = (s·float(q)) + b, two roundings (lib builds with -ffp-contract=off).
+  MlxAffine: {
+    wgsl: `
+fn ws_companion16(w: u32, g: u32) -> u32 { return (w >> ((g & 1u) * 16u)) & 0xFFFFu; }
+fn ws_scale_of(g: u32) -> u32 {
+  if (WS_SCALE == 0u) { return ws_scales[g]; }
+  let h = ws_companion16(ws_scales[g >> 1u], g);
+  if (WS_SCALE == 1u) { return ws_f16_to_f32(h); }
+  return h << 16u;
+}
+fn ws_bias_of(g: u32) -> u32 {
+  if (WS_SCALE == 0u) { return ws_biases[g]; }
+  let h = ws_companion16(ws_biases[g >> 1u], g);
+  if (WS_SCALE == 1u) { return ws_f16_to_f32(h); }
+  return h << 16u;
+}
+fn ws_decode_MlxAffine(b: u32, i: u32) -> u32 {
+  let o = b * (WS_GROUP * WS_BITS / 8u) + ((i * WS_BITS) >> 3u);
+  let q = (ws_u32(o) >> ((i * WS_BITS) & 7u)) & ((1u << WS_BITS) - 1u);
+  return ws_madd(ws_mul_rne(ws_scale_of(b), q), ws_bias_of(b));
+}
+// The byte offset of group b's scale in the scales tensor when it is inf or NaN (the library
+// checks the scales, not the biases, up front), else 0xFFFFFFFF.
+fn ws_check_MlxAffine(b: u32) -> u32 {
+  let s = ws_scale_of(b);
+  if ((s & 0x7F800000u) != 0x7F800000u) { return 0xFFFFFFFFu; }
+  return b * select(2u, 4u, WS_SCALE == 0u);
+}
+` },
+};
+
 // The formats decoded on the GPU, in the library's names.
-export const GPU_FORMATS = Object.freeze(Object.keys(WGSL_FORMATS));
+export const GPU_FORMATS = Object.freeze([...Object.keys(WGSL_FORMATS), ...Object.keys(WGSL_COMPANION_FORMATS)]);
 
 // The WGSL an engine includes for `format`: the common functions and the format's decoder (it
 // declares ws_src itself). null for a format not covered.
 export function wgslDecoder(format) {
-  const f = WGSL_FORMATS[format];
+  const f = WGSL_FORMATS[format] ?? WGSL_COMPANION_FORMATS[format];
   return f ? WGSL_COMMON + f.wgsl : null;
 }
