@@ -508,7 +508,7 @@ async function planNow() {
   let p;
   try {
     p = await plan(state.source, {
-      ...modelOptions(), dtype: $('dtype').value, split: $('split').checked, budget: budgetBytes(),
+      ...modelOptions(), dtype: $('dtype').value, decode: $('dtype').value === 'raw' ? 'cpu' : $('decode').value, split: $('split').checked, budget: budgetBytes(),
       ...(state.gpu?.device ? { device: state.gpu.device } : {}),
     });
   } catch (e) {
@@ -544,7 +544,9 @@ function showPlan(p) {
   const binding = p.overBindingSize.length ? `; ${fmtInt(p.overBindingSize.length)} over maxStorageBufferBindingSize (${fmtBytes(p.limits.maxStorageBufferBindingSize)}: they load, a shader binds them by ranges)` : '';
   $('preflight-summary').textContent = `Preflight (${p.dtype}): ${fmtInt(p.tensors.length)} outputs, ${fmtBytes(p.gpuBytes ?? 0)} of GPU buffers` +
     ` (${fmtInt(p.gpuBytes ?? 0)} bytes); download ${p.downloadBytes === null ? 'size unknown' : fmtBytes(p.downloadBytes)} in ${fmtInt(p.files.length)} file${p.files.length === 1 ? '' : 's'}` +
-    `, a load reads ${fmtBytes(p.readBytes)}${binding}. ${problems.length ? 'Does not fit.' : p.budget === null ? 'Fits the device.' : 'Fits the device and the budget.'}`;
+    `, a load reads ${fmtBytes(p.readBytes)}${binding}` +
+    (p.tensors.some((t) => t.decode === 'gpu') ? `; ${fmtInt(p.tensors.filter((t) => t.decode === 'gpu').length)} decode on the GPU, ${fmtBytes(p.uploadBytes)} uploaded` : '') +
+    `. ${problems.length ? 'Does not fit.' : p.budget === null ? 'Fits the device.' : 'Fits the device and the budget.'}`;
   $('preflight').dataset.state = problems.length ? 'warn' : 'ready';
   $('preflight').dataset.fits = String(problems.length === 0);
 }
@@ -667,7 +669,8 @@ async function load(opts = {}) {
       else last = p;
       if (opts.onProgress) opts.onProgress(p);
     };
-    const common = { ...modelOptions(), dtype, split: opts.split ?? $('split').checked, signal: controller.signal, progressInterval: 50, onProgress, ...(cache ? { cache: 'opfs' } : {}) };
+    const decode = dtype === 'raw' ? 'cpu' : opts.decode ?? $('decode').value;
+    const common = { ...modelOptions(), dtype, decode, split: opts.split ?? $('split').checked, signal: controller.signal, progressInterval: 50, onProgress, ...(cache ? { cache: 'opfs' } : {}) };
     let model;
     if (where === 'worker') {
       try {
@@ -691,9 +694,14 @@ async function load(opts = {}) {
     const el = performance.now() - t0;
     const gpuBytes = Object.values(model.tensors).reduce((a, t) => a + t.byteLength, 0);
     $('load-status').dataset.state = 'done';
-    $('load-status').textContent = `✔ Loaded ${fmtInt(Object.keys(model.tensors).length)} tensors (${fmtBytes(gpuBytes)} on the GPU as ${dtype}) in ${fmtSecs(el)}${where === 'worker' ? ' in a worker' : ' on the main thread'}; every byte validated on the way.`;
+    // Bytes uploaded: what the CPU decode wrote, less the GPU-decoded tensors' outputs, plus the
+    // stored bytes the decode pass read instead.
+    const onGpu = Object.values(model.tensors).filter((t) => t.decodedOn === 'gpu');
+    const uploaded = gpuBytes - onGpu.reduce((a, t) => a + t.byteLength, 0) + (model.gpuDecode?.uploadBytes ?? 0);
+    const gpuNote = model.gpuDecode ? `; ${fmtInt(onGpu.length)} decoded on the GPU, ${fmtBytes(uploaded)} uploaded` : '';
+    $('load-status').textContent = `✔ Loaded ${fmtInt(Object.keys(model.tensors).length)} tensors (${fmtBytes(gpuBytes)} on the GPU as ${dtype}${gpuNote}) in ${fmtSecs(el)}${where === 'worker' ? ' in a worker' : ' on the main thread'}; every byte validated on the way.`;
     if (state.verdict?.header) setVerdict('valid', `Valid ${modelName(state.header)}: every byte read while loading, ${fmtInt(Object.keys(model.tensors).length)} tensors.`);
-    Object.assign(result, { ok: true, tensors: Object.keys(model.tensors).length, bytes: model.bytes, gpuBytes, ms: el });
+    Object.assign(result, { ok: true, tensors: Object.keys(model.tensors).length, bytes: model.bytes, gpuBytes, ms: el, decode, uploaded, gpuDecoded: onGpu.length });
     fillCheck(model);
   } catch (e) {
     show();
@@ -815,7 +823,8 @@ async function checkNow(name) {
     ? await ask('read', { id: state.model.id, name })
     : await readTensor(state.gpu.device, state.gpu.tracker, t);
   const bufs = { length: nBufs };
-  const hashed = pieces.every((p) => p.streamed != null);
+  // A tensor the GPU decoded was written by the decode pass, not streamed: its check is the CPU decode.
+  const hashed = t.decodedOn !== 'gpu' && pieces.every((p) => p.streamed != null);
   const match = hashed && pieces.every((p) => p.gpu === p.streamed && p.inOrder);
   const res = {
     name, dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, buffers: bufs.length, pieces,
@@ -836,7 +845,8 @@ async function checkNow(name) {
     cpuLine = `CPU decode skipped (over ${fmtBytes(CPU_CHECK_LIMIT)})`;
   }
   const gpuA = pieces.map((p) => hex8(p.gpu)).join(' ');
-  const strA = hashed ? pieces.map((p) => hex8(p.streamed)).join(' ') : 'not recorded (checksum while streaming was off)';
+  const strA = hashed ? pieces.map((p) => hex8(p.streamed)).join(' ')
+    : t.decodedOn === 'gpu' ? 'not applicable (decoded on the GPU from its stored bytes)' : 'not recorded (checksum while streaming was off)';
   const el = $('check-result');
   el.dataset.match = hashed ? String(match && res.cpu?.equal !== false && !res.cpu?.error) : '';
   el.textContent = `${name}: ${t.dtype} [${t.shape.join(', ')}], ${fmtInt(t.byteLength)} bytes in ${bufs.length} buffer${bufs.length > 1 ? 's' : ''}\n`
@@ -951,7 +961,7 @@ function bind() {
     renderTable();
   });
   $('load').addEventListener('click', onLoadClick);
-  for (const id of ['dtype', 'split', 'budget']) $(id).addEventListener('change', () => preflight());
+  for (const id of ['dtype', 'decode', 'split', 'budget']) $(id).addEventListener('change', () => preflight());
   $('cancel').addEventListener('click', cancelLoad);
   $('cache-clear').addEventListener('click', async () => {
     const n = await window.wsPage.evict().catch((e) => { $('cache-status').textContent = `clearing the cache failed: ${e.message}`; return null; });

@@ -62,6 +62,11 @@ export class Tracker {
         return b;
       },
       pushErrorScope: (f) => dev.pushErrorScope(f),
+      // The decode pass (decode: 'gpu'): its shaders, pipelines and passes go to the real device.
+      createShaderModule: (d) => dev.createShaderModule(d),
+      createComputePipeline: (d) => dev.createComputePipeline(d),
+      createBindGroup: (d) => dev.createBindGroup(d),
+      createCommandEncoder: (d) => dev.createCommandEncoder(d),
       popErrorScope: () => dev.popErrorScope(),
     };
   }

@@ -119,7 +119,9 @@ function summary(model) {
     const { buffer, buffers, ...rest } = t;
     tensors[name] = { ...rest, buffers: buffers ? buffers.length : 1 };
   }
-  return { format: model.format, tensors, metadata: model.metadata, header: model.header, shards: model.shards, bytes: model.bytes };
+  const out = { format: model.format, tensors, metadata: model.metadata, header: model.header, shards: model.shards, bytes: model.bytes };
+  if (model.gpuDecode) out.gpuDecode = model.gpuDecode;
+  return out;
 }
 
 // Serves loadInWorker() in this worker: `device` is a GPUDevice or a function giving one (called

@@ -336,3 +336,28 @@ test('an MLX scale that is inf fails the GPU decode as the CPU decode (InvalidBl
   assert.equal(r.cpuError.code, 'InvalidBlockData');
   assert.deepEqual(r.gpuError, r.cpuError);
 });
+
+test('the page: "decode on the GPU" beside the dtype loads a GGUF with the decode pass, says what it uploaded, and the check equals the CPU decode', async () => {
+  await page.fill('#url', '/corpus/gguf/ok_version_2.gguf');
+  await page.click('#open-url');
+  await page.waitForFunction(() => ['valid', 'invalid', 'header-valid'].includes(document.getElementById('verdict').dataset.state), null, { timeout: 60000 });
+  for (const where of ['main', 'worker']) {
+    await page.selectOption('#where', where);
+    await page.selectOption('#dtype', 'f16');
+    await page.selectOption('#decode', 'gpu');
+    await page.waitForFunction(() => /decode on the GPU/.test(document.getElementById('preflight-summary').textContent), null, { timeout: 30000 });
+    await page.click('#load');
+    await page.waitForFunction(() => ['done', 'error', 'cancelled'].includes(document.getElementById('load-status').dataset.state) && !window.wsPage.state.loading, null, { timeout: 120000 });
+    const last = await page.evaluate(() => window.wsPage.state.lastLoad);
+    assert.equal(last.ok, true, JSON.stringify(last));
+    assert.equal(last.decode, 'gpu');
+    assert.ok(last.gpuDecoded > 0, JSON.stringify(last));
+    assert.ok(last.uploaded < last.gpuBytes, JSON.stringify(last));
+    assert.match(await page.textContent('#load-status'), /decoded on the GPU, .* uploaded/);
+    const names = await page.evaluate(() => Object.entries(window.wsPage.state.model.tensors).filter(([, t]) => t.decodedOn === 'gpu').map(([n]) => n));
+    const res = await page.evaluate((n) => window.wsPage.check(n).then((r) => ({ cpu: r.cpu, match: r.match })), names[0]);
+    assert.equal(res.cpu.equal, true, `${where}: ${JSON.stringify(res)}`);
+    await page.screenshot({ path: join(web, 'test-results', `gpu-decode-${where}.png`), fullPage: true });
+  }
+  await page.selectOption('#decode', 'cpu');
+});
