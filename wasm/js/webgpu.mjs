@@ -67,7 +67,7 @@ export async function loadToWebGPU(device, source, options = {}) {
           break;
         }
         case 'tdata':
-          if (ev.d.gpu) await decoder.write(writers.get(ev.d), wasm.u8, ev.ptr, ev.size, ev.shard ?? null, ev.role);
+          if (ev.d.gpu) await decoder.write(writers.get(ev.d), wasm.u8, ev.ptr, ev.size, ev.shard ?? null, ev.role, ev.offset);
           else writers.get(ev.d).write(wasm.u8, ev.ptr, ev.size);
           break;
         case 'tend': {

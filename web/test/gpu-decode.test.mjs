@@ -361,3 +361,34 @@ test('the page: "decode on the GPU" beside the dtype loads a GGUF with the decod
   }
   await page.selectOption('#decode', 'cpu');
 });
+
+// MLX mxfp4 / mxfp8 / nvfp4 (U8 scales: the mode from the shapes), every scale byte the block check
+// accepts (E8M0 0 and 254 among them: subnormal and overflowing values), nvfp4 with and without a
+// global scale.
+function mlxFpModel(seed) {
+  const r = rng(seed);
+  const rows = 4, cols = 256;
+  const bytes = (n, ok) => { const b = new Uint8Array(n); for (let i = 0; i < n; i++) { let v = r() & 0xFF; while (!ok(v)) v = r() & 0xFF; b[i] = v; } return b; };
+  const any = () => true;
+  const tensors = {
+    'fp4.weight': { dtype: 'U32', shape: [rows, cols / 8], data: bytes(rows * cols / 2, any) },
+    'fp4.scales': { dtype: 'U8', shape: [rows, cols / 32], data: bytes(rows * cols / 32, (v) => v !== 0xFF) },
+    'fp8.weight': { dtype: 'U32', shape: [rows, cols / 4], data: bytes(rows * cols, any) },
+    'fp8.scales': { dtype: 'U8', shape: [rows, cols / 32], data: bytes(rows * cols / 32, (v) => v !== 0xFF) },
+    'nv.weight': { dtype: 'U32', shape: [rows, cols / 8], data: bytes(rows * cols / 2, any) },
+    'nv.scales': { dtype: 'U8', shape: [rows, cols / 16], data: bytes(rows * cols / 16, (v) => (v & 0x7F) !== 0x7F) },
+  };
+  tensors['fp4.scales'].data.set([0, 1, 254, 127, 128, 2, 253, 200]);
+  tensors['fp8.scales'].data.set([0, 1, 254, 127, 128, 2, 253, 200]);
+  return { bytes: safetensors(tensors, { format: 'mlx' }), names: ['fp4.weight', 'fp8.weight', 'nv.weight'] };
+}
+
+for (const dtype of ['f32', 'f16']) {
+  test(`MLX mxfp4, mxfp8, nvfp4, ${dtype}`, async () => {
+    const m = mlxFpModel(9);
+    for (const pieces of ['whole', 'random']) {
+      const r = await compare(m.bytes, { dtype, pieces, quantization: null });
+      assertSame(r, `${dtype} ${pieces}`, m.names);
+    }
+  });
+}

@@ -10,8 +10,9 @@ import { GpuTensorWriter, roundUp4 } from '../gpu-writer.mjs';
 const WORKGROUP = 64;
 const MAX_X = 65535;
 const MAX_ELEMS = 1 << 22;
-const SCALE_CODES = { F32: 0, F16: 1, BF16: 2 };
+const SCALE_CODES = { F32: 0, F16: 1, BF16: 2, U8: 3 };
 const ROLE_NAMES = ['packed', 'scales', 'biases'];
+const GLOBAL_SCALE = 3;  // PieceRole::GlobalScale: an F32 scalar
 
 function shaderOf(format, dtype, q) {
   const f = WGSL_COMPANION_FORMATS[format];
@@ -37,7 +38,9 @@ struct WsParams { first: u32, words: u32, dst_word: u32, elems: u32, slot: u32, 
 @group(0) @binding(2) var<uniform> ws_p: WsParams;
 @group(0) @binding(3) var<storage, read_write> ws_status: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read> ws_scales: array<u32>;
-@group(0) @binding(5) var<storage, read> ws_biases: array<u32>;
+${f.biases ? '@group(0) @binding(5) var<storage, read> ws_biases: array<u32>;' : ''}
+fn ws_has_global() -> bool { return ws_p.p1 != 0u; }
+fn ws_global() -> u32 { return ws_p.p0; }
 const WS_BITS: u32 = ${q.bits}u;
 const WS_GROUP: u32 = ${q.group}u;
 const WS_SCALE: u32 = ${q.scale}u;
@@ -75,16 +78,23 @@ export class GpuCompanionWriter {
     }
     decoder.statusBuffer();
     this.temp = [];
-    this.writers = ROLE_NAMES.map((role) => {
+    this.biases = WGSL_COMPANION_FORMATS[g.format].biases;
+    this.writers = ROLE_NAMES.slice(0, this.biases ? 3 : 2).map((role) => {
       const n = g.pieces[role].byteLength;
-      const w = new GpuTensorWriter(decoder.device, `${d.name} ${role}`, n, { pieceBytes: roundUp4(Math.max(n, 4)), count: 1 }, this.temp);
-      return w;
+      return new GpuTensorWriter(decoder.device, `${d.name} ${role}`, n, { pieceBytes: roundUp4(Math.max(n, 4)), count: 1 }, this.temp);
     });
+    this.global = null;  // MLX nvfp4's global scale: its 4 bytes, read here (g is computed on the host)
+    this.globalBytes = new Uint8Array(4);
     for (const b of this.temp) decoder.created.push(b);
   }
 
   // role: the piece's number (PieceRole: 0 packed, 1 scales, 2 biases).
-  async write(mem, at, len, role) {
+  async write(mem, at, len, role, offset) {
+    if (role === GLOBAL_SCALE) {
+      this.globalBytes.set(mem.subarray(at, at + len), offset);
+      this.global = true;
+      return;
+    }
     this.writers[role].write(mem, at, len);
     this.dec.uploaded += len;
   }
@@ -96,6 +106,11 @@ export class GpuCompanionWriter {
     const g = this.d.gpu;
     const slotIndex = dec.slots.length - dec.slotBase;
     dec.slots.push({ tensor: this.d.name, offset: g.pieces.scales.offset, chunkStart: 0 });
+    // g = global_scale / 2688 in f32 (mlx_quants.cpp): the double quotient of two f32 values,
+    // rounded to f32, is their f32 quotient (53 >= 2·24 + 2 bits).
+    const f32 = new Float32Array(1);
+    if (this.global) f32[0] = new DataView(this.globalBytes.buffer).getFloat32(0, true) / 2688;
+    const gBits = new Uint32Array(f32.buffer)[0];
     const params = [];
     const enc = dec.device.createCommandEncoder({ label: 'weightstream decode' });
     const pass = enc.beginComputePass();
@@ -109,7 +124,7 @@ export class GpuCompanionWriter {
       const bindAt = Math.floor((inBuf * 4) / dec.align) * dec.align;
       const p = dec.device.createBuffer({ label: 'weightstream params', size: 32, usage: dec.U.UNIFORM | dec.U.COPY_DST });
       params.push(p);
-      dec.queue.writeBuffer(p, 0, new Uint32Array([first, words, inBuf - bindAt / 4, elems, slotIndex, dec.validate ? 1 : 0, 0, 0]));
+      dec.queue.writeBuffer(p, 0, new Uint32Array([first, words, inBuf - bindAt / 4, elems, slotIndex, dec.validate ? 1 : 0, gBits, this.global ? 1 : 0]));
       pass.setBindGroup(0, dec.device.createBindGroup({
         layout: this.pipeline.getBindGroupLayout(0),
         entries: [
@@ -118,7 +133,7 @@ export class GpuCompanionWriter {
           { binding: 2, resource: { buffer: p } },
           { binding: 3, resource: { buffer: dec.status } },
           { binding: 4, resource: { buffer: this.writers[1].buffers[0] } },
-          { binding: 5, resource: { buffer: this.writers[2].buffers[0] } },
+          ...(this.biases ? [{ binding: 5, resource: { buffer: this.writers[2].buffers[0] } }] : []),
         ],
       }));
       const groups = Math.ceil(words / WORKGROUP);

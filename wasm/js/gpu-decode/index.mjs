@@ -48,8 +48,8 @@ export class GpuDecoder extends Decoder {
     this.tensors = 0;
   }
 
-  async write(writer, mem, at, len, shard, role) {
-    try { await writer.write(mem, at, len, role); } catch (e) { throw this.error(e, shard); }
+  async write(writer, mem, at, len, shard, role, offset) {
+    try { await writer.write(mem, at, len, role, offset); } catch (e) { throw this.error(e, shard); }
   }
 
   async finish(writer, shard) {

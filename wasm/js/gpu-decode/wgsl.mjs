@@ -16,7 +16,8 @@
 //   fn ws_f32_to_f16(x: u32) -> u32                 f32 bits to binary16 bits, round to nearest even
 // Packed weights with companions (WGSL_COMPANION_FORMATS, MLX affine) read two more arrays the
 // engine declares, `ws_scales` and `ws_biases` (array<u32>, the companion tensors' stored bytes),
-// and constants it defines (WS_BITS, WS_GROUP, WS_SCALE); there b is the group.
+// and constants it defines (WS_BITS, WS_GROUP, WS_SCALE); there b is the group. MlxNvfp4 also
+// calls ws_has_global() and ws_global() (its global scale / 2688, f32 bits).
 // `dtype: 'raw'` uploads exactly these layouts: a GGUF tensor's buffer is its stored blocks, an
 // MLX weight's packed, scales and biases tensors are buffers of their own.
 //
@@ -193,6 +194,33 @@ fn ws_add_rne(a: u32, b: u32) -> u32 {
     e = e - i32(29u - p);
   }
   return ws_round_pack(neg, S, e);
+}
+// f32 bits x times (-1)^neg · q · 2^eadd (q < 256), rounded once to nearest even (subnormal and
+// overflowing results included; MLX nvfp4's e4m3(s)·g and E2M1·s), IEEE's inf/NaN rules.
+fn ws_mul_rne_e(x: u32, neg: bool, q: u32, eadd: i32) -> u32 {
+  let ex = (x >> 23u) & 0xFFu;
+  let flip = select(0u, 0x80000000u, neg);
+  if (ex == 0xFFu) {
+    if ((x & 0x7FFFFFu) != 0u) { return x; }
+    if (q == 0u) { return WS_NAN_CREATED; }
+    return x ^ flip;
+  }
+  let sign = ((x & 0x80000000u) != 0u) != neg;
+  var e: i32;
+  let n = ws_f32_split(x, &e);
+  let P = n * q;
+  if (P == 0u) { return select(0u, 0x80000000u, sign); }
+  let p = firstLeadingBit(P);
+  var S = P;
+  if (p > 29u) {
+    let k = p - 29u;
+    S = (P >> k) | select(0u, 1u, (P & ((1u << k) - 1u)) != 0u);
+    e = e + i32(k);
+  } else {
+    S = P << (29u - p);
+    e = e - i32(29u - p);
+  }
+  return ws_round_pack(sign, S, e + eadd);
 }
 // f32 bits x times the integer q (< 256), rounded once to nearest even (MLX's s·float(q) with an
 // f32 or bf16/f16 scale), IEEE's inf/NaN rules.
@@ -548,7 +576,7 @@ export const WGSL_COMPANION_FORMATS = {
   // ref::MlxAffine: the group's bytes are one LSB-first bitstream of WS_BITS-bit values;
   // w = (s·float(q)) + b, two roundings (lib builds with -ffp-contract=off).
   MlxAffine: {
-    wgsl: `
+    biases: true, wgsl: `
 fn ws_companion16(w: u32, g: u32) -> u32 { return (w >> ((g & 1u) * 16u)) & 0xFFFFu; }
 fn ws_scale_of(g: u32) -> u32 {
   if (WS_SCALE == 0u) { return ws_scales[g]; }
@@ -574,6 +602,64 @@ fn ws_check_MlxAffine(b: u32) -> u32 {
   if ((s & 0x7F800000u) != 0x7F800000u) { return 0xFFFFFFFFu; }
   return b * select(2u, 4u, WS_SCALE == 0u);
 }
+` },
+  // ref::MlxMxfp4: 32-value groups, codes LSB-first (low nibble first), U8 E8M0 scales (MLX:
+  // 0 -> 2^-127, 0xFF -> +inf); w = E2M1[code]·2^(s-127), exact (subnormal or inf where f32 is).
+  MlxMxfp4: {
+    biases: false, wgsl: `
+fn ws_scale_u8(g: u32) -> u32 { return (ws_scales[g >> 2u] >> ((g & 3u) * 8u)) & 0xFFu; }
+// ±inf·v for an E8M0 0xFF scale: inf·0 is the created NaN.
+fn ws_times_inf(neg: bool, zero: bool) -> u32 { if (zero) { return WS_NAN_CREATED; } return select(0x7F800000u, 0xFF800000u, neg); }
+fn ws_decode_MlxMxfp4(b: u32, i: u32) -> u32 {
+  let code = (ws_byte(b * 16u + (i >> 1u)) >> ((i & 1u) * 4u)) & 15u;
+  let k = u32(abs(ws_fp4x2(code)));  // 2·|E2M1|; code 8 is -0
+  let s = ws_scale_u8(b);
+  if (s == 0xFFu) { return ws_times_inf(code >= 8u, k == 0u); }
+  return ws_f32_scaled(code >= 8u, k, i32(s) - 128);
+}
+fn ws_check_MlxMxfp4(b: u32) -> u32 { return select(0xFFFFFFFFu, b, ws_scale_u8(b) == 0xFFu); }
+` },
+  // ref::MlxMxfp8: 32-value groups of E4M3 bytes (MLX: 0x7F/0xFF are ±480), E8M0 scales;
+  // w = e4m3(x)·2^(s-127), exact.
+  MlxMxfp8: {
+    biases: false, wgsl: `
+fn ws_scale_u8(g: u32) -> u32 { return (ws_scales[g >> 2u] >> ((g & 3u) * 8u)) & 0xFFu; }
+fn ws_times_inf(neg: bool, zero: bool) -> u32 { if (zero) { return WS_NAN_CREATED; } return select(0x7F800000u, 0xFF800000u, neg); }
+fn ws_decode_MlxMxfp8(b: u32, i: u32) -> u32 {
+  let x = ws_byte(b * 32u + i);
+  let ex = (x >> 3u) & 15u;
+  let man = x & 7u;
+  let sig = select(8u + man, man, ex == 0u);
+  let e = select(i32(ex) - 10, -9, ex == 0u);
+  let s = ws_scale_u8(b);
+  if (s == 0xFFu) { return ws_times_inf(x >= 128u, sig == 0u); }
+  return ws_f32_scaled(x >= 128u, sig, e + i32(s) - 127);
+}
+fn ws_check_MlxMxfp8(b: u32) -> u32 { return select(0xFFFFFFFFu, b, ws_scale_u8(b) == 0xFFu); }
+` },
+  // ref::MlxNvfp4: 16-value groups, codes low nibble first, U8 E4M3 scales (MLX's E4M3); without a
+  // global scale w = E2M1[code]·e4m3(s) (exact); with MLX's, s·g first and then E2M1·(s·g), each
+  // product rounded once. g = global_scale / 2688 as the CPU's f32 division gives it: the host
+  // computes it (a double quotient rounded to f32 is the f32 quotient) and the including shader
+  // provides fn ws_has_global() -> bool and fn ws_global() -> u32 (g's bits).
+  MlxNvfp4: {
+    biases: false, global: true, wgsl: `
+fn ws_scale_u8(g: u32) -> u32 { return (ws_scales[g >> 2u] >> ((g & 3u) * 8u)) & 0xFFu; }
+fn ws_decode_MlxNvfp4(b: u32, i: u32) -> u32 {
+  let code = (ws_byte(b * 8u + (i >> 1u)) >> ((i & 1u) * 4u)) & 15u;
+  let k = u32(abs(ws_fp4x2(code)));
+  let x = ws_scale_u8(b);
+  let ex = (x >> 3u) & 15u;
+  let man = x & 7u;
+  let sig = select(8u + man, man, ex == 0u);
+  let e = select(i32(ex) - 10, -9, ex == 0u);
+  let neg = (code >= 8u) != (x >= 128u);
+  if (!ws_has_global()) { return ws_f32_scaled(neg, k * sig, e - 1); }
+  // s = e4m3(x) · g, rounded; then E2M1 · s = (k/2) · s, rounded.
+  let sg = ws_mul_rne_e(ws_global(), x >= 128u, sig, e);
+  return ws_mul_rne_e(sg, code >= 8u, k, -1);
+}
+fn ws_check_MlxNvfp4(b: u32) -> u32 { return select(0xFFFFFFFFu, b, (ws_scale_u8(b) & 0x7Fu) == 0x7Fu); }
 ` },
 };
 
