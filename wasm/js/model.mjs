@@ -112,6 +112,8 @@ function gpuOf(w, files, uploadBytes) {
   g.bits = w.bits;
   g.group = w.group;
   g.scaleDtype = piece(p.scales).dtype;
+  // Ollama's nvfp4 global scale multiplies the value (mlx_quants.cpp), MLX's the scale (/ 2688).
+  g.ollamaGlobal = w.convention === 'ollama';
   g.pieces = {};
   for (const role of ['packed', 'scales', 'biases']) {
     const t = p[role] ? piece(p[role]) : null;

@@ -6,7 +6,7 @@
 // source pieces, in several staging chunks, and split over several buffers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../serve.mjs';
@@ -392,3 +392,21 @@ for (const dtype of ['f32', 'f16']) {
     }
   });
 }
+
+test('Ollama blobs (affine int4/int8, mxfp4, mxfp8, nvfp4 with its global scale) decode on the GPU as on the CPU', async () => {
+  let gpu = 0;
+  for (const dir of ['ollama', 'ollama-inferred']) {
+    const at = join(repo, 'tests', 'data', 'conventions', dir, 'blobs');
+    for (const f of readdirSync(at)) {
+      const bytes = readFileSync(join(at, f));
+      for (const dtype of ['f32', 'f16']) {
+        const r = await compare(bytes, { dtype, pieces: 'random' });
+        if (r.cpuError) continue;  // a blob that is not a model (the manifest's config)
+        assert.equal(r.gpuError ?? null, null, `${dir}/${f} ${dtype}: ${JSON.stringify(r)}`);
+        assert.deepEqual(r.diffs, [], `${dir}/${f} ${dtype}`);
+        gpu += r.onGpu.length;
+      }
+    }
+  }
+  assert.ok(gpu >= 2 * 8, `${gpu} tensors on the GPU`);
+});

@@ -41,6 +41,7 @@ struct WsParams { first: u32, words: u32, dst_word: u32, elems: u32, slot: u32, 
 ${f.biases ? '@group(0) @binding(5) var<storage, read> ws_biases: array<u32>;' : ''}
 fn ws_has_global() -> bool { return ws_p.p1 != 0u; }
 fn ws_global() -> u32 { return ws_p.p0; }
+fn ws_global_is_ollama() -> bool { return ws_p.p1 == 2u; }
 const WS_BITS: u32 = ${q.bits}u;
 const WS_GROUP: u32 = ${q.group}u;
 const WS_SCALE: u32 = ${q.scale}u;
@@ -109,7 +110,8 @@ export class GpuCompanionWriter {
     // g = global_scale / 2688 in f32 (mlx_quants.cpp): the double quotient of two f32 values,
     // rounded to f32, is their f32 quotient (53 >= 2·24 + 2 bits).
     const f32 = new Float32Array(1);
-    if (this.global) f32[0] = new DataView(this.globalBytes.buffer).getFloat32(0, true) / 2688;
+    // Ollama's: the global scale itself, multiplied into E2M1·e4m3(s) (global mode 2).
+    if (this.global) f32[0] = new DataView(this.globalBytes.buffer).getFloat32(0, true) / (g.ollamaGlobal ? 1 : 2688);
     const gBits = new Uint32Array(f32.buffer)[0];
     const params = [];
     const enc = dec.device.createCommandEncoder({ label: 'weightstream decode' });
@@ -124,7 +126,7 @@ export class GpuCompanionWriter {
       const bindAt = Math.floor((inBuf * 4) / dec.align) * dec.align;
       const p = dec.device.createBuffer({ label: 'weightstream params', size: 32, usage: dec.U.UNIFORM | dec.U.COPY_DST });
       params.push(p);
-      dec.queue.writeBuffer(p, 0, new Uint32Array([first, words, inBuf - bindAt / 4, elems, slotIndex, dec.validate ? 1 : 0, gBits, this.global ? 1 : 0]));
+      dec.queue.writeBuffer(p, 0, new Uint32Array([first, words, inBuf - bindAt / 4, elems, slotIndex, dec.validate ? 1 : 0, gBits, this.global ? (g.ollamaGlobal ? 2 : 1) : 0]));
       pass.setBindGroup(0, dec.device.createBindGroup({
         layout: this.pipeline.getBindGroupLayout(0),
         entries: [

@@ -17,7 +17,8 @@
 // Packed weights with companions (WGSL_COMPANION_FORMATS, MLX affine) read two more arrays the
 // engine declares, `ws_scales` and `ws_biases` (array<u32>, the companion tensors' stored bytes),
 // and constants it defines (WS_BITS, WS_GROUP, WS_SCALE); there b is the group. MlxNvfp4 also
-// calls ws_has_global() and ws_global() (its global scale / 2688, f32 bits).
+// calls ws_has_global(), ws_global_is_ollama() and ws_global() (MLX: global scale / 2688; Ollama:
+// the global scale; f32 bits).
 // `dtype: 'raw'` uploads exactly these layouts: a GGUF tensor's buffer is its stored blocks, an
 // MLX weight's packed, scales and biases tensors are buffers of their own.
 //
@@ -641,7 +642,8 @@ fn ws_check_MlxMxfp8(b: u32) -> u32 { return select(0xFFFFFFFFu, b, ws_scale_u8(
   // global scale w = E2M1[code]·e4m3(s) (exact); with MLX's, s·g first and then E2M1·(s·g), each
   // product rounded once. g = global_scale / 2688 as the CPU's f32 division gives it: the host
   // computes it (a double quotient rounded to f32 is the f32 quotient) and the including shader
-  // provides fn ws_has_global() -> bool and fn ws_global() -> u32 (g's bits).
+  // provides fn ws_has_global() -> bool and fn ws_global() -> u32 (g's bits); Ollama's global scale
+  // multiplies E2M1·e4m3(s) instead (fn ws_global_is_ollama() -> bool; ws_global() its bits).
   MlxNvfp4: {
     biases: false, global: true, wgsl: `
 fn ws_scale_u8(g: u32) -> u32 { return (ws_scales[g >> 2u] >> ((g & 3u) * 8u)) & 0xFFu; }
@@ -655,6 +657,8 @@ fn ws_decode_MlxNvfp4(b: u32, i: u32) -> u32 {
   let e = select(i32(ex) - 10, -9, ex == 0u);
   let neg = (code >= 8u) != (x >= 128u);
   if (!ws_has_global()) { return ws_f32_scaled(neg, k * sig, e - 1); }
+  // Ollama: (E2M1 · e4m3(s)) · global, the product exact, the second rounded.
+  if (ws_global_is_ollama()) { return ws_mul_rne_e(ws_global(), neg, k * sig, e - 1); }
   // s = e4m3(x) · g, rounded; then E2M1 · s = (k/2) · s, rounded.
   let sg = ws_mul_rne_e(ws_global(), x >= 128u, sig, e);
   return ws_mul_rne_e(sg, code >= 8u, k, -1);
