@@ -106,7 +106,9 @@ function describe(wasm, w, ti, header, files, dtype, byteLength) {
 // a weight with companions (MLX) their tensors' sizes, offsets and scale dtype.
 function gpuOf(w, files, uploadBytes) {
   const g = { format: w.format.name, uploadBytes };
-  if (w.convention === 'plain') return g;
+  // Blocks (plain tensors, UQFF's GGML and unquantized layers) stream; a weight with companions
+  // (MLX, Ollama, UQFF Afq / mxfp4) is decoded at its end.
+  if (!w.pieces.scales) return g;
   const piece = (r) => files.find((f) => f.table === r.table).header.tensors[r.index];
   const p = w.pieces;
   g.bits = w.bits;

@@ -38,9 +38,10 @@ before(async () => {
           return typeof v === 'function' ? v.bind(t) : v;
         },
       }) : real;
-      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-      // Source pieces: whole, random (seeded), or 1 byte.
+      const bytes = o.files ? null : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      // Source pieces: whole, random (seeded), or 1 byte; o.files: a UQFF directory's files.
       const source = () => {
+        if (o.files) return { uqff: o.files.map((n, i) => new File([Uint8Array.from(atob(b64[i]), (c) => c.charCodeAt(0))], n)) };
         if (o.pieces === 'whole') return bytes.slice();
         let seed = 12345;
         const rnd = () => { seed = (seed * 1103515245 + 12345) >>> 0; return seed >>> 8; };
@@ -113,7 +114,7 @@ before(async () => {
 after(async () => { await browser?.close(); await server?.close(); });
 
 const b64 = (u8) => Buffer.from(u8).toString('base64');
-const compare = (bytes, o) => page.evaluate(([b, opt]) => window.gpuCompare(b, opt), [b64(bytes), o]);
+const compare = (bytes, o) => page.evaluate(([b, opt]) => window.gpuCompare(b, opt), [Array.isArray(bytes) ? bytes.map(b64) : b64(bytes), o]);
 
 const COVERED = ['F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q4_K', 'Q5_K', 'Q6_K', 'Q3_K', 'Q2_K', 'IQ4_NL', 'IQ4_XS', 'MXFP4', 'NVFP4'];
 // GGML type ids and block shapes (ggml.h ggml_type; FORMATS.md §6).
@@ -409,4 +410,18 @@ test('Ollama blobs (affine int4/int8, mxfp4, mxfp8, nvfp4 with its global scale)
     }
   }
   assert.ok(gpu >= 2 * 8, `${gpu} tensors on the GPU`);
+});
+
+test('UQFF directories (GGML, unquantized, Afq and mxfp4 layers) decode on the GPU as on the CPU', async () => {
+  for (const dir of ['uqff', 'uqff-f8q8']) {
+    const at = join(repo, 'tests', 'data', 'conventions', dir);
+    const files = ['model-0.uqff', 'model-1.uqff', 'residual.safetensors', 'config.json'];
+    for (const dtype of ['f32', 'f16']) {
+      const r = await compare(files.map((f) => readFileSync(join(at, f))), { dtype, files });
+      assert.equal(r.cpuError ?? null, null, `${dir} ${dtype}: ${JSON.stringify(r)}`);
+      assert.equal(r.gpuError ?? null, null, `${dir} ${dtype}: ${JSON.stringify(r)}`);
+      assert.deepEqual(r.diffs, [], `${dir} ${dtype}`);
+      if (dir === 'uqff') assert.ok(r.onGpu.length >= 7, `${dir} ${dtype}: ${r.onGpu}`);
+    }
+  }
 });

@@ -134,12 +134,12 @@ struct ModelLoaderOptions {
   // in the file), WeightEnd — as Raw mode hands out a one-piece weight. select() accepts it and
   // select_all() includes it; passes_stored() says which weights go out so.
   bool pass_stored = false;
-  // Decode: plain, MLX and Ollama weights whose format's bit (1 << QuantFormat) is set go out as stored
+  // Decode: weights (plain, MLX, Ollama, UQFF) whose format's bit (1 << QuantFormat) is set go out as stored
   // too, for a host that decodes those formats itself (the JS package's WebGPU decode pass): every
   // piece (packed, scales, biases) as Raw mode hands them out, WeightData with its role. Their
   // blocks and scales are not validated here: the host that decodes them checks them.
   // passes_stored() and stored_for_host() are true for them; output_bytes() is their pieces'
-  // stored bytes. UQFF weights stay the library's.
+  // stored bytes.
   uint64_t stored_formats = 0;
   // Every tensor of every file as stored, each its own weight (one Packed piece), no convention
   // applied: the model is built plain over all tables (convention() is Plain), config.json is not

@@ -64,11 +64,10 @@ bool ModelLoader::passes_stored(uint32_t w) const {
   if (opt_.mode != ModelLoadMode::Decode || w >= weight_count()) return false;
   const LogicalWeight& lw = weight(w);
   if (!lw.decodable) return opt_.pass_stored;
-  // A format its host decodes: plain weights, MLX's and Ollama's (the packed piece and its
-  // companions, each as stored). UQFF's stay the library's to unpack (scalars in the container).
+  // A format its host decodes, under any convention: the packed piece and its companions, each as
+  // stored (UQFF's scalars are the library's: read before ModelReady, never handed out).
   const uint32_t f = uint32_t(lw.format);
-  return f < 64 && ((opt_.stored_formats >> f) & 1) &&
-         (lw.convention == Convention::Plain || lw.convention == Convention::Mlx || lw.convention == Convention::Ollama);
+  return f < 64 && ((opt_.stored_formats >> f) & 1);
 }
 
 bool ModelLoader::stored_for_host(uint32_t w) const {
