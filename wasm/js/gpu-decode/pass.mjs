@@ -230,7 +230,8 @@ export class GpuDecodeWriter {
       this.carryLen = 0;
     }
     const blocks = Math.floor(bytes / f.blockBytes);
-    const elems = blocks * f.blockElems;
+    // (F8Q8 pads its last block: only the tensor's own values are written.)
+    const elems = Math.min(blocks * f.blockElems, this.d.elements - this.elemsDone);
     if (elems === 0) return;
     const slotIndex = dec.slots.length - dec.slotBase;
     dec.slots.push({ tensor: this.d.name, offset: this.d.source.offset, chunkStart: this.chunkStart });

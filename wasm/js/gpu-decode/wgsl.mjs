@@ -547,6 +547,33 @@ fn ws_decode_NVFP4(b: u32, i: u32) -> u32 {
 }
 fn ws_check_NVFP4(b: u32) -> u32 { return 0xFFFFFFFFu; }
 ` },
+  // uqff_f8q8.cpp ref::F8Q8 (UQFF, mistral.rs f8q8): {E4M3FN d; i8 qs[32]}, d = e4m3(byte) / 448
+  // rounded once, y = q·d rounded once; a NaN scale byte (0x7F/0xFF) makes the block +NaN. The
+  // division is done in integers: sig·2^28 / 7 (at least 26 quotient bits: 24, a guard bit, and
+  // the remainder as the sticky bit), then rounded to nearest even.
+  F8Q8: {
+    blockElems: 32, blockBytes: 33, wgsl: `
+fn ws_decode_F8Q8(b: u32, i: u32) -> u32 {
+  let o = b * 33u;
+  let x = ws_byte(o);
+  if ((x & 0x7Fu) == 0x7Fu) { return 0x7FC00000u; }
+  let ex = (x >> 3u) & 15u;
+  let man = x & 7u;
+  let sig = select(8u + man, man, ex == 0u);
+  let e = select(i32(ex) - 10, -9, ex == 0u);
+  var d = select(0u, 0x80000000u, x >= 128u);
+  if (sig != 0u) {
+    let num = sig << 28u;  // 448 = 7·2^6: sig·2^e / 448 = (sig·2^28 / 7)·2^(e-34)
+    let Q = num / 7u;
+    let p = firstLeadingBit(Q);  // 25..28
+    let S = (Q << (29u - p)) | select(0u, 1u, num % 7u != 0u);
+    d = ws_round_pack(x >= 128u, S, e - 34 - i32(29u - p));
+  }
+  let q = ws_byte(o + 1u + i);
+  return ws_mul_rne_e(d, q >= 128u, select(q, 256u - q, q >= 128u), 0);
+}
+fn ws_check_F8Q8(b: u32) -> u32 { return 0xFFFFFFFFu; }
+` },
   // Element-wise FP8 (elementwise.cpp): F8_E4M3 is float8_e4m3fn (fp_convert.h e4m3fn_to_f32:
   // 0x7F/0xFF NaN with the sign, subnormals man·2^-9); F8_E5M2 the top byte of an fp16.
   F8_E4M3: {
