@@ -9,7 +9,7 @@
 // On SwiftShader the "GPU" is CPU threads: its decode time is not a GPU's (the script says so).
 import { startServer } from '../../web/serve.mjs';
 import { launch } from '../../web/test/lib/browser.mjs';
-import { gguf } from '../../tests/js/helpers.mjs';
+import { gguf, safetensors } from '../../tests/js/helpers.mjs';
 
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i > 0 ? process.argv[i + 1] : dflt; };
 const ELEMENTS = Number(arg('elements', 1 << 22));
@@ -21,7 +21,27 @@ const FORMATS = {
   Q5_0: [6, 32, 22, [0]], Q5_1: [7, 32, 24, [0, 2]], Q4_K: [12, 256, 144, [0, 2]], Q5_K: [13, 256, 176, [0, 2]], Q6_K: [14, 256, 210, [208]],
 };
 
+// MLX affine 4-bit, group 64, BF16 scales and biases (the issue's "MLX int4 g64").
+const MLX = 'MLX_int4_g64';
+
 function model(fmt) {
+  if (fmt === MLX) {
+    const rows = 64, cols = ELEMENTS / rows;
+    const packed = new Uint8Array(ELEMENTS / 2);
+    let s = 7;
+    for (let i = 0; i < packed.length; i++) { s = (s * 1103515245 + 12345) >>> 0; packed[i] = s >>> 24; }
+    const comp = () => { const c = new Uint8Array(ELEMENTS / 64 * 2); for (let i = 0; i < c.length; i += 2) { c[i] = i & 0xFF; c[i + 1] = 0x3C; } return c; };
+    const bytes = safetensors({
+      'w.biases': { dtype: 'BF16', shape: [rows, cols / 64], data: comp() },
+      'w.scales': { dtype: 'BF16', shape: [rows, cols / 64], data: comp() },
+      'w.weight': { dtype: 'U32', shape: [rows, cols / 8], data: packed },
+    }, { format: 'mlx' });
+    return { bytes, name: 'w.weight', options: { quantization: { quantization: { group_size: 64, bits: 4 } } } };
+  }
+  return { bytes: ggufOf(fmt), name: 'w', options: {} };
+}
+
+function ggufOf(fmt) {
   const [id, be, bb, fields] = FORMATS[fmt];
   const blocks = ELEMENTS / be;
   const data = new Uint8Array(blocks * bb);
@@ -41,20 +61,21 @@ try {
   const adapter = await page.textContent('#adapter');
   console.log(`bench/gpu: ${ELEMENTS} elements per tensor, best of ${REPEAT}; adapter: ${adapter.trim()}`);
   if (/swiftshader/i.test(adapter)) console.log('NOTE: SwiftShader runs WebGPU on CPU threads: the GPU decode time below is not a GPU\'s.');
-  console.log('format  dtype  upload B/elem cpu  gpu    s/GiB-out cpu  gpu     gpu/cpu');
-  for (const fmt of Object.keys(FORMATS)) {
-    const b64 = Buffer.from(model(fmt)).toString('base64');
+  console.log('format       dtype  upload B/elem cpu  gpu    s/GiB-out cpu  gpu     gpu/cpu');
+  for (const fmt of [...Object.keys(FORMATS), MLX]) {
+    const m = model(fmt);
+    const b64 = Buffer.from(m.bytes).toString('base64');
     await page.evaluate((b) => { window.benchBytes = Uint8Array.from(atob(b), (c) => c.charCodeAt(0)); }, b64);
     for (const dtype of DTYPES) {
-      const r = await page.evaluate(async ([dtype, repeat]) => {
+      const r = await page.evaluate(async ([dtype, repeat, name, extra]) => {
         const ws = await import('/dist/weightstream.mjs');
         const device = window.wsPage.state.gpu.device;
         const once = async (decode) => {
           const t0 = performance.now();
-          const m = await ws.loadToWebGPU(device, window.benchBytes, { dtype, decode });
+          const m = await ws.loadToWebGPU(device, window.benchBytes, { dtype, decode, ...extra });
           await device.queue.onSubmittedWorkDone();
           const t = performance.now() - t0;
-          const out = m.tensors.w.byteLength;
+          const out = m.tensors[name].byteLength;
           const upload = m.gpuDecode ? m.gpuDecode.uploadBytes : out;
           m.destroy();
           return { t, out, upload };
@@ -67,10 +88,10 @@ try {
           best[decode] = b;
         }
         return best;
-      }, [dtype, REPEAT]);
+      }, [dtype, REPEAT, m.name, m.options]);
       const per = (x) => (x.upload / ELEMENTS).toFixed(3);
       const sPerGiB = (x) => ((x.t / 1000) / (x.out / 2 ** 30)).toFixed(2);
-      console.log(`${fmt.padEnd(7)} ${dtype.padEnd(6)} ${per(r.cpu).padStart(9)} ${per(r.gpu).padStart(6)}  ${sPerGiB(r.cpu).padStart(12)} ${sPerGiB(r.gpu).padStart(6)}  ${(r.gpu.t / r.cpu.t).toFixed(2).padStart(8)}`);
+      console.log(`${fmt.padEnd(12)} ${dtype.padEnd(6)} ${per(r.cpu).padStart(9)} ${per(r.gpu).padStart(6)}  ${sPerGiB(r.cpu).padStart(12)} ${sPerGiB(r.gpu).padStart(6)}  ${(r.gpu.t / r.cpu.t).toFixed(2).padStart(8)}`);
     }
   }
 } finally {

@@ -24,10 +24,10 @@ export async function loadToWebGPU(device, source, options = {}) {
   const signal = options.signal;
   const maxBufferSize = device.limits?.maxBufferSize ?? DEFAULT_MAX_BUFFER;
   const split = options.split === true;
-  const gpuFormats = gpuDecodeFormats(device, options);
-  const decoder = gpuFormats ? new GpuDecoder(device, { validate: options.validateBlocks !== false, chunkBytes: options.decodeChunk }) : null;
   const progress = new Progress(options.onProgress, { interval: options.progressInterval ?? 100, signal });
   const created = [];
+  const gpuFormats = gpuDecodeFormats(device, options);
+  const decoder = gpuFormats ? new GpuDecoder(device, { validate: options.validateBlocks !== false, chunkBytes: options.decodeChunk, created }) : null;
   const tensors = Object.create(null);
   const layouts = new Map();
   const headers = [];

@@ -425,3 +425,32 @@ test('UQFF directories (GGML, unquantized, F8Q8, Afq and mxfp4 layers) decode on
     }
   }
 });
+
+test('a large MLX weight decodes in ranges bound at their own offsets (a packed piece over the binding limit), split output', async () => {
+  const r0 = rng(77);
+  const rows = 64, cols = 1024;
+  const rnd = (n) => { const b = new Uint8Array(n); for (let i = 0; i < n; i++) b[i] = r0() & 0xFF; return b; };
+  const comp = (n) => { const b = rnd(n * 2); for (let i = 1; i < b.length; i += 2) b[i] &= 0xBF; return b; };  // finite bf16
+  const scales = comp(rows * cols / 32);
+  const bytes = safetensors({
+    'w.biases': { dtype: 'BF16', shape: [rows, cols / 32], data: comp(rows * cols / 32) },
+    'w.scales': { dtype: 'BF16', shape: [rows, cols / 32], data: scales },
+    'w.weight': { dtype: 'U32', shape: [rows, cols / 8], data: rnd(rows * cols / 2) },
+  }, { format: 'mlx' });
+  const quantization = { quantization: { group_size: 32, bits: 4 } };
+  for (const dtype of ['f32', 'f16']) {
+    // 2 KiB of packed bytes a range: 8192 values (256 groups), 8 ranges; 8 KiB output buffers.
+    const r = await compare(bytes, { dtype, pieces: 'random', quantization, decodeChunk: 2048, maxBufferSize: 8192 });
+    assertSame(r, dtype, ['w.weight']);
+    assert.ok(r.summary.dispatches >= 8, JSON.stringify(r.summary));
+  }
+  // A bad scale in the fifth range: the error names its byte, as the CPU's.
+  const bad = bytes.slice();
+  const n = Number(new DataView(bad.buffer).getBigUint64(0, true));
+  const h = JSON.parse(new TextDecoder().decode(bad.subarray(8, 8 + n)));
+  const at = 8 + n + h['w.scales'].data_offsets[0] + (4 * 256 + 17) * 2;
+  bad[at] = 0x80; bad[at + 1] = 0x7F;  // bf16 +inf
+  const e = await compare(bad, { dtype: 'f32', pieces: 'random', quantization, decodeChunk: 2048 });
+  assert.equal(e.cpuError?.code, 'InvalidBlockData', JSON.stringify(e));
+  assert.deepEqual(e.gpuError, e.cpuError);
+});

@@ -105,8 +105,6 @@ export class GpuCompanionWriter {
     for (const w of this.writers) w.finish();
     const elems = this.d.elements;
     const g = this.d.gpu;
-    const slotIndex = dec.slots.length - dec.slotBase;
-    dec.slots.push({ tensor: this.d.name, offset: g.pieces.scales.offset, chunkStart: 0 });
     // g = global_scale / 2688 in f32 (mlx_quants.cpp): the double quotient of two f32 values,
     // rounded to f32, is their f32 quotient (53 >= 2·24 + 2 bits).
     const f32 = new Float32Array(1);
@@ -117,31 +115,53 @@ export class GpuCompanionWriter {
     const enc = dec.device.createCommandEncoder({ label: 'weightstream decode' });
     const pass = enc.beginComputePass();
     pass.setPipeline(this.pipeline);
-    let first = 0;
-    while (first < elems) {
-      const word = first / this.per;
-      const buf = Math.floor(word / this.pieceWords);
-      const inBuf = word - buf * this.pieceWords;
-      const words = Math.min(Math.ceil((elems - first) / this.per), this.pieceWords - inBuf, MAX_ELEMS / this.per);
-      const bindAt = Math.floor((inBuf * 4) / dec.align) * dec.align;
-      const p = dec.device.createBuffer({ label: 'weightstream params', size: 32, usage: dec.U.UNIFORM | dec.U.COPY_DST });
-      params.push(p);
-      dec.queue.writeBuffer(p, 0, new Uint32Array([first, words, inBuf - bindAt / 4, elems, slotIndex, dec.validate ? 1 : 0, gBits, this.global ? (g.ollamaGlobal ? 2 : 1) : 0]));
-      pass.setBindGroup(0, dec.device.createBindGroup({
-        layout: this.pipeline.getBindGroupLayout(0),
-        entries: [
-          { binding: 0, resource: { buffer: this.writers[0].buffers[0] } },
-          { binding: 1, resource: { buffer: this.buffers[buf], offset: bindAt, size: inBuf * 4 - bindAt + words * 4 } },
-          { binding: 2, resource: { buffer: p } },
-          { binding: 3, resource: { buffer: dec.status } },
-          { binding: 4, resource: { buffer: this.writers[1].buffers[0] } },
-          ...(this.biases ? [{ binding: 5, resource: { buffer: this.writers[2].buffers[0] } }] : []),
-        ],
-      }));
-      const groups = Math.ceil(words / WORKGROUP);
-      pass.dispatchWorkgroups(Math.min(groups, MAX_X), Math.ceil(groups / MAX_X));
-      dec.dispatches++;
-      first += words * this.per;
+    // Ranges of whole multiples of 256 groups, so that the packed bytes, scales and biases of a
+    // range start at a multiple of 256 bytes (minStorageBufferOffsetAlignment's largest value) and
+    // each is bound from there: a packed piece over maxStorageBufferBindingSize still decodes.
+    const group = this.q.group;
+    const groupBytes = (group * this.q.bits) / 8;
+    const scaleBytes = { 0: 4, 1: 2, 2: 2, 3: 1 }[this.q.scale];
+    // (At most decodeChunk packed bytes a range, 1 MiB by default.)
+    const most = Math.min(MAX_ELEMS, Math.floor((dec.chunkTarget * 8) / this.q.bits));
+    const span = Math.max(1, Math.floor(most / (256 * group))) * 256 * group;
+    const range = (w, at, n) => {
+      const size = w.buffers[0].size;
+      return { buffer: w.buffers[0], offset: at, size: Math.min(roundUp4(Math.max(n, 4)), size - at) };
+    };
+    for (let base = 0; base < elems; base += span) {
+      const n = Math.min(span, elems - base);
+      const g0 = base / group, groups = Math.ceil(n / group);
+      const slotIndex = dec.slots.length - dec.slotBase;
+      dec.slots.push({ tensor: this.d.name, offset: g.pieces.scales.offset, chunkStart: g0 * scaleBytes });
+      const src = range(this.writers[0], g0 * groupBytes, groups * groupBytes);
+      const scales = range(this.writers[1], g0 * scaleBytes, groups * scaleBytes);
+      const biases = this.biases ? range(this.writers[2], g0 * scaleBytes, groups * scaleBytes) : null;
+      let first = 0;  // relative to base
+      while (first < n) {
+        const word = (base + first) / this.per;
+        const buf = Math.floor(word / this.pieceWords);
+        const inBuf = word - buf * this.pieceWords;
+        const words = Math.min(Math.ceil((n - first) / this.per), this.pieceWords - inBuf);
+        const bindAt = Math.floor((inBuf * 4) / dec.align) * dec.align;
+        const p = dec.device.createBuffer({ label: 'weightstream params', size: 32, usage: dec.U.UNIFORM | dec.U.COPY_DST });
+        params.push(p);
+        dec.queue.writeBuffer(p, 0, new Uint32Array([first, words, inBuf - bindAt / 4, n, slotIndex, dec.validate ? 1 : 0, gBits, this.global ? (g.ollamaGlobal ? 2 : 1) : 0]));
+        pass.setBindGroup(0, dec.device.createBindGroup({
+          layout: this.pipeline.getBindGroupLayout(0),
+          entries: [
+            { binding: 0, resource: src },
+            { binding: 1, resource: { buffer: this.buffers[buf], offset: bindAt, size: inBuf * 4 - bindAt + words * 4 } },
+            { binding: 2, resource: { buffer: p } },
+            { binding: 3, resource: { buffer: dec.status } },
+            { binding: 4, resource: scales },
+            ...(biases ? [{ binding: 5, resource: biases }] : []),
+          ],
+        }));
+        const wg = Math.ceil(words / WORKGROUP);
+        pass.dispatchWorkgroups(Math.min(wg, MAX_X), Math.ceil(wg / MAX_X));
+        dec.dispatches++;
+        first += words * this.per;
+      }
     }
     pass.end();
     dec.queue.submit([enc.finish()]);

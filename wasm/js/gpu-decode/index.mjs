@@ -61,6 +61,7 @@ export class GpuDecoder extends Decoder {
   // decode would have (InvalidBlockData at the scale's byte offset).
   async close() {
     const bad = await this.check();
+    this.status?.destroy();  // (created: an error destroys it too)
     if (bad) throw this.error({ badBlock: bad }, null);
   }
 

@@ -22,18 +22,21 @@
 // `dtype: 'raw'` uploads exactly these layouts: a GGUF tensor's buffer is its stored blocks, an
 // MLX weight's packed, scales and biases tensors are buffers of their own.
 //
-// Why integers: WGSL leaves open exactly what bit-identity needs. Its f32 `*` and `+` are
-// "correctly rounded" in the sense of §15.7.4 (Floating Point Accuracy: either neighbour of the
-// exact result, not necessarily round-to-nearest-even), implementations may flush subnormal inputs
-// and results to zero and may ignore the sign of zero (§15.7.1 Floating Point Overview), inf/NaN
-// results are indeterminate values when the implementation assumes none occur (§15.7.2), and
-// pack2x16float / f16 conversion round in an unspecified direction (§17.9 pack2x16float: "rounded
-// as per the conversion rules", which §15.7.6 leaves to the implementation). So every decoder
-// below works on integers: a GGML value is an exact product (an 11-bit fp16 significand times
-// integers of at most 13 bits), built into f32 bits by shifting; the _1 formats' one addition
-// (q·d + m, ggml's order, never fused) is rounded to nearest even here (ws_add_rne), and f16
-// output is rounded by ws_f32_to_f16, a port of the library's kernels::f32_to_fp16. No WGSL
-// float arithmetic is used, so neither FMA contraction nor flushing can change a bit.
+// Why integers: WGSL (W3C WGSL, "Floating Point Evaluation") leaves open exactly what bit-identity
+// needs. Its f32 `x * y` and `x + y` are "correctly rounded" in the sense of "Floating Point
+// Accuracy" (#floating-point-accuracy: either representable neighbour of the exact result, not
+// necessarily round-to-nearest-even); "Floating Point Overview" (#floating-point-overview) lets an
+// implementation flush subnormal inputs and results to zero, ignore the sign of zero, and treat
+// results that would be inf or NaN as indeterminate values; "Reassociation and Fusion"
+// (#reassociation-and-fusion) lets it fuse x * y + z into an FMA; and f32 -> f16 conversion and
+// pack2x16float (#pack2x16float-builtin) round in a direction "Floating Point Conversion"
+// (#floating-point-conversion) does not fix to nearest-even. So the decoders use no float
+// arithmetic at all: a GGML value is an exact product (an 11-bit fp16 significand times integers
+// of at most 13 bits) built into f32 bits by shifting; every rounding the CPU kernels do (the _1
+// and K formats' one addition, MLX's s·q and + b, F8Q8's division, nvfp4's global scale) is done
+// here in integers to nearest even with subnormals (ws_add_rne, ws_mul_rne_e, ws_round_pack); and
+// f16 output is ws_f32_to_f16, a port of the library's kernels::f32_to_fp16. Nothing is left for
+// flushing, fusion or a rounding mode to change.
 
 export const WGSL_COMMON = /* wgsl */ `
 // --- weightstream common: byte reads from ws_src and exact f32 construction ---
