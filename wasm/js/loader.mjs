@@ -116,6 +116,8 @@ export class Loader {
   selectAll() { this.wasm.x.ws_loader_select_all(this.h); }
   // Weight i goes out as stored (Decode with passStored: a type nothing decodes).
   passesStored(i) { return this.wasm.x.ws_loader_passes_stored(this.h, i) !== 0; }
+  // Weight i goes out as stored for the host to decode (storedFormats; it has a decoding).
+  storedForHost(i) { return this.wasm.x.ws_loader_stored_for_host(this.h, i) !== 0; }
   // The bytes weight i hands out in this mode (Decode: its f32/f16 values, or its stored bytes
   // when it passes stored; Raw: its pieces): the library's size of an output, known at ModelReady.
   outputBytes(i) {

@@ -21,8 +21,8 @@ import { formatFromDtype, formatFromGgml, formatTable } from './formats.mjs';
 
 const DTYPES = ['f32', 'f16', 'raw'];
 
-// gpuFormats (a Set of format names, loadToWebGPU's decode on the GPU): plain weights of those
-// formats go out as their stored bytes (the loader's stored_formats); their descriptors keep the
+// gpuFormats (a Set of format names, loadToWebGPU's decode on the GPU): weights of those formats
+// go out as their stored bytes (the loader's stored_formats); their descriptors keep the
 // decoded dtype, shape and byteLength and say d.gpu = { format, uploadBytes }.
 export async function* modelEvents(wasm, source, options, progress, { headersOnly = false, gpuFormats = null } = {}) {
   // The cache's and a URL's resumed reads' events go through the progress callback (and
@@ -52,7 +52,9 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
       if (select && !select(t)) continue;
       const s = L.select(i);
       if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
-      const onGpu = gpu !== null && L.passesStored(i) && gpu.has(w.format?.name);
+      // (A weight of a covered format that the library cannot decode — not whole blocks, say — goes
+      // out as stored, as without the option: stored_for_host is false for it.)
+      const onGpu = gpu !== null && L.storedForHost(i);
       const d = describe(wasm, w, ti, file.header, files, raw || (L.passesStored(i) && !onGpu) ? null : dtype,
         onGpu ? w.elements * (dtype === 'f16' ? 2 : 4) : L.outputBytes(i));
       if (onGpu) d.gpu = gpuOf(w, files, L.outputBytes(i));

@@ -174,6 +174,12 @@ WS_EXPORT(ws_loader_select) uint32_t ws_loader_select(WsLoader* h, uint32_t weig
   return static_cast<uint32_t>(h->loader->select(weight));
 }
 WS_EXPORT(ws_loader_select_all) void ws_loader_select_all(WsLoader* h) { h->loader->select_all(); }
+// ModelLoader::stored_for_host: a weight with a decoding that goes out as stored for the host
+// (stored_formats).
+WS_EXPORT(ws_loader_stored_for_host) uint32_t ws_loader_stored_for_host(WsLoader* h, uint32_t weight) {
+  return h->loader->stored_for_host(weight);
+}
+
 WS_EXPORT(ws_loader_passes_stored) uint32_t ws_loader_passes_stored(WsLoader* h, uint32_t weight) {
   return h->loader->passes_stored(weight);
 }
