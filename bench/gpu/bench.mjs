@@ -1,8 +1,8 @@
 // bench/gpu: loadToWebGPU's CPU decode vs its GPU decode (decode: 'gpu'), per covered format, in
-// Debian's headless Chromium (web/test/lib/browser.mjs: WebGPU on SwiftShader unless CHROMIUM_ARGS
-// names a real adapter), in the same run. Prints per format and dtype the bytes uploaded per output
-// element and the wall time per GiB of output (load from memory to the last submitted pass done),
-// each the best of REPEAT runs.
+// Debian's headless Chromium (web/test/lib/browser.mjs: WebGPU on SwiftShader), in the same run.
+// Prints per format and dtype the bytes uploaded per output element, the page's CPU time per GiB of
+// output (its main thread's task time: the JS and wasm of the load) and the wall time per GiB (load
+// from memory to the last submitted pass done), each of the fastest of REPEAT runs.
 //
 //   node bench/gpu/bench.mjs [--elements N] [--repeat R] [--dtype f16|f32|both]
 //
@@ -59,18 +59,26 @@ try {
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.ready === 'true', null, { timeout: 30000 });
   const adapter = await page.textContent('#adapter');
+  const cdp = await browser.context.newCDPSession(page);
+  await cdp.send('Performance.enable');
+  const taskSeconds = async () => (await cdp.send('Performance.getMetrics')).metrics.find((x) => x.name === 'TaskDuration').value;
   console.log(`bench/gpu: ${ELEMENTS} elements per tensor, best of ${REPEAT}; adapter: ${adapter.trim()}`);
   if (/swiftshader/i.test(adapter)) console.log('NOTE: SwiftShader runs WebGPU on CPU threads: the GPU decode time below is not a GPU\'s.');
-  console.log('format       dtype  upload B/elem cpu  gpu    s/GiB-out cpu  gpu     gpu/cpu');
+  console.log('                    upload B/elem     CPU s/GiB-out      wall s/GiB-out');
+  console.log('format       dtype    cpu    gpu      cpu-decode    gpu   cpu-decode     gpu');
   for (const fmt of [...Object.keys(FORMATS), MLX]) {
     const m = model(fmt);
     const b64 = Buffer.from(m.bytes).toString('base64');
     await page.evaluate((b) => { window.benchBytes = Uint8Array.from(atob(b), (c) => c.charCodeAt(0)); }, b64);
     for (const dtype of DTYPES) {
-      const r = await page.evaluate(async ([dtype, repeat, name, extra]) => {
-        const ws = await import('/dist/weightstream.mjs');
-        const device = window.wsPage.state.gpu.device;
-        const once = async (decode) => {
+      // One load in the page: its wall time (bytes in memory to the last pass done) and the page's
+      // main-thread task time (Chrome's Performance.getMetrics TaskDuration: the JS and wasm the
+      // load ran on the CPU; WebGPU's work runs in the GPU process, SwiftShader's included).
+      const once = async (decode) => {
+        const before = await taskSeconds();
+        const x = await page.evaluate(async ([dtype, decode, name, extra]) => {
+          const ws = await import('/dist/weightstream.mjs');
+          const device = window.wsPage.state.gpu.device;
           const t0 = performance.now();
           const m = await ws.loadToWebGPU(device, window.benchBytes, { dtype, decode, ...extra });
           await device.queue.onSubmittedWorkDone();
@@ -79,19 +87,20 @@ try {
           const upload = m.gpuDecode ? m.gpuDecode.uploadBytes : out;
           m.destroy();
           return { t, out, upload };
-        };
-        const best = {};
-        for (const decode of ['cpu', 'gpu']) {
-          await once(decode);  // warm: pipelines, wasm
-          let b = null;
-          for (let i = 0; i < repeat; i++) { const x = await once(decode); if (!b || x.t < b.t) b = x; }
-          best[decode] = b;
-        }
-        return best;
-      }, [dtype, REPEAT, m.name, m.options]);
+        }, [dtype, decode, m.name, m.options]);
+        x.cpu = (await taskSeconds()) - before;
+        return x;
+      };
+      const r = {};
+      for (const decode of ['cpu', 'gpu']) {
+        await once(decode);  // warm: pipelines, wasm
+        let b = null;
+        for (let i = 0; i < REPEAT; i++) { const x = await once(decode); if (!b || x.t < b.t) b = x; }
+        r[decode] = b;
+      }
       const per = (x) => (x.upload / ELEMENTS).toFixed(3);
-      const sPerGiB = (x) => ((x.t / 1000) / (x.out / 2 ** 30)).toFixed(2);
-      console.log(`${fmt.padEnd(12)} ${dtype.padEnd(6)} ${per(r.cpu).padStart(9)} ${per(r.gpu).padStart(6)}  ${sPerGiB(r.cpu).padStart(12)} ${sPerGiB(r.gpu).padStart(6)}  ${(r.gpu.t / r.cpu.t).toFixed(2).padStart(8)}`);
+      const perGiB = (v, x) => (v / (x.out / 2 ** 30)).toFixed(2);
+      console.log(`${fmt.padEnd(12)} ${dtype.padEnd(6)} ${per(r.cpu).padStart(9)} ${per(r.gpu).padStart(6)}  ${perGiB(r.cpu.cpu, r.cpu).padStart(12)} ${perGiB(r.gpu.cpu, r.gpu).padStart(6)}  ${perGiB(r.cpu.t / 1000, r.cpu).padStart(12)} ${perGiB(r.gpu.t / 1000, r.gpu).padStart(7)}`);
     }
   }
 } finally {

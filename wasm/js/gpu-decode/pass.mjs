@@ -23,6 +23,7 @@ export const DEFAULT_CHUNK = 1 << 20;
 const RING = 2;
 const SLOTS = 1024;
 const NONE = 0xFFFFFFFF;
+const PIPELINES = new WeakMap();  // device -> (format/dtype/params key -> GPUComputePipeline)
 const gcd = (a, b) => (b ? gcd(b, a % b) : a);
 
 function shaderOf(format, dtype) {
@@ -81,7 +82,10 @@ export class GpuDecoder {
     this.chunkTarget = chunkBytes;
     this.validate = validate;
     this.align = device.limits?.minStorageBufferOffsetAlignment ?? 256;
-    this.pipelines = new Map();
+    // Pipelines are kept per device across loads: compiling a WGSL module costs far more than
+    // decoding a small tensor.
+    if (!PIPELINES.has(device)) PIPELINES.set(device, new Map());
+    this.pipelines = PIPELINES.get(device);
     this.U = globalThis.GPUBufferUsage;
     this.created = created;
     this.slots = [];      // slot -> { tensor, source offset, chunk start }
