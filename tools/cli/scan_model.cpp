@@ -61,7 +61,7 @@ std::optional<LogicalSummary> convention_problem(const ModelHost& h, const Probl
 // The summary of a valid model that follows a convention (plain models have nothing to add).
 std::optional<LogicalSummary> model_summary(const ModelHost& h) {
   const ws::ModelLoader& L = h.loader();
-  if (L.format() != ws::Format::Safetensors || L.convention() == ws::Convention::Plain) return std::nullopt;
+  if (L.format() != ws::Format::Safetensors || ws::convention_info(L.convention()).plain) return std::nullopt;
   return summarize_model(L, kPlanRead, L.config_used() ? h.dir() + "config.json" : "");
 }
 
@@ -176,7 +176,7 @@ FileReport scan_model_file(const std::string& path, const ScanOptions& options, 
   h.run([&](ws::ModelLoader& L, const ws::ModelEvent& e) {
     // A model of plain tensors has nothing to add to the tensor table.
     if (e.type == ws::ModelEventType::ModelReady && L.format() == ws::Format::Safetensors &&
-        L.convention() != ws::Convention::Plain)
+        !ws::convention_info(L.convention()).plain)
       summary = summarize_model(L, kPlanRead, L.config_used() ? h.dir() + "config.json" : "");
     return true;
   });

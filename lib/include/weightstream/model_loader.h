@@ -457,9 +457,9 @@ class ModelLoader {
   uint32_t gguf_count_ = 0;
   Convention convention_ = Convention::Plain;
   bool config_used_ = false;
-  bool signal_mlx_ = false;
   bool config_drain_ = false;  // a config.json that failed to parse, read on for its digest
-  bool signal_ollama_ = false;
+  // The files' header-metadata signals, a bit per convention id (convention_signal_bits()).
+  uint32_t signal_bits_ = 0;
   uint8_t* config_mark_ = nullptr;  // lo_ before config.json's parser (dropped after the build)
   bool uqff_stream_ = false;        // sequential UQFF: the stream feeds the scalars before ModelReady
   bool streamed_ = false;           // every file was read to its end already
