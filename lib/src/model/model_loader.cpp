@@ -116,6 +116,7 @@ const char* model_event_type_name(ModelEventType t) {
 
 ModelLoader::ModelLoader(void* arena, size_t arena_size, const ModelLoaderOptions& options)
     : opt_(options), phase_(Phase::Idle) {
+  new (held_storage_) HeldRegion();  // empty: prepare_scratch() gives it its arena
   const uintptr_t b = reinterpret_cast<uintptr_t>(arena);
   const uintptr_t aligned = (b + 15) & ~uintptr_t(15);
   const size_t skip = size_t(aligned - b);
