@@ -81,6 +81,7 @@ DequantTensor ModelDequant::describe(const ws::ModelLoader& L, uint32_t index) c
   t.logical = true;
   t.name = str(w.name);
   t.convention = ws::convention_name(w.convention);
+  t.plain = ws::convention_info(w.convention).plain;
   t.mode = ws::quant_mode_name(w.params.mode);
   t.stored = ws::dtype_name(L.tensor(packed).dtype());
   if (w.decodable) t.format = w.format;

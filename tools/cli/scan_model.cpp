@@ -132,6 +132,7 @@ LogicalSummary summarize_model(const ws::ModelLoader& L, uint64_t chunk, const s
     LogicalRow r;
     r.name.assign(w.name.data, w.name.size);
     r.convention = ws::convention_name(w.convention);
+    r.plain = ws::convention_info(w.convention).plain;
     r.mode = ws::quant_mode_name(w.params.mode);
     r.stored = ws::dtype_name(L.tensor(w.ref(ws::PieceRole::Packed)).dtype());
     if (w.decodable) r.format = ws::quant_format_name(w.format);
