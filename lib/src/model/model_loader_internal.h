@@ -1,5 +1,6 @@
 // ws::ModelLoader internals shared by its source files (model_loader.cpp: the entry, headers,
-// config and model; model_stream.cpp: weights by range and the forward stream).
+// config and model; model_stream.cpp: weights by range and the forward stream; held_region.h:
+// the forward stream's held blocks).
 #pragma once
 
 #include <stdint.h>
