@@ -149,7 +149,7 @@ inline void check_table(const ws::Reader& r) {
   // The convention signal reads the (hostile) metadata: one of the three answers, never a crash.
   if (r.format() == ws::Format::Safetensors) {
     const ws::Convention c = ws::convention_signal(r.tensors());
-    WS_CHECK(c == ws::Convention::Plain || c == ws::Convention::Mlx || c == ws::Convention::Ollama, int(c));
+    WS_CHECK(c == ws::Convention::Plain || c == ws::Convention::Mlx || c == ws::Convention::Ollama, int(c.id));
   }
   const uint32_t n = r.tensor_count();
   uint64_t prev_end = 0;

@@ -161,7 +161,7 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
         out.ready = true;
         read_at_ready = L.bytes_read();
         if (dir.as_stored) {  // every tensor one weight, no convention
-          WS_CHECK(L.convention() == ws::Convention::Plain, int(L.convention()));
+          WS_CHECK(L.convention() == ws::Convention::Plain, int(L.convention().id));
           uint64_t tensors = 0;
           for (uint32_t t = 0; t < L.table_count(); ++t) tensors += L.table(t).count();
           WS_CHECK(tensors == L.weight_count(), tensors, L.weight_count());

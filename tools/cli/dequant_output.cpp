@@ -245,7 +245,7 @@ std::string written_line(const DequantTensor& t, bool f16) {
   std::string what = t.stored;
   if (t.logical && t.mode != "none")
     what = t.convention + " " + t.mode + " " + std::to_string(t.bits) + "-bit g" + std::to_string(t.group);
-  else if (t.logical && t.convention != "plain")
+  else if (t.logical && !t.plain)
     what = t.convention + " " + (t.format ? ws::quant_format_name(*t.format) : "");
   return name_text(t.name) + ": " + what + " " + shape_text(t.shape) + " -> " + std::to_string(t.elements) + " " +
          to_name(f16) + " values, " + bytes_text(t.output_bytes) +

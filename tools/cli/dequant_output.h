@@ -40,6 +40,7 @@ struct DequantTensor {
   // Logical weights only.
   bool logical = false;
   std::string convention, mode, shard;  // shard: the file of the packed piece (empty: the file itself)
+  bool plain = true;                    // the convention's weights are stored tensors (convention_info)
   std::string split;                    // a split GGUF model's tensor: its split file
   uint32_t bits = 0, group = 0;         // 0: no MLX mode
   std::vector<DequantPiece> pieces;

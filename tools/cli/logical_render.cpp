@@ -16,7 +16,7 @@ std::string logical_text(const LogicalSummary& s) {
     const LogicalRow& r = s.weights[i];
     const bool q = r.mode != "none";
     // UQFF's GGUF and F8Q8 layers have no MLX mode: their block format says what they are.
-    const std::string mode = q ? r.mode : r.convention != "plain" && !r.format.empty() ? r.format : "plain " + r.stored;
+    const std::string mode = q ? r.mode : !r.plain && !r.format.empty() ? r.format : "plain " + r.stored;
     const bool held = !r.companions.empty();  // a weight of one piece streams through
     rows.push_back({std::to_string(i), mode, r.bits ? std::to_string(r.bits) : "-",
                     r.group ? std::to_string(r.group) : "-", shape_text(r.shape), std::to_string(r.bytes),

@@ -81,6 +81,7 @@ DequantTensor ModelDequant::describe(const ws::ModelLoader& L, uint32_t index) c
   t.logical = true;
   t.name = str(w.name);
   t.convention = ws::convention_name(w.convention);
+  t.plain = ws::convention_info(w.convention).plain;
   t.mode = ws::quant_mode_name(w.params.mode);
   t.stored = ws::dtype_name(L.tensor(packed).dtype());
   if (w.decodable) t.format = w.format;
@@ -174,14 +175,14 @@ bool ModelDequant::on_ready(ws::ModelLoader& L) {
   convention_.reset();
   one_weight_ = one_row_ = ws::kNoTensor;
   format_ = L.format();
-  logical_ = several_ || (format_ == ws::Format::Safetensors && L.convention() != ws::Convention::Plain);
+  logical_ = several_ || (format_ == ws::Format::Safetensors && !ws::convention_info(L.convention()).plain);
   if (logical_) {
     convention_ = ws::convention_name(L.convention());
     for (uint32_t i = 0; i < L.weight_count(); ++i) rows_.push_back(describe(L, i));
     // A single file's plain weight asked for by name: the tensor it is, as the file stores it.
     if (!several_ && !args_.all) {
       for (uint32_t i = 0; i < L.weight_count(); ++i) {
-        if (rows_[i].name != args_.tensor || L.weight(i).convention != ws::Convention::Plain) continue;
+        if (rows_[i].name != args_.tensor || !ws::convention_info(L.weight(i).convention).plain) continue;
         logical_ = false;
         convention_.reset();
         rows_.clear();

@@ -105,7 +105,8 @@ struct ModelFactsReport {
 // tensors as themselves) and the load plan's scratch, as inspect shows them.
 struct LogicalRow {
   std::string name;
-  std::string convention;  // "mlx", "ollama", "plain"
+  std::string convention;  // its name, from the library (ws::convention_name)
+  bool plain = true;       // ws::convention_info(...).plain: a tensor as stored, no convention
   std::string mode;        // "affine", "mxfp4", ...; "none" for a plain weight
   std::string stored;      // the packed (or plain) tensor's dtype
   std::string format;      // the ws::QuantFormat that decodes it ("MlxAffine", "Q4_K", "BF16");
@@ -118,7 +119,7 @@ struct LogicalRow {
   bool packed_before_companion = false;  // sequential mode must buffer the packed piece
 };
 struct LogicalSummary {
-  std::string convention;  // the model's: "mlx", "ollama" or "plain"
+  std::string convention;  // the model's name, from the library (ws::convention_name)
   std::string config;      // the config.json whose quantization was used; empty if none
   uint64_t chunk = 0;      // the read size the seekable plan assumes (--chunk-size)
   std::vector<LogicalRow> weights;

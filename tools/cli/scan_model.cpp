@@ -61,7 +61,7 @@ std::optional<LogicalSummary> convention_problem(const ModelHost& h, const Probl
 // The summary of a valid model that follows a convention (plain models have nothing to add).
 std::optional<LogicalSummary> model_summary(const ModelHost& h) {
   const ws::ModelLoader& L = h.loader();
-  if (L.format() != ws::Format::Safetensors || L.convention() == ws::Convention::Plain) return std::nullopt;
+  if (L.format() != ws::Format::Safetensors || ws::convention_info(L.convention()).plain) return std::nullopt;
   return summarize_model(L, kPlanRead, L.config_used() ? h.dir() + "config.json" : "");
 }
 
@@ -132,6 +132,7 @@ LogicalSummary summarize_model(const ws::ModelLoader& L, uint64_t chunk, const s
     LogicalRow r;
     r.name.assign(w.name.data, w.name.size);
     r.convention = ws::convention_name(w.convention);
+    r.plain = ws::convention_info(w.convention).plain;
     r.mode = ws::quant_mode_name(w.params.mode);
     r.stored = ws::dtype_name(L.tensor(w.ref(ws::PieceRole::Packed)).dtype());
     if (w.decodable) r.format = ws::quant_format_name(w.format);
@@ -176,7 +177,7 @@ FileReport scan_model_file(const std::string& path, const ScanOptions& options, 
   h.run([&](ws::ModelLoader& L, const ws::ModelEvent& e) {
     // A model of plain tensors has nothing to add to the tensor table.
     if (e.type == ws::ModelEventType::ModelReady && L.format() == ws::Format::Safetensors &&
-        L.convention() != ws::Convention::Plain)
+        !ws::convention_info(L.convention()).plain)
       summary = summarize_model(L, kPlanRead, L.config_used() ? h.dir() + "config.json" : "");
     return true;
   });

@@ -2,7 +2,7 @@
 // comments there). The loader decides everything about a model — its files and their order,
 // companions, conventions, checks, decoding; this class only moves words and bytes across.
 import { u64, TABLE_RECORDS, TABLE_NAMES } from './module.mjs';
-import { readError, FormatNames, NONE, CONVENTIONS, writeLimits, readInfo, readTensor, readTable, readMetadata, readWeight } from './words.mjs';
+import { readError, FormatNames, NONE, writeLimits, readInfo, readTensor, readTable, readMetadata, readWeight } from './words.mjs';
 import { buildHeader } from './header.mjs';
 import { formatTable } from './formats.mjs';
 
@@ -150,7 +150,7 @@ export class Loader {
     const w = this.wasm.x.ws_loader_model(this.h, chunk) >> 2;
     const u = this.wasm.u32;
     return {
-      convention: CONVENTIONS[u[w]], format: FormatNames[u[w + 1]] ?? 'unknown', configUsed: u[w + 2] !== 0,
+      convention: this.wasm.conventionNames[u[w]], format: FormatNames[u[w + 1]] ?? 'unknown', configUsed: u[w + 2] !== 0,
       tableCount: u[w + 3], weightCount: u[w + 4], entryFile: u[w + 5] === NONE ? null : u[w + 5], logical: u[w + 6] !== 0,
       version: [u[w + 7], u[w + 8], u[w + 9]],
       plan: { chunk, sequentialPeak: u64(u[w + 10], u[w + 11]), seekablePeak: u64(u[w + 12], u[w + 13]) },

@@ -96,7 +96,7 @@ function describe(wasm, w, ti, header, files, dtype, byteLength) {
   const source = { dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset };
   // A plain tensor keeps its header's shape (GGUF's in ggml order, ne[0] first); a logical weight
   // has the shape it decodes to.
-  const logical = dtype !== null && w.convention !== 'plain';
+  const logical = dtype !== null && !wasm.plainConventions.has(w.convention);
   return {
     index: ti, name: w.name, dtype: dtype ?? t.dtype, shape: logical ? w.shape : t.shape,
     elements: dtype ? w.elements : header.elements[ti], byteLength,
@@ -132,7 +132,7 @@ const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).head
 // tensor's block format (its block size and bytes, whether or not it decodes); null for element
 // types.
 function quantOf(wasm, w, typeId, header, files) {
-  if (w.convention === 'plain' || (w.convention === 'uqff' && w.uqffType === 'unquant')) {
+  if (wasm.plainConventions.has(w.convention) || (w.convention === 'uqff' && w.uqffType === 'unquant')) {
     const f = header.format === 'gguf' ? formatFromGgml(wasm, typeId, header.gguf?.dialect === 'bitnet' ? 1 : 0) : formatFromDtype(wasm, typeId);
     return f && f.blockElems > 1 ? { format: f.name, blockElems: f.blockElems, blockBytes: f.blockBytes } : null;
   }

@@ -95,6 +95,13 @@ export class Wasm {
     for (let i = 0, n = exports.ws_status_count(); i < n; i++) this.statusNames.push(this.cstr(exports.ws_status_name(i)));
     this.dtypeNames = [];
     for (let i = 0, n = exports.ws_dtype_count(); i < n; i++) this.dtypeNames.push(this.cstr(exports.ws_dtype_name(i)));
+    // Conventions, quantization modes and UQFF layer types by the numbers the ABI's words carry.
+    const names = (count, name) => Array.from({ length: exports[count]() }, (_, i) => this.cstr(exports[name](i)));
+    this.conventionNames = names('ws_convention_count', 'ws_convention_name');
+    this.modeNames = names('ws_quant_mode_count', 'ws_quant_mode_name');
+    this.uqffTypeNames = names('ws_uqff_type_count', 'ws_uqff_type_name');
+    // The conventions whose weights are the stored tensors (nothing to group or list).
+    this.plainConventions = new Set(this.conventionNames.filter((_, i) => exports.ws_convention_plain(i)));
     // Handles alive now, by kind: what tests check to be back to baseline after an error or abort.
     this.live = { sessions: 0, dequantizers: 0, indexes: 0, models: 0, manifests: 0, loaders: 0, buffers: 0 };
     this.scratchDims = 64;

@@ -58,7 +58,7 @@ export async function inspect(source, options = {}) {
     for await (const ev of loadModel(wasm, model, options, { mode: Mode.headers })) {
       // Read out while the loader lives (it is gone when the loop ends).
       // A plain model's weights are its tensors: nothing to list (92k objects for a DeepSeek header).
-      if (ev.kind === 'ready') { ready = { files: ev.files, model: ev.model }; weights = ev.model.convention === 'plain' ? [] : weightsOf(ev); }
+      if (ev.kind === 'ready') { ready = { files: ev.files, model: ev.model }; weights = wasm.plainConventions.has(ev.model.convention) ? [] : weightsOf(ev); }
     }
   } catch (e) {
     // A UQFF directory or an Ollama model is its logical model: its rejection is inspect()'s.
@@ -71,7 +71,7 @@ export async function inspect(source, options = {}) {
   const logicalOf = (convention) => (conventionError
     ? { convention: null, weights: [], plan: null, error: conventionError.toJSON() }
     : { convention, weights: weights.map((w) => publicWeight(named, w)), plan: ready.model.plan, error: null });
-  const quantized = conventionError || ready.model.convention === 'ollama' || weights.some((w) => w.convention !== 'plain');
+  const quantized = conventionError || ready.model.convention === 'ollama' || weights.some((w) => !wasm.plainConventions.has(w.convention));
   if (model.kind === 'uqff' || model.kind === 'ollama') {
     const perFile = files.map((f) => ({ file: f.shard, ...publicHeader(f.header) }));
     return {
@@ -87,7 +87,7 @@ export async function inspect(source, options = {}) {
       format: 'safetensors', sharded: true, totalSize: index?.totalSize ?? null, metadata: index?.metadata ?? null,
       shards, tensors: shards.flatMap((sh) => sh.tensors.map((t) => ({ ...t, shard: sh.file }))),
     };
-    if (quantized) out.logical = logicalOf('mlx');
+    if (quantized) out.logical = logicalOf(ready.model.convention);
     return out;
   }
   const out = publicHeader(files[0].header);

@@ -5,11 +5,8 @@ import { formatTable } from './formats.mjs';
 
 export const FormatNames = ['unknown', 'safetensors', 'gguf'];
 export const NONE = 0xFFFFFFFF;
-export const CONVENTIONS = ['plain', 'mlx', 'ollama', 'uqff'];
-export const MODES = ['none', 'affine', 'mxfp4', 'mxfp8', 'nvfp4'];
 // PieceRole order (conventions.h).
 export const ROLES = ['packed', 'scales', 'biases', 'globalScale', 'format', 'ggmlType', 'shape', 'bits', 'groupSize', 'numBlocks'];
-export const UQFF_TYPES = ['gguf', 'unquant', 'hqq', 'fp8', 'afq', 'f8q8', 'mxfp4'];
 const utf8 = new TextDecoder('utf-8');  // as module.mjs's: invalid bytes become U+FFFD
 
 // A rejection from the 12 error words at word index `w`.
@@ -172,12 +169,12 @@ export function readWeight(wasm, w, index, formats = formatTable(wasm)) {
   for (let r = 0; r < ROLES.length; r++) {
     if (u[w + 22 + 2 * r] !== NONE) pieces[ROLES[r]] = { table: u[w + 22 + 2 * r], index: u[w + 23 + 2 * r] };
   }
-  const convention = CONVENTIONS[u[w + 2]];
+  const convention = wasm.conventionNames[u[w + 2]];
   return {
     index,
     name: wasm.text(u[w], u[w + 1]),
     convention,
-    mode: MODES[u[w + 3]],
+    mode: wasm.modeNames[u[w + 3]],
     bits: u[w + 4],
     group: u[w + 5],
     format: formats.list[u[w + 6]],
@@ -186,7 +183,7 @@ export function readWeight(wasm, w, index, formats = formatTable(wasm)) {
     shape,
     elements: u64(u[w + 18], u[w + 19]),
     globalScaleIsOllama: u[w + 20] !== 0,
-    uqffType: convention === 'uqff' ? UQFF_TYPES[u[w + 21]] : null,
+    uqffType: convention === 'uqff' ? wasm.uqffTypeNames[u[w + 21]] : null,
     pieces,
     plan: {
       packedBeforeCompanion: u[w + 42] !== 0,

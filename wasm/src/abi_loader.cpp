@@ -254,14 +254,15 @@ WS_EXPORT(ws_loader_model) uint32_t* ws_loader_model(WsLoader* h, uint32_t chunk
   const ws::ModelLoader& L = *h->loader;
   uint32_t* w = h->item;
   memset(w, 0, 16 * sizeof(uint32_t));
-  w[0] = static_cast<uint32_t>(L.convention());
+  w[0] = L.convention().id;
   w[1] = static_cast<uint32_t>(L.format());
   w[2] = L.config_used();
   w[3] = L.table_count();
   w[4] = L.weight_count();
   w[5] = L.entry_file();
   w[6] = L.model() != nullptr;
-  if (L.model() && L.convention() == ws::Convention::Uqff)
+  // A UQFF model's stated version (0.0.0 for every other convention: the model has none).
+  if (L.model())
     for (uint32_t i = 0; i < 3; ++i) w[7 + i] = L.model()->uqff_version(i);
   const ws::ModelPlan p = L.plan(chunk ? chunk : 1);
   put_u64(w + 10, p.sequential_peak);

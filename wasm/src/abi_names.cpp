@@ -1,12 +1,17 @@
 // weightstream wasm — the library's names and tables, so JS never keeps its own copy that could
-// drift: status names and descriptions, dtypes, GGML types, GGUF value types, quant formats.
+// drift: status names and descriptions, dtypes, GGML types, GGUF value types, quant formats,
+// conventions (the rows of lib/src/conventions/convention_table.cpp), quantization modes and UQFF
+// layer types.
 // Strings are NUL-terminated C strings in the module's data.
 #include "abi.h"
 #include "weightstream/dequant.h"
 #include "weightstream/dtype.h"
 #include "weightstream/ggml_types.h"
 #include "weightstream/gguf.h"
+#include "weightstream/conventions.h"
+#include "weightstream/quant_params.h"
 #include "weightstream/reader.h"
+#include "weightstream/uqff.h"
 
 namespace {
 uint32_t g_item[4];  // scratch for the few functions that return several values
@@ -25,6 +30,24 @@ WS_EXPORT(ws_format_name) const char* ws_format_name(uint32_t f) { return ws::fo
 WS_EXPORT(ws_dtype_count) uint32_t ws_dtype_count() { return ws::kDTypeCount; }
 WS_EXPORT(ws_dtype_name) const char* ws_dtype_name(uint32_t t) { return ws::dtype_name(static_cast<ws::DType>(t)); }
 WS_EXPORT(ws_dtype_bits) uint32_t ws_dtype_bits(uint32_t t) { return ws::dtype_bits(static_cast<ws::DType>(t)); }
+
+// Conventions by id (the word the loader's model and weight layouts carry); a convention is plain
+// when its weights are the stored tensors (ConventionInfo::plain).
+WS_EXPORT(ws_convention_count) uint32_t ws_convention_count() { return ws::convention_count(); }
+WS_EXPORT(ws_convention_name) const char* ws_convention_name(uint32_t c) {
+  return ws::convention_name(ws::Convention{static_cast<uint8_t>(c < 256 ? c : 255)});
+}
+WS_EXPORT(ws_convention_plain) uint32_t ws_convention_plain(uint32_t c) {
+  return ws::convention_info(ws::Convention{static_cast<uint8_t>(c < 256 ? c : 255)}).plain;
+}
+WS_EXPORT(ws_quant_mode_count) uint32_t ws_quant_mode_count() { return ws::kQuantModeCount; }
+WS_EXPORT(ws_quant_mode_name) const char* ws_quant_mode_name(uint32_t m) {
+  return ws::quant_mode_name(static_cast<ws::QuantMode>(m));
+}
+WS_EXPORT(ws_uqff_type_count) uint32_t ws_uqff_type_count() { return ws::kUqffTypeCount; }
+WS_EXPORT(ws_uqff_type_name) const char* ws_uqff_type_name(uint32_t t) {
+  return ws::uqff_type_name(static_cast<ws::UqffType>(t));
+}
 
 WS_EXPORT(ws_gguf_type_name) const char* ws_gguf_type_name(uint32_t t) {
   return ws::gguf_type_name(static_cast<ws::GgufType>(t));

@@ -113,7 +113,7 @@ void put_weight(uint32_t* o, const ws::LogicalWeight& w, const ws::LoadPlan& p) 
   memset(o, 0, kWeightWords * sizeof(uint32_t));
   o[0] = ptr32(w.name.data);
   o[1] = static_cast<uint32_t>(w.name.size);
-  o[2] = static_cast<uint32_t>(w.convention);
+  o[2] = w.convention.id;
   o[3] = static_cast<uint32_t>(w.params.mode);
   o[4] = w.params.bits;
   o[5] = w.params.group;
@@ -123,7 +123,7 @@ void put_weight(uint32_t* o, const ws::LogicalWeight& w, const ws::LoadPlan& p) 
   o[9] = w.rank;
   for (uint32_t d = 0; d < w.rank && d < ws::kMaxLogicalRank; ++d) put_u64(o + 10 + 2 * d, w.shape[d]);
   put_u64(o + 18, w.elements);
-  o[20] = w.global_scale_is_ollama;
+  o[20] = w.spec().global_scale_is_ollama;
   o[21] = w.uqff_type;
   for (uint32_t r = 0; r < ws::kPieceRoles; ++r) {
     o[22 + 2 * r] = w.piece[r].present() ? w.piece[r].table : 0xFFFFFFFFu;

@@ -56,12 +56,38 @@
 
 namespace ws {
 
-enum class Convention : uint8_t { Plain, Mlx, Ollama, Uqff };
-const char* convention_name(Convention c);
+// A convention: its row in the one table of conventions (lib/src/conventions/convention_table.cpp),
+// where each row is a descriptor saying how the convention is signalled, which companions it has,
+// how its logical weights are built and checked, and what it presents. An open id, not a closed
+// enum: a new convention is a new row. The named rows are the ones built in; `id` is also the word
+// the WebAssembly ABI passes (0 plain, 1 mlx, 2 ollama, 3 uqff).
+struct Convention {
+  uint8_t id = 0;
+  static const Convention Plain, Mlx, Ollama, Uqff;
+  constexpr bool operator==(const Convention& o) const { return id == o.id; }
+  constexpr bool operator!=(const Convention& o) const { return id != o.id; }
+};
+inline constexpr Convention Convention::Plain{0};
+inline constexpr Convention Convention::Mlx{1};
+inline constexpr Convention Convention::Ollama{2};
+inline constexpr Convention Convention::Uqff{3};
 
-// What a safetensors file's metadata says it is: Ollama (a `quant_type` or `<tensor>.quant_type`
-// key), Mlx (`"format": "mlx"`) or Plain (no signal; a config.json with a quantization section
-// still makes a model MLX). Several files: Ollama if any says so, else Mlx if any says so.
+// What hosts may know of a convention without knowing which it is.
+struct ConventionInfo {
+  const char* name = "?";  // "plain", "mlx", "ollama", "uqff"; "?" for an id past the table
+  // Its weights are the stored tensors, one each, with no companion (plain safetensors, GGUF
+  // blocks); hosts show a logical-weight table only for the others.
+  bool plain = false;
+};
+ConventionInfo convention_info(Convention c);
+const char* convention_name(Convention c);
+// Rows in the table (ids 0 .. count-1).
+uint32_t convention_count();
+
+// What a safetensors file's metadata says it is: the first convention, in the table's resolution
+// order, whose metadata signal the header carries (Ollama: a `quant_type` or `<tensor>.quant_type`
+// key; MLX: `"format": "mlx"`), or Plain (no signal; a config.json with a quantization section
+// still makes a model MLX). Several files: the loader combines every file's signals the same way.
 Convention convention_signal(const TensorTable& table);
 
 // A tensor of one of the model's tables.
@@ -92,7 +118,6 @@ struct LogicalWeight {
   uint32_t rank = 0;
   uint64_t shape[kMaxLogicalRank] = {};  // logical (unpacked) shape
   uint64_t elements = 0;
-  bool global_scale_is_ollama = false;
   // UQFF: the type its companion set names (uqff.h UqffType), and the scalar companions' bytes as
   // feed_uqff() collects them (fixed slots per role; sizes validated against the header).
   uint8_t uqff_type = 0;
@@ -100,11 +125,25 @@ struct LogicalWeight {
   uint8_t uqff_got[kPieceRoles - kFirstScalarRole] = {};
 
   const TensorRef& ref(PieceRole r) const { return piece[uint32_t(r)]; }
-  // A ready spec; the caller sets scales/biases (and global_scale from the F32 scalar's bytes,
-  // with has_global_scale) from the companion bytes it kept, and input_offset if it wants
-  // absolute error offsets.
+  // A ready spec (its convention adds what is its own, such as Ollama's global-scale rule); the
+  // caller sets scales/biases (and global_scale from the F32 scalar's bytes, with
+  // has_global_scale) from the companion bytes it kept, and input_offset if it wants absolute
+  // error offsets.
   DequantSpec spec() const;
 };
+
+// One quantization parameter of a logical weight as its convention presents it: a key ("mode",
+// "bits", "group", "scale_dtype", "type", ...) and a text or a number. Hosts print or return these
+// without knowing the convention.
+struct QuantParameter {
+  const char* key = "";
+  const char* text = nullptr;  // the value when it is a name; nullptr when it is `number`
+  uint64_t number = 0;
+};
+constexpr uint32_t kMaxQuantParameters = 8;
+// The parameters `w`'s convention presents, in its fixed order, into out[0, cap); returns how many
+// it has (at most kMaxQuantParameters; a plain weight has none).
+uint32_t quant_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap);
 
 // One table (file) of a LogicalModel: where its tensors are, and UQFF's copy of the version tensors
 // it holds. LogicalModel keeps kInlineTables of these; set_table_storage() gives it more.

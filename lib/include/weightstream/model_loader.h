@@ -176,6 +176,8 @@ struct ModelEvent {
   const Event* kv = nullptr;      // Kv
 };
 
+class HeldRegion;
+
 class ModelLoader {
  public:
   // File slots taken at construction; a model of more files gets a larger table once its file
@@ -367,7 +369,6 @@ class ModelLoader {
   struct FileDigest;
   struct DigestOps;
   struct DigestOpsImpl;
-  struct HeldBlock;
   enum class Phase : uint8_t;
   struct WeightPieces;
 
@@ -435,10 +436,9 @@ class ModelLoader {
   uint32_t owner_of(uint32_t table, uint32_t index, PieceRole* role) const;
   uint64_t stream_rest() const;  // every data file's rest, forward (bytes_to_read())
   void sim_sequential(uint64_t* peak, uint32_t* blocks) const;
-  uint8_t* held_alloc(uint32_t w, uint64_t size);
-  uint8_t* held_of(uint32_t w) const;
-  void held_free(uint32_t w);
-  void held_compact();
+  // The held region (lib/src/model/held_region.h), in held_storage_.
+  HeldRegion& held();
+  const HeldRegion& held() const;
 
   // Answer to the pending NeedRead.
   enum class Answer : uint8_t { None, Data, Eof, Missing };
@@ -470,9 +470,9 @@ class ModelLoader {
   uint32_t gguf_count_ = 0;
   Convention convention_ = Convention::Plain;
   bool config_used_ = false;
-  bool signal_mlx_ = false;
   bool config_drain_ = false;  // a config.json that failed to parse, read on for its digest
-  bool signal_ollama_ = false;
+  // The files' header-metadata signals, a bit per convention id (convention_signal_bits()).
+  uint32_t signal_bits_ = 0;
   uint8_t* config_mark_ = nullptr;  // lo_ before config.json's parser (dropped after the build)
   bool uqff_stream_ = false;        // sequential UQFF: the stream feeds the scalars before ModelReady
   bool streamed_ = false;           // every file was read to its end already
@@ -519,14 +519,9 @@ class ModelLoader {
   uint32_t start_weight_ = kNoTensor;  // sequential: route() asks step_stream to start the decoder
   bool start_held_ = false;            // ... on the weight's kept bytes (its last piece came)
 
-  // Sequential: held blocks (compacting, address order).
-  uint8_t* held_ = nullptr;
-  uint64_t held_cap_ = 0;
-  uint64_t held_top_ = 0;
-  HeldBlock* blocks_ = nullptr;
-  uint32_t block_count_ = 0;
-  uint32_t block_cap_ = 0;
-  uint32_t* block_of_ = nullptr;  // weight -> block index + 1 (0: none)
+  // Sequential: the held region's state (a HeldRegion, compacting blocks in address order; the
+  // type is internal, its size checked where it is constructed).
+  alignas(8) unsigned char held_storage_[48];
 
   // Digests: the records given by name before open() (a list), the calls into model_digest.cpp.
   FileDigest* digests_ = nullptr;

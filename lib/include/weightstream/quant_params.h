@@ -10,6 +10,7 @@ namespace ws {
 
 // MLX's four quantization modes (FORMATS.md §2); None = a plain, unquantized tensor.
 enum class QuantMode : uint8_t { None, Affine, Mxfp4, Mxfp8, Nvfp4 };
+constexpr uint32_t kQuantModeCount = 5;
 
 const char* quant_mode_name(QuantMode m);  // "affine", "mxfp4", ...; "none"
 // Exact match of "affine", "mxfp4", "mxfp8", "nvfp4".

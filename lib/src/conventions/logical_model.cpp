@@ -1,54 +1,22 @@
-// Logical weights: MLX and Ollama companion grouping over validated tensor tables, and the name
-// hash every convention (UQFF too, uqff_layers.cpp) looks companions up in.
+// Logical weights over validated tensor tables: the tables, the name hash every convention's build
+// looks companions up in (mlx_convention.cpp, ollama_convention.cpp, uqff_layers.cpp), plain
+// weights, owner() by the descriptors' companion names, and the checks of an MLX-layout packed
+// weight (U32 words with scales, and biases for affine) that MLX, Ollama and UQFF share.
 #include "weightstream/conventions.h"
 
 #include <string.h>
 
 #include <new>
 
+#include "convention_descriptor.h"
+#include "name_match.h"
 #include "weightstream/detail/bytes.h"
-#include "weightstream/ollama_quant.h"
 
 namespace ws {
 
+using namespace conv;
+
 namespace {
-
-bool ends_with(const StrView& s, const char* suffix, size_t* base_len) {
-  size_t n = strlen(suffix);
-  if (s.size < n || memcmp(s.data + s.size - n, suffix, n) != 0) return false;
-  *base_len = s.size - n;
-  return true;
-}
-
-// s == a + b, without building the concatenation (names may be of any length).
-bool equals_concat(const StrView& s, const char* a, size_t an, const char* b) {
-  size_t bn = strlen(b);
-  return s.size == an + bn && memcmp(s.data, a, an) == 0 && memcmp(s.data + an, b, bn) == 0;
-}
-
-bool parse_u32(const StrView& s, uint32_t* out) {
-  if (s.size == 0 || s.size > 9) return false;
-  uint32_t v = 0;
-  for (size_t i = 0; i < s.size; ++i) {
-    if (s.data[i] < '0' || s.data[i] > '9') return false;
-    v = v * 10 + uint32_t(s.data[i] - '0');
-  }
-  *out = v;
-  return true;
-}
-
-// Metadata value of key a + b in `t`.
-bool find_meta_concat(const TensorTable& t, const char* a, size_t an, const char* b, StrView* out) {
-  uint32_t cursor = 0;
-  for (uint32_t i = 0; i < t.metadata_count(); ++i) {
-    MetadataEntry e = t.metadata_at(&cursor);
-    if (equals_concat(e.key, a, an, b)) {
-      *out = e.value;
-      return true;
-    }
-  }
-  return false;
-}
 
 // The name hash over a name given in two parts (a + b), so companions are hashed without building
 // their names: eight bytes per multiply, where FNV-1a's one per byte made hashing a DeepSeek-V3
@@ -107,28 +75,7 @@ uint32_t hash_concat(const char* a, size_t an, const char* b, size_t bn) {
   return h.finish();
 }
 
-bool is_float_scale(DType d) { return d == DType::BF16 || d == DType::F16 || d == DType::F32; }
-
-QuantFormat format_of(QuantMode m) {
-  switch (m) {
-    case QuantMode::Mxfp4: return QuantFormat::MlxMxfp4;
-    case QuantMode::Mxfp8: return QuantFormat::MlxMxfp8;
-    case QuantMode::Nvfp4: return QuantFormat::MlxNvfp4;
-    default: return QuantFormat::MlxAffine;
-  }
-}
-
 }  // namespace
-
-const char* convention_name(Convention c) {
-  switch (c) {
-    case Convention::Plain: return "plain";
-    case Convention::Mlx: return "mlx";
-    case Convention::Ollama: return "ollama";
-    case Convention::Uqff: return "uqff";
-  }
-  return "?";
-}
 
 const char* piece_role_name(PieceRole r) {
   switch (r) {
@@ -144,19 +91,6 @@ const char* piece_role_name(PieceRole r) {
     case PieceRole::NumBlocks: return "num_blocks";
   }
   return "?";
-}
-
-DequantSpec LogicalWeight::spec() const {
-  DequantSpec s;
-  s.format = format;
-  s.elements = elements;
-  if (params.mode != QuantMode::None) {
-    s.bits = params.bits;
-    s.group = params.group;
-    s.scale_dtype = scale_dtype;
-    s.global_scale_is_ollama = global_scale_is_ollama;
-  }
-  return s;
 }
 
 LogicalModel::LogicalModel(LogicalWeight* storage, uint32_t capacity)
@@ -380,25 +314,27 @@ uint32_t LogicalModel::owner(TensorRef r, PieceRole* role) const {
   // One lookup, not two: plan_model() asks the owner of every tensor (92k for a DeepSeek-V3 header).
   const uint32_t by_name = find(name.data, name.size);
   if (check(by_name)) return by_name;
-  // MLX `<p>.scales` / `<p>.biases` -> `<p>.weight`; Ollama `{n}.scale` / `.bias` / `.global_scale`
-  // -> `{n}`; UQFF `<key>.weight.<x>` -> `<key>.weight` (any `.weight.` inside the name).
-  static const char* const kToWeight[] = {".scales", ".biases"};
-  static const char* const kToPrefix[] = {".scale", ".bias", ".global_scale"};
-  size_t base = 0;
-  for (const char* suffix : kToWeight) {
-    if (!ends_with(name, suffix, &base)) continue;
-    const uint32_t w = find_weight_concat(name.data, base, ".weight");
-    if (check(w)) return w;
-  }
-  for (const char* suffix : kToPrefix) {
-    if (!ends_with(name, suffix, &base)) continue;
-    const uint32_t w = find_weight_concat(name.data, base, "");
-    if (check(w)) return w;
-  }
-  for (size_t p = 0; p + 8 <= name.size; ++p) {
-    if (memcmp(name.data + p, ".weight.", 8) != 0) continue;
-    const uint32_t w = find_weight_concat(name.data, p + 7, "");
-    if (check(w)) return w;
+  // A companion's weight, by the name rules of every convention's descriptor (MLX `<p>.scales` ->
+  // `<p>.weight`, Ollama `{n}.scale` -> `{n}`, UQFF `<key>.weight.<x>` -> `<key>.weight`, ...).
+  uint32_t rows = 0;
+  const ConventionDescriptor* const* table = convention_rows(&rows);
+  for (uint32_t c = 0; c < rows; ++c) {
+    for (uint32_t k = 0; k < table[c]->companion_count; ++k) {
+      const CompanionName& cn = table[c]->companions[k];
+      size_t base = 0;
+      if (!cn.infix) {
+        if (!ends_with(name, cn.text, &base)) continue;
+        const uint32_t w = find_weight_concat(name.data, base, cn.weight_suffix);
+        if (check(w)) return w;
+        continue;
+      }
+      const size_t tn = strlen(cn.text);
+      for (size_t p = 0; p + tn <= name.size; ++p) {
+        if (memcmp(name.data + p, cn.text, tn) != 0) continue;
+        const uint32_t w = find_weight_concat(name.data, p, cn.weight_suffix);
+        if (check(w)) return w;
+      }
+    }
   }
   return kNoTensor;
 }
@@ -520,184 +456,6 @@ Status LogicalModel::build_plain() {
     }
   }
   single_pieces_ = index_pending_ = fresh;
-  return Status::Ok;
-}
-
-// MLX params from shapes alone: exactly one (mode, bits, group) must fit the packed words per row
-// (W) and scales per row (S). U8 scales: W/S = 2 nvfp4, 4 mxfp4, 8 mxfp8. Float scales (affine):
-// group*bits = 32*W/S, unique only for some products (e.g. 96 = 32x3; 256 is 64x4 or 32x8).
-static bool params_from_shapes(uint64_t w, uint64_t s, bool u8_scales, QuantParams* out) {
-  if (s == 0 || w % s != 0) return false;
-  const uint64_t ratio = w / s;
-  if (u8_scales) {
-    if (ratio == 2) *out = QuantParams{QuantMode::Nvfp4, 4, 16};
-    else if (ratio == 4) *out = QuantParams{QuantMode::Mxfp4, 4, 32};
-    else if (ratio == 8) *out = QuantParams{QuantMode::Mxfp8, 8, 32};
-    else return false;
-    return true;
-  }
-  static const uint32_t kBits[] = {2, 3, 4, 5, 6, 8};
-  static const uint32_t kGroups[] = {32, 64, 128};
-  uint32_t found = 0;
-  for (uint32_t g : kGroups)
-    for (uint32_t b : kBits)
-      if (uint64_t(g) * b == 32 * ratio) {
-        *out = QuantParams{QuantMode::Affine, b, g};
-        ++found;
-      }
-  return found == 1;
-}
-
-Status LogicalModel::build_mlx(const MlxQuantConfig* config) {
-  if (build_index(false) != Status::Ok) return error_.code;
-  for (uint32_t t = 0; t < table_count_; ++t) {
-    const TensorTable& tab = *tables_[t].table;
-    for (uint32_t i = 0; i < tab.count(); ++i) {
-      TensorRef r{t, i};
-      StrView name = tab.get(i).name;
-      size_t base = 0;
-      // Companions belong to their weight; one without it is an error naming it.
-      if (ends_with(name, ".scales", &base)) {
-        if (!find_concat(name.data, base, ".weight").present())
-          return fail(Status::ConventionOrphanCompanion, r, name);
-        continue;
-      }
-      if (ends_with(name, ".biases", &base)) {
-        if (!find_concat(name.data, base, ".scales").present())
-          return fail(Status::ConventionOrphanCompanion, r, name);
-        continue;
-      }
-      LogicalWeight w;
-      plain_weight(r, &w);
-      TensorRef sr, br;
-      if (ends_with(name, ".weight", &base)) {
-        // The last match across tables, as the former full scan kept it.
-        sr = find_concat(name.data, base, ".scales", kNoTensor, true);
-        br = find_concat(name.data, base, ".biases", kNoTensor, true);
-      }
-      QuantParams cfg;
-      const bool has_cfg = config && config->lookup(name.data, base, &cfg);
-      if (!sr.present()) {
-        // A layer is quantized iff its scales exist (FORMATS.md §2): without, a plain tensor.
-        if (add_weight(w) != Status::Ok) return error_.code;
-        continue;
-      }
-      w.convention = Convention::Mlx;
-      w.piece[uint32_t(PieceRole::Scales)] = sr;
-      w.piece[uint32_t(PieceRole::Biases)] = br;
-      QuantParams p;
-      StrView mv;
-      if (has_cfg) {
-        if (cfg.mode == QuantMode::None) return fail(Status::ConventionUnknownParams, r, name);
-        p = cfg;
-      } else if (tab.find_metadata("bits", &mv) && parse_u32(mv, &p.bits) &&
-                 tab.find_metadata("group_size", &mv) && parse_u32(mv, &p.group)) {
-        p.mode = QuantMode::Affine;
-        if (tab.find_metadata("mode", &mv) &&
-            !quant_mode_from_name(mv.data, uint32_t(mv.size), &p.mode))
-          return fail(Status::ConfigUnknownMode, r, name);
-      } else {
-        TensorInfo pi = tensor(r), si = tensor(sr);
-        if (pi.rank == 0 || si.rank == 0 ||
-            !params_from_shapes(pi.dim(pi.rank - 1), si.dim(si.rank - 1), si.dtype() == DType::U8, &p))
-          return fail(Status::ConventionUnknownParams, r, name);
-      }
-      if (p.bits == 0 || p.group == 0) return fail(Status::ConventionUnknownParams, r, name);
-      w.params = p;
-      if (finish_quantized(&w) != Status::Ok) return error_.code;
-      if (add_weight(w) != Status::Ok) return error_.code;
-    }
-  }
-  return Status::Ok;
-}
-
-// A metadata group_size: "" = not stated (Ollama tests gs != ""), "0" too (strconv.Atoi gives 0,
-// the value Ollama treats as unset). Anything but digits is rejected: Ollama ignores a per-tensor
-// value Atoi cannot parse and uses a negative one as "default"; a corrupt number is an error here.
-static bool group_size_value(const StrView& s, uint32_t* out) {
-  if (s.size == 0) {
-    *out = 0;
-    return true;
-  }
-  return parse_u32(s, out);
-}
-
-// Ollama blobs (FORMATS.md §3; ollama x/mlxrunner/model root.go readBlobTensorQuantInfo, x/quant
-// quant.go). A main tensor is one whose name does not end in ".scale" or ".bias"; it is quantized
-// iff "<name>.scale" is in its blob. A ".scale", ".bias" or ".global_scale" is a companion only of
-// a quantized main tensor; otherwise it is an ordinary tensor (Gemma-4 MoE blobs hold
-// model.layers.N.router.scale, a plain [2816] vector).
-Status LogicalModel::build_ollama() {
-  if (build_index(false) != Status::Ok) return error_.code;
-  for (uint32_t t = 0; t < table_count_; ++t) {
-    const TensorTable& tab = *tables_[t].table;
-    auto is_main = [](const StrView& n) {
-      size_t b;
-      return !ends_with(n, ".scale", &b) && !ends_with(n, ".bias", &b);
-    };
-    // `n` (its first `len` bytes) is a quantized main tensor of this blob.
-    auto quantized_main = [&](const char* n, size_t len) {
-      StrView v;
-      v.data = n;
-      v.size = len;
-      return is_main(v) && find_concat(n, len, "", t).present() && find_concat(n, len, ".scale", t).present();
-    };
-    for (uint32_t i = 0; i < tab.count(); ++i) {
-      TensorRef r{t, i};
-      StrView name = tab.get(i).name;
-      size_t base = 0;
-      if ((ends_with(name, ".scale", &base) || ends_with(name, ".bias", &base) ||
-           ends_with(name, ".global_scale", &base)) &&
-          quantized_main(name.data, base))
-        continue;  // read with its weight
-      LogicalWeight w;
-      plain_weight(r, &w);
-      // Names are unique within a table (the reader rejects duplicates): one match at most.
-      const TensorRef sr = is_main(name) ? find_concat(name.data, name.size, ".scale", t) : TensorRef();
-      if (!sr.present()) {
-        if (add_weight(w) != Status::Ok) return error_.code;
-        continue;
-      }
-      // The type: "<name>.quant_type" when not empty, else the blob's quant_type, else the shapes.
-      StrView qt, gs;
-      const bool own_type = find_meta_concat(tab, name.data, name.size, ".quant_type", &qt) && qt.size != 0;
-      if (!own_type && !tab.find_metadata("quant_type", &qt)) qt = StrView();
-      // The group: "<name>.group_size", else the blob's group_size, else the group the shapes give
-      // (with the stated type as the hint, so early int4 g32 blobs without group_size read right),
-      // else the type's default.
-      uint32_t group = 0;
-      const bool own_group = find_meta_concat(tab, name.data, name.size, ".group_size", &gs) && gs.size != 0;
-      if ((own_group || tab.find_metadata("group_size", &gs)) && !group_size_value(gs, &group))
-        return fail(Status::ConventionUnknownParams, r, name);
-      const TensorInfo pi = tensor(r), si = tensor(sr);
-      const OllamaInferred inferred =
-          pi.rank == 0 || si.rank == 0 ? OllamaInferred()
-                                       : ollama_infer_from_shapes(pi.dim(pi.rank - 1), si.dim(si.rank - 1), qt.data, qt.size);
-      OllamaQuantType type = inferred.type;
-      if (qt.size != 0) {
-        type = ollama_quant_type(qt.data, qt.size);
-        if (type == OllamaQuantType::Unknown) return fail(Status::ConventionUnknownQuantType, r, name);
-      } else if (type == OllamaQuantType::Unknown) {
-        fail(Status::ConventionGroupNotInferable, r, name);
-        if (pi.rank != 0 && si.rank != 0) {
-          error_.set_found(pi.dim(pi.rank - 1));
-          error_.set_expected(si.dim(si.rank - 1));
-        }
-        return error_.code;
-      }
-      QuantParams p = ollama_quant_params(type);
-      if (group == 0) group = inferred.group;
-      if (group != 0) p.group = group;
-      w.convention = Convention::Ollama;
-      w.params = p;
-      w.piece[uint32_t(PieceRole::Scales)] = sr;
-      w.piece[uint32_t(PieceRole::Biases)] = find_concat(name.data, name.size, ".bias", t);
-      w.piece[uint32_t(PieceRole::GlobalScale)] = find_concat(name.data, name.size, ".global_scale", t);
-      w.global_scale_is_ollama = true;
-      if (finish_quantized(&w) != Status::Ok) return error_.code;
-      if (add_weight(w) != Status::Ok) return error_.code;
-    }
-  }
   return Status::Ok;
 }
 

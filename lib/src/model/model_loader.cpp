@@ -5,6 +5,7 @@
 #include <new>
 
 #include "model_loader_internal.h"
+#include "../conventions/convention_descriptor.h"
 #include "weightstream/detail/heap_sort.h"
 #include "weightstream/manifest_blobs.h"
 #include "weightstream/mlx_config.h"
@@ -115,6 +116,7 @@ const char* model_event_type_name(ModelEventType t) {
 
 ModelLoader::ModelLoader(void* arena, size_t arena_size, const ModelLoaderOptions& options)
     : opt_(options), phase_(Phase::Idle) {
+  new (held_storage_) HeldRegion();  // empty: prepare_scratch() gives it its arena
   const uintptr_t b = reinterpret_cast<uintptr_t>(arena);
   const uintptr_t aligned = (b + 15) & ~uintptr_t(15);
   const size_t skip = size_t(aligned - b);
@@ -879,9 +881,7 @@ ModelEvent ModelLoader::header_ready(uint32_t f) {
     if (check_manifest_blob_tensors(*manifest_, s.layer, r.tensors(), &e) != Status::Ok) return fail_error(e, f);
   }
   if (r.format() == Format::Safetensors) {
-    const Convention c = convention_signal(r.tensors());
-    signal_ollama_ = signal_ollama_ || c == Convention::Ollama;
-    signal_mlx_ = signal_mlx_ || c == Convention::Mlx;
+    signal_bits_ |= convention_signal_bits(r.tensors());
   }
   ++cur_;
   return again();
@@ -916,7 +916,10 @@ ModelEvent ModelLoader::step_config() {
   // A config.json that does not parse is no business of a model the files do not say is MLX (see
   // below), but a digest given for it still checks every byte: the rest is read for the hash alone
   // (Headers mode hashes nothing).
-  if (failed && !signal_mlx_ && s.digest && s.digest->state == DigestState::Pending &&
+  // The convention the entry and the files' metadata give, before config.json has its say.
+  const ConventionDescriptor& signalled = resolve_convention(uint8_t(entry_), signal_bits_, false);
+  const bool config_is_params = signalled.config == ConfigRole::ParamSource;
+  if (failed && !config_is_params && s.digest && s.digest->state == DigestState::Pending &&
       opt_.mode != ModelLoadMode::Headers)
     config_drain_ = true;
   if (config_drain_) {
@@ -932,11 +935,12 @@ ModelEvent ModelLoader::step_config() {
   const Status st = failed ? config_->error().code : config_->finish();
   if (st == Status::ArenaExhausted) return fail_arena(config_->arena_needed(), config_file_);
   if (st != Status::Ok) {
-    // A config.json that does not parse matters only when the files say MLX: it is then the
-    // model's quantization source. Otherwise it is not the model's business.
-    if (signal_mlx_) {
+    // A config.json that does not parse matters only when the files signal a convention whose
+    // parameters it holds (MLX): it is then the model's quantization source. Otherwise it is not
+    // the model's business.
+    if (config_is_params) {
       convention_error_ = true;
-      convention_ = Convention::Mlx;  // the files say so; their quantization source is what failed
+      convention_ = signalled.id;  // the files say so; their quantization source is what failed
       return fail_error(config_->error(), config_file_);
     }
     config_ = nullptr;
@@ -1029,8 +1033,9 @@ ModelEvent ModelLoader::build() {
       uint32_t* slot_mem = static_cast<uint32_t*>(take_low(size_t(4 * slots), kAlign));
       model_->set_index_slots(slot_mem, uint32_t(slots));
     }
-    if (entry_ != ModelEntry::UqffFiles && entry_ != ModelEntry::OllamaManifest && !signal_ollama_ && !opt_.as_stored) {
-      // config.json beside an MLX or plain model (it may make it MLX), asked for by name. Its
+    if (!opt_.as_stored && resolve_convention(uint8_t(entry_), signal_bits_, false).config != ConfigRole::Ignored) {
+      // config.json beside a model whose convention reads it (MLX's params; a plain model's may
+      // make it MLX), asked for by name. Its
       // parser takes the free middle above the model and is dropped after the build.
       config_file_ = add_slot(ModelFileKind::Config, "config.json", 11, false);
       if (config_file_ == kNoFile) return fail(Status::TooManyFiles, 0, kNoFile);
@@ -1053,14 +1058,11 @@ ModelEvent ModelLoader::build() {
     // Tensors as stored: one weight each, whatever the files' metadata or the entry say.
     convention_ = Convention::Plain;
     s = model_->build_plain();
-  } else if (entry_ == ModelEntry::UqffFiles) {
-    convention_ = Convention::Uqff;
-    s = model_->build_uqff();
   } else {
-    const bool ollama = signal_ollama_ || entry_ == ModelEntry::OllamaManifest;
-    const bool mlx = signal_mlx_ || config_used_;
-    convention_ = ollama ? Convention::Ollama : mlx ? Convention::Mlx : Convention::Plain;
-    s = ollama ? model_->build_ollama() : mlx ? model_->build_mlx(config_) : model_->build_plain();
+    // The table decides (convention_table.cpp): the entry, the files' metadata, config.json.
+    const ConventionDescriptor& d = resolve_convention(uint8_t(entry_), signal_bits_, config_used_);
+    convention_ = d.id;
+    s = d.build(*model_, config_);
   }
   // The config's parser is dropped (the model keeps no view into it): its bytes are free again.
   config_ = nullptr;
@@ -1072,7 +1074,7 @@ ModelEvent ModelLoader::build() {
     error_detail_ = model_->error_detail();
     return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
   }
-  if (convention_ == Convention::Uqff) {  // (never as_stored: no scalars are read)
+  if (convention_descriptor(convention_).data_scalars) {  // (never as_stored: no scalars are read)
     cur_ = 0;
     sub_ = 0;
     at_ = 0;

@@ -1,9 +1,11 @@
 // ws::ModelLoader internals shared by its source files (model_loader.cpp: the entry, headers,
-// config and model; model_stream.cpp: weights by range and the forward stream).
+// config and model; model_stream.cpp: weights by range and the forward stream; held_region.h:
+// the forward stream's held blocks).
 #pragma once
 
 #include <stdint.h>
 
+#include "held_region.h"
 #include "weightstream/model_loader.h"
 
 namespace ws {
@@ -80,12 +82,6 @@ struct ModelLoader::DigestOps {
 // The three split keys (gguf_split.h), as FileSlot indexes them.
 enum SplitKey : uint8_t { kSplitNo = 0, kSplitCount = 1, kSplitTensors = 2 };
 
-struct ModelLoader::HeldBlock {
-  uint32_t weight;  // kNoTensor: freed (removed at the next compaction or from the top)
-  uint32_t pad;
-  uint64_t off;
-  uint64_t size;
-};
 
 enum class ModelLoader::Phase : uint8_t {
   Idle,         // before open()

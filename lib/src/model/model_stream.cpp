@@ -330,14 +330,11 @@ bool ModelLoader::prepare_scratch() {
     scratch_cap_ = scratch_need;
   }
   if (decode && !seek_data()) {
-    held_ = static_cast<uint8_t*>(take_low(held_need, 8));
-    held_cap_ = held_need;
-    held_top_ = 0;
-    blocks_ = static_cast<HeldBlock*>(take_low(blocks_need, 8));
-    block_cap_ = blocks + 1;
-    block_count_ = 0;
-    block_of_ = static_cast<uint32_t*>(take_low(map_need, 8));
-    memset(block_of_, 0, sizeof(uint32_t) * (size_t(n) + 1));
+    uint8_t* bytes = static_cast<uint8_t*>(take_low(held_need, 8));
+    HeldBlock* list = static_cast<HeldBlock*>(take_low(blocks_need, 8));
+    uint32_t* block_of = static_cast<uint32_t*>(take_low(map_need, 8));
+    memset(block_of, 0, sizeof(uint32_t) * (size_t(n) + 1));
+    held().init(bytes, held_need, list, blocks + 1, block_of);
   }
   return true;
 }
@@ -350,7 +347,7 @@ bool ModelLoader::prepare_scratch() {
 ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPieces& p) {
   const LogicalWeight& lw = weight(w);
   // A weight of one piece that streams through has no block (and needs none).
-  const uint8_t* base = !from_held ? scratch_ : block_of_[w] ? held_of(w) : nullptr;
+  const uint8_t* base = !from_held ? scratch_ : held().holds(w) ? held().of(w) : nullptr;
   DequantSpec spec = lw.spec();
   spec.out = opt_.out;
   spec.impl = opt_.kernel;
@@ -435,7 +432,7 @@ ModelEvent ModelLoader::finish_weight(uint32_t w) {
     }
     decoding_ = false;
   }
-  if (block_of_ && block_of_[w]) held_free(w);
+  if (held().holds(w)) held().free(w);
   return weight_event(ModelEventType::WeightEnd, w);
 }
 
@@ -559,7 +556,7 @@ ModelEvent ModelLoader::step_stream() {
       out = start_decode(w, true, cur_pieces());
       if (out.type != ModelEventType::Error && start_held_) {
         // Its kept packed bytes are decoded now, then the weight ends.
-        dec_src_ = held_of(w) + cur_pieces().off[cur_pieces().packed];
+        dec_src_ = held().of(w) + cur_pieces().off[cur_pieces().packed];
         dec_left_ = size_t(cur_pieces().input_bytes);
         pending_end_ = true;
       }
@@ -712,7 +709,7 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
   const bool streams = k == p.packed && !p.packed_held;
   switch (e.type) {
     case EventType::TensorBegin:
-      if (k == 0 && p.block > 0 && !held_alloc(w, p.block)) {
+      if (k == 0 && p.block > 0 && !held().alloc(w, p.block)) {
         *out = fail(Status::UsageError, e.offset, table_file(t));  // the dry run sized the region
         return true;
       }
@@ -726,7 +723,7 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
         dec_left_ = e.size;
         return false;
       }
-      memcpy(held_of(w) + p.off[k] + (e.offset - p.begin[k]), e.data, e.size);
+      memcpy(held().of(w) + p.off[k] + (e.offset - p.begin[k]), e.data, e.size);
       return false;
     default:  // TensorEnd
       if (streams) {
@@ -758,48 +755,13 @@ ModelEvent ModelLoader::stream_end() {
   return again();
 }
 
-// --- Held blocks (sequential decode) ----------------------------------------------------------
+// --- The held region (held_region.cpp), in the loader's opaque storage ---------------------------
 
-uint8_t* ModelLoader::held_alloc(uint32_t w, uint64_t size) {
-  size = round8_64(size);
-  if (block_count_ == block_cap_ || held_cap_ - held_top_ < size) held_compact();
-  if (block_count_ == block_cap_ || held_cap_ - held_top_ < size) return nullptr;
-  HeldBlock& b = blocks_[block_count_];
-  b.weight = w;
-  b.off = held_top_;
-  b.size = size;
-  block_of_[w] = ++block_count_;
-  held_top_ += size;
-  return held_ + b.off;
+HeldRegion& ModelLoader::held() {
+  static_assert(sizeof(HeldRegion) <= sizeof held_storage_ && alignof(HeldRegion) <= 8,
+                "ModelLoader::held_storage_ must hold a HeldRegion");
+  return *reinterpret_cast<HeldRegion*>(held_storage_);
 }
-
-uint8_t* ModelLoader::held_of(uint32_t w) const { return held_ + blocks_[block_of_[w] - 1].off; }
-
-void ModelLoader::held_free(uint32_t w) {
-  blocks_[block_of_[w] - 1].weight = kNoTensor;
-  block_of_[w] = 0;
-  // Freed blocks at the top go at once; others wait for a compaction.
-  while (block_count_ > 0 && blocks_[block_count_ - 1].weight == kNoTensor) --block_count_;
-  held_top_ = block_count_ ? blocks_[block_count_ - 1].off + blocks_[block_count_ - 1].size : 0;
-}
-
-// Moves the live blocks down over the freed ones (address order is kept), so the free space is
-// one piece at the top. The dry run's peak counts live bytes only, so what it sized fits then.
-void ModelLoader::held_compact() {
-  uint32_t j = 0;
-  uint64_t top = 0;
-  for (uint32_t i = 0; i < block_count_; ++i) {
-    HeldBlock b = blocks_[i];
-    if (b.weight == kNoTensor) continue;
-    if (b.off != top) memmove(held_ + top, held_ + b.off, size_t(b.size));
-    b.off = top;
-    blocks_[j] = b;
-    block_of_[b.weight] = j + 1;
-    top += b.size;
-    ++j;
-  }
-  block_count_ = j;
-  held_top_ = top;
-}
+const HeldRegion& ModelLoader::held() const { return *reinterpret_cast<const HeldRegion*>(held_storage_); }
 
 }  // namespace ws

@@ -1,0 +1,82 @@
+// weightstream — a convention as one descriptor (internal; the table is convention_table.cpp).
+//
+// Everything the model layer knows of one quantization convention lives in its descriptor, in
+// the convention's own file: how a model says it follows it (its model entry, a header-metadata
+// signal, config.json), which companion tensors it names and how (for LogicalModel::owner()),
+// how its logical weights are built and checked, what it adds to a weight's DequantSpec, and the
+// generic parameters it presents to hosts. The loader and the hosts ask the table; none of them
+// branches on a convention.
+#pragma once
+
+#include <stdint.h>
+
+#include "weightstream/conventions.h"
+
+namespace ws {
+
+class MlxQuantConfig;
+
+// How config.json bears on a convention.
+enum class ConfigRole : uint8_t {
+  Ignored,         // not read for it (its entry or metadata decides, and its params are its own)
+  MaySignalOther,  // read: a quantization section makes the model another convention's (plain)
+  ParamSource,     // read: its quantization section signals this convention and gives the params,
+                   // so one that does not parse, when the files signal it, is the model's error
+};
+
+// A companion tensor's name relative to its weight's: a name ending in `text` (or, with `infix`,
+// containing it) belongs to the weight named by the name before it + `weight_suffix`.
+struct CompanionName {
+  const char* text;
+  const char* weight_suffix;
+  bool infix;
+};
+
+// No entry implies the convention.
+constexpr uint8_t kNoEntry = 0xFF;
+
+struct ConventionDescriptor {
+  const char* name;
+  Convention id;
+  bool plain;  // weights are the stored tensors (ConventionInfo::plain)
+  // Resolution order: the lowest rank whose signal holds wins (the entry, the header metadata, a
+  // config.json quantization section); the plain row, last, takes what none claims.
+  uint8_t rank;
+  uint8_t entry;  // the ModelEntry that makes a model this convention, or kNoEntry
+  bool (*metadata_signal)(const TensorTable& table);  // nullptr: the header never says
+  ConfigRole config;
+  // Resolved in a second step from tensor data (UQFF's scalars), after the header build.
+  bool data_scalars;
+  const CompanionName* companions;
+  uint8_t companion_count;
+  Status (*build)(LogicalModel& model, const MlxQuantConfig* config);
+  // What the convention adds to LogicalWeight::spec()'s generic fields; nullptr: nothing.
+  void (*spec)(const LogicalWeight& w, DequantSpec* spec);
+  // Its weights' generic parameters (quant_parameters()); returns how many it wrote.
+  uint32_t (*parameters)(const LogicalWeight& w, QuantParameter* out, uint32_t cap);
+};
+
+// The rows, one per file (plain_convention.cpp, mlx_convention.cpp, ...).
+extern const ConventionDescriptor kPlainConvention;
+extern const ConventionDescriptor kMlxConvention;
+extern const ConventionDescriptor kOllamaConvention;
+extern const ConventionDescriptor kUqffConvention;
+
+// Every row, in id order.
+const ConventionDescriptor* const* convention_rows(uint32_t* count);
+// The row of `c`; the plain row for an id past the table.
+const ConventionDescriptor& convention_descriptor(Convention c);
+
+// The header-metadata signals of one file as a bit per convention id (OR them over the files).
+uint32_t convention_signal_bits(const TensorTable& table);
+// The convention a model follows: the first row in rank order that its entry, its files' metadata
+// signals (bits) or, with `config_quantized`, a config.json quantization section claims.
+const ConventionDescriptor& resolve_convention(uint8_t entry, uint32_t signal_bits, bool config_quantized);
+
+// Parameter helpers shared by the descriptors (convention_table.cpp).
+uint32_t put_parameter(QuantParameter* out, uint32_t cap, uint32_t n, const char* key, const char* text,
+                       uint64_t number = 0);
+// mode, bits, group, scale_dtype of an MLX-layout weight (MLX, Ollama, UQFF Afq/Mxfp4).
+uint32_t mlx_layout_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap, uint32_t n);
+
+}  // namespace ws

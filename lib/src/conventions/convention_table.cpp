@@ -1,0 +1,101 @@
+// weightstream — the one table of conventions, and what the loader and hosts ask of it.
+//
+// A row per convention (each defined in its own file); its position is its id. Adding one is a row
+// here and its descriptor file (lib/src/conventions/README.md); nothing else chooses among them.
+#include <string.h>
+
+#include "convention_descriptor.h"
+#include "weightstream/dtype.h"
+
+namespace ws {
+
+namespace {
+
+// By id: the position is the id the descriptor states (checked below).
+const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
+                                             &kUqffConvention};
+constexpr uint32_t kRowCount = sizeof kRows / sizeof kRows[0];
+
+}  // namespace
+
+const ConventionDescriptor* const* convention_rows(uint32_t* count) {
+  *count = kRowCount;
+  return kRows;
+}
+
+const ConventionDescriptor& convention_descriptor(Convention c) {
+  return c.id < kRowCount ? *kRows[c.id] : kPlainConvention;
+}
+
+ConventionInfo convention_info(Convention c) {
+  ConventionInfo i;
+  if (c.id >= kRowCount) return i;
+  i.name = kRows[c.id]->name;
+  i.plain = kRows[c.id]->plain;
+  return i;
+}
+
+const char* convention_name(Convention c) { return convention_info(c).name; }
+
+uint32_t convention_count() { return kRowCount; }
+
+uint32_t convention_signal_bits(const TensorTable& table) {
+  uint32_t bits = 0;
+  for (uint32_t i = 0; i < kRowCount; ++i)
+    if (kRows[i]->metadata_signal && kRows[i]->metadata_signal(table)) bits |= 1u << kRows[i]->id.id;
+  return bits;
+}
+
+const ConventionDescriptor& resolve_convention(uint8_t entry, uint32_t signal_bits, bool config_quantized) {
+  const ConventionDescriptor* best = &kPlainConvention;
+  for (uint32_t i = 0; i < kRowCount; ++i) {
+    const ConventionDescriptor& d = *kRows[i];
+    const bool claims = (d.entry != kNoEntry && d.entry == entry) || (signal_bits >> d.id.id & 1u) != 0 ||
+                        (config_quantized && d.config == ConfigRole::ParamSource);
+    if (claims && d.rank < best->rank) best = &d;
+  }
+  return *best;
+}
+
+Convention convention_signal(const TensorTable& table) {
+  return resolve_convention(kNoEntry, convention_signal_bits(table), false).id;
+}
+
+DequantSpec LogicalWeight::spec() const {
+  DequantSpec s;
+  s.format = format;
+  s.elements = elements;
+  if (params.mode != QuantMode::None) {
+    s.bits = params.bits;
+    s.group = params.group;
+    s.scale_dtype = scale_dtype;
+  }
+  const ConventionDescriptor& d = convention_descriptor(convention);
+  if (d.spec) d.spec(*this, &s);
+  return s;
+}
+
+uint32_t quant_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
+  const ConventionDescriptor& d = convention_descriptor(w.convention);
+  return d.parameters ? d.parameters(w, out, cap) : 0;
+}
+
+uint32_t put_parameter(QuantParameter* out, uint32_t cap, uint32_t n, const char* key, const char* text,
+                       uint64_t number) {
+  if (n < cap) {
+    out[n].key = key;
+    out[n].text = text;
+    out[n].number = number;
+  }
+  return n + 1;
+}
+
+uint32_t mlx_layout_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap, uint32_t n) {
+  if (w.params.mode == QuantMode::None) return n;
+  n = put_parameter(out, cap, n, "mode", quant_mode_name(w.params.mode));
+  n = put_parameter(out, cap, n, "bits", nullptr, w.params.bits);
+  n = put_parameter(out, cap, n, "group", nullptr, w.params.group);
+  return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
+}
+
+}  // namespace ws

@@ -1,0 +1,137 @@
+// The table of conventions (lib/src/conventions/convention_table.cpp): ids and names as the
+// WebAssembly ABI and the hosts know them, the resolution order, what each descriptor adds to a
+// weight's DequantSpec, and the generic quantization parameters each presents.
+#include <gtest/gtest.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "../../lib/src/conventions/convention_descriptor.h"
+#include "conv_test_util.h"
+#include "convention_fixtures.h"
+#include "weightstream/conventions.h"
+#include "weightstream/model_loader.h"
+#include "weightstream/reader.h"
+
+namespace {
+
+using convtest::Parsed;
+using convtest::Split;
+using ws::Status;
+
+alignas(8) uint8_t g_cfg_arena[8192];
+
+// "key=value" per parameter, in the order presented.
+std::string params_of(const ws::LogicalWeight& w) {
+  ws::QuantParameter p[ws::kMaxQuantParameters];
+  const uint32_t n = ws::quant_parameters(w, p, ws::kMaxQuantParameters);
+  EXPECT_LE(n, ws::kMaxQuantParameters);
+  std::string out;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!out.empty()) out += " ";
+    out += std::string(p[i].key) + "=" + (p[i].text ? std::string(p[i].text) : std::to_string(p[i].number));
+  }
+  return out;
+}
+
+TEST(ConventionTable, IdsNamesAndPlainness) {
+  ASSERT_EQ(ws::convention_count(), 4u);
+  const char* names[] = {"plain", "mlx", "ollama", "uqff"};
+  for (uint8_t id = 0; id < 4; ++id) {
+    const ws::ConventionInfo i = ws::convention_info(ws::Convention{id});
+    EXPECT_STREQ(i.name, names[id]);
+    EXPECT_STREQ(ws::convention_name(ws::Convention{id}), names[id]);
+    EXPECT_EQ(i.plain, id == 0) << names[id];
+    EXPECT_EQ(ws::convention_descriptor(ws::Convention{id}).id, ws::Convention{id});
+  }
+  EXPECT_STREQ(ws::convention_name(ws::Convention{4}), "?");
+  EXPECT_FALSE(ws::convention_info(ws::Convention{200}).plain);
+}
+
+// The entry first (UQFF files, an Ollama manifest), then the metadata (Ollama before MLX), then a
+// config.json quantization section (MLX), else plain.
+TEST(ConventionTable, ResolutionOrder) {
+  const uint32_t mlx = 1u << 1, ollama = 1u << 2;
+  auto resolve = [](ws::ModelEntry e, uint32_t bits, bool cfg) {
+    return std::string(ws::resolve_convention(uint8_t(e), bits, cfg).name);
+  };
+  EXPECT_EQ(resolve(ws::ModelEntry::File, 0, false), "plain");
+  EXPECT_EQ(resolve(ws::ModelEntry::ShardIndex, 0, true), "mlx");
+  EXPECT_EQ(resolve(ws::ModelEntry::File, mlx, false), "mlx");
+  EXPECT_EQ(resolve(ws::ModelEntry::File, mlx | ollama, true), "ollama");
+  EXPECT_EQ(resolve(ws::ModelEntry::OllamaManifest, mlx, true), "ollama");
+  EXPECT_EQ(resolve(ws::ModelEntry::UqffFiles, mlx | ollama, true), "uqff");
+  // config.json is read where the convention so far reads it (plain may become MLX; MLX's params).
+  EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), 0, false).config, ws::ConfigRole::MaySignalOther);
+  EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), mlx, false).config, ws::ConfigRole::ParamSource);
+  EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), ollama, false).config, ws::ConfigRole::Ignored);
+  EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::UqffFiles), 0, false).config, ws::ConfigRole::Ignored);
+  EXPECT_TRUE(ws::resolve_convention(uint8_t(ws::ModelEntry::UqffFiles), 0, false).data_scalars);
+}
+
+TEST(ConventionTable, MlxParametersAndSpec) {
+  samplegen::MlxFixture f = samplegen::mlx_fixture();
+  std::vector<uint8_t> file = samplegen::serialize_raw(f.tensors, f.data_order, {{"format", "mlx"}}, false);
+  ws::MlxQuantConfig cfg(g_cfg_arena, sizeof g_cfg_arena);
+  ASSERT_EQ(convtest::feed_all(cfg, f.config_json, Split::Whole), Status::Ok);
+  Parsed p;
+  convtest::parse(file, Split::Whole, 7, false, &p);
+  ASSERT_EQ(p.status, Status::Ok);
+  EXPECT_EQ(ws::convention_signal(p.reader->tensors()), ws::Convention::Mlx);
+  EXPECT_EQ(ws::convention_signal_bits(p.reader->tensors()), 1u << 1);
+  ws::LogicalWeight storage[16];
+  ws::LogicalModel m(storage, 16);
+  m.add_table(&p.reader->tensors(), p.reader->data_start());
+  ASSERT_EQ(ws::kMlxConvention.build(m, &cfg), Status::Ok);
+  const char* q = "model.layers.0.self_attn.q_proj.weight";
+  const ws::LogicalWeight& wq = m.weight(m.find(q, strlen(q)));
+  EXPECT_EQ(wq.convention, ws::Convention::Mlx);
+  EXPECT_EQ(params_of(wq), "mode=affine bits=3 group=32 scale_dtype=F16");
+  EXPECT_FALSE(wq.spec().global_scale_is_ollama);
+  const char* u = "model.layers.0.mlp.up_proj.weight";
+  EXPECT_EQ(params_of(m.weight(m.find(u, strlen(u)))), "mode=mxfp4 bits=4 group=32 scale_dtype=U8");
+  const char* b = "model.layers.0.self_attn.q_proj.bias";
+  EXPECT_EQ(params_of(m.weight(m.find(b, strlen(b)))), "");  // a plain weight presents nothing
+  // A short buffer: the count is still the whole list; only `cap` are written.
+  ws::QuantParameter two[2];
+  EXPECT_EQ(ws::quant_parameters(wq, two, 2), 4u);
+  EXPECT_STREQ(two[1].key, "bits");
+  EXPECT_EQ(two[1].number, 3u);
+  // The companions' names lead to their weight (owner(), from the descriptors' companion names).
+  for (uint32_t i = 0; i < p.reader->tensor_count(); ++i) {
+    const std::string name(p.reader->tensor(i).name.data, p.reader->tensor(i).name.size);
+    ws::PieceRole role;
+    const uint32_t w = m.owner(ws::TensorRef{0, i}, &role);
+    ASSERT_NE(w, ws::kNoTensor) << name;
+    if (name == "model.layers.0.self_attn.q_proj.scales") {
+      EXPECT_EQ(w, m.find(q, strlen(q)));
+      EXPECT_EQ(role, ws::PieceRole::Scales);
+    }
+  }
+}
+
+TEST(ConventionTable, OllamaParametersAndSpec) {
+  samplegen::OllamaFixture f = samplegen::ollama_fixture();
+  std::vector<size_t> order;
+  for (size_t i = 0; i < f.tensors.size(); ++i) order.push_back(i);
+  std::vector<uint8_t> file = samplegen::serialize_raw(f.tensors, order, f.metadata, true);
+  Parsed p;
+  convtest::parse(file, Split::Whole, 7, false, &p);
+  ASSERT_EQ(p.status, Status::Ok);
+  EXPECT_EQ(ws::convention_signal(p.reader->tensors()), ws::Convention::Ollama);
+  ws::LogicalWeight storage[16];
+  ws::LogicalModel m(storage, 16);
+  m.add_table(&p.reader->tensors(), p.reader->data_start());
+  ASSERT_EQ(ws::kOllamaConvention.build(m, nullptr), Status::Ok);
+  const ws::LogicalWeight& c = m.weight(m.find("c.weight", 8));
+  EXPECT_EQ(c.convention, ws::Convention::Ollama);
+  EXPECT_EQ(params_of(c), "mode=nvfp4 bits=4 group=16 scale_dtype=U8");
+  EXPECT_TRUE(c.spec().global_scale_is_ollama);  // Ollama's own global-scale rule
+  const ws::LogicalWeight& bias = m.weight(m.find("lin.bias", 8));
+  EXPECT_EQ(bias.convention, ws::Convention::Plain);
+  EXPECT_FALSE(bias.spec().global_scale_is_ollama);
+  EXPECT_EQ(params_of(m.weight(m.find("a.weight", 8))), "mode=affine bits=4 group=32 scale_dtype=BF16");
+}
+
+}  // namespace
