@@ -156,6 +156,11 @@ JsonLexer::Token JsonLexer::lex(const uint8_t*& p, const uint8_t* end) {
             num_value_ = 0;
             num_digits_ = 0;
             num_u64_ok_ = !num_minus_;
+            num_full_ = false;
+            num_e_neg_ = false;
+            num_e_over_ = false;
+            num_exp_ = 0;
+            num_e_ = 0;
             if (c == '-') {
               state_ = kNumMinus;
             } else if (c == '0') {
@@ -405,6 +410,55 @@ JsonLexer::Token JsonLexer::lex_escape(const uint8_t*& p, const uint8_t* end) {
   }
 }
 
+// A fraction digit, as serde_json's parse_decimal takes it: into the significand while that fits
+// in u64 (each one scaling it by 1/10), ignored from the first that does not (parse_decimal_overflow).
+void JsonLexer::add_fraction_digit(uint8_t c) {
+  uint64_t d = uint64_t(c - '0');
+  if (num_full_) return;
+  if (num_value_ > (~uint64_t(0) - d) / 10) {
+    num_full_ = true;
+    return;
+  }
+  num_value_ = num_value_ * 10 + d;
+  --num_exp_;
+}
+
+// An exponent digit, as serde_json's parse_exponent: an i32 that stops at its first overflow
+// (parse_exponent_overflow decides the number then).
+void JsonLexer::add_exponent_digit(uint8_t c) {
+  int32_t d = int32_t(c - '0');
+  if (num_e_over_) return;
+  if (num_e_ > (INT32_MAX - d) / 10) num_e_over_ = true;
+  else num_e_ = num_e_ * 10 + d;
+}
+
+// serde_json (1.0.149, default features: no float_roundtrip), src/de.rs: a number that is not an
+// integer fitting u64 (or, negative, i64) becomes an f64 as f64_from_parts(significand, exponent)
+// computes it — `significand as f64` times the double nearest 10^exponent (its POW10 table,
+// 1e0..1e308), or divided for a negative exponent — and is NumberOutOfRange when that product is
+// infinite; beyond 1e308 a positive exponent with a nonzero significand is out of range outright,
+// a negative one only ever makes the value smaller. An overflowing exponent is out of range when it
+// is positive and the significand nonzero (parse_exponent_overflow). Since the significand is below
+// 2^64 ≈ 1.8e19, exponents up to 288 never overflow; for 289..308 the product overflows exactly
+// when the significand reaches the threshold below (the smallest u64 s with (double)s * 1eE
+// infinite in IEEE double arithmetic, round to nearest: computed once by bisection and checked
+// against that arithmetic by tests/unit/json_lexer_test.cpp), so no floating point is needed here.
+bool JsonLexer::number_out_of_range() const {
+  static const uint64_t kThreshold[20] = {
+      17976931348623156225ull, 1797693134862315649ull, 179769313486231600ull, 17976931348623158ull,
+      1797693134862316ull,     179769313486232ull,     17976931348624ull,     1797693134863ull,
+      179769313487ull,         17976931349ull,         1797693135ull,         179769314ull,
+      17976932ull,             1797694ull,             179770ull,             17977ull,
+      1798ull,                 180ull,                 18ull,                 2ull,
+  };
+  if (num_value_ == 0) return false;
+  if (num_e_over_) return !num_e_neg_;
+  int64_t e = int64_t(num_exp_) + (num_e_neg_ ? -int64_t(num_e_) : int64_t(num_e_));
+  if (e < 289) return false;
+  if (e > 308) return true;
+  return num_value_ >= kThreshold[e - 289];
+}
+
 JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
   for (;;) {
     if (p == end) return kNeedMore;
@@ -414,6 +468,8 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
       case kNumMinus:
         if (!digit) goto bad;
         state_ = c == '0' ? kNumZero : kNumInt;
+        num_value_ = uint64_t(c - '0');  // the magnitude's first digit (number_out_of_range)
+        num_digits_ = 1;
         ++p;
         continue;
       case kNumZero:
@@ -421,6 +477,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         if (c == '.') {
           state_ = kNumFrac0;
           num_u64_ok_ = false;
+          num_full_ = false;  // serde_json's parse_decimal tries the significand again
           ++p;
           continue;
         }
@@ -438,8 +495,12 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
           uint64_t d = uint64_t(c - '0');
           if (num_digits_ < 19) {
             num_value_ = num_value_ * 10 + d;
-          } else if (num_value_ > (~uint64_t(0) - d) / 10) {
-            num_u64_ok_ = false;  // keep lexing: it is still a valid JSON number
+          } else if (num_full_ || num_value_ > (~uint64_t(0) - d) / 10) {
+            // Keep lexing: it is still a valid JSON number. As serde_json's parse_long_integer,
+            // the significand stops here and each further digit scales it by 10.
+            num_u64_ok_ = false;
+            num_full_ = true;
+            ++num_exp_;
           } else {
             num_value_ = num_value_ * 10 + d;
           }
@@ -451,6 +512,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         if (c == '.') {
           state_ = kNumFrac0;
           num_u64_ok_ = false;
+          num_full_ = false;  // serde_json's parse_decimal tries the significand again
           ++p;
           continue;
         }
@@ -465,10 +527,12 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
       case kNumFrac0:
         if (!digit) goto bad;
         state_ = kNumFrac;
+        add_fraction_digit(c);
         ++p;
         continue;
       case kNumFrac:
         if (digit) {
+          add_fraction_digit(c);
           ++p;
           continue;
         }
@@ -481,21 +545,25 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         return kNumber;
       case kNumExp0:
         if (c == '+' || c == '-') {
+          num_e_neg_ = c == '-';
           state_ = kNumExpSign;
           ++p;
           continue;
         }
         if (!digit) goto bad;
         state_ = kNumExp;
+        add_exponent_digit(c);
         ++p;
         continue;
       case kNumExpSign:
         if (!digit) goto bad;
         state_ = kNumExp;
+        add_exponent_digit(c);
         ++p;
         continue;
       case kNumExp:
         if (digit) {
+          add_exponent_digit(c);
           ++p;
           continue;
         }

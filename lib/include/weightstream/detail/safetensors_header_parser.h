@@ -25,6 +25,7 @@ struct SafetensorsParserState {
   enum Ctx : uint8_t {
     kRootStart, kRootKey, kRootValueTensor, kRootValueMeta,
     kEntryKey, kEntryValue, kDtype, kShape, kOffsets, kSkip,
+    kDtypeKey, kDtypeNull, kDtypeEnd,  // the dtype's object form, {"F32": null}
     kMetaKey, kMetaValue, kDone,
   };
   enum Field : uint8_t { kFieldDtype = 1, kFieldShape = 2, kFieldOffsets = 4, kFieldOther = 8 };
