@@ -56,10 +56,6 @@ class JsonLexer {
     state_ = kAfterValue;
   }
 
-  // Serde ignores the validity of \u escapes in values it skips (lone surrogates pass); a consumer
-  // skipping a value sets this to match.
-  void set_lenient_surrogates(bool on) { lenient_surrogates_ = on; }
-
   // Current string piece.
   const uint8_t* piece() const { return piece_; }
   size_t piece_size() const { return piece_size_; }
@@ -95,8 +91,7 @@ class JsonLexer {
   Token lex_string(const uint8_t*& p, const uint8_t* end);
   Token lex_escape(const uint8_t*& p, const uint8_t* end);
   Token lex_number(const uint8_t*& p, const uint8_t* end);
-  void add_fraction_digit(uint8_t c);
-  void add_exponent_digit(uint8_t c);
+  bool take_digit(uint8_t c);
   Token push(bool is_object, const uint8_t* at);
   Token pop(Token t);
   void end_scalar() { state_ = depth_ == 0 ? kDone : kAfterValue; }
@@ -116,16 +111,14 @@ class JsonLexer {
   bool in_key_ = false;
   bool piece_first_ = false, piece_last_ = false;
   bool pending_first_ = false;
-  bool lenient_surrogates_ = false;
   bool num_u64_ok_ = false;
   // serde_json's view of the current number (number_out_of_range): num_value_ is its significand
   // (the magnitude's leading digits while they fit u64), num_exp_ the power of ten the dropped
   // integer digits and the kept fraction digits make, num_e_ the written exponent.
   bool num_full_ = false;     // the significand took its last digit
   bool num_e_neg_ = false;
-  bool num_e_over_ = false;   // the written exponent overflowed i32
   int32_t num_exp_ = 0;
-  int32_t num_e_ = 0;
+  uint32_t num_e_ = 0;        // saturates at 10^8 or more
   uint8_t utf8_need_ = 0;           // continuation bytes still expected
   uint8_t utf8_lo_ = 0x80, utf8_hi_ = 0xBF;  // allowed range of the next continuation byte
   uint8_t hex_count_ = 0;
