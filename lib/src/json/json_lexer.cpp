@@ -154,7 +154,6 @@ JsonLexer::Token JsonLexer::lex(const uint8_t*& p, const uint8_t* end) {
             tok_pos_ = at_pos(p);
             num_minus_ = c == '-';
             num_value_ = 0;
-            num_digits_ = 0;
             num_u64_ok_ = !num_minus_;
             num_full_ = false;
             num_e_neg_ = false;
@@ -166,7 +165,6 @@ JsonLexer::Token JsonLexer::lex(const uint8_t*& p, const uint8_t* end) {
               state_ = kNumZero;
             } else {
               num_value_ = uint64_t(c - '0');
-              num_digits_ = 1;
               state_ = kNumInt;
             }
             ++p;
@@ -444,7 +442,6 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         if (!digit) goto bad;
         state_ = c == '0' ? kNumZero : kNumInt;
         num_value_ = uint64_t(c - '0');  // the magnitude's first digit (number_out_of_range)
-        num_digits_ = 1;
         ++p;
         continue;
       case kNumZero:
@@ -465,18 +462,14 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         end_scalar();
         return kNumber;
       case kNumInt:
-        // Tight digit loop: this is where shapes and offsets are spent.
+        // The digit loop: shapes and offsets that the fast path leaves to this one are spent here.
         while (digit) {
-          uint64_t d = uint64_t(c - '0');
-          if (num_digits_ < 19) {
-            num_value_ = num_value_ * 10 + d;
-          } else if (!take_digit(c)) {
+          if (!take_digit(c)) {
             // Keep lexing: it is still a valid JSON number. As serde_json's parse_long_integer,
             // the significand stops here and each further digit scales it by 10.
             num_u64_ok_ = false;
             ++num_exp_;
           }
-          ++num_digits_;
           if (++p == end) return kNeedMore;
           c = *p;
           digit = c >= '0' && c <= '9';

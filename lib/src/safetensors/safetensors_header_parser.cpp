@@ -245,9 +245,12 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
     }
 
     case kDtypeNull:  // the key's value: null only ([] and {} are not a unit)
-    case kDtypeEnd:   // then the object's end: a second key is not a dtype
-      if (t != (ctx_ == kDtypeNull ? L::kNull : L::kObjectEnd)) return fail(Status::InvalidDtype, lexer_.token_pos());
-      ctx_ = ctx_ == kDtypeNull ? kDtypeEnd : kEntryKey;
+      if (t != L::kNull) return fail(Status::InvalidDtype, lexer_.token_pos());
+      ctx_ = kDtypeEnd;
+      return Status::Ok;
+    case kDtypeEnd:  // then the object's end: a second key is not a dtype
+      if (t != L::kObjectEnd) return fail(Status::InvalidDtype, lexer_.token_pos());
+      ctx_ = kEntryKey;
       return Status::Ok;
 
     case kShape: {

@@ -128,7 +128,6 @@ class JsonLexer {
   uint32_t high_surrogate_ = 0;
   uint32_t depth_ = 0;
   uint32_t max_nesting_ = 128;
-  uint32_t num_digits_ = 0;
   uint64_t num_value_ = 0;
   uint64_t pos_ = 0, tok_pos_ = 0, err_pos_ = 0, str_pos_ = 0;
   const uint8_t* base_ = nullptr;  // start of the current next() call's input, at base_pos_
