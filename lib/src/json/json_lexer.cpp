@@ -468,7 +468,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
             // Keep lexing: it is still a valid JSON number. As serde_json's parse_long_integer,
             // the significand stops here and each further digit scales it by 10.
             num_u64_ok_ = false;
-            ++num_exp_;
+            if (num_exp_ < 1000000000) ++num_exp_;  // saturates: no i32 overflow on gigabytes of digits
           }
           if (++p == end) return kNeedMore;
           c = *p;
