@@ -130,6 +130,56 @@ TEST(CliValidate, ExitCodeSaysValidInvalidOrUnreadable) {
   EXPECT_EQ(parse_json(r.out.substr(nl2 + 1))["file"].str(), basic_f32());
 }
 
+// Issue #26: the files the reference crate reads differently than weightstream used to, through
+// the CLI: every verdict the library's, every one the crate's (tests/corpus/safetensors/expected.json
+// cites the crate's source for each).
+const std::string kCorpusDir = std::string(WS_SOURCE_DIR) + "/tests/corpus/safetensors";
+
+TEST(CliValidate, HeaderLength123NamingLayersIsASafetensorsFile) {
+  // Its length prefix starts with '{' and its header names "layers": it was taken for an Ollama
+  // manifest (JsonSyntax at byte 1, exit 1). Copied without an extension, as a manifest is named.
+  TempDir dir;
+  const std::string path = dir.file("latest");
+  write_file(path, read_file(kCorpusDir + "/ok_header_length_123_tensor_layers.safetensors"));
+  const RunResult v = cli({"validate", path});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  EXPECT_EQ(v.out, path + ": valid (safetensors, 1 tensor)\n");
+  const RunResult i = cli({"inspect", "--json", path});
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  const Json j = parse_json(i.out);
+  EXPECT_EQ(j["format"].str(), "safetensors");
+  EXPECT_EQ(j["header_size"].u64(), 123u);
+  EXPECT_EQ(j["tensors"].items.size(), 1u);
+  EXPECT_EQ(j["tensors"][size_t(0)]["name"].str(), "layers");
+}
+
+TEST(CliValidate, UnknownFieldsAndDtypeObjectFormAsTheCrateReadsThem) {
+  // Every corpus case of the classes, its verdict from expected.json (computed from the bytes by
+  // the generator), whole and in 1-byte pieces.
+  const Json cases = parse_json(read_file(kCorpusDir + "/expected.json"))["cases"];
+  size_t seen = 0;
+  for (const Json& c : cases.items) {
+    const std::string file = c["file"].str();
+    if (file.rfind("unknown_field_", 0) != 0 && file.rfind("ok_unknown_field_", 0) != 0 &&
+        file.rfind("dtype_object_", 0) != 0 && file.rfind("ok_dtype_object_", 0) != 0)
+      continue;
+    ++seen;
+    EXPECT_TRUE(c.has("crate")) << file;
+    const std::string path = kCorpusDir + "/" + file;
+    const bool ok = c["status"].str() == "Ok";
+    const std::string want =
+        ok ? path + ": valid (safetensors, 1 tensor)\n"
+           : path + ": invalid: " + c["status"].str() + " at byte " + std::to_string(c["offset"].u64()) +
+                 " in tensor \"" + c["tensor"].str() + "\": ";
+    for (const char* chunk : {"65536", "1"}) {
+      const RunResult r = cli({"validate", "--chunk-size", chunk, path});
+      EXPECT_EQ(r.exit_code, ok ? 0 : 1) << file;
+      EXPECT_EQ(r.out.substr(0, want.size()), want) << file << " --chunk-size " << chunk;
+    }
+  }
+  EXPECT_EQ(seen, 20u);
+}
+
 TEST(CliValidate, JsonLineOfAValidFile) {
   const RunResult r = cli({"validate", "--json", basic_f32()});
   EXPECT_EQ(r.exit_code, 0);

@@ -108,6 +108,7 @@ struct Case {
   bool ok;
   Expect expect;
   uint64_t header_len;
+  std::string crate;  // the reference crate's verdict and the source that decides it (issue #26)
 };
 
 std::string json_escape(const std::string& s) {
@@ -130,7 +131,7 @@ class Corpus {
   void bad(const std::string& file, const std::string& bytes, const char* status, uint64_t offset,
            const char* tensor, const std::string& description) {
     Case c{file + ".safetensors", bytes, status, offset, tensor != nullptr,
-           tensor ? tensor : "", description, false, Expect(), 0};
+           tensor ? tensor : "", description, false, Expect(), 0, ""};
     push(std::move(c));
   }
   // A valid input without __metadata__: `header` plus data for the expected tensors.
@@ -147,9 +148,13 @@ class Corpus {
     for (const TensorSpec& t : expect.tensors) end = t.end > end ? t.end : end;
     std::string bytes = st(header, data_bytes(end));
     Case c{file + ".safetensors", bytes, "Ok", bytes.size(), false, "", description, true, expect,
-           header.size()};
+           header.size(), ""};
     push(std::move(c));
   }
+
+  // The reference crate's verdict on the case just added, with the line of its source (or of
+  // serde's, which it reads through) that decides it: written as the case's "crate".
+  void crate(const std::string& verdict) { cases_.back().crate = verdict; }
 
   void write(const std::string& dir) const {
     std::error_code ec;
@@ -170,6 +175,7 @@ class Corpus {
            ",\"offset\":" + std::to_string(c.offset) +
            ",\"tensor\":" + (c.has_tensor ? json_escape(c.tensor) : std::string("null")) +
            ",\"description\":" + json_escape(c.description);
+      if (!c.crate.empty()) j += ",\"crate\":" + json_escape(c.crate);
       if (c.ok) j += ",\"expect\":" + expect_json(c);
       j += i + 1 < cases_.size() ? "},\n" : "}\n";
     }
@@ -1073,6 +1079,140 @@ void nesting(Corpus& c) {
   }
 }
 
+
+// Issue #26: the classes where weightstream and the reference crate (safetensors 24b0b285) read a
+// file differently, each now read as the crate reads it. The crate deserializes the header into
+// HashMetadata, whose tensors are a #[serde(flatten)] map (safetensors/src/tensor.rs, struct
+// HashMetadata): serde buffers each tensor entry whole as Content before TensorInfo reads its
+// fields, so every value of an entry — unknown fields too — is parsed as serde_json parses any
+// value (strings validated, numbers into u64 / i64 / f64).
+const char* const kCrateContent =
+    "rejected by the crate: safetensors/src/tensor.rs SafeTensors::read_metadata, serde_json::from_str "
+    "into HashMetadata, whose #[serde(flatten)] tensors buffer each entry as serde Content";
+void crate_parity(Corpus& c) {
+  const std::string known = "\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]";
+  // Lone surrogates in unknown fields: serde_json's parse_str validates \u escapes
+  // (src/read.rs parse_unicode_escape with validate = true).
+  struct S {
+    const char* file;
+    std::string field;   // the unknown field's JSON, name and value
+    const char* needle;  // where the error is, as the lexer reports it
+    int after;           // bytes after the needle's start
+    const char* why;
+  };
+  const S lone[] = {
+      {"unknown_field_lone_high_surrogate", "\"x\":\"\\ud800\"", "\\ud800", 6,
+       "\\ud800 then the closing quote in an unknown field's string: at the quote, where a low surrogate was needed"},
+      {"unknown_field_lone_low_surrogate", "\"x\":\"a\\udc00\"", "\\udc00", 0,
+       "a lone low surrogate \\udc00 in an unknown field's string: at its backslash"},
+      {"unknown_field_high_then_bmp", "\"x\":\"\\ud800\\u0041\"", "\\u0041", 0,
+       "\\ud800\\u0041: a high surrogate followed by a unit that is no low surrogate: at that unit's backslash"},
+      {"unknown_field_lone_surrogate_in_array", "\"x\":[1,[true,\"\\ud800x\"]]", "\\ud800", 6,
+       "\\ud800 then 'x' in a string inside nested arrays of an unknown field: at the 'x'"},
+      {"unknown_field_lone_surrogate_in_key", "\"x\":{\"y\":{\"\\udc00\":1}}", "\\udc00", 0,
+       "a lone \\udc00 in an object key two levels deep in an unknown field: at its backslash"},
+  };
+  for (const S& l : lone) {
+    std::string h = "{\"t\":{" + known + "," + l.field + "}}";
+    c.bad(l.file, st(h, data_bytes(1)), "JsonLoneSurrogate", at(h, l.needle) + l.after, "t", l.why);
+    c.crate(std::string(kCrateContent) + "; serde_json src/read.rs parse_unicode_escape (validate): lone surrogate");
+  }
+  {
+    std::string h = "{\"t\":{\"x\":\"\\udfff\"," + known + "}}";
+    c.bad("unknown_field_lone_surrogate_first", st(h, data_bytes(1)), "JsonLoneSurrogate", at(h, "\\udfff"), "t",
+          "an unknown field with a lone \\udfff before the known fields: at its backslash");
+    c.crate(std::string(kCrateContent) + "; serde_json src/read.rs parse_unicode_escape (validate): lone surrogate");
+  }
+  // Numbers beyond the f64 range: serde_json src/de.rs f64_from_parts (NumberOutOfRange), reached
+  // from parse_integer / parse_long_integer / parse_decimal / parse_exponent.
+  struct N {
+    const char* file;
+    std::string value;
+    const char* why;
+  };
+  const N out[] = {
+      {"unknown_field_number_1e400", "1e400", "1e400 in an unknown field: beyond the f64 range"},
+      {"unknown_field_number_minus_1e400", "[0,{\"k\":-1e400}]", "-1e400 inside an object in an array of an unknown field"},
+      {"unknown_field_number_309_digits", "1" + std::string(309, '0'),
+       "an integer of 310 digits (10^309): serde_json reads integers beyond u64 as f64; out of range"},
+      {"unknown_field_number_exponent_overflow", "2e99999999999",
+       "an exponent beyond i32 with a nonzero significand (serde_json parse_exponent_overflow)"},
+  };
+  for (const N& n : out) {
+    std::string h = "{\"t\":{" + known + ",\"x\":" + n.value + "}}";
+    const size_t first = n.value.find_first_of("-123456789");
+    c.bad(n.file, st(h, data_bytes(1)), "JsonNumberOutOfRange", at(h, ",\"x\":") + 5 + first, "t",
+          std::string(n.why) + ": at the number's first byte");
+    c.crate(std::string(kCrateContent) + "; serde_json src/de.rs f64_from_parts: NumberOutOfRange");
+  }
+  {
+    std::string h = "{\"t\":{" + known + ",\"a\":1e-400,\"b\":-1" + std::string(308, '0') +
+                    ",\"c\":1.7976931348623157e308,\"d\":0e99999999999,\"e\":5e-99999999999,"
+                    "\"f\":18446744073709551616,\"g\":-9223372036854775809,\"h\":0.000001e310}}";
+    c.good("ok_unknown_field_numbers_in_range", pad8(h), {{"t", "U8", {1}, 0, 1}},
+           "valid: unknown fields with numbers serde_json reads as finite f64: 1e-400 (0), -10^308, "
+           "the largest double, a zero significand with an exponent beyond i32, a tiny exponent beyond "
+           "i32, integers just past u64 and i64, 1e-6 * 10^310 = 10^304");
+    c.crate("accepted by the crate: serde_json src/de.rs f64_from_parts returns a finite f64 for each");
+  }
+  {
+    std::string h = "{\"t\":{" + known + ",\"x\":{\"\\ud83d\\ude42\":[\"\\u00e9\\ud800\\udc00\"]}}}";
+    c.good("ok_unknown_field_surrogate_pairs", pad8(h), {{"t", "U8", {1}, 0, 1}},
+           "valid: paired surrogates in an unknown field's key and string");
+    c.crate("accepted by the crate: serde_json src/read.rs parse_unicode_escape joins the pairs");
+  }
+  // The dtype's object form: serde's externally tagged unit variant. Dtype is read through
+  // serde's ContentRefDeserializer (serde src/private/de.rs): deserialize_enum takes a string or a
+  // map with exactly one key, unit_variant takes that key's value only as null (Content::Unit).
+  {
+    std::string h = "{\"t\":{\"dtype\":{\"F32\":null},\"shape\":[2],\"data_offsets\":[0,8]}}";
+    c.good("ok_dtype_object_form", pad8(h), {{"t", "F32", {2}, 0, 8}},
+           "valid: dtype {\"F32\": null}, serde's externally tagged form of the unit variant F32");
+    c.crate("accepted by the crate: serde src/private/de.rs ContentRefDeserializer::deserialize_enum "
+            "(a map of one key) and VariantRefDeserializer::unit_variant (its value null)");
+  }
+  {
+    std::string h = "{\"t\":{\"shape\":[2],\"dtype\" : { \"B\\u0046\\u0031\\u0036\" :\tnull } ,"
+                    "\"data_offsets\":[0,4]}}";
+    c.good("ok_dtype_object_form_escaped", pad8(h), {{"t", "BF16", {2}, 0, 4}},
+           "valid: dtype {\"B\\u0046\\u0031\\u0036\": null} with whitespace: the key decodes to BF16");
+    c.crate("accepted by the crate: the variant name is the decoded key (serde src/private/de.rs "
+            "EnumRefDeserializer::variant_seed)");
+  }
+  struct O {
+    const char* file;
+    const char* dtype_json;
+    const char* needle;
+    const char* why;
+  };
+  const O bad_obj[] = {
+      {"dtype_object_empty", "{}", "}", "an empty object: no variant; at its '}'"},
+      {"dtype_object_array_value", "{\"F32\":[]}", "[]", "the variant's value [] is not a unit: at the '['"},
+      {"dtype_object_object_value", "{\"F32\":{}}", "{}", "the variant's value {} is not a unit: at its '{'"},
+      {"dtype_object_string_value", "{\"F32\":\"\"}", "\"\"", "the variant's value \"\" is not a unit: at its quote"},
+      {"dtype_object_two_keys", "{\"F32\":null,\"F16\":null}", "\"F16\"", "two keys: at the second key's quote"},
+      {"dtype_object_unknown_name", "{\"f32\":null}", "\"f32\"", "the key is no dtype name: at its quote"},
+  };
+  for (const O& o : bad_obj) {
+    std::string h = std::string("{\"a\":{\"dtype\":") + o.dtype_json + ",\"shape\":[1],\"data_offsets\":[0,4]}}";
+    const uint64_t off = at(h, std::string("\"dtype\":") + o.dtype_json) + 8 + std::string(o.dtype_json).find(o.needle);
+    c.bad(o.file, st(h, data_bytes(4)), "InvalidDtype", off, "a", std::string("dtype ") + o.dtype_json + ": " + o.why);
+    c.crate("rejected by the crate: serde src/private/de.rs ContentRefDeserializer::deserialize_enum "
+            "(\"map with a single key\"), deserialize_unit (a unit only from null), or Dtype's unknown variant");
+  }
+  // A safetensors file whose length prefix's first byte is '{' (123) and whose header names a
+  // tensor "layers": every host used to have to tell it from an Ollama manifest (file_kind.h).
+  {
+    std::string h = "{\"layers\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}";
+    while (h.size() < 123) h += ' ';
+    if (h.size() != 123) die("layers case: header is not 123 bytes");
+    c.good("ok_header_length_123_tensor_layers", h, {{"layers", "U8", {4}, 0, 4}},
+           "valid: header length 123 (its first byte 0x7B is '{') and a tensor named layers: a "
+           "safetensors file, not an Ollama manifest");
+    c.crate("accepted by the crate: nothing in safetensors/src/tensor.rs looks at what the length prefix's bytes spell");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1093,6 +1233,7 @@ int main(int argc, char** argv) {
   duplicates_and_metadata(c);
   strings(c);
   nesting(c);
+  crate_parity(c);
   c.write(argv[1]);
   return 0;
 }

@@ -108,6 +108,37 @@ TEST(FuzzRegressions, SmallArenaNeverHidesADuplicate) {
   expect_arena_then("gguf_small_arena_hides_duplicate_name.gguf", 119, ws::Status::DuplicateTensorName, 151);
   expect_arena_then("safetensors_small_arena_hides_duplicate_metadata_key.safetensors", 200,
                     ws::Status::DuplicateMetadataKey, 99);
+  // Issue #26: a header cut short by the end of the input after the duplicate (length 552 in a
+  // 347-byte file): the end of the input was InvalidHeaderLength even when the duplicate check
+  // had been skipped for lack of arena.
+  expect_arena_then("safetensors_truncated_header_small_arena_hides_duplicate_metadata_key.safetensors", 800,
+                    ws::Status::DuplicateMetadataKey, 158);
+}
+
+// The same file with its size declared: the length prefix is the verdict before any header byte
+// is parsed (the reference crate's order), whatever the arena and the pieces.
+TEST(FuzzRegressions, DeclaredSizeDecidesTheHeaderLengthFirst) {
+  std::vector<uint8_t> in = load("safetensors_truncated_header_small_arena_hides_duplicate_metadata_key.safetensors");
+  ASSERT_EQ(in.size(), 347u);
+  for (size_t arena_size : {size_t(0), size_t(64), size_t(1) << 16}) {
+    for (size_t piece : {size_t(1), size_t(50), in.size()}) {
+      std::vector<uint64_t> arena(arena_size / 8 + 1);
+      ws::Reader r(arena.data(), arena_size);
+      r.set_input_size(in.size());
+      size_t fed = 0;
+      ws::Event e;
+      do {
+        e = r.next();
+        if (e.type == ws::EventType::NeedInput) {
+          const size_t n = std::min(piece, in.size() - fed);
+          if (n) r.feed(in.data() + fed, n), fed += n;
+          else r.finish();
+        }
+      } while (e.type != ws::EventType::Error && e.type != ws::EventType::End);
+      EXPECT_EQ(r.error().code, ws::Status::InvalidHeaderLength) << "arena " << arena_size << " piece " << piece;
+      EXPECT_EQ(r.error().offset, 0u);
+    }
+  }
 }
 
 // fuzz_config_json: after a rewind in counting mode arena_needed() fell back to 0.

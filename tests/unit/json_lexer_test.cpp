@@ -4,6 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+
 #include <string>
 #include <vector>
 
@@ -23,10 +31,9 @@ struct Result {
 };
 
 // Lexes `text` in pieces of `step` bytes (0: whole), joining string pieces.
-Result lex(const std::string& text, size_t step, uint32_t max_nesting = 127, bool lenient = false) {
+Result lex(const std::string& text, size_t step, uint32_t max_nesting = 127) {
   JsonLexer lx;
   lx.reset(max_nesting);
-  lx.set_lenient_surrogates(lenient);
   Result r;
   std::string str;
   const uint8_t* data = reinterpret_cast<const uint8_t*>(text.data());
@@ -70,10 +77,10 @@ Result lex(const std::string& text, size_t step, uint32_t max_nesting = 127, boo
 }
 
 // Same result whole, byte by byte, and in a few other piece sizes.
-Result lex_all_ways(const std::string& text, uint32_t max_nesting = 127, bool lenient = false) {
-  Result whole = lex(text, 0, max_nesting, lenient);
+Result lex_all_ways(const std::string& text, uint32_t max_nesting = 127) {
+  Result whole = lex(text, 0, max_nesting);
   for (size_t step : {1, 2, 3, 5, 7, 13}) {
-    Result r = lex(text, step, max_nesting, lenient);
+    Result r = lex(text, step, max_nesting);
     EXPECT_TRUE(r == whole) << "step " << step << " differs for " << text;
   }
   return whole;
@@ -175,10 +182,20 @@ TEST(JsonLexer, StringErrorsComeAfterTheContentBeforeThem) {
   }
 }
 
-TEST(JsonLexer, LenientSurrogatesAsSerdeIgnores) {
-  Result r = lex_all_ways(R"(["\ud800x", "\udc00", "\ud800\u0041", "\ud800\n"])", 127, true);
-  EXPECT_EQ(r.status, Status::Ok);
-  EXPECT_EQ(r.tokens, toks({"[", "S:x", "S:", "S:A", "S:\n", "]"}));
+// The lexer had a lenient mode for values serde skips unchecked, where these strings passed (their
+// lone surrogates dropped). The reference crate parses every value of a tensor entry (issue #26),
+// and serde_json validates every string it parses: the mode is gone, each is rejected where its
+// surrogate is found to be lone.
+TEST(JsonLexer, LoneSurrogatesAreRejectedEverywhere) {
+  const struct {
+    const char* text;
+    uint64_t at;
+  } cases[] = {{R"(["\ud800x"])", 8}, {R"(["\udc00"])", 2}, {R"(["\ud800\u0041"])", 8}, {R"(["\ud800\n"])", 9}};
+  for (const auto& c : cases) {
+    Result r = lex_all_ways(c.text);
+    EXPECT_EQ(r.status, Status::JsonLoneSurrogate) << c.text;
+    EXPECT_EQ(r.error_pos, c.at) << c.text;
+  }
 }
 
 TEST(JsonLexer, Numbers) {
@@ -264,3 +281,135 @@ TEST(JsonLexer, PositionsOfTokens) {
 }
 
 }  // namespace
+
+namespace {
+
+// serde_json 1.0.149's own arithmetic (src/de.rs, default features: no float_roundtrip), written
+// out independently of the lexer: the significand and exponent as parse_integer /
+// parse_long_integer / parse_decimal / parse_decimal_overflow / parse_exponent build them, then
+// f64_from_parts in double arithmetic with the POW10 table (the doubles nearest 1e0..1e308, which
+// strtod gives). True when serde_json says NumberOutOfRange.
+bool serde_out_of_range(const std::string& text) {
+  size_t i = 0;
+  if (text[i] == '-') ++i;
+  uint64_t sig = 0;
+  int32_t exp = 0;
+  auto fits = [&](uint64_t d) { return sig <= (~uint64_t(0) - d) / 10; };
+  bool full = false;
+  for (; i < text.size() && isdigit(uint8_t(text[i])); ++i) {
+    uint64_t d = uint64_t(text[i] - '0');
+    if (!full && fits(d)) sig = sig * 10 + d;
+    else full = true, ++exp;
+  }
+  if (i < text.size() && text[i] == '.') {
+    full = false;
+    for (++i; i < text.size() && isdigit(uint8_t(text[i])); ++i) {
+      uint64_t d = uint64_t(text[i] - '0');
+      if (full) continue;
+      if (fits(d)) sig = sig * 10 + d, --exp;
+      else full = true;
+    }
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    bool neg = false;
+    if (text[i] == '+' || text[i] == '-') neg = text[i++] == '-';
+    int32_t e = 0;
+    for (; i < text.size(); ++i) {
+      int32_t d = text[i] - '0';
+      if (e > (INT32_MAX - d) / 10) return sig != 0 && !neg;  // parse_exponent_overflow
+      e = e * 10 + d;
+    }
+    int64_t sum = int64_t(exp) + (neg ? -int64_t(e) : e);
+    exp = sum > INT32_MAX ? INT32_MAX : sum < INT32_MIN ? INT32_MIN : int32_t(sum);
+  }
+  volatile double f = double(sig);
+  for (;;) {
+    const int64_t a = exp < 0 ? -int64_t(exp) : exp;
+    if (a <= 308) {
+      char buf[16];
+      snprintf(buf, sizeof buf, "1e%d", int(a));
+      const double pow = strtod(buf, nullptr);
+      if (exp >= 0) return std::isinf(double(f * pow));
+      return false;
+    }
+    if (f == 0.0) return false;
+    if (exp >= 0) return true;
+    f = f / 1e308;
+    exp += 308;
+  }
+}
+
+// The lexer's answer for `number` alone in an array, lexed in pieces of `step` bytes.
+bool lexer_out_of_range(const std::string& number, size_t step) {
+  const std::string text = "[" + number + "]";
+  JsonLexer lx;
+  lx.reset(8);
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(text.data());
+  bool found = false, answer = false;
+  for (size_t off = 0; off < text.size();) {
+    size_t n = step == 0 ? text.size() : std::min(step, text.size() - off);
+    const uint8_t* p = data + off;
+    for (;;) {
+      JsonLexer::Token t = lx.next(&p, data + off + n);
+      if (t == JsonLexer::kNeedMore) break;
+      EXPECT_NE(t, JsonLexer::kError) << number;
+      if (t == JsonLexer::kError) return false;
+      if (t == JsonLexer::kNumber) found = true, answer = lx.number_out_of_range();
+    }
+    off += n;
+  }
+  EXPECT_TRUE(found) << number;
+  return answer;
+}
+
+}  // namespace
+
+// Issue #26: numbers serde_json refuses as beyond the f64 range, exactly (the reference crate parses
+// every value of a tensor entry, unknown fields too).
+TEST(JsonLexer, NumberOutOfRangeAsSerdeJson) {
+  struct C {
+    const char* text;
+    bool out;
+  };
+  const C cases[] = {
+      {"1e400", true}, {"-1e400", true}, {"1e-400", false}, {"-1e-400", false}, {"0e400", false},
+      {"1e308", false}, {"1e309", true}, {"10e308", true}, {"0.1e309", false}, {"1.7976931348623157e308", false},
+      // serde_json's default arithmetic: (double)17976931348623158 * 1e292 overflows, though the
+      // correctly rounded value of the text is the largest double (float_roundtrip would accept it).
+      {"1.7976931348623158e308", true}, {"17976931348623157e292", false},
+      {"2e99999999999", true}, {"0e99999999999", false}, {"2e-99999999999", false}, {"0.0e99999999999", false},
+      {"18446744073709551616", false}, {"-9223372036854775809", false}, {"123", false}, {"-0", false},
+      {"1.5", false}, {"0.000001e310", false}, {"0.000001e315", true},
+  };
+  for (const C& c : cases) {
+    EXPECT_EQ(serde_out_of_range(c.text), c.out) << "reference arithmetic: " << c.text;
+    for (size_t step : {size_t(0), size_t(1), size_t(3)}) EXPECT_EQ(lexer_out_of_range(c.text, step), c.out) << c.text;
+  }
+  // Integers written out in digits: 10^308 is finite, 10^309 is not.
+  EXPECT_FALSE(lexer_out_of_range("1" + std::string(308, '0'), 0));
+  EXPECT_TRUE(lexer_out_of_range("1" + std::string(309, '0'), 1));
+  EXPECT_FALSE(lexer_out_of_range("-1" + std::string(308, '0') + ".5e-3", 0));
+  // Around every threshold of the table (exponents 289..308, where the product can overflow) and
+  // at random, the lexer agrees with the double arithmetic itself.
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  auto rnd = [&] { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x; };
+  for (int e = 280; e <= 312; ++e) {
+    for (int k = 0; k < 40; ++k) {
+      uint64_t sig = rnd() >> (rnd() % 64);
+      const std::string t = std::to_string(sig) + "e" + std::to_string(e);
+      EXPECT_EQ(lexer_out_of_range(t, 0), serde_out_of_range(t)) << t;
+    }
+  }
+  // The smallest significand that overflows at each exponent, and the one below it.
+  const char* digits = "179769313486231570814527423731704356798";
+  for (int len = 1; len <= 20; ++len) {
+    for (int e = 289; e <= 308; ++e) {
+      std::string s(digits, size_t(len));
+      for (int d = -2; d <= 2; ++d) {
+        const std::string t = std::to_string(std::stoull(s) + uint64_t(d + 2)) + "e" + std::to_string(e);
+        EXPECT_EQ(lexer_out_of_range(t, 0), serde_out_of_range(t)) << t;
+      }
+    }
+  }
+}

@@ -65,6 +65,7 @@ constexpr HintEntry kHints[] = {
     {"JsonControlCharacter", kJsonHint},
     {"JsonLoneSurrogate", kJsonHint},
     {"JsonInvalidNumber", kJsonHint},
+    {"JsonNumberOutOfRange", kJsonHint},
     {"JsonUnexpectedEnd",
      "The JSON header is cut off: the header length is wrong or the file is corrupt."},
     {"JsonTrailingCharacters",

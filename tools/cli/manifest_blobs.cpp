@@ -12,6 +12,7 @@
 #include "error_text.h"
 #include "scan_sharded.h"
 #include "text_format.h"
+#include "weightstream/file_kind.h"
 
 namespace wscli {
 namespace {
@@ -47,14 +48,12 @@ bool is_manifest_path(const std::string& path) {
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   FILE* f = fopen(path.c_str(), "rb");
   if (!f) return false;
-  char buf[4096];
+  uint8_t buf[4096];
   const size_t n = fread(buf, 1, sizeof buf, f);
   fclose(f);
-  size_t i = 0;
-  while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r')) ++i;
-  if (i == n || buf[i] != '{') return false;
-  const std::string head(buf + i, n - i);
-  return head.find("\"schemaVersion\"") != std::string::npos || head.find("\"layers\"") != std::string::npos;
+  // The library's one rule for file kinds (weightstream/file_kind.h): a safetensors file whose
+  // length prefix starts with '{' and whose header names "layers" stays a safetensors file.
+  return ws::detect_file_kind(buf, n, uint64_t(st.st_size)) == ws::FileKind::OllamaManifest;
 }
 
 std::string blobs_dir_for(const std::string& path, const ScanOptions& options, std::optional<Problem>* problem) {

@@ -21,9 +21,10 @@
 
 namespace wscli {
 
-// True when `path` is a regular file whose JSON looks like a manifest (an object with
-// "schemaVersion" or "layers" in its first 4 KiB) and is not a shard index. The content decides:
-// Ollama manifests have no extension (their name is the tag).
+// True when `path` is a regular file, not named as a shard index, whose first 4 KiB and size the
+// library calls an Ollama manifest (ws::detect_file_kind: JSON, no safetensors file, naming
+// "schemaVersion" or "layers"). The content decides: Ollama manifests have no extension (their
+// name is the tag).
 bool is_manifest_path(const std::string& path);
 
 // Where the blobs of the manifest at `path` are: --blobs (the blobs directory itself, or the models

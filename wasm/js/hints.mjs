@@ -31,6 +31,7 @@ export const HINTS = Object.freeze({
   JsonControlCharacter: JSON_,
   JsonLoneSurrogate: JSON_,
   JsonInvalidNumber: JSON_,
+  JsonNumberOutOfRange: JSON_,
   JsonUnexpectedEnd: 'The JSON header is cut off: the header length is wrong or the file is corrupt.',
   JsonTrailingCharacters: 'Only spaces may pad the header: the header length is wrong or the file is corrupt.',
   NestingTooDeep: 'No real safetensors header nests this deep: the file may be crafted to attack parsers.',

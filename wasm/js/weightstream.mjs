@@ -20,6 +20,6 @@ export { createReader } from './reader.mjs';
 export { loadToWebGPU } from './webgpu.mjs';
 export { plan } from './plan.mjs';
 export { WeightstreamError } from './errors.mjs';
-export { supportedFormats } from './api-extras.mjs';
+export { supportedFormats, fileKind } from './api-extras.mjs';
 export { cacheInfo, evict } from './opfs-cache.mjs';
 export { GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, WGSL_COMPANION_FORMATS, wgslDecoder } from './gpu-decode/index.mjs';

@@ -6,6 +6,7 @@
 #include "abi.h"
 #include "weightstream/dequant.h"
 #include "weightstream/dtype.h"
+#include "weightstream/file_kind.h"
 #include "weightstream/ggml_types.h"
 #include "weightstream/gguf.h"
 #include "weightstream/conventions.h"
@@ -26,6 +27,15 @@ WS_EXPORT(ws_event_type_name) const char* ws_event_type_name(uint32_t t) {
   return ws::event_type_name(static_cast<ws::EventType>(t));
 }
 WS_EXPORT(ws_format_name) const char* ws_format_name(uint32_t f) { return ws::format_name(static_cast<ws::Format>(f)); }
+
+// The library's one file-kind rule (file_kind.h): the first n bytes at p, the file's size as two
+// u32 words (both 0xFFFFFFFF: not known). Returns a ws::FileKind; ws_file_kind_name names it.
+WS_EXPORT(ws_file_kind) uint32_t ws_file_kind(const uint8_t* p, uint32_t n, uint32_t size_lo, uint32_t size_hi) {
+  return static_cast<uint32_t>(ws::detect_file_kind(p, n, uint64_t(size_hi) << 32 | size_lo));
+}
+WS_EXPORT(ws_file_kind_name) const char* ws_file_kind_name(uint32_t k) {
+  return ws::file_kind_name(static_cast<ws::FileKind>(k));
+}
 
 WS_EXPORT(ws_dtype_count) uint32_t ws_dtype_count() { return ws::kDTypeCount; }
 WS_EXPORT(ws_dtype_name) const char* ws_dtype_name(uint32_t t) { return ws::dtype_name(static_cast<ws::DType>(t)); }

@@ -534,6 +534,10 @@ export interface Plan {
 /** A preflight: what loadToWebGPU would create and read, from the headers alone. */
 export declare function plan(source: ModelSource, options?: PlanOptions): Promise<Plan>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
+/** The kind of model file whose first bytes are `head` (4 KiB is plenty), by the library's one rule
+ *  (file_kind.h); `size`: the file's size when known (a safetensors length must fit in it). */
+export declare function fileKind(head: Uint8Array | ArrayBuffer, size?: number | bigint | null,
+  options?: CommonOptions): Promise<'safetensors' | 'gguf' | 'ollama-manifest' | 'shard-index' | 'json' | 'unknown'>;
 /** The OPFS cache's entries, most recently used first ([] without OPFS). */
 export declare function cacheInfo(options?: { cacheRoot?: CacheRoot }): Promise<CacheEntry[]>;
 /** Removes the entry of `url`, or every entry; resolves to how many were removed. */

@@ -31,6 +31,7 @@ namespace ws {
   X(JsonControlCharacter, "raw control character inside a JSON string")                          \
   X(JsonLoneSurrogate, "\\u escape is an unpaired UTF-16 surrogate")                              \
   X(JsonInvalidNumber, "malformed JSON number")                                                    \
+  X(JsonNumberOutOfRange, "JSON number beyond the range of a 64-bit float (serde_json rejects it)") \
   X(JsonUnexpectedEnd, "the JSON header ended before the document was complete")                  \
   X(JsonTrailingCharacters, "non-whitespace bytes after the end of the JSON header")              \
   X(NestingTooDeep, "JSON nesting is deeper than the nesting limit")                              \

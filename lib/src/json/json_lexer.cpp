@@ -154,15 +154,17 @@ JsonLexer::Token JsonLexer::lex(const uint8_t*& p, const uint8_t* end) {
             tok_pos_ = at_pos(p);
             num_minus_ = c == '-';
             num_value_ = 0;
-            num_digits_ = 0;
             num_u64_ok_ = !num_minus_;
+            num_full_ = false;
+            num_e_neg_ = false;
+            num_exp_ = 0;
+            num_e_ = 0;
             if (c == '-') {
               state_ = kNumMinus;
             } else if (c == '0') {
               state_ = kNumZero;
             } else {
               num_value_ = uint64_t(c - '0');
-              num_digits_ = 1;
               state_ = kNumInt;
             }
             ++p;
@@ -231,11 +233,8 @@ JsonLexer::Token JsonLexer::lex(const uint8_t*& p, const uint8_t* end) {
       case kUnicode:
       case kSurrogateBackslash:
       case kSurrogateU:
-      case kSurrogateUnicode: {
-        Token t = lex_escape(p, end);
-        if (t == kNeedMore && state_ == kString) continue;  // escape consumed, nothing to emit
-        return t;
-      }
+      case kSurrogateUnicode:
+        return lex_escape(p, end);
       case kNumMinus:
       case kNumZero:
       case kNumInt:
@@ -289,12 +288,7 @@ JsonLexer::Token JsonLexer::lex_string(const uint8_t*& p, const uint8_t* end) {
         if (p != run) return emit_piece(run, size_t(p - run), false);
         ++p;
         state_ = kEscape;
-        Token t = lex_escape(p, end);
-        if (t == kNeedMore && state_ == kString) {
-          run = p;  // a lenient escape that produced nothing
-          break;
-        }
-        return t;
+        return lex_escape(p, end);
       }
       if (c < 0x20) return string_error(Status::JsonControlCharacter, at_pos(p), run, p);
       if (c >= 0x80) {
@@ -364,36 +358,26 @@ JsonLexer::Token JsonLexer::lex_escape(const uint8_t*& p, const uint8_t* end) {
           if (cu >= 0xDC00 && cu <= 0xDFFF)
             return emit_codepoint(0x10000 + ((high_surrogate_ - 0xD800) << 10) + (cu - 0xDC00));
           // Where a low surrogate was needed, another unit starts: invalid from its backslash.
-          if (!lenient_surrogates_) return string_error(Status::JsonLoneSurrogate, at_pos(p) - 6, p, p);
-          // Lenient: the first half is dropped; this unit stands on its own.
+          return string_error(Status::JsonLoneSurrogate, at_pos(p) - 6, p, p);
         }
         if (cu >= 0xD800 && cu <= 0xDBFF) {
           high_surrogate_ = cu;
           state_ = kSurrogateBackslash;
           continue;
         }
-        if (cu >= 0xDC00 && cu <= 0xDFFF) {
-          if (!lenient_surrogates_) return string_error(Status::JsonLoneSurrogate, at_pos(p) - 6, p, p);
-          state_ = kString;
-          return kNeedMore;  // nothing to emit; the caller resumes the string
-        }
+        if (cu >= 0xDC00 && cu <= 0xDFFF) return string_error(Status::JsonLoneSurrogate, at_pos(p) - 6, p, p);
         return emit_codepoint(cu);
       }
       case kSurrogateBackslash:
-        if (c != '\\') {  // a low surrogate's backslash was needed here
-          if (!lenient_surrogates_) return string_error(Status::JsonLoneSurrogate, at_pos(p), p, p);
-          state_ = kString;
-          return kNeedMore;
-        }
+        // A low surrogate's backslash was needed here. Always: serde_json validates every string it
+        // parses into a value (src/read.rs parse_unicode_escape), and the reference crate parses the
+        // unknown fields of a tensor entry too (issue #26).
+        if (c != '\\') return string_error(Status::JsonLoneSurrogate, at_pos(p), p, p);
         ++p;
         state_ = kSurrogateU;
         continue;
       case kSurrogateU:
-        if (c != 'u') {
-          if (!lenient_surrogates_) return string_error(Status::JsonLoneSurrogate, at_pos(p), p, p);
-          state_ = kEscape;  // the backslash starts an ordinary escape
-          continue;
-        }
+        if (c != 'u') return string_error(Status::JsonLoneSurrogate, at_pos(p), p, p);
         ++p;
         state_ = kSurrogateUnicode;
         hex_count_ = 0;
@@ -405,6 +389,49 @@ JsonLexer::Token JsonLexer::lex_escape(const uint8_t*& p, const uint8_t* end) {
   }
 }
 
+// One more digit into the significand, as serde_json takes them (parse_integer, parse_decimal):
+// while the value fits in u64; after the first that does not, none (num_full_).
+bool JsonLexer::take_digit(uint8_t c) {
+  const uint64_t kTenth = ~uint64_t(0) / 10;  // 1844674407370955161; u64 max ends in 5
+  uint32_t d = uint32_t(c - '0');
+  if (num_full_ || num_value_ > kTenth || (num_value_ == kTenth && d > 5)) {
+    num_full_ = true;
+    return false;
+  }
+  num_value_ = num_value_ * 10 + d;
+  return true;
+}
+
+// serde_json (1.0.149, default features: no float_roundtrip), src/de.rs: a number that is not an
+// integer fitting u64 (or, negative, i64) becomes an f64 as f64_from_parts(significand, exponent)
+// computes it — `significand as f64` times the double nearest 10^exponent (its POW10 table,
+// 1e0..1e308), or divided for a negative exponent — and is NumberOutOfRange when that product is
+// infinite; beyond 1e308 a positive exponent with a nonzero significand is out of range outright,
+// a negative one only ever makes the value smaller. An exponent past i32 is out of range when it is
+// positive and the significand nonzero (parse_exponent_overflow): the written exponent saturates
+// here at 10^8 or more, past any power the significand's dropped or fraction digits add in a
+// safetensors header (at most 10^8 bytes, exponent included), so the sum keeps the written
+// exponent's sign as serde_json's decision does, and fits in i32.
+// Since the significand is below 2^64 ≈ 1.8e19, exponents up to 288 never overflow; for 289..308
+// the product overflows exactly when the significand reaches the threshold below (the smallest u64
+// s with (double)s * 1eE infinite in IEEE double arithmetic, round to nearest: computed once by
+// bisection and checked against that arithmetic by tests/unit/json_lexer_test.cpp), so no floating
+// point is needed here.
+bool JsonLexer::number_out_of_range() const {
+  static const uint64_t kThreshold[20] = {
+      17976931348623156225ull, 1797693134862315649ull, 179769313486231600ull, 17976931348623158ull,
+      1797693134862316ull,     179769313486232ull,     17976931348624ull,     1797693134863ull,
+      179769313487ull,         17976931349ull,         1797693135ull,         179769314ull,
+      17976932ull,             1797694ull,             179770ull,             17977ull,
+      1798ull,                 180ull,                 18ull,                 2ull,
+  };
+  if (num_value_ == 0) return false;
+  const int32_t e = num_exp_ + (num_e_neg_ ? -int32_t(num_e_) : int32_t(num_e_));
+  if (e < 289) return false;
+  if (e > 308) return true;
+  return num_value_ >= kThreshold[e - 289];
+}
+
 JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
   for (;;) {
     if (p == end) return kNeedMore;
@@ -414,6 +441,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
       case kNumMinus:
         if (!digit) goto bad;
         state_ = c == '0' ? kNumZero : kNumInt;
+        num_value_ = uint64_t(c - '0');  // the magnitude's first digit (number_out_of_range)
         ++p;
         continue;
       case kNumZero:
@@ -421,6 +449,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         if (c == '.') {
           state_ = kNumFrac0;
           num_u64_ok_ = false;
+          num_full_ = false;  // serde_json's parse_decimal tries the significand again
           ++p;
           continue;
         }
@@ -433,17 +462,14 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         end_scalar();
         return kNumber;
       case kNumInt:
-        // Tight digit loop: this is where shapes and offsets are spent.
+        // The digit loop: shapes and offsets that the fast path leaves to this one are spent here.
         while (digit) {
-          uint64_t d = uint64_t(c - '0');
-          if (num_digits_ < 19) {
-            num_value_ = num_value_ * 10 + d;
-          } else if (num_value_ > (~uint64_t(0) - d) / 10) {
-            num_u64_ok_ = false;  // keep lexing: it is still a valid JSON number
-          } else {
-            num_value_ = num_value_ * 10 + d;
+          if (!take_digit(c)) {
+            // Keep lexing: it is still a valid JSON number. As serde_json's parse_long_integer,
+            // the significand stops here and each further digit scales it by 10.
+            num_u64_ok_ = false;
+            if (num_exp_ < 1000000000) ++num_exp_;  // saturates: no i32 overflow on gigabytes of digits
           }
-          ++num_digits_;
           if (++p == end) return kNeedMore;
           c = *p;
           digit = c >= '0' && c <= '9';
@@ -451,6 +477,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         if (c == '.') {
           state_ = kNumFrac0;
           num_u64_ok_ = false;
+          num_full_ = false;  // serde_json's parse_decimal tries the significand again
           ++p;
           continue;
         }
@@ -465,10 +492,12 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
       case kNumFrac0:
         if (!digit) goto bad;
         state_ = kNumFrac;
-        ++p;
-        continue;
+        continue;  // the digit is read in kNumFrac
       case kNumFrac:
         if (digit) {
+          // parse_decimal: each fraction digit taken scales the value by 1/10; from the first that
+          // does not fit, the rest are ignored (parse_decimal_overflow).
+          if (take_digit(c)) --num_exp_;
           ++p;
           continue;
         }
@@ -481,21 +510,21 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         return kNumber;
       case kNumExp0:
         if (c == '+' || c == '-') {
+          num_e_neg_ = c == '-';
           state_ = kNumExpSign;
           ++p;
           continue;
         }
         if (!digit) goto bad;
         state_ = kNumExp;
-        ++p;
-        continue;
+        continue;  // the digit is read in kNumExp
       case kNumExpSign:
         if (!digit) goto bad;
         state_ = kNumExp;
-        ++p;
         continue;
       case kNumExp:
         if (digit) {
+          if (num_e_ < 100000000u) num_e_ = num_e_ * 10 + uint32_t(c - '0');  // saturates (number_out_of_range)
           ++p;
           continue;
         }

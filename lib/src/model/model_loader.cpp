@@ -7,6 +7,7 @@
 #include "model_loader_internal.h"
 #include "../conventions/convention_descriptor.h"
 #include "weightstream/detail/heap_sort.h"
+#include "weightstream/file_kind.h"
 #include "weightstream/manifest_blobs.h"
 #include "weightstream/mlx_config.h"
 #include "weightstream/ollama_manifest.h"
@@ -76,13 +77,6 @@ bool is_residual(const char* s, size_t n) {
 }
 
 // The first non-blank byte of a safetensors-looking prefix is '{' and its length is absurd: JSON.
-bool looks_like_json(const uint8_t* p, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r') continue;
-    return p[i] == '{';
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -747,9 +741,10 @@ ModelEvent ModelLoader::step_headers() {
     }
     const uint64_t n = s.prefix_have == 8 ? le64(s.prefix) : 0;
     const uint64_t cap = opt_.limits.max_header_bytes < kMaxSafetensorsHeader ? opt_.limits.max_header_bytes : kMaxSafetensorsHeader;
-    if (entry_ == ModelEntry::Auto && cur_ == 0 && !gguf && s.prefix_have == 8 && n > cap &&
-        looks_like_json(s.prefix, 8)) {
-      // Not a safetensors file (its length would be absurd) but JSON: an Ollama manifest.
+    if (entry_ == ModelEntry::Auto && cur_ == 0 && s.prefix_have == 8 &&
+        file_kind_is_json(detect_file_kind(s.prefix, 8, kUnknownFileSize))) {
+      // Not a safetensors file (its length would be absurd) but JSON: an Ollama manifest (the
+      // kinds' one rule, file_kind.h; an index is told by its name, model_entry_from_name).
       entry_ = ModelEntry::OllamaManifest;
       s.kind = ModelFileKind::Manifest;
       entry_file_ = cur_;

@@ -6,7 +6,9 @@
 // here without the token-by-token lexer. Anything else — a piece boundary, an escape, an unknown
 // field, a check that fails — returns 0 having consumed and stored nothing, and the general path
 // takes the same bytes. So this path changes speed, never results: for the inputs it accepts it
-// produces exactly what the general path would, and it never reports an error itself.
+// produces exactly what the general path would, and it never reports an error itself. Unknown
+// fields (whose strings and numbers the general path checks as the reference crate does) and the
+// dtype's object form ({"F32": null}) are such exits: no writer puts them in a canonical entry.
 #include <string.h>
 
 #include "weightstream/detail/bytes.h"

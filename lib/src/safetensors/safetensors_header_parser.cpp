@@ -79,8 +79,7 @@ Status SafetensorsHeaderParser::fail_values(Status s, uint64_t offset, uint32_t 
 
 // Errors inside a tensor entry name that tensor: its name is complete in the arena by then.
 Status SafetensorsHeaderParser::fail(Status s, uint64_t header_pos) {
-  bool in_entry = ctx_ == kEntryKey || ctx_ == kEntryValue || ctx_ == kDtype || ctx_ == kShape ||
-                  ctx_ == kOffsets || ctx_ == kSkip || ctx_ == kRootValueTensor;
+  bool in_entry = (ctx_ >= kEntryKey && ctx_ <= kDtypeEnd) || ctx_ == kRootValueTensor;
   return fail_at(s, header_start_ + header_pos, in_entry ? uint32_t(key_mark_) : kNoTensor);
 }
 
@@ -196,9 +195,6 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
       if (cur_field_ != kFieldOther) {
         if (seen_fields_ & cur_field_) return fail(Status::DuplicateField, field_pos_);
         seen_fields_ |= cur_field_;
-      } else {
-        // serde skips unknown fields without checking \u escapes for surrogate pairing.
-        lexer_.set_lenient_surrogates(true);
       }
       ctx_ = kEntryValue;
       return Status::Ok;
@@ -206,9 +202,18 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
     case kEntryValue:
       switch (cur_field_) {
         case kFieldDtype:
-          if (t != L::kStringPiece) return fail(Status::InvalidDtype, lexer_.token_pos());
           small_size_ = 0;
           small_overflow_ = false;
+          // serde's externally tagged form of a unit variant, {"F32": null}: the crate reads
+          // Dtype through serde's ContentRefDeserializer (TensorInfo is buffered by
+          // HashMetadata's flatten), whose deserialize_enum takes a string or a map of exactly
+          // one key, and whose unit_variant takes that key's value only as null (serde
+          // src/private/de.rs). Accepted as the crate accepts it (README, policy list).
+          if (t == L::kObjectBegin) {
+            ctx_ = kDtypeKey;
+            return Status::Ok;
+          }
+          if (t != L::kStringPiece) return fail(Status::InvalidDtype, lexer_.token_pos());
           ctx_ = kDtype;
           return handle(t);
         case kFieldShape:
@@ -225,6 +230,9 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
           return handle(t);
       }
 
+    case kDtypeKey:  // the object form's one key: `}` (no key) is not a dtype
+      if (t != L::kKeyPiece) return fail(Status::InvalidDtype, lexer_.token_pos());
+      [[fallthrough]];  // the key's pieces are read as the string form's
     case kDtype: {
       append_small(lexer_.piece(), lexer_.piece_size());
       if (!lexer_.piece_last()) return Status::Ok;
@@ -232,9 +240,18 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
       if (small_overflow_ || !dtype_from_name(small_, small_size_, &d))
         return fail(Status::InvalidDtype, lexer_.token_pos());
       dtype_ = uint8_t(d);
-      ctx_ = kEntryKey;
+      ctx_ = ctx_ == kDtypeKey ? kDtypeNull : kEntryKey;
       return Status::Ok;
     }
+
+    case kDtypeNull:  // the key's value: null only ([] and {} are not a unit)
+      if (t != L::kNull) return fail(Status::InvalidDtype, lexer_.token_pos());
+      ctx_ = kDtypeEnd;
+      return Status::Ok;
+    case kDtypeEnd:  // then the object's end: a second key is not a dtype
+      if (t != L::kObjectEnd) return fail(Status::InvalidDtype, lexer_.token_pos());
+      ctx_ = kEntryKey;
+      return Status::Ok;
 
     case kShape: {
       if (t == L::kArrayEnd) {
@@ -272,10 +289,14 @@ Status SafetensorsHeaderParser::handle(JsonLexer::Token t) {
       return Status::Ok;
 
     case kSkip:
-      if (skipper_.feed(t, lexer_)) {
-        lexer_.set_lenient_surrogates(false);
-        ctx_ = kEntryKey;
-      }
+      // The crate reads every tensor entry whole into serde's buffered Content before it looks at
+      // the fields (HashMetadata flattens the tensors: safetensors src/tensor.rs), so the values of
+      // unknown fields are parsed as serde_json parses any value: strings strictly (the lexer
+      // rejects lone surrogates, as serde_json's parse_str does), and numbers into u64, i64 or f64
+      // — out of the f64 range is an error (de.rs, f64_from_parts).
+      if (t == L::kNumber && lexer_.number_out_of_range())
+        return fail(Status::JsonNumberOutOfRange, lexer_.token_pos());
+      if (skipper_.feed(t, lexer_)) ctx_ = kEntryKey;
       return Status::Ok;
 
     case kRootValueMeta:

@@ -56,10 +56,6 @@ class JsonLexer {
     state_ = kAfterValue;
   }
 
-  // Serde ignores the validity of \u escapes in values it skips (lone surrogates pass); a consumer
-  // skipping a value sets this to match.
-  void set_lenient_surrogates(bool on) { lenient_surrogates_ = on; }
-
   // Current string piece.
   const uint8_t* piece() const { return piece_; }
   size_t piece_size() const { return piece_size_; }
@@ -76,6 +72,10 @@ class JsonLexer {
   // Current number: is it a plain non-negative integer that fits in u64, and its value.
   bool number_is_u64() const { return num_u64_ok_; }
   uint64_t number_value() const { return num_value_; }
+  // Whether serde_json refuses the current number as beyond the f64 range ("number out of range":
+  // 1e400, -1e400, 1 followed by 309 zeros; never 1e-400, which is 0). A consumer that must
+  // accept exactly what serde_json parses into a value asks this of every number it skips.
+  bool number_out_of_range() const;
 
  private:
   enum State : uint8_t {
@@ -91,6 +91,7 @@ class JsonLexer {
   Token lex_string(const uint8_t*& p, const uint8_t* end);
   Token lex_escape(const uint8_t*& p, const uint8_t* end);
   Token lex_number(const uint8_t*& p, const uint8_t* end);
+  bool take_digit(uint8_t c);
   Token push(bool is_object, const uint8_t* at);
   Token pop(Token t);
   void end_scalar() { state_ = depth_ == 0 ? kDone : kAfterValue; }
@@ -110,8 +111,14 @@ class JsonLexer {
   bool in_key_ = false;
   bool piece_first_ = false, piece_last_ = false;
   bool pending_first_ = false;
-  bool lenient_surrogates_ = false;
   bool num_u64_ok_ = false;
+  // serde_json's view of the current number (number_out_of_range): num_value_ is its significand
+  // (the magnitude's leading digits while they fit u64), num_exp_ the power of ten the dropped
+  // integer digits and the kept fraction digits make, num_e_ the written exponent.
+  bool num_full_ = false;     // the significand took its last digit
+  bool num_e_neg_ = false;
+  int32_t num_exp_ = 0;
+  uint32_t num_e_ = 0;        // saturates at 10^8 or more
   uint8_t utf8_need_ = 0;           // continuation bytes still expected
   uint8_t utf8_lo_ = 0x80, utf8_hi_ = 0xBF;  // allowed range of the next continuation byte
   uint8_t hex_count_ = 0;
@@ -121,7 +128,6 @@ class JsonLexer {
   uint32_t high_surrogate_ = 0;
   uint32_t depth_ = 0;
   uint32_t max_nesting_ = 128;
-  uint32_t num_digits_ = 0;
   uint64_t num_value_ = 0;
   uint64_t pos_ = 0, tok_pos_ = 0, err_pos_ = 0, str_pos_ = 0;
   const uint8_t* base_ = nullptr;  // start of the current next() call's input, at base_pos_

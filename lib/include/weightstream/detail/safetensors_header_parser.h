@@ -25,6 +25,7 @@ struct SafetensorsParserState {
   enum Ctx : uint8_t {
     kRootStart, kRootKey, kRootValueTensor, kRootValueMeta,
     kEntryKey, kEntryValue, kDtype, kShape, kOffsets, kSkip,
+    kDtypeKey, kDtypeNull, kDtypeEnd,  // the dtype's object form, {"F32": null}
     kMetaKey, kMetaValue, kDone,
   };
   enum Field : uint8_t { kFieldDtype = 1, kFieldShape = 2, kFieldOffsets = 4, kFieldOther = 8 };
@@ -82,6 +83,10 @@ class SafetensorsHeaderParser : private SafetensorsParserState {
   Status feed(const uint8_t* data, size_t n);
   // The header's last byte was fed: complete the table (sort, duplicate and offset checks).
   Status finish(TensorTable* table);
+  // The input ended before the header did: InvalidHeaderLength at byte 0 (the length prefix is
+  // what is wrong), or ArenaExhausted when a check skipped for lack of arena could have found an
+  // earlier error (as every error of this parser).
+  Status truncated() { return fail_at(Status::InvalidHeaderLength, 0, kNoTensor); }
 
   // Before parsing: what a header of `n` JSON bytes is expected to take — arena bytes and tensors —
   // erring high for typical headers: an entry is its name and ≈ 70-85 bytes of JSON (dtype, shape,
