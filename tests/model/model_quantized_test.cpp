@@ -192,6 +192,14 @@ TEST(QuantizedHub, ConfigReaderTakesQuantMethodAndDefersParameterErrors) {
     EXPECT_EQ(parse_config(text, &c), ws::Status::ConfigUnknownMode);
     EXPECT_EQ(c.error().offset, text.find("[1]"));
   }
+  {  // "quant_method": "mlx" (vLLM's name for MLX checkpoints) is MLX's own section.
+    ws::MlxQuantConfig c(g_arena, sizeof g_arena);
+    ASSERT_EQ(parse_config("{\"quantization\": {\"quant_method\": \"mlx\", \"bits\": 4, \"group_size\": 32}}", &c),
+              ws::Status::Ok);
+    EXPECT_FALSE(c.has_method());
+    EXPECT_TRUE(c.has_quantization());
+    EXPECT_EQ(c.defaults().bits, 4u);
+  }
   {  // A quant_method that is not a string is not a quantization section transformers reads.
     ws::MlxQuantConfig c(g_arena, sizeof g_arena);
     const std::string text = "{\"quantization_config\": {\"quant_method\": 4}}";

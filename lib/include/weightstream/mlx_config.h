@@ -41,9 +41,11 @@ class MlxQuantConfig {
   size_t arena_needed() const { return arena_.peak_needed(); }
 
   // Valid after finish() returned Ok.
-  // An MLX quantization section: one without a quant_method (mlx-lm writes none).
+  // An MLX quantization section: one without a quant_method (mlx-lm writes none) or with
+  // "quant_method": "mlx".
   bool has_quantization() const { return has_quant_ && !has_method_; }
-  // The section's quant_method (transformers' QuantizationConfigMixin: "fp8", "gptq", ...): the
+  // The section's quant_method other than "mlx" (transformers' QuantizationConfigMixin: "fp8",
+  // "gptq", ...): the
   // model is another scheme's, whose parameters this reader does not take as MLX's. Its value
   // (up to 31 bytes; method_truncated() when longer) and the offset of its string.
   bool has_method() const { return has_method_; }

@@ -173,7 +173,8 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         if (t != L::kStringPiece) return fail(Status::ConfigInvalidQuantization, lexer_.token_pos());
         if (lexer_.piece_first()) method_pos_ = lexer_.token_pos();
         if (!conv_detail::small_piece(lexer_, method_, &method_size_, &method_overflow_)) return Status::Ok;
-        has_method_ = true;
+        // "mlx" names MLX itself (vLLM's name for it; mlx-lm writes no quant_method): still MLX's.
+        has_method_ = !small_is(method_, method_size_, method_overflow_, "mlx");
         ctx_ = kQuantKey;
         return Status::Ok;
       }
