@@ -963,3 +963,31 @@ TEST(CliConventions, DequantAllSkipsWeightsWithoutDecoding) {
 }
 
 }  // namespace
+
+// hub/expected.json (issue #27): quantized checkpoints of methods not decoded are refused by name
+// in every command — dequant writes nothing, validate is not "valid", inspect reports the same
+// problem in its logical section — with the status, offset, tensor and the method in the message.
+TEST(CliConventions, HubQuantizationRefusedByName) {
+  const Json cases = parse_json(read_file(kDir + "/hub/expected.json"))["cases"];
+  ASSERT_EQ(cases.items.size(), 5u);
+  for (const Json& c : cases.items) {
+    const std::string model = kDir + "/hub/" + c["dir"].str() + "/model.safetensors", what = c["dir"].str();
+    TempDir out;
+    RunResult r = cli_fixture({"dequant", model, "--all", "--json", "-o", out.file("all")});
+    EXPECT_EQ(r.exit_code, 1) << what << "\n" << r.out << r.err;
+    const Json e = parse_json(r.out)["error"];
+    EXPECT_EQ(e["code"].str(), c["status"].str()) << what;
+    EXPECT_EQ(e["offset"].u64(), c["offset"].u64()) << what;
+    EXPECT_EQ(e["tensor"].str(), c["tensor"].str()) << what;
+    EXPECT_TRUE(e["shard"].is_null()) << what;
+    EXPECT_NE(e["message"].str().find("(" + c["detail"].str() + ")"), std::string::npos) << what << ": " << e["message"].str();
+    EXPECT_FALSE(fs::exists(out.file("all")) && !fs::is_empty(out.file("all"))) << what;
+    const Json l = parse_json(cli_fixture({"inspect", "--json", model}).out)["logical"];
+    EXPECT_EQ(l["error"]["code"].str(), c["status"].str()) << what;
+    EXPECT_EQ(l["error"]["offset"].u64(), c["offset"].u64()) << what;
+    r = cli_fixture({"validate", model});
+    EXPECT_EQ(r.exit_code, 1) << what << "\n" << r.out;
+    EXPECT_NE(r.out.find("QuantizationUnsupported"), std::string::npos) << what << "\n" << r.out;
+    EXPECT_NE(r.out.find(c["detail"].str()), std::string::npos) << what << "\n" << r.out;
+  }
+}

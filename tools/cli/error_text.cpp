@@ -303,7 +303,9 @@ constexpr HintEntry kHints[] = {
     {"GgufSplitMissing",
      "Put every split of the model beside the first (llama.cpp finds them by name), or pick all of them."},
     {"DigestMismatch",
-     "The file is corrupt or is not the one its digest names: download it again (an Ollama blob: ollama pull)."},
+     "The file is corrupt or is not the one its digest names: download it again (an Ollama blob: ollama pull)."},    {"QuantizationUnsupported",
+     "weightstream does not decode this quantization yet: read as plain tensors it would give wrong numbers. "
+     "Use the runtime it was made for, or take the tensors as stored (the JS package's dtype 'raw')."},
 };
 
 const HintEntry* find_entry(Status s) {

@@ -10,6 +10,7 @@
 #include "index_writer.h"
 #include "prng.h"
 #include "safetensors_writer.h"
+#include "hub_fixtures.h"
 #include "malformed_fixtures.h"
 #include "uqff_fixtures.h"
 
@@ -434,6 +435,7 @@ std::vector<SampleFile> build_convention_fixtures() {
   out.push_back({"ollama-inferred/manifest.json", bytes_of(oi.manifest_json)});
   for (SampleFile& f : build_uqff_fixtures()) out.push_back(std::move(f));  // uqff_fixtures.h
   for (SampleFile& f : build_malformed_fixtures()) out.push_back(std::move(f));  // malformed_fixtures.h
+  for (SampleFile& f : build_hub_fixtures()) out.push_back(std::move(f));  // hub_fixtures.h
   return out;
 }
 

@@ -154,6 +154,7 @@ export const HINTS = Object.freeze({
   GgufSplitNotGguf: 'Every split of a split GGUF model is a GGUF file: this one is something else; download it again.',
   DigestMismatch: 'The file is corrupt or is not the one its digest names: download it again (an Ollama blob: ollama pull).',
   GgufSplitMissing: 'Put every split of the model beside the first (llama.cpp finds them by name), or pick all of them.',
+  QuantizationUnsupported: "weightstream does not decode this quantization yet: read as plain tensors it would give wrong numbers. Use the runtime it was made for, or take the tensors as stored (the JS package's dtype 'raw').",
 });
 
 // Codes of the JS bindings themselves (not ws::Status values), with their hints.

@@ -196,12 +196,18 @@ class LogicalModel {
   // After resolve_uqff(): the version the file states.
   uint32_t uqff_version(uint32_t i) const;
 
+  // Fails the model with `s` at tensor `at` (may be absent); the detail (error_detail()) is `a`
+  // (`an` bytes) followed by the C string `b` (may be null), copied and cut to 127 bytes. Used by
+  // quant_methods.cpp to refuse a quantization this reader does not decode, by name.
+  Status refuse(Status s, TensorRef at, const char* a, size_t an, const char* b);
+
   const Error& error() const { return error_; }
   // The table whose file error().offset is in: the tensor the check failed at (a header entry or
   // a scalar's data). kNoTensor when the error is about no tensor (a missing version tensor).
   uint32_t error_table() const { return error_table_; }
   // UQFF companion-set errors: the suffix that is missing or unexpected (".weight.scales");
-  // UqffUnsupportedType: "hqq" or "fp8". Empty otherwise.
+  // UqffUnsupportedType: "hqq" or "fp8"; QuantizationUnsupported: the method and how it was
+  // told ("gptq (config.json quant_method)"). Empty otherwise.
   StrView error_detail() const { return detail_; }
   uint32_t weight_count() const { return count_; }
   // True when the model was built by build_plain() alone: every weight is one tensor, with no
@@ -260,6 +266,7 @@ class LogicalModel {
   Error error_;
   uint32_t error_table_ = kNoTensor;
   StrView detail_;
+  char refusal_[128] = {};  // refuse()'s detail
   // Name hash: [0, half) tensors (model-wide number + 1: LogicalTable::first + index), [half,
   // 2 half) weights (index + 1);
   // 0 = empty. indexed_ is false when the model does not fit (linear scans then).

@@ -41,7 +41,17 @@ class MlxQuantConfig {
   size_t arena_needed() const { return arena_.peak_needed(); }
 
   // Valid after finish() returned Ok.
-  bool has_quantization() const { return has_quant_; }
+  // An MLX quantization section: one without a quant_method (mlx-lm writes none) or with
+  // "quant_method": "mlx".
+  bool has_quantization() const { return has_quant_ && !has_method_; }
+  // The section's quant_method other than "mlx" (transformers' QuantizationConfigMixin: "fp8",
+  // "gptq", ...): the
+  // model is another scheme's, whose parameters this reader does not take as MLX's. Its value
+  // (up to 31 bytes; method_truncated() when longer) and the offset of its string.
+  bool has_method() const { return has_method_; }
+  StrView method() const { return StrView{method_, method_size_}; }
+  bool method_truncated() const { return method_overflow_; }
+  uint64_t method_offset() const { return method_pos_; }
   QuantParams defaults() const { return defaults_; }  // mode Affine unless "mode" said otherwise
   uint32_t override_count() const { return override_count_; }
   StrView override_path(uint32_t i) const;
@@ -63,7 +73,8 @@ class MlxQuantConfig {
   };
   Status fail(Status s, uint64_t offset);
   Status handle(detail::JsonLexer::Token t);
-  Status param_value(detail::JsonLexer::Token t, QuantParams* target);
+  Status param_value(detail::JsonLexer::Token t, QuantParams* target, uint64_t* at);
+  void defer(Status s, uint64_t at, detail::JsonLexer::Token t, uint8_t back);
 
   detail::Arena arena_;
   detail::JsonLexer lexer_;
@@ -79,6 +90,13 @@ class MlxQuantConfig {
   uint64_t str_size_ = 0;
   uint64_t str_pos_ = 0;
   bool has_quant_ = false;
+  bool has_method_ = false;
+  bool method_overflow_ = false;
+  char method_[32] = {};
+  uint32_t method_size_ = 0;
+  uint64_t method_pos_ = 0;
+  Status deferred_ = Status::Ok;  // a parameter error, the model's only without a quant_method
+  uint64_t deferred_pos_ = 0;
   bool finished_ = false;
   QuantParams defaults_;
   QuantParams cur_;  // override being read

@@ -169,7 +169,10 @@ namespace ws {
   X(GgufSplitMissing, "a split file of a split GGUF model is not there")                          \
   /* digests (model_loader.h: expect_sha256, verify_blobs): the file named; both digests from      \
      ModelLoader::file_expected_sha256 / file_actual_sha256 */                                       \
-  X(DigestMismatch, "a file's SHA-256 differs from the digest it was expected to have")
+  X(DigestMismatch, "a file's SHA-256 differs from the digest it was expected to have")             \
+  /* quantized checkpoints of the Hub (issue #27): config.json's quantization_config.quant_method  \
+     or the companion names say a scheme this reader does not decode (error_detail names it) */    \
+  X(QuantizationUnsupported, "the model is quantized with a method this reader does not decode")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

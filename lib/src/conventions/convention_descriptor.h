@@ -73,6 +73,14 @@ uint32_t convention_signal_bits(const TensorTable& table);
 // signals (bits) or, with `config_quantized`, a config.json quantization section claims.
 const ConventionDescriptor& resolve_convention(uint8_t entry, uint32_t signal_bits, bool config_quantized);
 
+// quant_methods.cpp: a model whose config.json quantization section names a quant_method (none
+// is decoded yet), or, with `by_names` (nothing but the tensors says what the model is), whose
+// tensor names are a known scheme's, fails with QuantizationUnsupported naming the method and a
+// tensor. Ok otherwise.
+Status refuse_undecoded_quantization(LogicalModel& m, const MlxQuantConfig* config, bool by_names);
+// True for a quant_method transformers (or ModelOpt) knows.
+bool quant_method_known(const char* method, size_t n);
+
 // Parameter helpers shared by the descriptors (convention_table.cpp).
 uint32_t put_parameter(QuantParameter* out, uint32_t cap, uint32_t n, const char* key, const char* text,
                        uint64_t number = 0);

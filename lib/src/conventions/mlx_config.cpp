@@ -15,7 +15,7 @@ using conv_detail::small_is;
 enum Ctx : uint8_t {
   kRootStart, kRootKey, kRootValue, kQuantKey, kQuantValue, kOverKey, kOverValue, kSkip, kDone,
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod };
 
 constexpr uint8_t kUnset = 0xFF;  // an override object that states no mode
 
@@ -50,24 +50,50 @@ Status MlxQuantConfig::feed(const void* data, size_t size) {
 }
 
 // A value inside the quantization section or an override: group_size / bits / mode. Returns Ok
-// with ctx unchanged when the value is not complete yet (a string arriving in pieces).
-Status MlxQuantConfig::param_value(JsonLexer::Token t, QuantParams* target) {
+// with ctx unchanged when the value is not complete yet (a string arriving in pieces); an error
+// is returned with its offset in *at, not recorded (the caller defers it: see kQuantKey's end).
+Status MlxQuantConfig::param_value(JsonLexer::Token t, QuantParams* target, uint64_t* at) {
   if (key_kind_ == kGroup || key_kind_ == kBits) {
     if (t != JsonLexer::kNumber || !lexer_.number_is_u64() || lexer_.number_value() == 0 ||
-        lexer_.number_value() > 0xFFFFu)
-      return fail(Status::ConfigInvalidQuantization, lexer_.token_pos());
+        lexer_.number_value() > 0xFFFFu) {
+      *at = lexer_.token_pos();
+      return Status::ConfigInvalidQuantization;
+    }
     (key_kind_ == kGroup ? target->group : target->bits) = uint32_t(lexer_.number_value());
     return Status::Ok;
   }
   // mode
-  if (t != JsonLexer::kStringPiece) return fail(Status::ConfigUnknownMode, lexer_.token_pos());
+  if (t != JsonLexer::kStringPiece) {
+    *at = lexer_.token_pos();
+    return Status::ConfigUnknownMode;
+  }
   if (lexer_.piece_first()) str_pos_ = lexer_.token_pos();
   if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
   QuantMode m;
-  if (small_overflow_ || !quant_mode_from_name(small_, small_size_, &m))
-    return fail(Status::ConfigUnknownMode, str_pos_);
+  if (small_overflow_ || !quant_mode_from_name(small_, small_size_, &m)) {
+    *at = str_pos_;
+    return Status::ConfigUnknownMode;
+  }
   target->mode = m;
   return Status::Ok;
+}
+
+// A parameter value that failed: kept for the section's end (it is the model's error only when no
+// quant_method says the section is another scheme's: GPTQ states group_size -1, and transformers
+// writes the keys sorted, so quant_method comes after it). A container is skipped whole.
+void MlxQuantConfig::defer(Status s, uint64_t at, JsonLexer::Token t, uint8_t back) {
+  if (deferred_ == Status::Ok) {
+    deferred_ = s;
+    deferred_pos_ = at;
+  }
+  if (t == JsonLexer::kObjectBegin || t == JsonLexer::kArrayBegin) {
+    skipper_.start();
+    skip_return_ = back;
+    ctx_ = kSkip;
+    skipper_.feed(t, lexer_);
+    return;
+  }
+  ctx_ = back;
 }
 
 Status MlxQuantConfig::handle(JsonLexer::Token t) {
@@ -82,6 +108,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     if (small_is(small_, small_size_, small_overflow_, "group_size")) return kGroup;
     if (small_is(small_, small_size_, small_overflow_, "bits")) return kBits;
     if (small_is(small_, small_size_, small_overflow_, "mode")) return kMode;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_method")) return kMethod;
     return kOther;
   };
   switch (ctx_) {
@@ -113,6 +140,13 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
       return Status::Ok;
     case kQuantKey:
       if (t == L::kObjectEnd) {
+        // A quant_method names another scheme (transformers' QuantizationConfigMixin): its
+        // parameters are its own, read by whoever decodes it. MLX writes none.
+        if (has_method_) {
+          ctx_ = kRootKey;
+          return Status::Ok;
+        }
+        if (deferred_ != Status::Ok) return fail(deferred_, deferred_pos_);
         // mlx-lm's load_model indexes quantization["group_size"] and ["bits"]: a section
         // without them does not load (a KeyError), whatever the overrides say.
         if (defaults_.bits == 0 || defaults_.group == 0)
@@ -134,9 +168,23 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
       ctx_ = kQuantValue;
       return Status::Ok;
     case kQuantValue: {
+      if (key_kind_ == kMethod) {
+        // transformers' quant_method: a string (QuantizationMethod's value).
+        if (t != L::kStringPiece) return fail(Status::ConfigInvalidQuantization, lexer_.token_pos());
+        if (lexer_.piece_first()) method_pos_ = lexer_.token_pos();
+        if (!conv_detail::small_piece(lexer_, method_, &method_size_, &method_overflow_)) return Status::Ok;
+        // "mlx" names MLX itself (vLLM's name for it; mlx-lm writes no quant_method): still MLX's.
+        has_method_ = !small_is(method_, method_size_, method_overflow_, "mlx");
+        ctx_ = kQuantKey;
+        return Status::Ok;
+      }
       if (key_kind_ != kOther) {
-        Status s = param_value(t, &defaults_);
-        if (s != Status::Ok) return s;
+        uint64_t at = 0;
+        Status s = param_value(t, &defaults_, &at);
+        if (s != Status::Ok) {
+          defer(s, at, t, kQuantKey);
+          return Status::Ok;
+        }
         if (t != L::kStringPiece || lexer_.piece_last()) ctx_ = kQuantKey;
         return Status::Ok;
       }
@@ -191,8 +239,12 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         start_skip(kOverKey);
         return Status::Ok;
       }
-      Status s = param_value(t, &cur_);
-      if (s != Status::Ok) return s;
+      uint64_t at = 0;
+      Status s = param_value(t, &cur_, &at);
+      if (s != Status::Ok) {
+        defer(s, at, t, kOverKey);
+        return Status::Ok;
+      }
       if (t != L::kStringPiece || lexer_.piece_last()) ctx_ = kOverKey;
       return Status::Ok;
     }
@@ -236,7 +288,7 @@ QuantParams MlxQuantConfig::override_params(uint32_t i) const {
 bool MlxQuantConfig::lookup(const char* path, size_t n, QuantParams* out) const {
   // Only a config that finished Ok has its overrides in place (a failed parse may have counted
   // some without the table being built): anything else has no quantization to give.
-  if (!has_quant_ || !finished_ || error_.code != Status::Ok || (override_count_ && !overrides_)) return false;
+  if (!has_quantization() || !finished_ || error_.code != Status::Ok || (override_count_ && !overrides_)) return false;
   // Linear: configs carry a handful of overrides (mixed-precision recipes: a few per layer).
   for (uint32_t i = 0; i < override_count_; ++i) {
     if (override_path(i).equals(path, n)) {

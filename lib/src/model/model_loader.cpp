@@ -939,7 +939,7 @@ ModelEvent ModelLoader::step_config() {
       return fail_error(config_->error(), config_file_);
     }
     config_ = nullptr;
-  } else if (!config_->has_quantization()) {
+  } else if (!config_->has_quantization() && !config_->has_method()) {
     config_ = nullptr;
   }
   return build();
@@ -1039,7 +1039,9 @@ ModelEvent ModelLoader::build() {
       return again();
     }
   }
-  config_used_ = config_ != nullptr;
+  // An MLX quantization section claims the model for MLX; a quant_method section names a scheme
+  // refuse_undecoded_quantization() refuses (quant_methods.cpp).
+  config_used_ = config_ && config_->has_quantization();
   uint32_t base = 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
     FileSlot& slot = files_[table_files_[t]];
@@ -1057,7 +1059,10 @@ ModelEvent ModelLoader::build() {
     // The table decides (convention_table.cpp): the entry, the files' metadata, config.json.
     const ConventionDescriptor& d = resolve_convention(uint8_t(entry_), signal_bits_, config_used_);
     convention_ = d.id;
-    s = d.build(*model_, config_);
+    // A scheme this reader does not decode, named by config.json or (when neither the entry nor
+    // the files' metadata say what the model is) by its tensor names, is refused before any build.
+    s = refuse_undecoded_quantization(*model_, config_, resolve_convention(uint8_t(entry_), signal_bits_, false).plain);
+    if (s == Status::Ok) s = d.build(*model_, config_);
   }
   // The config's parser is dropped (the model keeps no view into it): its bytes are free again.
   config_ = nullptr;
