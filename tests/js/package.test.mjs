@@ -44,7 +44,7 @@ test('loading: from the file next to the module, from bytes, and by fetch from a
   assert.equal(await runFresh(`console.log((await ws.validate(${at})).valid)`), 'true');
   assert.equal(await runFresh(`import { readFileSync } from 'node:fs';
     await ws.init({ wasmBinary: readFileSync(new URL('./weightstream.wasm', ${JSON.stringify(pathToFileURL(entry).href)})) });
-    console.log((await ws.inspect(${at})).tensors[0].name)`), 'weight');
+    console.log((await ws.inspect(${at})).tensors.at(0).name)`), 'weight');
   const bytes = readFileSync(join(wasmDir, 'dist', 'weightstream.wasm'));
   const srv = await serve(new Map([['/weightstream.wasm', bytes]]));
   try {

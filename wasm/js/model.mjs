@@ -42,7 +42,7 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
       const w = L.weight(i, chunk);
       const file = files[L.tableFile(w.pieces.packed.table)];
       const ti = w.pieces.packed.index;
-      const t = file.header.tensors[ti];
+      const t = file.header.tensors.at(ti);
       if (select && !select(t)) continue;
       const s = L.select(i);
       if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
@@ -81,19 +81,19 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
 // The output descriptor of weight w (its packed tensor, `ti` of `header`): decoded to `dtype`, or as
 // stored (null); `byteLength` is the library's (ModelLoader::output_bytes).
 function describe(wasm, w, ti, header, files, dtype, byteLength) {
-  const t = header.tensors[ti];
+  const t = header.tensors.at(ti);
   const source = { dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset };
   // A plain tensor keeps its header's shape (GGUF's in ggml order, ne[0] first); a logical weight
   // has the shape it decodes to.
   const logical = dtype !== null && w.convention !== 'plain';
   return {
     index: ti, name: w.name, dtype: dtype ?? t.dtype, shape: logical ? w.shape : t.shape,
-    elements: dtype ? w.elements : header.elements[ti], byteLength,
-    quant: quantOf(wasm, w, header.typeIds[ti], header, files), source,
+    elements: dtype ? w.elements : header.tensors.elements(ti), byteLength,
+    quant: quantOf(wasm, w, header.tensors.typeId(ti), header, files), source,
   };
 }
 
-const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).header.tensors[r.index].name : null);
+const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).header.tensors.at(r.index).name : null);
 
 // tensor.quant: a logical weight's convention, mode, bits, group and companions' names; a stored
 // tensor's block format (its block size and bytes, whether or not it decodes); null for element

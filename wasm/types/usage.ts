@@ -7,6 +7,11 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
 
   const h = await inspect(file);
   if (!('sharded' in h)) for (const t of h.tensors) console.log(t.name, t.dtype, t.shape, t.dataOffsets);
+  const one = h.tensors.get('lm_head.weight');
+  if (one) console.log(one.offset, h.tensors.at(-1)?.name, h.tensors.length, h.tensors.filter((t) => t.dtype === 'BF16').length);
+  const old = await inspect(file, { plainArrays: true });
+  const first: string | undefined = old.tensors[0]?.name;
+  console.log(first, Array.from(h.tensors).length);
   if (!('sharded' in h) && h.logical) console.log(h.logical.plan?.seekablePeak, h.logical.weights.map((w) => w.bits));
 
   const u = await inspect({ uqff: ['model-0.uqff', 'residual.safetensors'] });

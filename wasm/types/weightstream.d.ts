@@ -226,6 +226,54 @@ export interface TensorHeader {
   shard?: string;
 }
 
+/** inspect()'s result with `plainArrays: true`: its lists as plain arrays (as before 0.4). */
+export type PlainArrays<H> = H extends object ? {
+  [K in keyof H]: H[K] extends LazyList<infer T> ? T[] : H[K] extends (infer E)[] ? PlainArrays<E>[] : H[K] extends object | undefined ? PlainArrays<H[K]> : H[K];
+} : H;
+/** inspect()'s options. */
+export interface InspectOptions extends CommonOptions {
+  quantization?: Record<string, unknown> | null;
+  /** Deprecated (removed in 0.5): `tensors` and `logical.weights` as plain arrays of every object,
+   * as before 0.4, instead of lazy views (LazyList). */
+  plainArrays?: boolean;
+}
+
+/**
+ * A read-only view over a table the library read (inspect()'s `tensors`, `logical.weights`, the
+ * headers of createReader and loadToWebGPU): the table's bytes, copied out of wasm memory once, in
+ * bulk; each object is made when asked for, anew at each request. Valid for as long as it is kept.
+ * Not an array: `list.at(i)`, not `list[i]`; `Array.from(list)` / `list.toJSON()` give plain arrays.
+ */
+export interface LazyList<T> extends Iterable<T> {
+  readonly length: number;
+  /** Item i (negative: from the end); undefined out of range. */
+  at(index: number): T | undefined;
+  /** The item named `name` (exact bytes, as the library compares names); undefined when absent. */
+  get(name: string): T | undefined;
+  indexOf(name: string): number;
+  has(name: string): boolean;
+  keys(): IterableIterator<number>;
+  values(): IterableIterator<T>;
+  entries(): IterableIterator<[number, T]>;
+  forEach(f: (item: T, index: number, list: this) => void, thisArg?: unknown): void;
+  map<U>(f: (item: T, index: number, list: this) => U, thisArg?: unknown): U[];
+  filter(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): T[];
+  find(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): T | undefined;
+  findIndex(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): number;
+  some(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): boolean;
+  every(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): boolean;
+  reduce<U>(f: (acc: U, item: T, index: number, list: this) => U, initial: U): U;
+  /** Plain objects of [start, end), as Array.prototype.slice counts. */
+  slice(start?: number, end?: number): T[];
+  /** Every item as a plain object: what inspect() listed before 0.4. */
+  toArray(): T[];
+  toJSON(): T[];
+}
+/** A list of tensors; `heldBytes`: the bytes the view holds (records, names, its name hash once built). */
+export interface TensorList<T extends TensorHeader = TensorHeader> extends LazyList<T> {
+  readonly heldBytes: number;
+}
+
 export interface GgufKv {
   key: string;
   offset: number;
@@ -262,7 +310,7 @@ export interface Header {
   headerSize: number | null;
   dataStart: number;
   dataSize: number;
-  tensors: TensorHeader[];
+  tensors: TensorList;
   /** Safetensors __metadata__ (or null); GGUF: key → value, long arrays summarized. */
   metadata: Record<string, string> | Record<string, GgufValue | GgufValue[] | ArraySummary> | null;
   /** Safetensors with quantized logical weights (MLX, Ollama blobs): the library's grouping. */
@@ -309,7 +357,7 @@ export interface LogicalWeightInfo {
 
 export interface LogicalInfo {
   convention: 'mlx' | 'ollama' | 'uqff' | null;
-  weights: LogicalWeightInfo[];
+  weights: LazyList<LogicalWeightInfo>;
   /** Peak scratch bytes: streaming every file in order, and reading by range in `chunk`-byte reads. */
   plan: { chunk: number; sequentialPeak: number; seekablePeak: number } | null;
   /** A convention error (the header itself is valid); weights is then empty. */
@@ -324,7 +372,7 @@ export interface ModelHeader {
   version: string | null;
   metadata: null;
   files: (Header & { file: string })[];
-  tensors: (TensorHeader & { file: string })[];
+  tensors: TensorList<TensorHeader & { file: string }>;
   logical: LogicalInfo;
 }
 export type UqffHeader = ModelHeader;
@@ -335,7 +383,7 @@ export interface ShardedHeader {
   totalSize: number | null;
   metadata: Record<string, unknown> | null;
   shards: (Header & { file: string })[];
-  tensors: (TensorHeader & { shard: string })[];
+  tensors: TensorList<TensorHeader & { shard: string }>;
   /** MLX weights over all shards (pass quantization), as for one file. */
   logical?: LogicalInfo;
 }
@@ -431,7 +479,9 @@ export interface GpuLoadOptions extends LoadOptions {
 export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;
 export declare function validate(source: ModelSource, options?: CommonOptions): Promise<ValidateResult>;
 /** A UQFF list gives a UqffHeader; a file a Header (with `logical` for MLX/Ollama); an index or `{ index, shards }` a ShardedHeader. */
-export declare function inspect<S extends ModelSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader>;
+export type InspectResult<S> = S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader;
+export declare function inspect<S extends ModelSource>(source: S, options: InspectOptions & { plainArrays: true }): Promise<PlainArrays<InspectResult<S>>>;
+export declare function inspect<S extends ModelSource>(source: S, options?: InspectOptions): Promise<InspectResult<S>>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
 export declare function loadToWebGPU(device: GPUDevice, source: ModelSource, options?: GpuLoadOptions): Promise<GpuModel>;
 export interface PlanOptions extends CommonOptions {
