@@ -218,11 +218,12 @@ export class TensorList extends LazyList {
   toParts() { return this.parts.map((p) => ({ table: p.table.parts(), extra: p.extra })); }
   static fromParts(parts) { return new TensorList(parts.map((p) => ({ table: FileTable.fromParts(p.table), extra: p.extra }))); }
 
-  // Bytes this view holds (records, names, indexes; the name hash and decoded text once made).
+  // Bytes this view holds (records, names, indexes; the name hash and decoded text once made:
+  // a sliced text is ASCII, a one-byte string in V8).
   get heldBytes() {
     let n = 0;
     for (const p of new Set(this.parts.map((x) => x.table))) {
-      n += p.words.byteLength + p.names.byteLength + p.recordAt.byteLength + (p.hash?.byteLength ?? 0) + (p.text?.length ?? 0) * 2;
+      n += p.words.byteLength + p.names.byteLength + p.recordAt.byteLength + (p.hash?.byteLength ?? 0) + (p.text?.length ?? 0) * (p.sliced ? 1 : 2);
     }
     return n;
   }
