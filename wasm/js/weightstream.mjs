@@ -7,6 +7,7 @@
 //   plan(source, { device | limits, dtype, filter, split, budget }) → sizes, limits and budget
 //                                      checked from the headers alone (a preflight)
 //   cacheInfo() / evict(url?)         the OPFS cache's entries (options.cache: 'opfs')
+//   persist()                         asks the browser to keep the origin's storage; says the outcome
 //
 // A source is a URL (string or URL; a model.safetensors.index.json loads the sharded model), a
 // path in Node, a Response, a Blob or File, a ReadableStream, an ArrayBuffer or typed array; a
@@ -19,3 +20,4 @@ export { plan } from './plan.mjs';
 export { WeightstreamError } from './errors.mjs';
 export { supportedFormats } from './api-extras.mjs';
 export { cacheInfo, evict } from './opfs-cache.mjs';
+export { persist } from './storage-checks.mjs';

@@ -497,6 +497,26 @@ export interface PlanOptions extends CommonOptions {
   /** Bytes the GPU buffers may take in all. */
   budget?: number | bigint;
   quantization?: Record<string, unknown> | null;
+  /** With cache: 'opfs': the StorageManager whose estimate() / persisted() are checked (default navigator.storage). */
+  storage?: StorageLike;
+  /** For the shader-f16 check's advice: whether the adapter could give the feature. */
+  adapter?: { features: { has(name: string): boolean } };
+}
+
+/** What plan() and persist() use of navigator.storage. */
+export interface StorageLike {
+  estimate?(): Promise<{ quota?: number; usage?: number }>;
+  persisted?(): Promise<boolean>;
+  persist?(): Promise<boolean>;
+}
+
+export interface PlanWarning {
+  /** StorageQuota: a cached load would write more than the origin has left. StorageNotPersisted: the
+   * browser may evict the cache. NoShaderF16: an f16 plan on a device without shader-f16. */
+  code: 'StorageQuota' | 'StorageNotPersisted' | 'NoShaderF16';
+  message: string;
+  /** The suggested fix. */
+  fix: string;
 }
 
 export interface PlannedTensor {
@@ -545,6 +565,10 @@ export interface Plan {
   /** gpuBytes <= budget; null without a budget. */
   fitsBudget: boolean | null;
   fits: boolean;
+  /** With cache: 'opfs', URLs and a StorageManager: the estimate and what a load would write to the
+   * cache (readBytes less what it holds of these URLs already); else null. */
+  storage: { quota: number | null; usage: number | null; available: number | null; cacheWrite: number; cached: number; persisted: boolean | null } | null;
+  warnings: PlanWarning[];
 }
 
 /** A preflight: what loadToWebGPU would create and read, from the headers alone. */
@@ -552,6 +576,9 @@ export declare function plan(source: ModelSource, options?: PlanOptions): Promis
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
 /** The OPFS cache's entries, most recently used first ([] without OPFS). */
 export declare function cacheInfo(options?: { cacheRoot?: CacheRoot }): Promise<CacheEntry[]>;
+/** Asks the browser to make the origin's storage persistent (the cache is then evicted only by the
+ * user) and says what came of it; never throws. */
+export declare function persist(options?: { storage?: StorageLike }): Promise<{ persisted: boolean; outcome: 'already' | 'granted' | 'denied' | 'unsupported' | 'error'; message: string }>;
 /** Removes the entry of `url`, or every entry; resolves to how many were removed. */
 export declare function evict(url?: string | URL, options?: { cacheRoot?: CacheRoot }): Promise<number>;
 
@@ -560,6 +587,7 @@ declare global {
   interface GPUBuffer { readonly size: number; readonly usage: number; destroy(): void }
   interface GPUDevice {
     readonly limits: { readonly maxBufferSize: number; readonly maxStorageBufferBindingSize?: number };
+    readonly features?: { has(name: string): boolean };
     readonly queue: { writeBuffer(buffer: GPUBuffer, offset: number, data: ArrayBufferView | ArrayBuffer, dataOffset?: number, size?: number): void };
     createBuffer(descriptor: { label?: string; size: number; usage: number; mappedAtCreation?: boolean }): GPUBuffer;
   }
