@@ -2,7 +2,7 @@
 // into WebGPU with progress and cancel, then read tensors back from the GPU and check them.
 // Plain ES module on the package in wasm/dist (served at /dist/ by serve.mjs); models.mjs turns
 // what the user gave into the model the package loads (one file, sharded, UQFF, Ollama manifest).
-import { validate, inspect, createReader, loadToWebGPU, plan, init, cacheInfo, evict, WeightstreamError } from './dist/weightstream.mjs';
+import { validate, inspect, createReader, loadToWebGPU, plan, init, cacheInfo, evict, persist, WeightstreamError } from './dist/weightstream.mjs';
 import { fromFiles, fromUrlText, attachConfig } from './models.mjs';
 import { setupGpu, readTensor } from './gpu-check.mjs';
 import { loadInWorker } from './dist/worker.mjs';
@@ -503,13 +503,17 @@ async function planNow() {
   $('preflight').hidden = false;
   $('preflight').dataset.state = 'planning';
   $('preflight-warn').hidden = true;
+  $('preflight-env').hidden = true;
   $('preflight-summary').textContent = 'Planning from the headers…';
   $('preflight-table').querySelector('tbody').innerHTML = '';
   let p;
   try {
+    // With the cache on, plan() also checks the origin's storage (estimate, persisted); with a
+    // device, shader-f16 for f16.
     p = await plan(state.source, {
       ...modelOptions(), dtype: $('dtype').value, split: $('split').checked, budget: budgetBytes(),
-      ...(state.gpu?.device ? { device: state.gpu.device } : {}),
+      ...(state.gpu?.device ? { device: state.gpu.device, adapter: state.gpu.adapter } : {}),
+      ...($('cache').checked ? { cache: 'opfs' } : {}),
     });
   } catch (e) {
     if (seq !== state.planSeq || gen !== state.generation) return null;
@@ -547,6 +551,21 @@ function showPlan(p) {
     `, a load reads ${fmtBytes(p.readBytes)}${binding}. ${problems.length ? 'Does not fit.' : p.budget === null ? 'Fits the device.' : 'Fits the device and the budget.'}`;
   $('preflight').dataset.state = problems.length ? 'warn' : 'ready';
   $('preflight').dataset.fits = String(problems.length === 0);
+  showPlanWarnings(p);
+}
+
+// The plan's warnings about the environment (storage for the cache, shader-f16), each with its fix;
+// a storage that is not persistent gets a button that asks for it (persist()) and says the outcome.
+function showPlanWarnings(p) {
+  const list = $('preflight-env');
+  list.innerHTML = p.warnings.map((w) => `<li data-code="${esc(w.code)}">⚠ <b>${esc(w.code)}</b>: ${esc(w.message)}. <span class="fix">Fix: ${esc(w.fix)}.</span>` +
+    (w.code === 'StorageNotPersisted' ? ' <button class="persist">Ask to keep the storage</button> <span class="persist-outcome"></span>' : '') + '</li>').join('');
+  list.hidden = p.warnings.length === 0;
+  list.querySelector('button.persist')?.addEventListener('click', async (ev) => {
+    const r = await persist();
+    ev.target.parentElement.querySelector('.persist-outcome').textContent = `${r.outcome}: ${r.message}`;
+    if (r.persisted) preflight();
+  });
 }
 
 async function onLoadClick() {
@@ -951,7 +970,7 @@ function bind() {
     renderTable();
   });
   $('load').addEventListener('click', onLoadClick);
-  for (const id of ['dtype', 'split', 'budget']) $(id).addEventListener('change', () => preflight());
+  for (const id of ['dtype', 'split', 'budget', 'cache']) $(id).addEventListener('change', () => preflight());
   $('cancel').addEventListener('click', cancelLoad);
   $('cache-clear').addEventListener('click', async () => {
     const n = await window.wsPage.evict().catch((e) => { $('cache-status').textContent = `clearing the cache failed: ${e.message}`; return null; });

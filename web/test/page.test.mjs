@@ -725,6 +725,45 @@ test('OPFS cache, in a worker: a load cut short by a page reload resumes from OP
   assert.equal(await page.evaluate((u) => window.wsPage.evict(u), entry.url), 1);
 });
 
+test('preflight with the cache on: the storage estimate (stubbed: 1 MB left) is too small for the model, a StorageQuota warning with its fix; room for it: none', async () => {
+  const path = '/synthetic/quota.safetensors?mib=4&tensors=4';
+  const model = syntheticModel({ mib: 4, tensors: 4 });
+  await gotoPage('?cache=1');
+  await page.evaluate(() => window.wsPage.evict());
+  // navigator.storage as a page with 1 MB of its quota left sees it (persisted: so that only the
+  // quota is in question).
+  await page.evaluate(() => {
+    const s = navigator.storage;
+    window.quotaLeft = 1e6;
+    s.estimate = async () => ({ quota: 5e9, usage: 5e9 - window.quotaLeft });
+    s.persisted = async () => true;
+  });
+  assert.equal(await openUrl(path.slice(1)), 'valid');
+  await preflightDone();
+  const warn = await page.$$eval('#preflight-env li', (lis) => lis.map((li) => [li.dataset.code, li.textContent]));
+  assert.equal(warn.length, 1, JSON.stringify(warn));
+  assert.equal(warn[0][0], 'StorageQuota');
+  assert.match(warn[0][1], /the cache would write (\d+\.\d+) MB but the origin has 1\.00 MB of storage left \(quota 5000 MB, used 4999 MB\)/);
+  // The model less what the plan's own header read left in the cache.
+  const entry = (await page.evaluate(() => window.wsPage.cacheInfo())).find((e) => e.url === new URL(path, server.url).href);
+  assert.ok(entry && entry.bytesCached > 0 && entry.bytesCached < model.size, JSON.stringify(entry));
+  assert.equal(/would write (\d+\.\d+) MB/.exec(warn[0][1])[1], ((model.size - entry.bytesCached) / 1e6).toFixed(2));
+  assert.match(warn[0][1], /Fix: load a smaller quantization, load without the cache \(cache: false\)/);
+  assert.equal(await page.isVisible('#preflight-env'), true);
+  await shot('12-preflight-storage-warning');
+  // Room for it (or the cache off): no warning.
+  await page.evaluate(() => { window.quotaLeft = 1e9; });
+  await page.selectOption('#dtype', 'raw');
+  await page.check('#split');
+  await preflightDone();
+  await page.waitForFunction(() => document.getElementById('preflight-env').hidden, null, { timeout: 30000 });
+  await page.evaluate(() => { window.quotaLeft = 1e6; });
+  await page.uncheck('#cache');
+  await preflightDone();
+  await page.waitForFunction(() => document.getElementById('preflight-env').hidden, null, { timeout: 30000 });
+  await page.evaluate(() => window.wsPage.evict());
+});
+
 test('OPFS cache: writes failing with QuotaExceededError turn the cache off with a cache-warning; the load completes with the right bytes', async () => {
   const path = '/synthetic/big.safetensors?mib=32&tensors=8';
   const model = syntheticModel({ mib: 32, tensors: 8 });
