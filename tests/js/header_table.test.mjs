@@ -62,6 +62,12 @@ function assertTable(list, want) {
   assert.equal(list.reduce((a, t) => a + t.byteLength, 0), want.reduce((a, t) => a + t.byteLength, 0));
   assert.equal(list.some((t) => t.name === 'absent'), false);
   assert.equal(list.every((t) => t.offset >= want[0].offset), true);
+  // Columns, without objects.
+  for (const f of ['name', 'dtype']) assert.deepEqual(list.column(f), want.map((t) => t[f]), f);
+  for (const f of ['byteLength', 'offset']) assert.deepEqual(Array.from(list.column(f)), want.map((t) => t[f]), f);
+  assert.deepEqual(Array.from(list.column('rank')), want.map((t) => t.shape.length));
+  assert.deepEqual(Array.from(list.column('elements')), want.map((t) => t.shape.reduce((a, b) => a * b, 1)));
+  assert.throws(() => list.column('shape'), TypeError);
   // A fresh object at each request: changing one changes nothing in the table.
   const t = list.at(0);
   t.shape.push(99);

@@ -12,6 +12,7 @@
 //
 //   tensors.length, tensors.at(i), tensors.get(name), tensors.indexOf(name), tensors.has(name)
 //   for (const t of tensors), tensors.filter/map/find/findIndex/some/every/forEach/reduce/slice
+//   tensors.column('name' | 'dtype' | 'byteLength' | 'offset' | 'elements' | 'rank' | 'shard' ...)
 //   tensors.toJSON(), Array.from(tensors)     every object, as inspect() listed them before 0.4
 //
 // Each object is made anew at each request ({name, dtype, shape, dataOffsets, byteLength, offset}
@@ -153,6 +154,8 @@ class FileTable {
   static fromParts(p) { return new FileTable(p.words, p.names, p.recordAt, p.dtypes, p.dataStart); }
 }
 
+const NUMERIC_COLUMNS = new Set(['byteLength', 'offset', 'elements', 'rank']);
+
 // FNV-1a over bytes [a, b).
 function hashBytes(bytes, a, b) {
   let h = 0x811c9dc5;
@@ -199,6 +202,34 @@ export class TensorList extends LazyList {
   get(name) { const i = this.indexOf(name); return i < 0 ? undefined : this.make(i); }
   has(name) { return this.indexOf(name) >= 0; }
   includes(t) { return typeof t === 'object' && t !== null && this.has(t.name); }
+
+  // One field of every tensor without making their objects (a table view sorts and filters by
+  // them): 'name', 'dtype' and a file field ('shard', 'split', 'file') as an array, 'byteLength',
+  // 'offset', 'elements', 'rank' as a Float64Array.
+  column(field) {
+    const n = this.count;
+    const numeric = NUMERIC_COLUMNS.has(field);
+    if (!numeric && field !== 'name' && field !== 'dtype' && !this.parts.some((p) => p.extra && field in p.extra)) {
+      throw new TypeError(`weightstream: no column ${JSON.stringify(field)} (name, dtype, byteLength, offset, elements, rank, or a file field)`);
+    }
+    const out = numeric ? new Float64Array(n) : new Array(n);
+    for (const p of this.parts) {
+      const t = p.table, u = t.words, at = t.recordAt, base = p.first;
+      for (let i = 0; i < t.count; i++) {
+        const w = at[i];
+        switch (field) {
+          case 'name': out[base + i] = t.name(i); break;
+          case 'dtype': out[base + i] = t.dtypes[u[w + 2]]; break;
+          case 'byteLength': out[base + i] = u64(u[w + 6], u[w + 7]) - u64(u[w + 4], u[w + 5]); break;
+          case 'offset': out[base + i] = t.dataStart + u64(u[w + 4], u[w + 5]); break;
+          case 'elements': out[base + i] = u64(u[w + 10], u[w + 11]); break;
+          case 'rank': out[base + i] = u[w + 3]; break;
+          default: out[base + i] = p.extra?.[field]; break;
+        }
+      }
+    }
+    return out;
+  }
 
   // What the package reads of a tensor without making its object.
   typeId(i) { const p = this.locate(i); return p.table.typeId(i - p.first); }

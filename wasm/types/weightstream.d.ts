@@ -272,6 +272,11 @@ export interface LazyList<T> extends Iterable<T> {
 /** A list of tensors; `heldBytes`: the bytes the view holds (records, names, its name hash once built). */
 export interface TensorList<T extends TensorHeader = TensorHeader> extends LazyList<T> {
   readonly heldBytes: number;
+  /** One field of every tensor, without making their objects (for tables: sort and filter keys).
+   * `elements`: the product of the shape. */
+  column(field: 'name' | 'dtype' | 'shard' | 'file'): string[];
+  column(field: 'split'): number[];
+  column(field: 'byteLength' | 'offset' | 'elements' | 'rank'): Float64Array;
 }
 
 export interface GgufKv {
