@@ -133,3 +133,31 @@ test('GGUF: a 2,500-tensor table in batches, with the GGML type names', async ()
   }
   assert.deepEqual(info.tensors.get('blk.2499.ffn_up.weight'), info.tensors.at(2499));
 });
+
+// A sharded model of many files, by { index, shards }: one view over every shard's table (each
+// object with its shard), names found across shards; read with the default arena, which each later
+// shard's header outgrows (host.mjs grows it by half again: exact sizes took one attempt per
+// overflowing shard, and 8 attempts did not reach the end of 60 shards).
+test('a 60-shard model with the default arena: one view over the shards, each tensor with its shard', async () => {
+  const SHARDS = 60, PER = 1500;
+  const names = [], shards = [], map = {};
+  for (let s = 0; s < SHARDS; s++) {
+    const tensors = {};
+    for (let k = 0; k < PER; k++) {
+      const name = `model.layers.${s}.mlp.experts.${k}.down_proj.weight`;
+      tensors[name] = { dtype: 'U8', shape: [2], data: new Uint8Array(2) };
+      names.push(name);
+      map[name] = `model-${String(s + 1).padStart(5, '0')}-of-000${SHARDS}.safetensors`;
+    }
+    shards.push({ name: map[names.at(-1)], source: safetensors(tensors) });
+  }
+  const index = new TextEncoder().encode(JSON.stringify({ metadata: { total_size: SHARDS * PER * 2 }, weight_map: map }));
+  const info = await ws.inspect({ index, shards });
+  assert.equal(info.tensors.length, SHARDS * PER);
+  assert.deepEqual(info.tensors.column('name'), names);
+  assert.deepEqual(info.tensors.column('shard'), names.map((n) => map[n]));
+  const last = names.at(-1);
+  assert.deepEqual(info.tensors.get(last), { name: last, dtype: 'U8', shape: [2], dataOffsets: [2 * (PER - 1), 2 * PER], byteLength: 2, offset: info.shards.at(-1).dataStart + 2 * (PER - 1), shard: map[last] });
+  assert.equal(info.tensors.indexOf(names[PER * 37 + 5]), PER * 37 + 5);
+  assert.deepEqual(info.shards.map((s) => s.tensors.length), new Array(SHARDS).fill(PER));
+});
