@@ -156,7 +156,7 @@ export type Filter = string[] | Set<string> | RegExp | string | ((name: string, 
 
 export interface CommonOptions {
   signal?: AbortSignal;
-  /** Initial reader arena (default 1 MiB); a header that needs more is retried with what it needs (a large safetensors header: estimated from its length before it is parsed; once counted through: what it needs, or half as much again when a model of many files is still being read, up to twice the last arena). */
+  /** Initial reader arena (default 1 MiB); a header that needs more is retried with what it needs (a large safetensors header: estimated from its length before it is parsed; once counted through: what it needs, or, while later files of the model are still to be read, half as much again, up to twice the last arena). */
   arenaSize?: number;
   /** Largest piece fed to the reader at once, and the size of its input buffer in wasm memory (default 1 MiB). */
   chunkSize?: number;
