@@ -3,8 +3,11 @@
 //
 // The policy (the pure functions below, tested directly) and the runner that applies it:
 //   - start serial (the open `bytes=0-` response when reading from 0); every `measureMs` compare
-//     the bytes handed to the consumer per second with the last sample: add a connection while it
-//     rose by >= 5 % (GAIN), else drop the one just added and stop growing. `connections: n` pins
+//     the bytes received per second (all connections) with the last sample: add a connection while
+//     it rose by >= 5 % (GAIN), else drop the one just added and stop growing. A sample in which the
+//     consumer hardly waited for bytes (under STARVED of the time) stops the growth where it is:
+//     the consumer (the loader, the GPU), not the network, sets the pace, and another connection
+//     would only cut the open response for nothing. `connections: n` pins
 //     the count (1: no runner at all, the serial reader of sources.mjs), `maxConnections` caps the
 //     automatic one (4 in browsers, which share six HTTP/1.1 connections per host with the page).
 //   - a byte budget: a block [s, e) is requested only when the bytes between what was handed on and
@@ -24,6 +27,7 @@
 import { abortError } from './errors.mjs';
 
 export const GAIN = 1.05;
+export const STARVED = 0.1;
 export const BROWSER_MAX = 4;
 export const DEFAULT_INFLIGHT = 32 << 20;
 export const MIN_BLOCK = 256 << 10;
@@ -65,9 +69,11 @@ export function initialState(s) {
   return { target: s.pinned ?? 1, cap: s.max, lastRate: null, settled: s.pinned !== null };
 }
 
-// After a sample (bytes per second handed on at state.target connections): the next state.
-export function afterSample(state, rate) {
+// After a sample (bytes per second received at state.target connections; `starved`: the part of
+// the sample's time the consumer waited for bytes): the next state.
+export function afterSample(state, rate, starved = 1) {
   if (state.settled) return state;
+  if (starved < STARVED) return { ...state, lastRate: rate, settled: true };
   if (state.lastRate === null || rate >= state.lastRate * GAIN) {
     // The first sample, or the last connection paid: one more, unless at the cap.
     if (state.target >= state.cap) return { ...state, lastRate: rate, settled: true };
@@ -145,7 +151,9 @@ export async function* parallelRanges(src, a, b, first, signal, s, events = null
   const ctrls = new Set();
   const now = () => performance.now();
   const poke = () => { const w = wake; wake = null; w?.(); };
-  let sample = null;       // {t, bytes} the current throughput sample started at
+  let received = 0;        // bytes received, all connections
+  let waited = 0;          // ms the consumer waited for bytes
+  let sample = null;       // {t, bytes, waited} the current throughput sample started at
   let pendingSince = null; // a decision's time, until the next sample starts
   const say = (ev) => { try { events?.({ url: src.url.href, ...ev }); } catch { /* the caller's */ } };
 
@@ -177,36 +185,43 @@ export async function* parallelRanges(src, a, b, first, signal, s, events = null
         ctrls.add(ctrl);
         const it = src.body(seg.response, seg.pos, seg.open ? b : seg.end, ctrl.signal, hooks);
         seg.response = null;
-        let stalled = false;
+        // The tick aborts ctrl when no byte came for stallMs (a timer per chunk cost ~70 µs a chunk).
+        seg.ctrl = ctrl;
+        seg.stalled = false;
+        seg.lastByte = now();
         try {
           for (;;) {
-            let timer;
-            const stall = new Promise((r) => { timer = setTimeout(() => { stalled = true; r(null); }, s.stallMs); });
-            const r = await Promise.race([it.next(), stall]);
-            clearTimeout(timer);
-            if (r === null) { ctrl.abort(new Error('stalled')); break; }
+            const r = await it.next();
             if (r.done) break;
             let c = r.value;
-            if (!sample && seg.countsForSample) { sample = { t: now(), bytes: delivered }; pendingSince = null; }
+            seg.lastByte = now();
+            if (!sample && seg.countsForSample) { sample = { t: now(), bytes: received, waited }; pendingSince = null; }
             restarts = 0;
             if (seg.pos + c.length > seg.end) c = c.subarray(0, seg.end - seg.pos);
             seg.chunks.push(c);
             seg.pos += c.length;
+            received += c.length;
             poke();
             if (seg.pos >= seg.end) break;
             // An open segment (serial so far) reads no further ahead than the budget.
-            while (seg.open && seg.pos - delivered >= s.maxInflightBytes && !finished) await new Promise((res) => { seg.resume = res; });
+            while (seg.open && seg.pos - delivered >= s.maxInflightBytes && !finished) {
+              seg.paused = true;
+              await new Promise((res) => { seg.resume = res; });
+              seg.paused = false;
+              seg.lastByte = now();
+            }
             if (finished) break;
           }
         } catch (e) {
-          if (!(stalled && e?.code === 'Aborted' && !signal?.aborted)) throw e;
+          if (!(seg.stalled && e?.code === 'Aborted' && !signal?.aborted)) throw e;
         } finally {
+          seg.ctrl = null;
           ctrls.delete(ctrl);
           it.return().catch(() => {});
           if (!ctrl.signal.aborted) ctrl.abort();
         }
         if (finished || seg.pos >= seg.end) return;
-        if (!stalled) throw new Error(`the body ended at byte ${seg.pos}, before byte ${seg.end}`);
+        if (!seg.stalled) throw new Error(`the body ended at byte ${seg.pos}, before byte ${seg.end}`);
         if (restarts >= src.retries) throw src.stallError(seg.pos, restarts, s.stallMs);
         restarts++;
         src.onRetry?.({ type: 'retry', url: src.url.href, offset: seg.pos, attempt: restarts, error: new Error(`no bytes for ${s.stallMs} ms`) });
@@ -245,27 +260,63 @@ export async function* parallelRanges(src, a, b, first, signal, s, events = null
 
   // The adaptation: a sample every measureMs of the bytes handed on.
   const tick = setInterval(() => {
-    if (state.settled || finished) return;
+    if (finished) return;
     const t = now();
+    for (const g of segs) {
+      if (g.ctrl && !g.stalled && !g.paused && t - g.lastByte >= s.stallMs) { g.stalled = true; g.ctrl.abort(new Error('stalled')); }
+    }
+    if (state.settled) return;
     // A sample starts with a new block's first byte, or measureMs after the decision when none came.
-    if (!sample && pendingSince !== null && t - pendingSince >= s.measureMs) { sample = { t, bytes: delivered }; pendingSince = null; }
+    if (!sample && pendingSince !== null && t - pendingSince >= s.measureMs) { sample = { t, bytes: received, waited }; pendingSince = null; }
     if (!sample) return;
     if (t - sample.t < s.measureMs) return;
-    const rate = (delivered - sample.bytes) / ((t - sample.t) / 1000);
+    const rate = (received - sample.bytes) / ((t - sample.t) / 1000);
+    const starved = (waited - sample.waited) / (t - sample.t);
     const before = state.target;
-    state = afterSample(state, rate);
+    state = afterSample(state, rate, starved);
     sample = null;  // the next starts with a new connection's first byte
     pendingSince = t;
     for (const g of segs) g.countsForSample = false;
-    if (state.target !== before || state.settled) say({ type: 'connections', connections: state.target, reason: state.settled ? 'settled' : 'faster', rate });
+    if (state.target !== before || state.settled) say({ type: 'connections', connections: state.target, reason: state.settled ? 'settled' : 'faster', rate, starved });
     schedule();
-  }, Math.max(10, s.measureMs / 4));
+  }, Math.max(10, Math.min(s.measureMs, s.stallMs) / 4));
   tick.unref?.();
   const onAbort = () => { for (const c of ctrls) c.abort(signal.reason); poke(); };
   signal?.addEventListener('abort', onAbort, { once: true });
 
   try {
-    if (first) {
+    if (first && !state.settled) {
+      // The serial phase: the consumer pulls the open response itself, as the serial reader does
+      // (nothing between them: an unpaced server or a slow consumer costs nothing), and the time it
+      // waits for bytes is measured. When a sample calls for a second connection the response is
+      // left (its unread bytes discarded) and blocks start from the next byte.
+      const it = src.body(first, a, b, signal);
+      first = null;
+      try {
+        let t0 = now(), w0 = 0, n0 = 0, w = 0, n = 0;
+        for (;;) {
+          const t = now();
+          const r = await it.next();
+          w += now() - t;
+          if (r.done) { if (delivered < b) throw new Error(`the body ended at byte ${delivered}, before byte ${b}`); return; }
+          n += r.value.length;
+          delivered += r.value.length;
+          yield r.value;
+          const t1 = now();
+          if (t1 - t0 >= s.measureMs && delivered < b - 2 * s.blockSize) {
+            state = afterSample(state, (n - n0) / ((t1 - t0) / 1000), (w - w0) / (t1 - t0));
+            say({ type: 'connections', connections: state.target, reason: state.settled ? 'settled' : 'faster', rate: (n - n0) / ((t1 - t0) / 1000), starved: (w - w0) / (t1 - t0) });
+            if (state.target > 1) break;
+            if (state.settled) { yield* { [Symbol.asyncIterator]: () => it }; return; }
+            t0 = t1; w0 = w; n0 = n;
+          }
+        }
+      } finally {
+        it.return().catch(() => {});
+      }
+      nextStart = delivered;
+      pendingSince = now();
+    } else if (first) {
       const seg = { start: a, end: b, pos: a, chunks: [], open: true, done: false, error: null, response: first, countsForSample: true };
       segs.push(seg);
       nextStart = b;
@@ -291,7 +342,9 @@ export async function* parallelRanges(src, a, b, first, signal, s, events = null
         continue;
       }
       if (!seg && nextStart >= b) break;
+      const w0 = now();
       await new Promise((r) => { wake = r; if (!seg) setTimeout(r, 5); });
+      waited += now() - w0;
     }
   } finally {
     finished = true;
