@@ -3,7 +3,7 @@
 // CDN limits each connection), and the same unpaced. In one run, alternating, so both see the same
 // machine.
 //
-//   node bench/js/parallel-download.mjs [--mib 512] [--pace 16] [--runs 1] [--unpaced-runs 3] [--json]
+//   node bench/js/parallel-download.mjs [--mib 512] [--pace 16] [--runs 1] [--unpaced-runs 5] [--json]
 //
 // The model: a safetensors file of --mib MiB of U8 tensors (32 of them), its bytes from a seeded
 // generator. The server runs in a child process (its copy of the file is not this process's
@@ -58,7 +58,7 @@ if (args[0] === '--serve') {
 
 async function main() {
   const ws = await import(join(repo, 'wasm', 'dist', 'weightstream.mjs'));
-  const mib = arg('--mib', 512), pace = arg('--pace', 16), runs = arg('--runs', 1), unpacedRuns = arg('--unpaced-runs', 3);
+  const mib = arg('--mib', 512), pace = arg('--pace', 16), runs = arg('--runs', 1), unpacedRuns = arg('--unpaced-runs', 5);
   const child = fork(fileURLToPath(import.meta.url), ['--serve', '--mib', String(mib), '--pace', String(pace)]);
   const next = () => new Promise((r) => child.once('message', r));
   const info = await next();

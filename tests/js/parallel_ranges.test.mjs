@@ -10,7 +10,7 @@ import { ws, decodeAll } from './helpers.mjs';
 import { serve, rng } from './http-server.mjs';
 import { toSource } from '../../wasm/js/sources.mjs';
 import {
-  settings, initialState, afterSample, afterThrottle, serverWaitMs, nextBlock, fitsBudget, worthParallel, GAIN, STARVED,
+  settings, initialState, afterSample, afterThrottle, serverWaitMs, nextBlock, fitsBudget, worthParallel, worthProbing, GAIN, STARVED,
 } from '../../wasm/js/parallel-ranges.mjs';
 
 const KiB = 1024, MiB = 1 << 20;
@@ -80,6 +80,12 @@ test('policy: a connection is added while the rate rises by >= 5 %, the last one
   assert.deepEqual(afterSample(initialState(s), 100, 0.09), { target: 1, cap: 4, lastRate: 100, settled: true });
   assert.equal(afterSample(initialState(s), 100, STARVED).target, 2);
   assert.deepEqual(afterSample({ target: 3, cap: 4, lastRate: 50, settled: false }, 90, 0.01), { target: 3, cap: 4, lastRate: 90, settled: true });
+  // The budget held a block back: the consumer sets the pace; the last connection is dropped.
+  assert.deepEqual(afterSample({ target: 3, cap: 4, lastRate: 50, settled: false }, 90, 0.5, true), { target: 2, cap: 4, lastRate: 90, settled: true });
+  assert.deepEqual(afterSample({ target: 1, cap: 4, lastRate: null, settled: false }, 90, 0.5, true), { target: 1, cap: 4, lastRate: 90, settled: true });
+  // Near the end of the read no connection is tried: 100 MB/s, 500 ms samples: at least 100 MB left.
+  assert.equal(worthProbing(100e6 + 1, 100e6, 500), true);
+  assert.equal(worthProbing(100e6, 100e6, 500), false);
   // Pinned: never changes.
   const pin = initialState(settings({ connections: 3 }, false));
   assert.deepEqual([pin.target, pin.settled, afterSample(pin, 5).target], [3, true, 3]);
@@ -150,6 +156,16 @@ test('connections: 1 is the serial reader (one request), a pinned count runs tha
     // The open request, then 256 KiB blocks from where it was cut.
     assert.ok(srv.stats.requests - before >= 11, `${srv.stats.requests - before} requests`);
     assert.equal(srv.stats.maxActive, 3);
+    // A range read (the loader's jump): its own request is the serial start, then blocks.
+    for (const connections of [3, 'auto']) {
+      const src = await toSource(`${srv.base}/f.bin`, { ...small, connections });
+      await src.open();
+      const parts = [];
+      for await (const c of src.range(100003, 3 * MiB - 5)) parts.push(Buffer.from(c));
+      src.close();
+      assert.deepEqual(new Uint8Array(Buffer.concat(parts)), body.subarray(100003, 3 * MiB - 5), String(connections));
+    }
+    assert.ok(srv.stats.log.some((l) => l.range === `bytes=100003-${3 * MiB - 6}`));
   } finally { await srv.close(); }
 });
 

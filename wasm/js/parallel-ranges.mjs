@@ -7,7 +7,9 @@
 //     it rose by >= 5 % (GAIN), else drop the one just added and stop growing. A sample in which the
 //     consumer hardly waited for bytes (under STARVED of the time) stops the growth where it is:
 //     the consumer (the loader, the GPU), not the network, sets the pace, and another connection
-//     would only cut the open response for nothing. `connections: n` pins
+//     would only cut the open response for nothing. A sample in which the byte budget held a block
+//     back says the same once connections run: the last one added is dropped and the count stays.
+//     Settled at one connection, the rest of the read is one request. `connections: n` pins
 //     the count (1: no runner at all, the serial reader of sources.mjs), `maxConnections` caps the
 //     automatic one (4 in browsers, which share six HTTP/1.1 connections per host with the page).
 //   - a byte budget: a block [s, e) is requested only when the bytes between what was handed on and
@@ -70,9 +72,11 @@ export function initialState(s) {
 }
 
 // After a sample (bytes per second received at state.target connections; `starved`: the part of
-// the sample's time the consumer waited for bytes): the next state.
-export function afterSample(state, rate, starved = 1) {
+// the sample's time the consumer waited for bytes; `budgetFull`: the budget held a block back):
+// the next state.
+export function afterSample(state, rate, starved = 1, budgetFull = false) {
   if (state.settled) return state;
+  if (budgetFull) return { ...state, target: Math.max(1, state.target - 1), lastRate: rate, settled: true };
   if (starved < STARVED) return { ...state, lastRate: rate, settled: true };
   if (state.lastRate === null || rate >= state.lastRate * GAIN) {
     // The first sample, or the last connection paid: one more, unless at the cap.
@@ -81,6 +85,13 @@ export function afterSample(state, rate, starved = 1) {
   }
   // It did not: back to the count before, for good.
   return { ...state, target: Math.max(1, state.target - 1), settled: true };
+}
+
+// Is another connection worth trying with `remaining` bytes to read at `rate` bytes per second? Only
+// when the read lasts long enough for the next sample to judge it and for the gain to count (two
+// samples more): a probe near the end costs its cut response and pays nothing.
+export function worthProbing(remaining, rate, measureMs) {
+  return remaining > rate * (2 * measureMs / 1000);
 }
 
 // After the server refused a request for load (429, 503): half the connections, at most that many
@@ -153,6 +164,7 @@ export async function* parallelRanges(src, a, b, first, signal, s, events = null
   const poke = () => { const w = wake; wake = null; w?.(); };
   let received = 0;        // bytes received, all connections
   let waited = 0;          // ms the consumer waited for bytes
+  let budgetFull = false;  // the budget held a block back since the sample started
   let sample = null;       // {t, bytes, waited} the current throughput sample started at
   let pendingSince = null; // a decision's time, until the next sample starts
   const say = (ev) => { try { events?.({ url: src.url.href, ...ev }); } catch { /* the caller's */ } };
@@ -248,9 +260,18 @@ export async function* parallelRanges(src, a, b, first, signal, s, events = null
       open.resume?.();
     }
     if (open && open.open) return;
+    // Settled at one connection: the rest in one request (an open segment, read within the budget),
+    // not block after block with a round trip between them.
+    if (state.settled && state.target === 1 && running === 0 && nextStart < b && now() >= holdUntil && !signal?.aborted) {
+      const seg = { start: nextStart, end: b, pos: nextStart, chunks: [], open: true, done: false, error: null, response: null, countsForSample: false };
+      segs.push(seg);
+      nextStart = b;
+      run(seg);
+      return;
+    }
     while (running < state.target && nextStart < b && now() >= holdUntil && !signal?.aborted) {
       const end = nextBlock(nextStart, b, s.blockSize);
-      if (!fitsBudget(delivered, end, s.maxInflightBytes, running)) break;
+      if (!fitsBudget(delivered, end, s.maxInflightBytes, running)) { if (sample) budgetFull = true; break; }
       const seg = { start: nextStart, end, pos: nextStart, chunks: [], open: false, done: false, error: null, response: null, countsForSample: sample === null };
       segs.push(seg);
       nextStart = end;
@@ -272,12 +293,15 @@ export async function* parallelRanges(src, a, b, first, signal, s, events = null
     if (t - sample.t < s.measureMs) return;
     const rate = (received - sample.bytes) / ((t - sample.t) / 1000);
     const starved = (waited - sample.waited) / (t - sample.t);
+    const s0 = budgetFull;
     const before = state.target;
-    state = afterSample(state, rate, starved);
+    state = worthProbing(b - delivered, rate, s.measureMs) || state.lastRate === null || rate < state.lastRate * GAIN
+      ? afterSample(state, rate, starved, budgetFull) : { ...state, lastRate: rate, settled: true };
+    budgetFull = false;
     sample = null;  // the next starts with a new connection's first byte
     pendingSince = t;
     for (const g of segs) g.countsForSample = false;
-    if (state.target !== before || state.settled) say({ type: 'connections', connections: state.target, reason: state.settled ? 'settled' : 'faster', rate, starved });
+    if (state.target !== before || state.settled) say({ type: 'connections', connections: state.target, reason: state.settled ? 'settled' : 'faster', rate, starved, budgetFull: s0 });
     schedule();
   }, Math.max(10, Math.min(s.measureMs, s.stallMs) / 4));
   tick.unref?.();
@@ -293,7 +317,9 @@ export async function* parallelRanges(src, a, b, first, signal, s, events = null
       const it = src.body(first, a, b, signal);
       first = null;
       try {
-        let t0 = now(), w0 = 0, n0 = 0, w = 0, n = 0;
+        // The first window is not a sample: the connection's and the consumer's start (TCP slow
+        // start, the loader's first header work) made it a fraction of the rate that follows.
+        let t0 = now(), w0 = 0, n0 = 0, w = 0, n = 0, warm = false;
         for (;;) {
           const t = now();
           const r = await it.next();
@@ -303,8 +329,10 @@ export async function* parallelRanges(src, a, b, first, signal, s, events = null
           delivered += r.value.length;
           yield r.value;
           const t1 = now();
+          if (t1 - t0 >= s.measureMs && !warm) { warm = true; t0 = t1; w0 = w; n0 = n; continue; }
           if (t1 - t0 >= s.measureMs && delivered < b - 2 * s.blockSize) {
-            state = afterSample(state, (n - n0) / ((t1 - t0) / 1000), (w - w0) / (t1 - t0));
+            const rate = (n - n0) / ((t1 - t0) / 1000);
+            state = worthProbing(b - delivered, rate, s.measureMs) ? afterSample(state, rate, (w - w0) / (t1 - t0)) : { ...state, lastRate: rate, settled: true };
             say({ type: 'connections', connections: state.target, reason: state.settled ? 'settled' : 'faster', rate: (n - n0) / ((t1 - t0) / 1000), starved: (w - w0) / (t1 - t0) });
             if (state.target > 1) break;
             if (state.settled) { yield* { [Symbol.asyncIterator]: () => it }; return; }

@@ -237,15 +237,16 @@ class UrlSource {
     if (b <= a) return;
     // The sequential body is no longer needed once ranges are read.
     if (this.first) { this.first.body?.cancel?.().catch?.(() => {}); this.first = null; }
-    if (this.parallelOk(a, b)) { yield* parallelRanges(this, a, b, null, signal, this.parallel, this.onRetry); return; }
     const what = `bytes ${a}-${b - 1} of ${this.url.href}`;
-    const response = await this.send({ ...this.headers, Range: `bytes=${a}-${b - 1}` }, a, signal, `cannot fetch ${what}`);
+    const response = await this.send({ ...this.headers, Range: `bytes=${a}-${b - 1}` }, a, signal, `cannot fetch ${what}`, this.resolved ?? this.url.href);
     if (response.status !== 206) {
       response.body?.cancel?.().catch?.(() => {});
       throw ioError(`the server answered HTTP ${response.status} to a range request for ${what}`, a);
     }
     this.checkPartial(response, a, b, false);
-    yield* this.body(response, a, b, signal);
+    // Its response is the parallel download's serial start, as the open response is for chunks().
+    if (this.parallelOk(a, b)) yield* parallelRanges(this, a, b, response, signal, this.parallel, this.onRetry);
+    else yield* this.body(response, a, b, signal);
   }
   close() { this.first?.body?.cancel?.().catch?.(() => {}); this.first = null; }
 

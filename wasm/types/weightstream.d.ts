@@ -115,7 +115,7 @@ export type CacheEvent =
   | { type: 'cache-warning'; url: string; code: 'QuotaExceeded' | 'CacheUnavailable' | 'CacheBusy' | 'CacheWriteFailed' | 'CacheReadFailed'; message: string; cause?: unknown };
 
 /** What onProgress receives: a progress report, or a cache or retry event with the figures of the moment. */
-export type ProgressEvent = (Progress & { type?: undefined }) | (ProgressFigures & CacheEvent) | (ProgressFigures & RetryEvent);
+export type ProgressEvent = (Progress & { type?: undefined }) | (ProgressFigures & CacheEvent) | (ProgressFigures & RetryEvent) | (ProgressFigures & ConnectionsEvent);
 
 /** A progress report's figures, without its `type`: what cache and retry events carry beside theirs. */
 export type ProgressFigures = Omit<Progress, 'type'>;
@@ -152,6 +152,22 @@ export interface RetryEvent {
   error: unknown;
 }
 
+/** A URL's parallel download changed (or settled) its connection count: `reason` 'faster' (the last
+ * sample called for one more), 'settled' (no more growth), 'http 429' / 'http 503' (the server
+ * refused one: half as many, at most that many from now on, new requests held `waitMs`),
+ * 'ratelimit' (a RateLimit header said none remain: new requests held `waitMs`). */
+export interface ConnectionsEvent {
+  type: 'connections';
+  url: string;
+  connections: number;
+  reason: 'faster' | 'settled' | 'ratelimit' | string;
+  /** The sample's bytes received per second, and the part of its time the consumer waited for bytes ('faster', 'settled'). */
+  rate?: number;
+  starved?: number;
+  /** How long new requests are held ('ratelimit', 'http 429', 'http 503'). */
+  waitMs?: number | null;
+}
+
 export type Filter = string[] | Set<string> | RegExp | string | ((name: string, tensor: TensorHeader) => boolean);
 
 export interface CommonOptions {
@@ -171,8 +187,22 @@ export interface CommonOptions {
   rangeRequests?: boolean;
   /** URLs: resume attempts per failure of a body read (default 3; 0: no resume). Needs Range (rangeRequests). */
   retries?: number;
-  /** URLs: milliseconds before the first resume attempt, doubled for each next one (default 250). */
+  /** URLs: milliseconds before the first resume attempt, doubled for each next one (default 250; a
+   * server's Retry-After or RateLimit reset when longer). */
   retryDelay?: number;
+  /** URLs: Range connections for a file read forward (default 'auto': start with one, add one while
+   * the bytes received per second rise by >= 5 %, up to maxConnections). A number pins the count
+   * (at most 4 in browsers); 1 turns parallel downloads off (one request per read, as before 0.4.0). */
+  connections?: 'auto' | number;
+  /** URLs: the most connections 'auto' opens (default 4; at most 4 in browsers). */
+  maxConnections?: number;
+  /** URLs: the most bytes a parallel download holds: a block is requested only when its end lies
+   * within this many bytes of what was handed to the loader (default 32 MiB; blocks are this / (2 ×
+   * connections), 256 KiB to 8 MiB). */
+  maxInflightBytes?: number;
+  /** URLs: a parallel connection that delivers nothing for this many ms is aborted and its block
+   * requested again from its next byte (a retry; default 30000). */
+  stallTimeout?: number;
   /** Neighbouring selected tensors closer than this share one range request (default 1 MiB for URLs). */
   rangeGap?: number;
   /** Expected SHA-256 (64 hex digits) of the file given, or by file name ({ 'model-00001-of-00002.safetensors': hex }):
@@ -446,6 +476,7 @@ export type ReaderEvent =
   | ({ type: 'progress' } & Progress)
   | (ProgressFigures & CacheEvent)
   | (ProgressFigures & RetryEvent)
+  | (ProgressFigures & ConnectionsEvent)
   | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff' | 'ollama'; version: string | null; metadata: null; shards: string[] } | null };
 
 export interface Reader extends AsyncIterable<ReaderEvent> {
