@@ -2,7 +2,7 @@
 // into WebGPU with progress and cancel, then read tensors back from the GPU and check them.
 // Plain ES module on the package in wasm/dist (served at /dist/ by serve.mjs); models.mjs turns
 // what the user gave into the model the package loads (one file, sharded, UQFF, Ollama manifest).
-import { validate, inspect, createReader, loadToWebGPU, plan, init, cacheInfo, evict, WeightstreamError } from './dist/weightstream.mjs';
+import { validate, inspect, createReader, loadToWebGPU, plan, init, cacheInfo, evict, persist, WeightstreamError } from './dist/weightstream.mjs';
 import { fromFiles, fromUrlText, attachConfig } from './models.mjs';
 import { setupGpu, readTensor } from './gpu-check.mjs';
 import { loadInWorker } from './dist/worker.mjs';
@@ -29,6 +29,8 @@ const state = {
   peaks: { jsHeap: 0, wasm: 0 },
   sort: { key: null, dir: 1 },
   generation: 0,
+  headerJob: 0, tableJob: 0,  // the newest header's and table's work in slices
+  tableSlices: { longest: 0, count: 0, all: [] },
 };
 let wasm = null;
 
@@ -299,21 +301,31 @@ function modelName(h) {
 }
 
 // ---------------- header views ----------------
-function showHeader(h) {
+async function showHeader(h) {
   $('details').hidden = false;
-  const rows = h.tensors.map((t) => ({
-    name: t.name, dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset, shard: t.shard ?? '',
-    elements: t.shape.reduce((a, b) => a * b, 1),
-  }));
-  state.rows = rows;
+  // inspect()'s table is a view (an object per tensor only when asked for): the table renders the
+  // rows it shows, and what needs every tensor (the dtype totals, filtering, sorting) runs in slices
+  // that give the main thread back (table-slices below).
+  state.rows = h.tensors;
   $('tensors').querySelector('th[data-key=shard]').hidden = !multiFile(h);
   $('tensors').querySelector('th[data-key=shard]').textContent = h.multi ? 'file' : 'shard';
+  const job = ++state.headerJob;
   renderTable();
   renderMetadata(h);
-  drawDtypeChart(rows);
   showLogical(h.logical ?? null, h);
-  const total = rows.reduce((a, r) => a + r.byteLength, 0);
-  const parts = [modelName(h), `${fmtInt(rows.length)} ${h.multi ? 'stored ' : ''}tensors`, `${fmtBytes(total)} of tensor data`];
+  const by = new Map();
+  let total = 0;
+  const dtypes = column(h.tensors, 'dtype'), bytes = column(h.tensors, 'byteLength');
+  const done = await sliced(() => job === state.headerJob, h.tensors.length, (i) => {
+    const e = by.get(dtypes[i]) ?? { bytes: 0, n: 0 };
+    e.bytes += bytes[i];
+    e.n++;
+    by.set(dtypes[i], e);
+    total += bytes[i];
+  }, 'totals');
+  if (!done) return;
+  drawDtypeChart(by, total);
+  const parts = [modelName(h), `${fmtInt(h.tensors.length)} ${h.multi ? 'stored ' : ''}tensors`, `${fmtBytes(total)} of tensor data`];
   if (h.logical) parts.push(`${fmtInt(h.logical.length)} logical weights`);
   if (h.multi) parts.push(`${h.shards.length} files (${h.shards.map((f) => (/^sha256-/.test(f) ? `${f.slice(0, 19)}…` : f)).join(', ')})`, `${fmtBytes(h.totalSize)}`);
   if (h.size != null) parts.push(`file ${fmtBytes(h.size)}`);
@@ -360,42 +372,149 @@ function showLogical(rows, h) {
     + `<td class="num">${fmtInt(r.scratch[0])} / ${fmtInt(r.scratch[1])}</td>${multi ? fileCell(r.file) : ''}</tr>`).join('');
 }
 
-function filterRows(rows) {
+// The filter box as a test of a tensor's name and dtype (null: every tensor).
+function rowTest() {
   const q = $('filter').value.trim();
-  if (!q) return rows;
-  let test;
+  if (!q) return null;
   const m = /^\/(.*)\/([a-z]*)$/.exec(q);
   if (m) {
-    try { const re = new RegExp(m[1], m[2]); test = (r) => re.test(r.name) || re.test(r.dtype); } catch { return rows; }
-  } else {
-    const lq = q.toLowerCase();
-    test = (r) => r.name.toLowerCase().includes(lq) || r.dtype.toLowerCase() === lq;
+    try { const re = new RegExp(m[1], m[2]); return (name, dtype) => re.test(name) || re.test(dtype); } catch { return null; }
   }
-  return rows.filter(test);
+  const lq = q.toLowerCase();
+  return (name, dtype) => name.toLowerCase().includes(lq) || dtype.toLowerCase() === lq;
 }
 
-const MAX_ROWS = 5000;
-function renderTable() {
-  const { key, dir } = state.sort;
-  let rows = filterRows(state.rows ?? []);
-  if (key) {
-    const val = key === 'shape' ? (r) => r.elements : (r) => r[key];
-    rows = [...rows].sort((a, b) => {
-      const x = val(a);
-      const y = val(b);
-      return (typeof x === 'string' ? x.localeCompare(y) : x - y) * dir;
-    });
+// One field of every tensor: the view's column (no object per tensor), or an array's.
+function column(list, field) {
+  if (typeof list.column === 'function') return list.column(field);
+  if (field === 'elements') return list.map((t) => t.shape.reduce((a, b) => a * b, 1));
+  return list.map((t) => t[field] ?? '');
+}
+
+// ---------------- table slices ----------------
+// Work over every tensor (92k for a DeepSeek-V3 header, 500k for the largest Hub indexes) runs in
+// slices of at most SLICE_MS, the main thread given back between them (scheduler.yield where the
+// browser has it): no long task (>= 50 ms) comes from the table. state.tableSlices.longest is the
+// longest slice measured (the page test reads it); `alive()` false stops a job a newer one replaced.
+const SLICE_MS = 5;
+const yieldToMain = () => (globalThis.scheduler?.yield ? globalThis.scheduler.yield() : new Promise((r) => setTimeout(r, 0)));
+function noteSlice(ms, what) {
+  const t = state.tableSlices;
+  if (ms > t.longest) { t.longest = ms; t.longestWhat = what; }
+  t.count++;
+  if (t.all.length < 10000) t.all.push(Math.round(ms * 10) / 10);
+}
+async function sliced(alive, n, step, what = 'scan') {
+  let t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    step(i);
+    if ((i & 127) === 127 && performance.now() - t0 > SLICE_MS) {
+      noteSlice(performance.now() - t0, what);
+      await yieldToMain();
+      if (!alive()) return false;
+      t0 = performance.now();
+    }
   }
-  const sharded = multiFile(state.header);
-  const html = rows.slice(0, MAX_ROWS).map((r) => `<tr><td>${esc(r.name)}</td><td>${esc(r.dtype)}</td><td>[${r.shape.join(', ')}]</td>`
-    + `<td class="num">${fmtInt(r.byteLength)}</td><td class="num">${fmtInt(r.offset)}</td>${sharded ? fileCell(r.shard) : ''}</tr>`).join('');
-  $('tensors').querySelector('tbody').innerHTML = html;
-  const n = state.rows?.length ?? 0;
-  $('tensor-count').textContent = rows.length === n ? `(${fmtInt(n)})` : `(${fmtInt(rows.length)} of ${fmtInt(n)} shown)`;
-  for (const th of $('tensors').querySelectorAll('th')) {
+  noteSlice(performance.now() - t0, what);
+  return true;
+}
+
+// A stable bottom-up merge sort of `order` by cmp, in slices (a pass checks the clock every 256
+// elements it writes, so a late pass's long runs do not make one long task).
+async function slicedSort(alive, order, cmp) {
+  let src = order, dst = new Uint32Array(order.length);
+  const n = order.length;
+  for (let width = 1; width < n; width *= 2) {
+    let lo = 0, a = 0, b = 0, mid = 0, hi = 0, k = 0;
+    let t0 = performance.now();
+    while (k < n) {
+      if (a >= mid && b >= hi) { a = lo; mid = Math.min(lo + width, n); b = mid; hi = Math.min(lo + 2 * width, n); lo = hi; }
+      dst[k++] = a < mid && (b >= hi || cmp(src[b], src[a]) >= 0) ? src[a++] : src[b++];
+      if ((k & 255) === 0 && performance.now() - t0 > SLICE_MS) {
+        noteSlice(performance.now() - t0, 'sort');
+        await yieldToMain();
+        if (!alive()) return null;
+        t0 = performance.now();
+      }
+    }
+    noteSlice(performance.now() - t0, 'sort');
+    [src, dst] = [dst, src];
+  }
+  return src;
+}
+
+// The table shows a window of rows where it is scrolled to (spacer rows keep the scrollbar true to
+// every row): a 92k-row table lays out ≈ 100 rows, not 92k (nor the 5,000 it showed before 0.4).
+const WINDOW_ROWS = 120;
+const collator = new Intl.Collator();
+// Filters and sorts the tensor table (state.order: the rows shown, by index into the list), then
+// renders its window. #tensors' data-state is 'working' until the rows are there, then 'ready'.
+async function renderTable() {
+  const job = ++state.tableJob;
+  const alive = () => job === state.tableJob;
+  const table = $('tensors');
+  table.dataset.state = 'working';
+  const list = state.rows ?? [];
+  const n = list.length;
+  const { key, dir } = state.sort;
+  for (const th of table.querySelectorAll('th')) {
     if (th.dataset.key === key) th.dataset.sort = dir > 0 ? 'asc' : 'desc';
     else delete th.dataset.sort;
   }
+  const test = rowTest();
+  let order;
+  if (test) {
+    const kept = [];
+    const names = column(list, 'name'), dtypes = column(list, 'dtype');
+    if (!await sliced(alive, n, (i) => { if (test(names[i], dtypes[i])) kept.push(i); }, 'filter')) return;
+    order = Uint32Array.from(kept);
+  } else {
+    order = new Uint32Array(n);
+    for (let i = 0; i < n; i++) order[i] = i;
+  }
+  if (key) {
+    const numeric = key !== 'name' && key !== 'dtype' && key !== 'shard';
+    const t0 = performance.now();
+    const keys = column(list, key === 'shape' ? 'elements' : key);
+    noteSlice(performance.now() - t0, 'keys');
+    const cmp = numeric ? (a, b) => (keys[a] - keys[b]) * dir : (a, b) => collator.compare(keys[a], keys[b]) * dir;
+    order = await slicedSort(alive, order, cmp);
+    if (!order) return;
+  }
+  state.order = order;
+  $('tensor-count').textContent = order.length === n ? `(${fmtInt(n)})` : `(${fmtInt(order.length)} of ${fmtInt(n)} shown)`;
+  table.parentElement.scrollTop = 0;
+  renderWindow();
+  table.dataset.state = 'ready';
+}
+
+// The rows around the table's scroll position.
+function renderWindow() {
+  const table = $('tensors');
+  const order = state.order ?? new Uint32Array(0);
+  const list = state.rows ?? [];
+  const body = table.querySelector('tbody');
+  const t0 = performance.now();
+  const rowH = state.rowHeight ?? 22;
+  const first = Math.max(0, Math.min(order.length - WINDOW_ROWS, Math.floor(table.parentElement.scrollTop / rowH) - 20));
+  const from = Math.max(0, first), to = Math.min(order.length, from + WINDOW_ROWS);
+  const sharded = multiFile(state.header);
+  const cols = sharded ? 6 : 5;
+  let html = from > 0 ? `<tr class="spacer" style="height:${from * rowH}px"><td colspan="${cols}"></td></tr>` : '';
+  for (let j = from; j < to; j++) {
+    const t = list.at(order[j]);
+    html += `<tr><td>${esc(t.name)}</td><td>${esc(t.dtype)}</td><td>[${t.shape.join(', ')}]</td>`
+      + `<td class="num">${fmtInt(t.byteLength)}</td><td class="num">${fmtInt(t.offset)}</td>${sharded ? fileCell(t.shard ?? '') : ''}</tr>`;
+  }
+  if (to < order.length) html += `<tr class="spacer" style="height:${(order.length - to) * rowH}px"><td colspan="${cols}"></td></tr>`;
+  body.innerHTML = html;
+  // Rows are as high as the first one rendered (the spacers use it).
+  const real = body.querySelector('tr:not(.spacer)');
+  if (real && !state.rowHeight) {
+    const h = real.getBoundingClientRect().height;
+    if (h > 0 && Math.abs(h - rowH) > 0.5) { state.rowHeight = h; renderWindow(); return; }
+  }
+  noteSlice(performance.now() - t0, 'window');
 }
 
 function fmtValue(v) {
@@ -443,18 +562,12 @@ function setupCanvas(canvas, h) {
   return { g, w, h };
 }
 
-function drawDtypeChart(rows) {
-  const by = new Map();
-  for (const r of rows) {
-    const e = by.get(r.dtype) ?? { bytes: 0, n: 0 };
-    e.bytes += r.byteLength;
-    e.n++;
-    by.set(r.dtype, e);
-  }
+// `by`: dtype -> {bytes, n}; `total`: the bytes of every tensor.
+function drawDtypeChart(by, total) {
   const items = [...by.entries()].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 14);
   const canvas = $('dtype-chart');
   const { g, w } = setupCanvas(canvas, Math.max(60, 22 * items.length + 16));
-  const total = rows.reduce((a, r) => a + r.byteLength, 0) || 1;
+  total ||= 1;
   const max = Math.max(1, ...items.map(([, e]) => e.bytes));
   const left = 90;
   const label = (e) => `${fmtBytes(e.bytes)} · ${((100 * e.bytes) / total).toFixed(1)}% · ${e.n} tensor${e.n > 1 ? 's' : ''}`;
@@ -503,13 +616,17 @@ async function planNow() {
   $('preflight').hidden = false;
   $('preflight').dataset.state = 'planning';
   $('preflight-warn').hidden = true;
+  $('preflight-env').hidden = true;
   $('preflight-summary').textContent = 'Planning from the headers…';
   $('preflight-table').querySelector('tbody').innerHTML = '';
   let p;
   try {
+    // With the cache on, plan() also checks the origin's storage (estimate, persisted); with a
+    // device, shader-f16 for f16.
     p = await plan(state.source, {
       ...modelOptions(), dtype: $('dtype').value, decode: $('dtype').value === 'raw' ? 'cpu' : $('decode').value, split: $('split').checked, budget: budgetBytes(),
-      ...(state.gpu?.device ? { device: state.gpu.device } : {}),
+      ...(state.gpu?.device ? { device: state.gpu.device, adapter: state.gpu.adapter } : {}),
+      ...($('cache').checked ? { cache: 'opfs' } : {}),
     });
   } catch (e) {
     if (seq !== state.planSeq || gen !== state.generation) return null;
@@ -532,13 +649,24 @@ function planProblems(p) {
   return out;
 }
 
+// The preflight table lists the outputs over a limit and then the others, PLAN_ROWS in all: a
+// 92k-output plan made 92k rows of HTML (seconds of layout on the main thread).
+const PLAN_ROWS = 300;
 function showPlan(p) {
-  const rows = p.tensors.map((t) => {
+  const over = [], rest = [];
+  for (const t of p.tensors) {
+    if (t.needsSplit || t.overBindingSize) over.push(t);
+    else if (over.length + rest.length < PLAN_ROWS) rest.push(t);
+    if (over.length >= PLAN_ROWS) break;
+  }
+  const listed = [...over, ...rest].slice(0, PLAN_ROWS);
+  const rows = listed.map((t) => {
     const flags = [t.needsSplit ? (p.split ? `split into ${t.buffers}` : 'over maxBufferSize: needs split') : '', t.overBindingSize ? 'over maxStorageBufferBindingSize' : ''].filter(Boolean).join('; ');
     return `<tr data-name="${esc(t.name)}" data-bytes="${t.byteLength}" data-gpu="${t.gpuBytes ?? ''}"${flags ? ' data-over="1"' : ''}>` +
       `<td class="mono">${esc(t.name)}</td><td class="mono">${esc(t.file ?? '')}</td><td>${esc(t.dtype)}</td><td class="mono">[${t.shape.join(', ')}]</td>` +
       `<td class="num">${fmtInt(t.byteLength)}</td><td class="num">${t.buffers ?? '–'}</td><td class="num">${t.gpuBytes === null ? '–' : fmtInt(t.gpuBytes)}</td><td>${esc(flags)}</td></tr>`;
   });
+  if (listed.length < p.tensors.length) rows.push(`<tr class="more"><td colspan="8">… ${fmtInt(p.tensors.length - listed.length)} more outputs (the ${fmtInt(listed.length)} above: those over a limit first)</td></tr>`);
   $('preflight-table').querySelector('tbody').innerHTML = rows.join('');
   const problems = planProblems(p);
   const binding = p.overBindingSize.length ? `; ${fmtInt(p.overBindingSize.length)} over maxStorageBufferBindingSize (${fmtBytes(p.limits.maxStorageBufferBindingSize)}: they load, a shader binds them by ranges)` : '';
@@ -549,6 +677,21 @@ function showPlan(p) {
     `. ${problems.length ? 'Does not fit.' : p.budget === null ? 'Fits the device.' : 'Fits the device and the budget.'}`;
   $('preflight').dataset.state = problems.length ? 'warn' : 'ready';
   $('preflight').dataset.fits = String(problems.length === 0);
+  showPlanWarnings(p);
+}
+
+// The plan's warnings about the environment (storage for the cache, shader-f16), each with its fix;
+// a storage that is not persistent gets a button that asks for it (persist()) and says the outcome.
+function showPlanWarnings(p) {
+  const list = $('preflight-env');
+  list.innerHTML = p.warnings.map((w) => `<li data-code="${esc(w.code)}">⚠ <b>${esc(w.code)}</b>: ${esc(w.message)}. <span class="fix">Fix: ${esc(w.fix)}.</span>` +
+    (w.code === 'StorageNotPersisted' ? ' <button class="persist">Ask to keep the storage</button> <span class="persist-outcome"></span>' : '') + '</li>').join('');
+  list.hidden = p.warnings.length === 0;
+  list.querySelector('button.persist')?.addEventListener('click', async (ev) => {
+    const r = await persist();
+    ev.target.parentElement.querySelector('.persist-outcome').textContent = `${r.outcome}: ${r.message}`;
+    if (r.persisted) preflight();
+  });
 }
 
 async function onLoadClick() {
@@ -954,6 +1097,13 @@ function bind() {
     open(layer.source);
   });
   $('filter').addEventListener('input', renderTable);
+  // The table's window follows its scrolling (once a frame).
+  let scrollQueued = false;
+  $('tensors').parentElement.addEventListener('scroll', () => {
+    if (scrollQueued) return;
+    scrollQueued = true;
+    requestAnimationFrame(() => { scrollQueued = false; renderWindow(); });
+  });
   $('tensors').querySelector('thead').addEventListener('click', (e) => {
     const key = e.target?.dataset?.key;
     if (!key) return;
@@ -961,7 +1111,7 @@ function bind() {
     renderTable();
   });
   $('load').addEventListener('click', onLoadClick);
-  for (const id of ['dtype', 'decode', 'split', 'budget']) $(id).addEventListener('change', () => preflight());
+  for (const id of ['dtype', 'decode', 'split', 'budget', 'cache']) $(id).addEventListener('change', () => preflight());
   $('cancel').addEventListener('click', cancelLoad);
   $('cache-clear').addEventListener('click', async () => {
     const n = await window.wsPage.evict().catch((e) => { $('cache-status').textContent = `clearing the cache failed: ${e.message}`; return null; });

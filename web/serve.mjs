@@ -83,7 +83,7 @@ const PATTERN = (() => {
 
 export function syntheticModel(params) {
   const mib = Math.max(1, Math.min(8192, Number(params.get?.('mib') ?? params.mib ?? 1024) | 0));
-  const count = Math.max(1, Math.min(4096, Number(params.get?.('tensors') ?? params.tensors ?? 64) | 0));
+  const count = Math.max(1, Math.min(131072, Number(params.get?.('tensors') ?? params.tensors ?? 64) | 0));
   const rowBytes = 4096;
   const rowsTotal = (mib * 1048576) / rowBytes;
   const header = { __metadata__: { generator: 'weightstream web/serve.mjs', pattern: '1 MiB of f32 repeated' } };

@@ -113,6 +113,19 @@ function deepseekHeader() {
   return { bytes: out, headerBytes: j.length, tensors: t.length };
 }
 
+// A fresh table's first get() (a scan of the records; the name hash comes after 8 lookups): the
+// fastest of 10, each on a table just made.
+async function firstGet(stream, name) {
+  let best = Infinity;
+  for (let r = 0; r < 10; r++) {
+    const h = await ws.inspect(stream());
+    const t0 = performance.now();
+    if (!h.tensors.get(name)) throw new Error(`no ${name}`);
+    best = Math.min(best, performance.now() - t0);
+  }
+  return best;
+}
+
 async function fastest(fn) {
   await fn();
   let best = Infinity, total = 0, calls = 0;
@@ -133,6 +146,7 @@ const memFetch = (bytes) => async (_url, init) => {
 };
 
 const rows = [];
+let lazyCosts = null;
 for (const name of ['llama-spm', 'bert-bge', 'deepseek-coder', 'gpt-2'].filter(wanted)) {
   const bytes = new Uint8Array(readFileSync(join(shared, 'testdata', 'real', 'gguf', `ggml-vocab-${name}.gguf`)));
   const mb = bytes.length / 1e6;
@@ -154,16 +168,35 @@ if (wanted('deepseek-v3')) {
   const v = await ws.validate(stream());
   if (v.error?.code !== 'TruncatedData' || v.tensors !== d.tensors) throw new Error(`deepseek-v3: validate said ${JSON.stringify(v.error)}`);
   rows.push({ name: 'deepseek-v3', bytes: d.headerBytes, tensors: d.tensors, inspect: mb / await fastest(() => ws.inspect(stream())), validate: mb / await fastest(() => ws.validate(stream())), hf: null });
+  // The plain arrays of before 0.4 (the plainArrays option: an object per tensor), and what the
+  // lazy table costs when it is used: one get(), a loop of get()s, every object.
+  const old = await ws.inspect(stream(), { plainArrays: true });
+  if (!Array.isArray(old.tensors) || JSON.stringify(old.tensors) !== JSON.stringify(seen.tensors)) throw new Error('deepseek-v3: plainArrays lists other tensors');
+  rows.push({ name: 'deepseek-v3, plainArrays', bytes: d.headerBytes, tensors: d.tensors, inspect: mb / await fastest(() => ws.inspect(stream(), { plainArrays: true })), validate: null, hf: null, native: 'deepseek-v3' });
+  const names = ['lm_head.weight', 'model.layers.60.mlp.experts.255.down_proj.weight_scale_inv', 'model.embed_tokens.weight'];
+  const ms = async (fn) => 1000 * await fastest(fn);
+  lazyCosts = {
+    held: seen.tensors.heldBytes,
+    firstGet: await firstGet(stream, names[1]),
+    getAfterHash: await ms(() => { for (const n of names) seen.tensors.get(n); }) / names.length,
+    all: await ms(() => { globalThis.kept = Array.from(seen.tensors); }),
+  };
 }
 
-const measured = nativeFigures(rows.map((r) => r.name));
+const measured = nativeFigures([...new Set(rows.map((r) => r.native ?? r.name))]);
 const f = (x) => (x === null ? '-' : x.toFixed(0));
 console.log(`node ${process.version}; fastest call of >= ${minTime} s; MB/s of header bytes; native = ${Object.keys(measured).length ? `measured now (${benchDir}), * = bench/README.md's recorded figure` : "bench/README.md's recorded figure (build the release benchmarks to measure it)"}\n`);
 console.log('| file | header B | inspect() MB/s | validate() MB/s | native MB/s | inspect / native (target ≥ 0.5) | validate / native | @huggingface/gguf MB/s | inspect / @huggingface/gguf (target ≥ 20) |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
-  const n = measured[r.name] ?? RECORDED[r.name];
-  const nText = measured[r.name] ? `${n}` : `${n} *`;
+  const key = r.native ?? r.name;
+  const n = measured[key] ?? RECORDED[key];
+  const nText = measured[key] ? `${n}` : `${n} *`;
   const mark = (x, t) => `${x.toFixed(2)}${x < t ? ' *' : ''}`;
-  console.log(`| ${r.name}${r.tensors ? ` (${r.tensors.toLocaleString('en')} tensors)` : ''} | ${r.bytes.toLocaleString('en')} | ${f(r.inspect)} | ${f(r.validate)} | ${nText} | ${mark(r.inspect / n, 0.5)} | ${mark(r.validate / n, 0.5)} | ${f(r.hf)} | ${r.hf ? `${(r.inspect / r.hf).toFixed(1)}${r.inspect / r.hf < 20 ? ' *' : ''}` : '-'} |`);
+  console.log(`| ${r.name}${r.tensors ? ` (${r.tensors.toLocaleString('en')} tensors)` : ''} | ${r.bytes.toLocaleString('en')} | ${f(r.inspect)} | ${f(r.validate)} | ${nText} | ${mark(r.inspect / n, 0.5)} | ${r.validate === null ? '-' : mark(r.validate / n, 0.5)} | ${f(r.hf)} | ${r.hf ? `${(r.inspect / r.hf).toFixed(1)}${r.inspect / r.hf < 20 ? ' *' : ''}` : '-'} |`);
+}
+if (lazyCosts) {
+  console.log(`\ndeepseek-v3's lazy table: ${(lazyCosts.held / 1e6).toFixed(1)} MB held (records + names); the first get() ` +
+    `${lazyCosts.firstGet.toFixed(2)} ms (a scan), a get() once hashed ${(lazyCosts.getAfterHash * 1000).toFixed(1)} µs; ` +
+    `every object (Array.from) ${lazyCosts.all.toFixed(1)} ms`);
 }

@@ -88,7 +88,7 @@ test('a 4.0 GiB + 120 KiB safetensors stream: per-tensor checksums, u64 offsets,
   assert.ok(maxMemory <= MEMORY_CAP, `wasm memory reached ${maxMemory} bytes`);
   assert.equal(header.dataStart, head.length);
   // Offsets past 2^32 survive the trip through the C ABI (lo/hi words) exactly.
-  const last = header.tensors[header.tensors.length - 1];
+  const last = header.tensors.at(-1);
   assert.deepEqual(last.dataOffsets, [spans[5].begin, spans[5].end]);
   assert.equal(last.offset, head.length + spans[5].begin);
   assert.ok(last.offset > 2 ** 32);

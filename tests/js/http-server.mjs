@@ -10,6 +10,12 @@
 // Content-Range promised (`cuts: 'reset'` / `'truncate'` makes every cut one kind). `rearm()` chooses new positions for the next load (the next seed);
 // `persistentDrop: {path, at}` cuts every response for `path` that covers or starts past `at`
 // there, for ever. `onDrop(path, at)` is called at every cut.
+//
+// For the parallel-download tests and benchmark: `pace` (bytes per second) sends each response no
+// faster than that (a per-connection limit, as CDNs apply); `intercept(req, res, n)` sees every
+// request first (n counts them from 1) and returns true when it answered it itself (a 429, a
+// redirect, a stall); it may also set headers for the normal answer. `stats.active`: responses not
+// yet closed; `stats.log[i].t`: when the request came (performance.now()).
 import { createServer } from 'node:http';
 
 // mulberry32: small, seeded, reproducible.
@@ -24,14 +30,21 @@ export function rng(seed) {
   };
 }
 
+// Computed once per body (a body replaced in the map is a new one): a 512 MiB file's sum per
+// request made the server, not the client, the bottleneck of many Range requests.
+const etags = new WeakMap();
 function etagOf(body) {
+  if (!etags.has(body)) etags.set(body, sumOf(body));
+  return etags.get(body);
+}
+function sumOf(body) {
   let a = 1, b = 0;
   for (let i = 0; i < body.length; i++) { a = (a + body[i]) % 65521; b = (b + a) % 65521; }
   return `"${body.length.toString(16)}-${((b << 16) | a) >>> 0}"`;
 }
 
-export async function serve(files, { ranges = true, headers = new Map(), etag = false, ifRange = true, drops = null, persistentDrop = null, onDrop = null, cuts = 'alternate' } = {}) {
-  const stats = { requests: 0, rangeRequests: 0, bytesSent: 0, drops: 0, ifRange: 0, log: [] };
+export async function serve(files, { ranges = true, headers = new Map(), etag = false, ifRange = true, drops = null, persistentDrop = null, onDrop = null, cuts = 'alternate', pace = 0, intercept = null } = {}) {
+  const stats = { requests: 0, rangeRequests: 0, bytesSent: 0, drops: 0, ifRange: 0, log: [], active: 0, maxActive: 0 };
   let seed = drops?.seed ?? 0;
   let pending = new Map();  // path -> sorted drop positions not used yet
   const dropsFor = (path, size) => {
@@ -48,6 +61,10 @@ export async function serve(files, { ranges = true, headers = new Map(), etag = 
   };
   const server = createServer((req, res) => {
     stats.requests++;
+    stats.active++;
+    stats.maxActive = Math.max(stats.maxActive, stats.active);
+    res.on('close', () => { stats.active--; });
+    if (intercept?.(req, res, stats.requests)) { stats.log.push({ path: req.url, range: req.headers.range ?? null, ifRange: req.headers['if-range'] ?? null, status: res.statusCode, t: performance.now() }); return; }
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     const body = files.get(path);
     if (!body) { res.writeHead(404, { 'Content-Type': 'text/plain' }); res.end('not found'); return; }
@@ -57,7 +74,7 @@ export async function serve(files, { ranges = true, headers = new Map(), etag = 
       stats.ifRange++;
       if (ifRange && req.headers['if-range'] !== tag) m = null;  // the file changed: all of it
     }
-    stats.log.push({ path, range: req.headers.range ?? null, ifRange: req.headers['if-range'] ?? null, status: m ? 206 : 200 });
+    stats.log.push({ path, range: req.headers.range ?? null, ifRange: req.headers['if-range'] ?? null, status: m ? 206 : 200, t: performance.now() });
     let start = 0, end = body.length;
     if (m) {
       stats.rangeRequests++;
@@ -89,7 +106,17 @@ export async function serve(files, { ranges = true, headers = new Map(), etag = 
       if (cut.reset) res.socket?.destroy();  // the bytes before the cut were flushed
       else res.end();                        // a clean end, short of Content-Range
     };
+    // Paced: one 64 KiB write, then a pause that keeps the response at `pace` bytes per second.
+    const paced = () => {
+      if (at >= stop) { finish(); return; }
+      const n = Math.min(65536, stop - at);
+      const chunk = body.subarray(at, at + n);
+      at += n;
+      stats.bytesSent += n;
+      res.write(chunk, () => { if (at >= stop) finish(); else setTimeout(paced, (n / pace) * 1000); });
+    };
     const pump = () => {
+      if (pace > 0) { paced(); return; }
       while (at < stop) {
         const n = Math.min(65536, stop - at);
         const chunk = body.subarray(at, at + n);

@@ -169,6 +169,8 @@ export function plain(v) {
   if (v instanceof URL) return scrub(v.href);
   if (Array.isArray(v)) return v.map((x) => plain(x) ?? null);
   if (v instanceof Map) return plain(Object.fromEntries(v));
+  // inspect()'s lazy tables (tensors, logical weights): their plain objects, as listed before 0.4.
+  if (typeof v.toJSON === 'function') return plain(v.toJSON());
   const out = {};
   for (const k of Object.keys(v).sort()) {
     const x = plain(v[k]);

@@ -94,7 +94,9 @@ test('{ index, shards }: inspect and validate equal the index path; logical weig
   for (const [what, source] of shapes()) {
     const info = await ws.inspect(source, { quantization });
     const sized = !what.includes('streams');
-    assert.deepEqual(unnamed(info, sized), unnamed(byPath, sized), what);
+    // The lazy tables as their plain objects (each view has its own bytes and closures).
+    const plain = (x) => JSON.parse(JSON.stringify(x));
+    assert.deepEqual(plain(unnamed(info, sized)), plain(unnamed(byPath, sized)), what);
     assert.equal(info.sharded, true);
     assert.deepEqual(info.shards.map((s) => s.file), SHARDS);
     assert.deepEqual(info.logical.weights.map((w) => [w.name, w.mode, w.bits, w.group, w.shape, w.bytes]),

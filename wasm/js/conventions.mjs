@@ -16,7 +16,7 @@ export function configBytes(q) {
 // What inspect() lists for each logical weight (the CLI's inspect --json, camel-cased).
 // `files`: [{header, name}] by table.
 export function publicWeight(files, w) {
-  const t = (r) => files[r.table].header.tensors[r.index];
+  const t = (r) => files[r.table].header.tensors.at(r.index);
   const packed = t(w.pieces.packed);
   let bytes = 0;
   for (const r of Object.values(w.pieces)) bytes += t(r).byteLength;

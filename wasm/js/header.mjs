@@ -16,21 +16,19 @@ export function ggmlType(wasm, id, dialectId) {
 }
 
 // Builds the header from a session that just reached HeaderReady (or a length error right after
-// the header). `kvs`: the GGUF key-value collector. `tensors` are what inspect() lists, as it lists
-// them (publicHeader hands them on as they are); what only the package uses of a tensor is beside
-// them, by index: `typeIds` (DType or GGML id), `elements`.
+// the header). `kvs`: the GGUF key-value collector. `tensors` is what inspect() lists: a view over
+// the table's bytes (tensor-table.mjs; publicHeader hands it on as it is), which also answers what
+// only the package uses of a tensor, by index: typeId(i) (DType or GGML id), elements(i).
 export function buildHeader(wasm, session, info, kvs) {
   const gguf = info.format === 'gguf';
   const names = [];  // dtype names by type id, looked up once
   const dtypeOf = (type) => names[type] ??= gguf ? ggmlType(wasm, type, info.dialectId).name : wasm.dtypeNames[type] ?? '?';
   // Safetensors: row-major. GGUF: ggml order, ne[0] (the contiguous dimension) first. `offset`:
   // the absolute file offset of the first byte.
-  const { tensors, typeIds, elements } = session.table(info.tensorCount, dtypeOf, info.dataStart);
+  const tensors = session.table(info.tensorCount, dtypeOf, info.dataStart);
   const header = {
     format: info.format,
     tensors,
-    typeIds,
-    elements,
     metadata: null,
     headerSize: gguf ? null : info.headerSize,
     dataStart: info.dataStart,

@@ -2,9 +2,10 @@
 // comments there). The loader decides everything about a model — its files and their order,
 // companions, conventions, checks, decoding; this class only moves words and bytes across.
 import { u64, TABLE_RECORDS, TABLE_NAMES } from './module.mjs';
-import { readError, FormatNames, NONE, writeLimits, readInfo, readTensor, readTable, readMetadata, readWeight } from './words.mjs';
+import { readError, FormatNames, NONE, writeLimits, readInfo, readTensor, readMetadata, readWeight } from './words.mjs';
 import { buildHeader } from './header.mjs';
 import { formatTable } from './formats.mjs';
+import { copyTable } from './tensor-table.mjs';
 
 export const Entry = Object.freeze({ auto: 0, file: 1, shardIndex: 2, uqffFiles: 3, ollamaManifest: 4, ggufSplits: 5 });
 export const Mode = Object.freeze({ headers: 0, validate: 1, decode: 2, raw: 3 });
@@ -205,11 +206,11 @@ class FileReaderView {
     return p ? readInfo(this.wasm, p >> 2) : null;
   }
   tensor(i, dimsPtr, dimsMax) { return readTensor(this.wasm, i, this.itemOf, this.dimsOf, dimsPtr, dimsMax); }
-  // The table as header.mjs keeps it (words.mjs readTable).
+  // The table as header.mjs keeps it: a view over its bytes, copied out (tensor-table.mjs).
   table(count, dtypeOf, dataStart) {
-    return readTable(this.wasm, count, (first) => this.tensorBatch(first), this.itemOf, this.dimsOf, dtypeOf, dataStart);
+    return copyTable(this.wasm, count, (first) => this.tensorBatch(first), this.itemOf, this.dimsOf, dtypeOf, dataStart);
   }
-  // Tensors from `first` on into the module's table buffer (header.mjs readTable); how many.
+  // Tensors from `first` on into the module's table buffer (tensor-table.mjs copyTable); how many.
   tensorBatch(first) {
     const wasm = this.wasm, io = wasm.table >> 2, u = wasm.u32;
     u[io] = first;

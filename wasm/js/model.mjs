@@ -48,7 +48,7 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
       const w = L.weight(i, chunk);
       const file = files[L.tableFile(w.pieces.packed.table)];
       const ti = w.pieces.packed.index;
-      const t = file.header.tensors[ti];
+      const t = file.header.tensors.at(ti);
       if (select && !select(t)) continue;
       const s = L.select(i);
       if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
@@ -92,15 +92,15 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
 // The output descriptor of weight w (its packed tensor, `ti` of `header`): decoded to `dtype`, or as
 // stored (null); `byteLength` is the library's (ModelLoader::output_bytes).
 function describe(wasm, w, ti, header, files, dtype, byteLength) {
-  const t = header.tensors[ti];
+  const t = header.tensors.at(ti);
   const source = { dtype: t.dtype, shape: t.shape, byteLength: t.byteLength, offset: t.offset };
   // A plain tensor keeps its header's shape (GGUF's in ggml order, ne[0] first); a logical weight
   // has the shape it decodes to.
   const logical = dtype !== null && !wasm.plainConventions.has(w.convention);
   return {
     index: ti, name: w.name, dtype: dtype ?? t.dtype, shape: logical ? w.shape : t.shape,
-    elements: dtype ? w.elements : header.elements[ti], byteLength,
-    quant: quantOf(wasm, w, header.typeIds[ti], header, files), source,
+    elements: dtype ? w.elements : header.tensors.elements(ti), byteLength,
+    quant: quantOf(wasm, w, header.tensors.typeId(ti), header, files), source,
   };
 }
 
@@ -111,13 +111,13 @@ function gpuOf(w, files, uploadBytes) {
   // Blocks (plain tensors, UQFF's GGML and unquantized layers) stream; a weight with companions
   // (MLX, Ollama, UQFF Afq / mxfp4) is decoded at its end.
   if (!w.pieces.scales) return g;
-  const piece = (r) => files.find((f) => f.table === r.table).header.tensors[r.index];
+  const piece = (r) => files.find((f) => f.table === r.table).header.tensors.at(r.index);
   const p = w.pieces;
   g.bits = w.bits;
   g.group = w.group;
   g.scaleDtype = piece(p.scales).dtype;
-  // Ollama's nvfp4 global scale multiplies the value (mlx_quants.cpp), MLX's the scale (/ 2688).
-  g.ollamaGlobal = w.convention === 'ollama';
+  // A global scale that multiplies the value (Ollama's nvfp4, mlx_quants.cpp) or the scale (MLX's, / 2688).
+  g.ollamaGlobal = w.globalScaleIsOllama;  // the library's spec flag (DequantSpec::global_scale_is_ollama)
   g.pieces = {};
   for (const role of ['packed', 'scales', 'biases']) {
     const t = p[role] ? piece(p[role]) : null;
@@ -126,7 +126,7 @@ function gpuOf(w, files, uploadBytes) {
   return g;
 }
 
-const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).header.tensors[r.index].name : null);
+const pieceName = (files, r) => (r ? files.find((f) => f.table === r.table).header.tensors.at(r.index).name : null);
 
 // tensor.quant: a logical weight's convention, mode, bits, group and companions' names; a stored
 // tensor's block format (its block size and bytes, whether or not it decodes); null for element

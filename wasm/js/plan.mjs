@@ -13,6 +13,7 @@ import { init } from './module.mjs';
 import { modelEvents } from './model.mjs';
 import { planDecodeFormats } from './gpu-decode/index.mjs';
 import { layout, bufferSize, roundUp4, unitOf, DEFAULT_MAX_BUFFER, DEFAULT_MAX_BINDING } from './gpu-writer.mjs';
+import { storageCheck, deviceCheck, cachedUrls } from './storage-checks.mjs';
 
 // The reader's caps (ws::Limits) a `limits` object may hold beside the GPU's.
 const READER_LIMITS = ['maxHeaderBytes', 'maxTensors', 'maxNameBytes', 'maxRank', 'maxNesting', 'keepMetadata'];
@@ -76,6 +77,10 @@ export async function plan(source, options = {}) {
   const overBindingSize = tensors.filter((t) => t.overBindingSize).map((t) => t.name);
   const fitsLimits = split || needsSplit.length === 0;
   const fitsBudget = budget === null ? null : gpuBytes !== null && gpuBytes <= budget;
+  const readBytes = planned.bytes.read + planned.bytes.toRead;
+  // The environment (storage-checks.mjs): storage for a cached load, shader-f16 for f16.
+  const checked = await storageCheck(options, cachedUrls(planned.files.filter((f) => f.present && f.feed)), readBytes);
+  const warnings = [...checked.warnings, ...deviceCheck(options, dtype)];
   return {
     dtype,
     format: planned.model.format === 'unknown' ? null : planned.model.format,
@@ -84,7 +89,7 @@ export async function plan(source, options = {}) {
     // The model's files as their sources state their sizes (null when one is not known: a stream).
     downloadBytes: files.every((f) => f.size !== null) ? files.reduce((a, f) => a + f.size, 0) : null,
     // What loading this selection reads (headers included): the loader's bytes_read + bytes_to_read.
-    readBytes: planned.bytes.read + planned.bytes.toRead,
+    readBytes,
     tensors,
     outputBytes,
     // What goes over to the GPU: outputBytes, less what the GPU decodes from stored bytes.
@@ -98,5 +103,9 @@ export async function plan(source, options = {}) {
     fitsLimits,
     fitsBudget,
     fits: fitsLimits && fitsBudget !== false,
+    // With cache: 'opfs' and a StorageManager: {quota, usage, available, cacheWrite, cached, persisted}.
+    storage: checked.storage,
+    // [{code: 'StorageQuota' | 'StorageNotPersisted' | 'NoShaderF16', message, fix}]
+    warnings,
   };
 }

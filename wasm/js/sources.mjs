@@ -12,6 +12,7 @@
 // memory (FORMATS §7: a BYOB reader cannot read into wasm memory).
 import { ioError, abortError, makeError } from './errors.mjs';
 import { cachedUrlSource } from './opfs-cache.mjs';
+import { settings as parallelSettings, worthParallel, parallelRanges, serverWaitMs } from './parallel-ranges.mjs';
 
 const FILE_PIECE = 1 << 20;  // pieces read from a local file in Node
 
@@ -161,6 +162,10 @@ class ResponseSource {
 // validator; or another ETag / total size on a 206) is SourceChanged — never mixed bytes. An
 // abort ends every wait at once. A content-encoded body (whose bytes are not the file's) and
 // rangeRequests: false are not resumed.
+//
+// Parallel: a read of a seekable file (from the open response, or a range) of at least two blocks
+// goes through parallel-ranges.mjs (adaptive Range connections, a byte budget, back-off), unless
+// `connections: 1`; every block is requested and resumed as above, at the URL after redirects.
 const RETRYABLE_STATUS = new Set([408, 429, 502, 503, 504]);
 
 // Waits `ms`, or rejects at once when the signal aborts.
@@ -191,6 +196,8 @@ class UrlSource {
     this.etag = null;          // the first response's validators
     this.lastModified = null;
     this.resumable = false;
+    this.resolved = null;      // the URL the first response came from, after redirects
+    this.parallel = parallelSettings(options);
   }
   async open(signal) {
     const headers = { ...this.headers };
@@ -215,10 +222,15 @@ class UrlSource {
     const enc = response.headers.get('content-encoding');
     this.resumable = this.useRanges && (!enc || enc === 'identity');
     this.first = response;
+    if (response.url && response.url !== this.url.href) this.resolved = response.url;
+  }
+  parallelOk(a, b) {
+    return this.resumable && this.seekable && this.size !== null && worthParallel(this.parallel, a, b);
   }
   chunks(signal) {
     const r = this.first;
     this.first = null;
+    if (r && this.parallelOk(0, this.size)) return parallelRanges(this, 0, this.size, r, signal, this.parallel, this.onRetry);
     return this.body(r, 0, this.size, signal);
   }
   async* range(a, b, signal) {
@@ -226,20 +238,22 @@ class UrlSource {
     // The sequential body is no longer needed once ranges are read.
     if (this.first) { this.first.body?.cancel?.().catch?.(() => {}); this.first = null; }
     const what = `bytes ${a}-${b - 1} of ${this.url.href}`;
-    const response = await this.send({ ...this.headers, Range: `bytes=${a}-${b - 1}` }, a, signal, `cannot fetch ${what}`);
+    const response = await this.send({ ...this.headers, Range: `bytes=${a}-${b - 1}` }, a, signal, `cannot fetch ${what}`, this.resolved ?? this.url.href);
     if (response.status !== 206) {
       response.body?.cancel?.().catch?.(() => {});
       throw ioError(`the server answered HTTP ${response.status} to a range request for ${what}`, a);
     }
     this.checkPartial(response, a, b, false);
-    yield* this.body(response, a, b, signal);
+    // Its response is the parallel download's serial start, as the open response is for chunks().
+    if (this.parallelOk(a, b)) yield* parallelRanges(this, a, b, response, signal, this.parallel, this.onRetry);
+    else yield* this.body(response, a, b, signal);
   }
   close() { this.first?.body?.cancel?.().catch?.(() => {}); this.first = null; }
 
   // One request; a fetch that rejects (the network) is IoError `what`.
-  async send(headers, offset, signal, what) {
+  async send(headers, offset, signal, what, url = this.url.href) {
     try {
-      return await raceAbort(this.fetch(this.url.href, { headers, signal }), signal, offset);
+      return await raceAbort(this.fetch(url, { headers, signal }), signal, offset);
     } catch (e) {
       if (e?.code === 'Aborted') throw e;
       throw ioError(`${what}: ${e?.message ?? e}`, offset, e);
@@ -270,20 +284,29 @@ class UrlSource {
     }
   }
 
+  // A parallel block's connection that delivered nothing `restarts + 1` times for `ms`.
+  stallError(pos, restarts, ms) {
+    const err = ioError(`reading ${this.url.href} stalled at byte ${pos}: no bytes for ${ms} ms (${restarts} ${restarts === 1 ? 'retry' : 'retries'} stalled too)`, pos);
+    err.retries = restarts;
+    return err;
+  }
+
   // The request that continues a body at `pos` (up to b, exclusive, when known); null when the
-  // attempt failed in a way worth retrying (its error in `out.error`).
-  async resumeRequest(pos, b, signal, out) {
+  // attempt failed in a way worth retrying (its error in `out.error`, and in `out.waitMs` how long
+  // the server asked to wait). `hooks` (parallel-ranges.mjs): {url, onResponse, onThrottle}.
+  async resumeRequest(pos, b, signal, out, hooks = null) {
     const headers = { ...this.headers, Range: `bytes=${pos}-${b !== null ? b - 1 : ''}` };
     const validator = strongEtag(this.etag) ?? this.lastModified;
     if (validator) headers['If-Range'] = validator;
     let response;
     try {
-      response = await this.send(headers, pos, signal, `cannot fetch ${this.url.href} from byte ${pos}`);
+      response = await this.send(headers, pos, signal, `cannot fetch ${this.url.href} from byte ${pos}`, hooks?.url);
     } catch (e) {
       if (e?.code === 'Aborted') throw e;
       out.error = e;
       return null;
     }
+    hooks?.onResponse?.(response);
     if (response.status === 206) {
       this.checkPartial(response, pos, b, true);
       return response;
@@ -299,6 +322,8 @@ class UrlSource {
     }
     if (response.status === 416) throw this.changed(pos, `the server answered HTTP 416 to Range: bytes=${pos}- (the file is shorter now)`);
     if (RETRYABLE_STATUS.has(response.status)) {
+      out.waitMs = serverWaitMs((h) => response.headers.get(h));
+      if (response.status === 429 || response.status === 503) hooks?.onThrottle?.(response.status, out.waitMs);
       out.error = httpError(response, this.url.href, pos);
       return null;
     }
@@ -306,8 +331,14 @@ class UrlSource {
   }
 
   // The bytes of `response` from `a` (up to b, exclusive, when known), resumed after failures.
-  async* body(response, a, b, signal) {
-    let pos = a, attempt = 0, failure = null;
+  // response null: its first request is made here (a parallel block, with `hooks`).
+  async* body(response, a, b, signal, hooks = null) {
+    let pos = a, attempt = 0, failure = null, waitMs = null;
+    if (response === null) {
+      const out = {};
+      response = await this.resumeRequest(pos, b, signal, out, hooks);
+      if (!response) { failure = out.error; waitMs = out.waitMs ?? null; }
+    }
     for (;;) {
       if (response) {
         // readStream ends at the body's end and throws IoError (its cause the network's error)
@@ -337,10 +368,12 @@ class UrlSource {
       }
       attempt++;
       if (this.onRetry && !signal?.aborted) this.onRetry({ type: 'retry', url: this.url.href, offset: pos, attempt, error: failure });
-      await sleep(this.retryDelay * 2 ** (attempt - 1), signal, pos);
+      // The server's Retry-After / RateLimit reset when it gave one and it is longer.
+      await sleep(Math.max(this.retryDelay * 2 ** (attempt - 1), waitMs ?? 0), signal, pos);
       const out = {};
-      response = await this.resumeRequest(pos, b, signal, out);
-      if (!response) failure = out.error;
+      response = await this.resumeRequest(pos, b, signal, out, hooks);
+      waitMs = null;
+      if (!response) { failure = out.error; waitMs = out.waitMs ?? null; }
     }
   }
 }

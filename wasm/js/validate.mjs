@@ -7,6 +7,9 @@ import { describeModel } from './model-files.mjs';
 import { loadModel, Mode, tableFacts } from './host.mjs';
 import { publicWeight } from './conventions.mjs';
 import { withEvents } from './options.mjs';
+import { TensorList, copyWeights, emptyWeights } from './tensor-table.mjs';
+import { readWeight } from './words.mjs';
+import { formatTable } from './formats.mjs';
 
 // What a validate() / inspect() result says of the model beside the files.
 function modelFacts(kind, ready) {
@@ -49,16 +52,24 @@ export async function validate(source, options = {}) {
 // WeightstreamError when a header, the index or the manifest is invalid (or, for a UQFF directory
 // or an Ollama model, the model); a safetensors file's or sharded model's convention rejection (the
 // headers being valid) is reported in `logical.error`.
+//
+// `tensors` (and `logical.weights`) are views over the library's tables, copied out in bulk
+// (tensor-table.mjs): an object per tensor only when asked for. `plainArrays: true` gives plain
+// arrays of every object instead, as before 0.4 (deprecated: removed in 0.5).
 export async function inspect(source, options = {}) {
   options = withEvents(options, null);
   const wasm = await init(options);
   const model = await describeModel(source, options);
-  let ready = null, conventionError = null, weights = [];
+  let ready = null, conventionError = null, weights = null, named = null;
   try {
     for await (const ev of loadModel(wasm, model, options, { mode: Mode.headers })) {
-      // Read out while the loader lives (it is gone when the loop ends).
-      // A plain model's weights are its tensors: nothing to list (92k objects for a DeepSeek header).
-      if (ev.kind === 'ready') { ready = { files: ev.files, model: ev.model }; weights = wasm.plainConventions.has(ev.model.convention) ? [] : weightsOf(ev); }
+      // Read out while the loader lives (it is gone when the loop ends). A plain model's weights
+      // are its tensors: nothing to list.
+      if (ev.kind === 'ready') {
+        ready = { files: ev.files, model: ev.model };
+        named = dataFiles(ready.files).map((f) => ({ header: f.header, name: f.shard }));
+        weights = wasm.plainConventions.has(ev.model.convention) ? null : weightsOf(wasm, ev, named);
+      }
     }
   } catch (e) {
     // A UQFF directory or an Ollama model is its logical model: its rejection is inspect()'s.
@@ -66,17 +77,23 @@ export async function inspect(source, options = {}) {
     ready = e.model;
     conventionError = e;
   }
+  const out = inspected(model, ready, conventionError, weights);
+  return options.plainArrays ? plain(out) : out;
+}
+
+function inspected(model, ready, conventionError, weights) {
   const files = dataFiles(ready.files);
-  const named = files.map((f) => ({ header: f.header, name: f.shard }));
   const logicalOf = (convention) => (conventionError
-    ? { convention: null, weights: [], plan: null, error: conventionError.toJSON() }
-    : { convention, weights: weights.map((w) => publicWeight(named, w)), plan: ready.model.plan, error: null });
-  const quantized = conventionError || ready.model.convention === 'ollama' || weights.some((w) => !wasm.plainConventions.has(w.convention));
+    ? { convention: null, weights: emptyWeights(), plan: null, error: conventionError.toJSON() }
+    : { convention, weights: weights ?? emptyWeights(), plan: ready.model.plan, error: null });
+  const quantized = conventionError || ready.model.convention === 'ollama' || weights?.quantized === true;
+  // Several files' tensors as one list, each object with its file's field.
+  const joined = (parts, field) => TensorList.concat(parts.map((p) => ({ list: p.tensors, extra: { [field]: p.key } })));
   if (model.kind === 'uqff' || model.kind === 'ollama') {
     const perFile = files.map((f) => ({ file: f.shard, ...publicHeader(f.header) }));
     return {
       format: 'safetensors', convention: model.kind, ...modelFacts(model.kind, ready), metadata: null, files: perFile,
-      tensors: perFile.flatMap((f) => f.tensors.map((t) => ({ ...t, file: f.file }))),
+      tensors: joined(perFile.map((f) => ({ tensors: f.tensors, key: f.file })), 'file'),
       logical: logicalOf(model.kind),
     };
   }
@@ -85,7 +102,7 @@ export async function inspect(source, options = {}) {
     const shards = files.map((f) => ({ file: f.shard, ...publicHeader(f.header) }));
     const out = {
       format: 'safetensors', sharded: true, totalSize: index?.totalSize ?? null, metadata: index?.metadata ?? null,
-      shards, tensors: shards.flatMap((sh) => sh.tensors.map((t) => ({ ...t, shard: sh.file }))),
+      shards, tensors: joined(shards.map((sh) => ({ tensors: sh.tensors, key: sh.file })), 'shard'),
     };
     if (quantized) out.logical = logicalOf(ready.model.convention);
     return out;
@@ -95,7 +112,7 @@ export async function inspect(source, options = {}) {
     files.sort((a, b) => a.table - b.table);  // split order (the entry may be any split)
     // A split GGUF model: one table over its splits (the CLI's inspect --json), the metadata and
     // key-values the first split's.
-    out.tensors = files.flatMap((f) => publicHeader(f.header).tensors.map((t) => ({ ...t, split: f.split })));
+    out.tensors = joined(files.map((f) => ({ tensors: f.header.tensors, key: f.split })), 'split');
     out.splits = files.map((f) => ({
       file: f.name, tensors: f.header.tensors.length, dataStart: f.header.dataStart, dataSize: f.header.dataSize,
       size: f.header.size, foreignKvs: f.foreignKvs,
@@ -105,17 +122,26 @@ export async function inspect(source, options = {}) {
   return out;
 }
 
-// The model's logical weights (MLX, Ollama, UQFF, plain), with their plans, while the loader lives.
-function weightsOf(ready) {
-  if (!ready.model.logical) return [];
-  const L = ready.loader;
-  const out = [];
-  for (let i = 0; i < ready.model.weightCount; i++) out.push(L.weight(i, ready.model.plan.chunk));
+// inspect()'s result with plain arrays for its views (the `plainArrays` option).
+function plain(out) {
+  const arrays = (o) => (o && typeof o.toArray === 'function' ? o.toArray() : o);
+  out.tensors = arrays(out.tensors);
+  for (const f of out.files ?? out.shards ?? []) f.tensors = arrays(f.tensors);
+  if (out.logical) out.logical.weights = arrays(out.logical.weights);
   return out;
 }
 
+// The model's logical weights (MLX, Ollama, UQFF, plain), with their plans, copied out while the
+// loader lives; each made into inspect()'s row when asked for.
+function weightsOf(wasm, ready, named) {
+  if (!ready.model.logical) return null;
+  const formats = formatTable(wasm);
+  return copyWeights(wasm, ready.loader, ready.model.weightCount, ready.model.plan.chunk,
+    (view, w, i) => publicWeight(named, readWeight(view, w, i, formats)));
+}
+
 // What inspect() returns: the header without internal fields. Its tensors are the header's own
-// objects (header.mjs makes them as inspect() lists them), not copies: 92k for a DeepSeek header.
+// view (tensor-table.mjs), shared, not copied.
 export function publicHeader(h) {
   const out = {
     format: h.format,

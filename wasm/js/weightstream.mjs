@@ -10,6 +10,7 @@
 //   GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, WGSL_COMPANION_FORMATS, wgslDecoder(format)   the WGSL
 //                                      decoders loadToWebGPU's
 //                                      decode: 'gpu' runs, for engines' own kernels
+//   persist()                         asks the browser to keep the origin's storage; says the outcome
 //
 // A source is a URL (string or URL; a model.safetensors.index.json loads the sharded model), a
 // path in Node, a Response, a Blob or File, a ReadableStream, an ArrayBuffer or typed array; a
@@ -23,3 +24,4 @@ export { WeightstreamError } from './errors.mjs';
 export { supportedFormats, fileKind } from './api-extras.mjs';
 export { cacheInfo, evict } from './opfs-cache.mjs';
 export { GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, WGSL_COMPANION_FORMATS, wgslDecoder } from './gpu-decode/index.mjs';
+export { persist } from './storage-checks.mjs';

@@ -1,13 +1,12 @@
 // The word layouts of wasm/src/abi.h read into JS objects: one reader for each layout, whichever
 // handle wrote it (a session, one file of a model loader, a logical model).
-import { u64, u64big, TABLE_RECORDS } from './module.mjs';
+import { u64, u64big } from './module.mjs';
 import { formatTable } from './formats.mjs';
 
 export const FormatNames = ['unknown', 'safetensors', 'gguf'];
 export const NONE = 0xFFFFFFFF;
 // PieceRole order (conventions.h).
 export const ROLES = ['packed', 'scales', 'biases', 'globalScale', 'format', 'ggmlType', 'shape', 'bits', 'groupSize', 'numBlocks'];
-const utf8 = new TextDecoder('utf-8');  // as module.mjs's: invalid bytes become U+FFFD
 
 // A rejection from the 12 error words at word index `w`.
 export function readError(wasm, w) {
@@ -76,61 +75,7 @@ export function readInfo(wasm, w) {
   };
 }
 
-// Every tensor of a reader as inspect() lists it — {name, dtype, shape, dataOffsets, byteLength,
-// offset}: one object each, made once, in one shape — and its type ids and element counts in typed
-// arrays. `batch(first)` fills the module's table buffer (ws_loader_file_tensors, abi.h
-// put_tensors) from tensor `first` on and says how many it holds: one call and one TextDecoder
-// call per batch of ≈ 1,000 tensors, where two calls and a decode per tensor made a DeepSeek-V3
-// header (92k tensors) cost more than parsing it. `item(i)`/`dims(i, ptr, max)` read one tensor
-// by itself: one larger than the buffer (a crafted rank or name).
-export function readTable(wasm, count, batch, item, dims, dtypeOf, dataStart) {
-  const tensors = new Array(count);
-  const typeIds = new Uint32Array(count), elements = new Float64Array(count);
-  const rec = (wasm.table + 32) >> 2, names = wasm.table + 32 + TABLE_RECORDS;
-  for (let i = 0; i < count;) {
-    const n = batch(i);
-    if (n === 0) {
-      const t = readOne(wasm, i, item, dims);
-      tensors[i] = entry(t.name, dtypeOf(t.type), t.shape, t.begin, t.end, dataStart);
-      typeIds[i] = t.type;
-      elements[i] = t.elements;
-      i++;
-      continue;
-    }
-    const u = wasm.u32;
-    const nameBytes = u[(wasm.table >> 2) + 7];
-    const text = nameBytes ? utf8.decode(wasm.u8.subarray(names, names + nameBytes)) : '';
-    // As many characters as bytes: every byte decoded by itself (ASCII, or a byte that is no part
-    // of a sequence: U+FFFD), so a name's byte offsets are its offsets in the text and its slice
-    // is what decoding it alone gives. Otherwise (a multi-byte character) each name alone.
-    const sliced = text.length === nameBytes;
-    let w = rec;
-    for (const end = i + n; i < end; i++) {
-      const off = u[w], len = u[w + 1], type = u[w + 2], rank = u[w + 3];
-      const shape = new Array(rank);
-      for (let d = 0; d < rank; d++) shape[d] = u64(u[w + 12 + 2 * d], u[w + 13 + 2 * d]);
-      const name = sliced ? text.substring(off, off + len) : wasm.text(names + off, len);
-      tensors[i] = entry(name, dtypeOf(type), shape, u64(u[w + 4], u[w + 5]), u64(u[w + 6], u[w + 7]), dataStart);
-      typeIds[i] = type;
-      elements[i] = u64(u[w + 10], u[w + 11]);
-      w += 12 + 2 * rank;
-    }
-  }
-  return { tensors, typeIds, elements };
-}
-
-const entry = (name, dtype, shape, begin, end, dataStart) =>
-  ({ name, dtype, shape, dataOffsets: [begin, end], byteLength: end - begin, offset: dataStart + begin });
-
-// One tensor through item(i) and dims(i, ptr, max): the dimensions through the module's scratch
-// (64 of them), or scratch of the tensor's rank when it has more (a safetensors header allows any).
-function readOne(wasm, i, item, dims) {
-  const t = readTensor(wasm, i, item, dims, wasm.scratch, wasm.scratchDims);
-  if (t.rank <= wasm.scratchDims) return t;
-  const big = wasm.alloc(8 * t.rank);
-  try { return readTensor(wasm, i, item, dims, big, t.rank); } finally { wasm.free(big); }
-}
-
+// One tensor's record words through item(i) and its dimensions through dims(i, ptr, max).
 export function readTensor(wasm, i, item, dims, dimsPtr, dimsMax) {
   const w = item(i);
   const u = wasm.u32;

@@ -17,6 +17,7 @@
 // worker that made them: the code that uses them runs there too (loads.models).
 import { loadToWebGPU } from './webgpu.mjs';
 import { WeightstreamError, abortError } from './errors.mjs';
+import { portableTables, reviveTables } from './tensor-table.mjs';
 
 let counter = 0;
 
@@ -90,7 +91,7 @@ export function loadInWorker(worker, source, options = {}) {
       worker.removeEventListener('message', onMessage);
       signal?.removeEventListener('abort', onAbort);
       if (m.ws === 'done') {
-        resolve({ ...m.model, id: msg.id, destroy() { worker.postMessage({ ws: 'destroy', id: msg.id }); } });
+        resolve({ ...m.model, header: reviveTables(m.model.header), shards: reviveTables(m.model.shards), id: msg.id, destroy() { worker.postMessage({ ws: 'destroy', id: msg.id }); } });
       } else if (signal?.aborted) {
         reject(abortError(signal, bytes));
       } else {
@@ -119,7 +120,8 @@ function summary(model) {
     const { buffer, buffers, ...rest } = t;
     tensors[name] = { ...rest, buffers: buffers ? buffers.length : 1 };
   }
-  const out = { format: model.format, tensors, metadata: model.metadata, header: model.header, shards: model.shards, bytes: model.bytes };
+  // The header's and shards' tensor lists cross as their bytes (tensor-table.mjs).
+  const out = { format: model.format, tensors, metadata: model.metadata, header: portableTables(model.header), shards: portableTables(model.shards), bytes: model.bytes };
   if (model.gpuDecode) out.gpuDecode = model.gpuDecode;
   return out;
 }

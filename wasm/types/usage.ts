@@ -1,5 +1,5 @@
 // Compiled (not run) by `npm run typecheck`: the README's uses of the API must type-check.
-import { validate, inspect, createReader, loadToWebGPU, plan, cacheInfo, evict, WeightstreamError, type ReaderEvent } from './weightstream.js';
+import { validate, inspect, createReader, loadToWebGPU, plan, cacheInfo, evict, persist, WeightstreamError, type ReaderEvent } from './weightstream.js';
 
 export async function examples(device: GPUDevice, file: File, signal: AbortSignal): Promise<void> {
   const v = await validate('https://example.com/model.safetensors');
@@ -7,6 +7,11 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
 
   const h = await inspect(file);
   if (!('sharded' in h)) for (const t of h.tensors) console.log(t.name, t.dtype, t.shape, t.dataOffsets);
+  const one = h.tensors.get('lm_head.weight');
+  if (one) console.log(one.offset, h.tensors.at(-1)?.name, h.tensors.length, h.tensors.filter((t) => t.dtype === 'BF16').length);
+  const old = await inspect(file, { plainArrays: true });
+  const first: string | undefined = old.tensors[0]?.name;
+  console.log(first, Array.from(h.tensors).length);
   if (!('sharded' in h) && h.logical) console.log(h.logical.plan?.seekablePeak, h.logical.weights.map((w) => w.bits));
 
   const u = await inspect({ uqff: ['model-0.uqff', 'residual.safetensors'] });
@@ -42,6 +47,10 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
   const p = await plan('https://host/model.gguf', { device, dtype: 'f16', budget: 2 ** 31, filter: /^blk\.0\./ });
   if (!p.fits) console.log(p.needsSplit, p.overBindingSize, p.gpuBytes, p.downloadBytes, p.fitsBudget);
   for (const t of p.tensors) console.log(t.name, t.byteLength, t.buffers, t.gpuBytes, t.needsSplit);
+  const c = await plan('https://host/model.gguf', { device, dtype: 'f16', cache: 'opfs' });
+  for (const w of c.warnings) console.log(w.code, w.message, w.fix, c.storage?.cacheWrite, c.storage?.available);
+  const kept = await persist();
+  if (!kept.persisted) console.log(kept.outcome, kept.message);
   await plan({ uqff: ['model-0.uqff'] }, { limits: { maxBufferSize: 1 << 30, maxStorageBufferBindingSize: 1 << 27 }, dtype: 'f32', split: true });
 
   try {

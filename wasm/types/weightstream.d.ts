@@ -115,7 +115,7 @@ export type CacheEvent =
   | { type: 'cache-warning'; url: string; code: 'QuotaExceeded' | 'CacheUnavailable' | 'CacheBusy' | 'CacheWriteFailed' | 'CacheReadFailed'; message: string; cause?: unknown };
 
 /** What onProgress receives: a progress report, or a cache or retry event with the figures of the moment. */
-export type ProgressEvent = (Progress & { type?: undefined }) | (ProgressFigures & CacheEvent) | (ProgressFigures & RetryEvent);
+export type ProgressEvent = (Progress & { type?: undefined }) | (ProgressFigures & CacheEvent) | (ProgressFigures & RetryEvent) | (ProgressFigures & ConnectionsEvent);
 
 /** A progress report's figures, without its `type`: what cache and retry events carry beside theirs. */
 export type ProgressFigures = Omit<Progress, 'type'>;
@@ -152,11 +152,27 @@ export interface RetryEvent {
   error: unknown;
 }
 
+/** A URL's parallel download changed (or settled) its connection count: `reason` 'faster' (the last
+ * sample called for one more), 'settled' (no more growth), 'http 429' / 'http 503' (the server
+ * refused one: half as many, at most that many from now on, new requests held `waitMs`),
+ * 'ratelimit' (a RateLimit header said none remain: new requests held `waitMs`). */
+export interface ConnectionsEvent {
+  type: 'connections';
+  url: string;
+  connections: number;
+  reason: 'faster' | 'settled' | 'ratelimit' | string;
+  /** The sample's bytes received per second, and the part of its time the consumer waited for bytes ('faster', 'settled'). */
+  rate?: number;
+  starved?: number;
+  /** How long new requests are held ('ratelimit', 'http 429', 'http 503'). */
+  waitMs?: number | null;
+}
+
 export type Filter = string[] | Set<string> | RegExp | string | ((name: string, tensor: TensorHeader) => boolean);
 
 export interface CommonOptions {
   signal?: AbortSignal;
-  /** Initial reader arena (default 1 MiB); a header that needs more is retried with what it needs (a large safetensors header: estimated from its length before it is parsed; exactly, once counted through). */
+  /** Initial reader arena (default 1 MiB); a header that needs more is retried with what it needs (a large safetensors header: estimated from its length before it is parsed; once counted through: what it needs, or, while later files of the model are still to be read, half as much again, up to twice the last arena). */
   arenaSize?: number;
   /** Largest piece fed to the reader at once, and the size of its input buffer in wasm memory (default 1 MiB). */
   chunkSize?: number;
@@ -171,8 +187,22 @@ export interface CommonOptions {
   rangeRequests?: boolean;
   /** URLs: resume attempts per failure of a body read (default 3; 0: no resume). Needs Range (rangeRequests). */
   retries?: number;
-  /** URLs: milliseconds before the first resume attempt, doubled for each next one (default 250). */
+  /** URLs: milliseconds before the first resume attempt, doubled for each next one (default 250; a
+   * server's Retry-After or RateLimit reset when longer). */
   retryDelay?: number;
+  /** URLs: Range connections for a file read forward (default 'auto': start with one, add one while
+   * the bytes received per second rise by >= 5 %, up to maxConnections). A number pins the count
+   * (at most 4 in browsers); 1 turns parallel downloads off (one request per read, as before 0.4.0). */
+  connections?: 'auto' | number;
+  /** URLs: the most connections 'auto' opens (default 4; at most 4 in browsers). */
+  maxConnections?: number;
+  /** URLs: the most bytes a parallel download holds: a block is requested only when its end lies
+   * within this many bytes of what was handed to the loader (default 32 MiB; blocks are this / (2 ×
+   * connections), 256 KiB to 8 MiB). */
+  maxInflightBytes?: number;
+  /** URLs: a parallel connection that delivers nothing for this many ms is aborted and its block
+   * requested again from its next byte (a retry; default 30000). */
+  stallTimeout?: number;
   /** Neighbouring selected tensors closer than this share one range request (default 1 MiB for URLs). */
   rangeGap?: number;
   /** Expected SHA-256 (64 hex digits) of the file given, or by file name ({ 'model-00001-of-00002.safetensors': hex }):
@@ -226,6 +256,59 @@ export interface TensorHeader {
   shard?: string;
 }
 
+/** inspect()'s result with `plainArrays: true`: its lists as plain arrays (as before 0.4). */
+export type PlainArrays<H> = H extends object ? {
+  [K in keyof H]: H[K] extends LazyList<infer T> ? T[] : H[K] extends (infer E)[] ? PlainArrays<E>[] : H[K] extends object | undefined ? PlainArrays<H[K]> : H[K];
+} : H;
+/** inspect()'s options. */
+export interface InspectOptions extends CommonOptions {
+  quantization?: Record<string, unknown> | null;
+  /** Deprecated (removed in 0.5): `tensors` and `logical.weights` as plain arrays of every object,
+   * as before 0.4, instead of lazy views (LazyList). */
+  plainArrays?: boolean;
+}
+
+/**
+ * A read-only view over a table the library read (inspect()'s `tensors`, `logical.weights`, the
+ * headers of createReader and loadToWebGPU): the table's bytes, copied out of wasm memory once, in
+ * bulk; each object is made when asked for, anew at each request. Valid for as long as it is kept.
+ * Not an array: `list.at(i)`, not `list[i]`; `Array.from(list)` / `list.toJSON()` give plain arrays.
+ */
+export interface LazyList<T> extends Iterable<T> {
+  readonly length: number;
+  /** Item i (negative: from the end); undefined out of range. */
+  at(index: number): T | undefined;
+  /** The item named `name` (exact bytes, as the library compares names); undefined when absent. */
+  get(name: string): T | undefined;
+  indexOf(name: string): number;
+  has(name: string): boolean;
+  keys(): IterableIterator<number>;
+  values(): IterableIterator<T>;
+  entries(): IterableIterator<[number, T]>;
+  forEach(f: (item: T, index: number, list: this) => void, thisArg?: unknown): void;
+  map<U>(f: (item: T, index: number, list: this) => U, thisArg?: unknown): U[];
+  filter(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): T[];
+  find(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): T | undefined;
+  findIndex(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): number;
+  some(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): boolean;
+  every(f: (item: T, index: number, list: this) => unknown, thisArg?: unknown): boolean;
+  reduce<U>(f: (acc: U, item: T, index: number, list: this) => U, initial: U): U;
+  /** Plain objects of [start, end), as Array.prototype.slice counts. */
+  slice(start?: number, end?: number): T[];
+  /** Every item as a plain object: what inspect() listed before 0.4. */
+  toArray(): T[];
+  toJSON(): T[];
+}
+/** A list of tensors; `heldBytes`: the bytes the view holds (records, names, its name hash once built). */
+export interface TensorList<T extends TensorHeader = TensorHeader> extends LazyList<T> {
+  readonly heldBytes: number;
+  /** One field of every tensor, without making their objects (for tables: sort and filter keys).
+   * `elements`: the product of the shape. */
+  column(field: 'name' | 'dtype' | 'shard' | 'file'): string[];
+  column(field: 'split'): number[];
+  column(field: 'byteLength' | 'offset' | 'elements' | 'rank'): Float64Array;
+}
+
 export interface GgufKv {
   key: string;
   offset: number;
@@ -262,7 +345,7 @@ export interface Header {
   headerSize: number | null;
   dataStart: number;
   dataSize: number;
-  tensors: TensorHeader[];
+  tensors: TensorList;
   /** Safetensors __metadata__ (or null); GGUF: key → value, long arrays summarized. */
   metadata: Record<string, string> | Record<string, GgufValue | GgufValue[] | ArraySummary> | null;
   /** Safetensors with quantized logical weights (MLX, Ollama blobs): the library's grouping. */
@@ -309,7 +392,7 @@ export interface LogicalWeightInfo {
 
 export interface LogicalInfo {
   convention: 'mlx' | 'ollama' | 'uqff' | null;
-  weights: LogicalWeightInfo[];
+  weights: LazyList<LogicalWeightInfo>;
   /** Peak scratch bytes: streaming every file in order, and reading by range in `chunk`-byte reads. */
   plan: { chunk: number; sequentialPeak: number; seekablePeak: number } | null;
   /** A convention error (the header itself is valid); weights is then empty. */
@@ -324,7 +407,7 @@ export interface ModelHeader {
   version: string | null;
   metadata: null;
   files: (Header & { file: string })[];
-  tensors: (TensorHeader & { file: string })[];
+  tensors: TensorList<TensorHeader & { file: string }>;
   logical: LogicalInfo;
 }
 export type UqffHeader = ModelHeader;
@@ -335,7 +418,7 @@ export interface ShardedHeader {
   totalSize: number | null;
   metadata: Record<string, unknown> | null;
   shards: (Header & { file: string })[];
-  tensors: (TensorHeader & { shard: string })[];
+  tensors: TensorList<TensorHeader & { shard: string }>;
   /** MLX weights over all shards (pass quantization), as for one file. */
   logical?: LogicalInfo;
 }
@@ -393,6 +476,7 @@ export type ReaderEvent =
   | ({ type: 'progress' } & Progress)
   | (ProgressFigures & CacheEvent)
   | (ProgressFigures & RetryEvent)
+  | (ProgressFigures & ConnectionsEvent)
   | { type: 'end'; validated: 'full' | 'header'; index: { tensors: number; totalSize: number | null; metadata: unknown; shards: string[] } | { convention: 'uqff' | 'ollama'; version: string | null; metadata: null; shards: string[] } | null };
 
 export interface Reader extends AsyncIterable<ReaderEvent> {
@@ -457,7 +541,9 @@ export declare function wgslDecoder(format: string): string | null;
 export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;
 export declare function validate(source: ModelSource, options?: CommonOptions): Promise<ValidateResult>;
 /** A UQFF list gives a UqffHeader; a file a Header (with `logical` for MLX/Ollama); an index or `{ index, shards }` a ShardedHeader. */
-export declare function inspect<S extends ModelSource>(source: S, options?: CommonOptions & { quantization?: Record<string, unknown> | null }): Promise<S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader>;
+export type InspectResult<S> = S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader;
+export declare function inspect<S extends ModelSource>(source: S, options: InspectOptions & { plainArrays: true }): Promise<PlainArrays<InspectResult<S>>>;
+export declare function inspect<S extends ModelSource>(source: S, options?: InspectOptions): Promise<InspectResult<S>>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;
 export declare function loadToWebGPU(device: GPUDevice, source: ModelSource, options?: GpuLoadOptions): Promise<GpuModel>;
 export interface PlanOptions extends CommonOptions {
@@ -475,6 +561,26 @@ export interface PlanOptions extends CommonOptions {
   quantization?: Record<string, unknown> | null;
   /** As loadToWebGPU's: which tensors the GPU would decode ('gpu' assumes a device). */
   decode?: 'cpu' | 'gpu' | 'auto';
+  /** With cache: 'opfs': the StorageManager whose estimate() / persisted() are checked (default navigator.storage). */
+  storage?: StorageLike;
+  /** For the shader-f16 check's advice: whether the adapter could give the feature. */
+  adapter?: { features: { has(name: string): boolean } };
+}
+
+/** What plan() and persist() use of navigator.storage. */
+export interface StorageLike {
+  estimate?(): Promise<{ quota?: number; usage?: number }>;
+  persisted?(): Promise<boolean>;
+  persist?(): Promise<boolean>;
+}
+
+export interface PlanWarning {
+  /** StorageQuota: a cached load would write more than the origin has left. StorageNotPersisted: the
+   * browser may evict the cache. NoShaderF16: an f16 plan on a device without shader-f16. */
+  code: 'StorageQuota' | 'StorageNotPersisted' | 'NoShaderF16';
+  message: string;
+  /** The suggested fix. */
+  fix: string;
 }
 
 export interface PlannedTensor {
@@ -529,6 +635,10 @@ export interface Plan {
   /** gpuBytes <= budget; null without a budget. */
   fitsBudget: boolean | null;
   fits: boolean;
+  /** With cache: 'opfs', URLs and a StorageManager: the estimate and what a load would write to the
+   * cache (readBytes less what it holds of these URLs already); else null. */
+  storage: { quota: number | null; usage: number | null; available: number | null; cacheWrite: number; cached: number; persisted: boolean | null } | null;
+  warnings: PlanWarning[];
 }
 
 /** A preflight: what loadToWebGPU would create and read, from the headers alone. */
@@ -540,6 +650,9 @@ export declare function fileKind(head: Uint8Array | ArrayBuffer, size?: number |
   options?: CommonOptions): Promise<'safetensors' | 'gguf' | 'ollama-manifest' | 'shard-index' | 'json' | 'unknown'>;
 /** The OPFS cache's entries, most recently used first ([] without OPFS). */
 export declare function cacheInfo(options?: { cacheRoot?: CacheRoot }): Promise<CacheEntry[]>;
+/** Asks the browser to make the origin's storage persistent (the cache is then evicted only by the
+ * user) and says what came of it; never throws. */
+export declare function persist(options?: { storage?: StorageLike }): Promise<{ persisted: boolean; outcome: 'already' | 'granted' | 'denied' | 'unsupported' | 'error'; message: string }>;
 /** Removes the entry of `url`, or every entry; resolves to how many were removed. */
 export declare function evict(url?: string | URL, options?: { cacheRoot?: CacheRoot }): Promise<number>;
 
@@ -548,6 +661,7 @@ declare global {
   interface GPUBuffer { readonly size: number; readonly usage: number; destroy(): void }
   interface GPUDevice {
     readonly limits: { readonly maxBufferSize: number; readonly maxStorageBufferBindingSize?: number };
+    readonly features?: { has(name: string): boolean };
     readonly queue: { writeBuffer(buffer: GPUBuffer, offset: number, data: ArrayBufferView | ArrayBuffer, dataOffset?: number, size?: number): void };
     createBuffer(descriptor: { label?: string; size: number; usage: number; mappedAtCreation?: boolean }): GPUBuffer;
   }
