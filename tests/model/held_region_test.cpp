@@ -22,9 +22,9 @@ struct Fixture {
 TEST(HeldRegion, AllocatesAtTheTopRoundedTo8) {
   Fixture f;
   EXPECT_FALSE(f.r.holds(1));
-  uint8_t* a = f.r.alloc(1, 5);
+  uint8_t* a = f.r.hold(1, 5);
   ASSERT_EQ(a, f.bytes);
-  uint8_t* b = f.r.alloc(2, 16);
+  uint8_t* b = f.r.hold(2, 16);
   ASSERT_EQ(b, f.bytes + 8);
   EXPECT_EQ(f.r.top(), 24u);
   EXPECT_EQ(f.r.blocks(), 2u);
@@ -35,28 +35,28 @@ TEST(HeldRegion, AllocatesAtTheTopRoundedTo8) {
 
 TEST(HeldRegion, FreedTopGoesAtOnceOthersAtCompaction) {
   Fixture f;
-  f.r.alloc(1, 8);
-  f.r.alloc(2, 8);
-  f.r.alloc(3, 8);
-  f.r.free(2);  // not the top: its entry waits
+  f.r.hold(1, 8);
+  f.r.hold(2, 8);
+  f.r.hold(3, 8);
+  f.r.release(2);  // not the top: its entry waits
   EXPECT_FALSE(f.r.holds(2));
   EXPECT_EQ(f.r.top(), 24u);
   EXPECT_EQ(f.r.blocks(), 3u);
-  f.r.free(3);  // the top, and the freed 2 below it, go at once
+  f.r.release(3);  // the top, and the freed 2 below it, go at once
   EXPECT_EQ(f.r.top(), 8u);
   EXPECT_EQ(f.r.blocks(), 1u);
 }
 
 TEST(HeldRegion, CompactionMovesLiveBytesDown) {
   Fixture f;
-  memset(f.r.alloc(1, 16), 0xA1, 16);
-  memset(f.r.alloc(2, 16), 0xB2, 16);
-  memset(f.r.alloc(3, 16), 0xC3, 16);
-  f.r.free(1);
-  f.r.free(2);
+  memset(f.r.hold(1, 16), 0xA1, 16);
+  memset(f.r.hold(2, 16), 0xB2, 16);
+  memset(f.r.hold(3, 16), 0xC3, 16);
+  f.r.release(1);
+  f.r.release(2);
   EXPECT_EQ(f.r.top(), 48u);
   // 32 bytes: not at the top (16 left), so the region compacts: 3 moves to 0, the new block to 16.
-  uint8_t* d = f.r.alloc(4, 32);
+  uint8_t* d = f.r.hold(4, 32);
   ASSERT_EQ(d, f.bytes + 16);
   ASSERT_EQ(f.r.of(3), f.bytes);
   for (int i = 0; i < 16; ++i) ASSERT_EQ(f.r.of(3)[i], 0xC3) << i;
@@ -67,17 +67,17 @@ TEST(HeldRegion, CompactionMovesLiveBytesDown) {
 
 TEST(HeldRegion, RefusesWhenNothingFits) {
   Fixture f;
-  ASSERT_NE(f.r.alloc(1, 40), nullptr);
-  EXPECT_EQ(f.r.alloc(2, 32), nullptr);  // 24 free, compacted or not
+  ASSERT_NE(f.r.hold(1, 40), nullptr);
+  EXPECT_EQ(f.r.hold(2, 32), nullptr);  // 24 free, compacted or not
   EXPECT_FALSE(f.r.holds(2));
-  EXPECT_NE(f.r.alloc(2, 24), nullptr);
+  EXPECT_NE(f.r.hold(2, 24), nullptr);
   EXPECT_EQ(f.r.top(), 64u);
   Fixture g(2);  // two block entries
-  ASSERT_NE(g.r.alloc(1, 8), nullptr);
-  ASSERT_NE(g.r.alloc(2, 8), nullptr);
-  EXPECT_EQ(g.r.alloc(3, 8), nullptr);  // no entry left, none freed
-  g.r.free(1);
-  EXPECT_NE(g.r.alloc(3, 8), nullptr);  // compaction gives the freed entry back
+  ASSERT_NE(g.r.hold(1, 8), nullptr);
+  ASSERT_NE(g.r.hold(2, 8), nullptr);
+  EXPECT_EQ(g.r.hold(3, 8), nullptr);  // no entry left, none freed
+  g.r.release(1);
+  EXPECT_NE(g.r.hold(3, 8), nullptr);  // compaction gives the freed entry back
   EXPECT_EQ(g.r.of(2), g.bytes);
   EXPECT_EQ(g.r.of(3), g.bytes + 8);
 }

@@ -17,7 +17,7 @@ void HeldRegion::init(uint8_t* bytes, uint64_t cap, HeldBlock* blocks, uint32_t 
   block_of_ = block_of;
 }
 
-uint8_t* HeldRegion::alloc(uint32_t w, uint64_t size) {
+uint8_t* HeldRegion::hold(uint32_t w, uint64_t size) {
   size = (size + 7) & ~uint64_t(7);
   if (count_ == block_cap_ || cap_ - top_ < size) compact();
   if (count_ == block_cap_ || cap_ - top_ < size) return nullptr;
@@ -32,7 +32,7 @@ uint8_t* HeldRegion::alloc(uint32_t w, uint64_t size) {
 
 uint8_t* HeldRegion::of(uint32_t w) const { return bytes_ + blocks_[block_of_[w] - 1].off; }
 
-void HeldRegion::free(uint32_t w) {
+void HeldRegion::release(uint32_t w) {
   blocks_[block_of_[w] - 1].weight = kNoTensor;
   block_of_[w] = 0;
   // Freed blocks at the top go at once; others wait for a compaction.

@@ -1,8 +1,8 @@
 // weightstream — the sequential stream's held region (internal): where a weight's pieces wait for
 // its last piece when a forward-only stream brings a packed weight before its companions.
 //
-// One region of caller arena, blocks allocated at its top in address order, one per weight; a
-// freed block at the top is given back at once, others at the next compaction, which moves the
+// One region of caller arena, blocks placed (hold) at its top in address order, one per weight; a
+// released block at the top is given back at once, others at the next compaction, which moves the
 // live blocks down over the freed ones so the free space is one piece again. ModelLoader's dry run
 // (sim_sequential) sizes the region for the peak of live bytes, which a compaction always reaches.
 // Nothing allocates: the bytes, the block list and the weight -> block map are given by init().
@@ -26,11 +26,11 @@ class HeldRegion {
   void init(uint8_t* bytes, uint64_t cap, HeldBlock* blocks, uint32_t block_cap, uint32_t* block_of);
   // A block of `size` bytes (rounded up to 8) for weight `w`, which must hold none; compacts when
   // the top has no room. nullptr when even compacted there is none (or no block entry is left).
-  uint8_t* alloc(uint32_t w, uint64_t size);
+  uint8_t* hold(uint32_t w, uint64_t size);
   // Weight w's block; holds(w) must be true.
   uint8_t* of(uint32_t w) const;
   bool holds(uint32_t w) const { return block_of_ && block_of_[w] != 0; }
-  void free(uint32_t w);
+  void release(uint32_t w);
   void compact();
 
   uint64_t top() const { return top_; }        // bytes from the start to the end of the last block

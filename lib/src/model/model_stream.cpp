@@ -432,7 +432,7 @@ ModelEvent ModelLoader::finish_weight(uint32_t w) {
     }
     decoding_ = false;
   }
-  if (held().holds(w)) held().free(w);
+  if (held().holds(w)) held().release(w);
   return weight_event(ModelEventType::WeightEnd, w);
 }
 
@@ -709,7 +709,7 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
   const bool streams = k == p.packed && !p.packed_held;
   switch (e.type) {
     case EventType::TensorBegin:
-      if (k == 0 && p.block > 0 && !held().alloc(w, p.block)) {
+      if (k == 0 && p.block > 0 && !held().hold(w, p.block)) {
         *out = fail(Status::UsageError, e.offset, table_file(t));  // the dry run sized the region
         return true;
       }
