@@ -1,11 +1,13 @@
 // Writes one tensor's bytes into GPU buffers with queue.writeBuffer, straight from wasm memory.
 //
 // writeBuffer needs offsets and sizes that are multiples of 4, and pieces arrive in any size: the
-// 1-3 bytes left over from a piece are carried (a 4-byte JS array) and completed by the next
+// 1-3 bytes left over from a piece are carried (word-carry.mjs) and completed by the next
 // piece; the tensor's last partial word is padded with zeros (buffers are sized up to 4). A
 // tensor larger than one buffer may be split: the buffers hold `pieceBytes` each (a multiple of 4
 // and of the element or block size), the last one the rest. writeBuffer copies at call time, so
 // the wasm memory it reads from can be reused as soon as it returns.
+
+import { WordCarry } from './word-carry.mjs';
 
 export const USAGE = {
   COPY_SRC: 0x04, COPY_DST: 0x08, STORAGE: 0x80,
@@ -62,8 +64,8 @@ export class GpuTensorWriter {
       this.buffers.push(b);
     }
     this.pos = 0;      // bytes written (excluding the carry)
-    this.carry = new Uint8Array(4);
-    this.carryLen = 0;
+    this.carry = new WordCarry();
+    this.emit = (src, at, n) => this.region(src, at, n);
   }
 
   // Writes len bytes of `mem` (a Uint8Array over wasm memory) from `at`, in buffer order.
@@ -79,32 +81,8 @@ export class GpuTensorWriter {
     }
   }
 
-  write(mem, at, len) {
-    if (this.carryLen) {
-      const take = Math.min(4 - this.carryLen, len);
-      this.carry.set(mem.subarray(at, at + take), this.carryLen);
-      this.carryLen += take;
-      at += take;
-      len -= take;
-      if (this.carryLen < 4) return;
-      this.region(this.carry, 0, 4);
-      this.carryLen = 0;
-    }
-    const aligned = len & ~3;
-    if (aligned) this.region(mem, at, aligned);
-    const rest = len - aligned;
-    if (rest) {
-      this.carry.set(mem.subarray(at + aligned, at + len), 0);
-      this.carryLen = rest;
-    }
-  }
+  write(mem, at, len) { this.carry.push(mem, at, len, this.emit); }
 
   // The last 1-3 bytes, padded with zeros to a whole word.
-  finish() {
-    if (this.carryLen) {
-      this.carry.fill(0, this.carryLen);
-      this.region(this.carry, 0, 4);
-      this.carryLen = 0;
-    }
-  }
+  finish() { this.carry.pad(this.emit); }
 }

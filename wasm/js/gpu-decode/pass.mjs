@@ -16,6 +16,7 @@
 // byte offset (relative to its staging chunk) is kept with atomicMin; check() reads the slots back
 // and names the first bad field in file order, as the CPU decode would (InvalidBlockData).
 import { WGSL_COMMON, WGSL_FORMATS } from './wgsl.mjs';
+import { WordCarry } from '../word-carry.mjs';
 
 const WORKGROUP = 64;
 const MAX_X = 65535;
@@ -187,15 +188,15 @@ export class GpuDecodeWriter {
     this.pipeline = decoder.pipeline(d.gpu.format, d.dtype);
     this.pos = 0;          // bytes of the current chunk in staging (a multiple of 4)
     this.chunkStart = 0;   // the chunk's first byte in the tensor's stored bytes
-    this.carry = new Uint8Array(4);
-    this.carryLen = 0;
+    this.carry = new WordCarry();
+    this.emit = (src, at, n) => { this.dec.queue.writeBuffer(this.slot.staging, this.pos, src, at, n); this.pos += n; };
     this.slot = this.ring[0];
     this.elemsDone = 0;
   }
 
   async write(mem, at, len) {
     while (len > 0) {
-      const room = this.chunk - this.pos - this.carryLen;
+      const room = this.chunk - this.pos - this.carry.length;
       const n = Math.min(len, room);
       this.stage(mem, at, n);
       at += n;
@@ -205,21 +206,7 @@ export class GpuDecodeWriter {
   }
 
   stage(mem, at, len) {
-    const q = this.dec.queue;
-    if (this.carryLen) {
-      const take = Math.min(4 - this.carryLen, len);
-      this.carry.set(mem.subarray(at, at + take), this.carryLen);
-      this.carryLen += take;
-      at += take;
-      len -= take;
-      if (this.carryLen < 4) return;
-      q.writeBuffer(this.slot.staging, this.pos, this.carry, 0, 4);
-      this.pos += 4;
-      this.carryLen = 0;
-    }
-    const aligned = len & ~3;
-    if (aligned) { q.writeBuffer(this.slot.staging, this.pos, mem, at, aligned); this.pos += aligned; }
-    if (len > aligned) { this.carry.set(mem.subarray(at + aligned, at + len), 0); this.carryLen = len - aligned; }
+    this.carry.push(mem, at, len, this.emit);
     this.dec.uploaded += len;
   }
 
@@ -227,12 +214,8 @@ export class GpuDecodeWriter {
   // chunk's values fall in), then moves to the next ring slot.
   async flush() {
     const dec = this.dec, f = this.f;
-    const bytes = this.pos + this.carryLen;
-    if (this.carryLen) {
-      this.carry.fill(0, this.carryLen);
-      dec.queue.writeBuffer(this.slot.staging, this.pos, this.carry, 0, 4);
-      this.carryLen = 0;
-    }
+    const bytes = this.pos + this.carry.length;
+    this.carry.pad(this.emit);  // (pos is reset once the chunk is decoded)
     const blocks = Math.floor(bytes / f.blockBytes);
     // (F8Q8 pads its last block: only the tensor's own values are written.)
     const elems = Math.min(blocks * f.blockElems, this.d.elements - this.elemsDone);
@@ -294,7 +277,7 @@ export class GpuDecodeWriter {
   }
 
   async finish() {
-    if (this.pos + this.carryLen) await this.flush();
+    if (this.pos + this.carry.length) await this.flush();
     // Destroying after submit is allowed: the submitted passes still read them.
     for (const r of this.ring) { r.staging.destroy(); for (const p of r.params) p.destroy(); }
   }
