@@ -341,10 +341,73 @@ test('a worker entry held by another load: CacheBusy, read from the network', as
   try {
     const it = ws.createReader({ dtype: 'raw', cache: 'opfs', cacheRoot: root }).read(url)[Symbol.asyncIterator]();
     await it.next();  // the first load holds the entry's handles
-    const r = await read(url, { cache: 'opfs', cacheRoot: root });
+    const t0 = Date.now();
+    const r = await read(url, { cache: 'opfs', cacheRoot: root, cacheWaitMs: 300 });
+    assert.ok(Date.now() - t0 >= 300, 'it waited for the entry first');
     sameTensors(r.out, file);
     assert.deepEqual(r.warnings.map((w) => w.code), ['CacheBusy']);
+    assert.deepEqual(r.cache.map((c) => c.state), ['off']);
     await it.return();
+  } finally {
+    await s.close();
+  }
+});
+
+// Two loads of one URL at once (a preflight on the page and a load in a worker, in the browser):
+// the second waits until the first has recorded what it wrote, then uses it — never two writers
+// committing over each other.
+for (const sync of [true, false]) {
+  test(`${sync ? 'worker' : 'main thread'}: a second load of the entry waits for the first to record its bytes, then reads them from the cache`, async () => {
+    const file = model(4, 200000);
+    const s = await server(new Map([['/m.safetensors', { body: file, etag: '"v1"' }]]));
+    const root = new FakeDir({ sync });
+    const url = `${s.base}/m.safetensors`;
+    try {
+      const it = ws.createReader({ dtype: 'raw', cache: 'opfs', cacheRoot: root }).read(url)[Symbol.asyncIterator]();
+      let got = 0;
+      while (got < 400000) {
+        const ev = (await it.next()).value;
+        if (ev.type === 'tensorData') got += ev.data.length;
+      }
+      const second = read(url, { cache: 'opfs', cacheRoot: root });
+      await new Promise((r) => setTimeout(r, 100));
+      const before = s.log.length;
+      await it.return();  // the first load stops: its bytes are recorded, then the entry is free
+      const r = await second;
+      sameTensors(r.out, file);
+      assert.deepEqual(r.warnings, []);
+      assert.deepEqual(r.cache.map((c) => c.state), ['partial']);
+      assert.ok(r.cache[0].cachedBytes >= 400000, `${r.cache[0].cachedBytes} bytes cached`);
+      // The second load asked the server nothing before the first was done with the entry.
+      assert.equal(s.log.slice(0, before).filter((l) => l.range === 'bytes=0-0').length, 0);
+      const meta = entryConsistent(root, file);
+      assert.equal(meta.complete, true);
+    } finally {
+      await s.close();
+    }
+  });
+}
+
+test('the server not answering the 1-byte check keeps the entry (CacheUnverified) and reads from the network', async () => {
+  const file = model(3, 100000);
+  const s = await server(new Map([['/m.safetensors', { body: file, etag: '"v1"' }]]));
+  const root = new FakeDir({ sync: true });
+  const url = `${s.base}/m.safetensors`;
+  try {
+    await readSome(url, { cache: 'opfs', cacheRoot: root }, 150000);
+    const [cached] = await ws.cacheInfo({ cacheRoot: root });
+    assert.ok(cached.bytesCached >= 150000 && !cached.complete, JSON.stringify(cached));
+    // The check's request fails (a network error); the load's own requests go through.
+    const failing = (u, init) => (init?.headers?.Range === 'bytes=0-0' ? Promise.reject(new TypeError('fetch failed')) : fetch(u, init));
+    const r = await read(url, { cache: 'opfs', cacheRoot: root, fetch: failing });
+    sameTensors(r.out, file);
+    assert.deepEqual(r.warnings.map((w) => w.code), ['CacheUnverified']);
+    assert.deepEqual(r.cache.map((c) => c.state), ['off']);
+    assert.deepEqual(await ws.cacheInfo({ cacheRoot: root }), [cached], 'the entry is as it was');
+    // Asked again, the server answers: the entry is used.
+    const again = await read(url, { cache: 'opfs', cacheRoot: root });
+    sameTensors(again.out, file);
+    assert.deepEqual(again.cache.map((c) => [c.state, c.cachedBytes]), [['partial', cached.bytesCached]]);
   } finally {
     await s.close();
   }

@@ -17,14 +17,16 @@
 // Write failures (QuotaExceededError first) turn the cache off for that load with a
 // `cache-warning` event; the load goes on from the network.
 import { ioError } from './errors.mjs';
+import { lockEntry, CacheBusyError } from './cache-lock.mjs';
 
 export const CACHE_DIR = 'weightstream-cache';
 const PIECE = 1 << 20;                 // bytes read from the cache per chunk
 const META_EVERY_BYTES = 4 << 20;      // a worker's metadata flush, at most every 4 MiB written
 const META_EVERY_MS = 250;             // ... or 250 ms
 
-// Main thread: an entry's commit in progress (createWritable closes), awaited before it is read again.
-const commits = new Map();  // key -> promise of the pending commit (main thread), awaited by the next open
+const LOCK_WAIT_MS = 5000;             // how long a load waits for another load's use of its entry
+// This context's entries being closed (their writes recorded), awaited by cacheInfo() and evict().
+const closing = new Set();
 
 // ---------- extents: sorted, merged, half-open [a, b) ----------
 export function addExtent(extents, a, b) {
@@ -84,14 +86,22 @@ async function keyOf(href) {
   return [...d.subarray(0, 16)].map((x) => x.toString(16).padStart(2, '0')).join('');
 }
 
+// The entry's metadata; null when there is none (or it is not ours: half-written by a page closed
+// mid-write, another version); undefined when it cannot be read now (a handle another context has
+// not yet released): the entry is then left alone, never taken for absent and overwritten.
 async function readMeta(dir, key) {
-  let fh;
-  try { fh = await dir.getFileHandle(`${key}.json`); } catch { return null; }
+  let text;
   try {
-    const m = JSON.parse(await (await fh.getFile()).text());
+    const fh = await dir.getFileHandle(`${key}.json`);
+    text = await (await fh.getFile()).text();
+  } catch (e) {
+    return e?.name === 'NotFoundError' || e?.name === 'TypeMismatchError' ? null : undefined;
+  }
+  try {
+    const m = JSON.parse(text);
     return m && m.version === 1 && typeof m.url === 'string' && Array.isArray(m.extents) ? m : null;
   } catch {
-    return null;  // half-written (the page closed while it was written): no entry
+    return null;
   }
 }
 
@@ -277,6 +287,7 @@ class CachedUrlSource {
         const entry = this.entry;
         this.entry = null;
         if (entry) { await entry.stopWriting(); await entry.close(); await removeEntry(entry.dir, entry.key); }
+        this.unlock();
         throw ioError(`${this.href} changed on the server while it was read (ETag ${this.validator.etag} -> ${v.etag})${this.fromCache ? '; parts of it came from the cache, which is discarded' : ''}`, 0);
       }
     }
@@ -295,12 +306,40 @@ class CachedUrlSource {
       return this.openInner(signal);
     }
     const key = await keyOf(this.href);
-    await commits.get(key);
+    // The entry is this load's alone from here until close() has recorded what it wrote
+    // (cache-lock.mjs): a preflight and a load, or two tabs, never interleave their commits.
+    try {
+      this.lock = await lockEntry(key, { signal, waitMs: this.options.cacheWaitMs ?? LOCK_WAIT_MS });
+    } catch (e) {
+      if (!(e instanceof CacheBusyError)) throw e;
+      return this.openOff(signal, 'CacheBusy', `another load is using this cache entry (${e.message}); reading from the network`, e);
+    }
+    try {
+      await this.openLocked(dir, key, signal);
+    } catch (e) {
+      this.unlock();
+      throw e;
+    }
+    if (!this.entry) this.unlock();
+  }
+
+  // The entry cannot be used by this load: the network for all of it, the entry as it was.
+  async openOff(signal, code, message, cause) {
+    warn(this.options, this.href, code, message, cause);
+    if (!this.innerOpened) await this.openInner(signal);
+    emit(this.options, { type: 'cache', url: this.href, state: 'off', size: this.size, cachedBytes: 0 });
+  }
+
+  async openLocked(dir, key, signal) {
     let meta = await readMeta(dir, key);
+    if (meta === undefined) return this.openOff(signal, 'CacheBusy', 'the cache entry cannot be read now (another context still holds it); reading from the network');
     if (meta && meta.url !== this.href) meta = null;
     let state = 'miss';
     if (meta) {
       const usable = await this.stillValid(meta, signal);
+      // The server could not be asked (a network failure): nothing says the entry is stale, so it
+      // is kept for a later load; this one goes to the network, which reports its own failure.
+      if (usable === null) return this.openOff(signal, 'CacheUnverified', 'the server could not be asked whether the cached file is current; reading from the network');
       if (usable) {
         state = meta.complete ? 'hit' : 'partial';
         this.size = meta.size;
@@ -336,6 +375,12 @@ class CachedUrlSource {
     emit(this.options, { type: 'cache', url: this.href, state, size: this.size, cachedBytes: this.entry ? coveredBytes(this.entry.committed) : 0 });
   }
 
+  unlock() {
+    const lock = this.lock;
+    this.lock = null;
+    lock?.release();
+  }
+
   async openInner(signal) {
     this.innerOpened = true;
     await this.inner.open(signal);
@@ -352,6 +397,7 @@ class CachedUrlSource {
 
   // Is the server's file still the entry's? No request when the caller names the complete entry's
   // digest; else one request for byte 0: ETag and size (or Last-Modified and size) must match.
+  // null: the request failed, so it cannot be told.
   async stillValid(meta, signal) {
     const given = typeof this.options.sha256 === 'string' ? [this.options.sha256]
       : this.options.sha256 && typeof this.options.sha256 === 'object' ? Object.values(this.options.sha256) : [];
@@ -361,7 +407,7 @@ class CachedUrlSource {
       r = await this.realFetch(this.href, { headers: { ...(this.options.headers ?? {}), Range: 'bytes=0-0' }, signal });
     } catch (e) {
       if (signal?.aborted) throw e;
-      return false;  // the network decides below (openInner reports its failure)
+      return null;  // not asked: neither current nor stale
     }
     r.body?.cancel?.().catch?.(() => {});
     if (r.status !== 206 && r.status !== 200) return false;
@@ -449,16 +495,22 @@ class CachedUrlSource {
     this.entry = null;
     warn(this.options, this.href, code, message, cause);
     if (entry) { await entry.stopWriting(); await entry.close(); }
+    this.unlock();
   }
 
   close() {
     this.inner.close();
     const entry = this.entry;
     this.entry = null;
+    // The lock is released once what this load wrote is recorded: the next load of the entry
+    // (in any context) waits for that, not only for this call.
+    const lock = this.lock;
+    this.lock = null;
     if (entry) {
-      const p = entry.close();
-      commits.set(entry.key, p);
-      p.finally(() => { if (commits.get(entry.key) === p) commits.delete(entry.key); });
+      const p = entry.close().finally(() => { lock?.release(); closing.delete(p); });
+      closing.add(p);
+    } else {
+      lock?.release();
     }
   }
 }
@@ -471,7 +523,7 @@ const quota = (e) => e?.name === 'QuotaExceededError' || e?.code === 22;
 export async function cacheInfo(options = {}) {
   const dir = await cacheDir(options, false).catch(() => null);
   if (!dir) return [];
-  await Promise.all([...commits.values()]);
+  await Promise.all([...closing]);
   const out = [];
   for await (const [name] of dir.entries()) {
     if (!name.endsWith('.json')) continue;
@@ -489,7 +541,7 @@ export async function evict(url, options = {}) {
   if (url !== null && typeof url === 'object' && !(url instanceof URL)) { options = url; url = undefined; }
   const dir = await cacheDir(options, false).catch(() => null);
   if (!dir) return 0;
-  await Promise.all([...commits.values()]);
+  await Promise.all([...closing]);
   if (url === undefined || url === null) {
     const names = [];
     for await (const [name] of dir.entries()) names.push(name);

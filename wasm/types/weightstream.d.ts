@@ -112,7 +112,7 @@ export interface Progress {
 export type CacheEvent =
   | { type: 'cache'; url: string; state: 'hit' | 'partial' | 'miss' | 'stale' | 'off'; size: number | null; cachedBytes: number }
   /** The cache is off for this file for the rest of the load; the load goes on from the network. */
-  | { type: 'cache-warning'; url: string; code: 'QuotaExceeded' | 'CacheUnavailable' | 'CacheBusy' | 'CacheWriteFailed' | 'CacheReadFailed'; message: string; cause?: unknown };
+  | { type: 'cache-warning'; url: string; code: 'QuotaExceeded' | 'CacheUnavailable' | 'CacheBusy' | 'CacheUnverified' | 'CacheWriteFailed' | 'CacheReadFailed'; message: string; cause?: unknown };
 
 /** What onProgress receives: a progress report, or a cache or retry event with the figures of the moment. */
 export type ProgressEvent = (Progress & { type?: undefined }) | (ProgressFigures & CacheEvent) | (ProgressFigures & RetryEvent) | (ProgressFigures & ConnectionsEvent);
@@ -219,6 +219,9 @@ export interface CommonOptions {
   cache?: 'opfs' | false | null;
   /** Where the cache lives (default: navigator.storage.getDirectory()); it keeps a 'weightstream-cache' directory there. */
   cacheRoot?: CacheRoot;
+  /** How long (ms) a load waits for another load's use of the same cache entry (any page or worker of
+   * the origin) before reading from the network with a 'CacheBusy' warning (default 5000). */
+  cacheWaitMs?: number;
   /** validate()/inspect(): receives the cache's and retry events (createReader and loadToWebGPU: progress reports too). */
   onProgress?: (p: ProgressEvent) => void;
   /** Load the module from elsewhere (first call only). */

@@ -760,8 +760,9 @@ test('OPFS cache, in a worker: a load cut short by a page reload resumes from OP
   assert.equal(last.where, 'worker');
   assert.equal(last.tensors, 36);
   assert.equal(last.bytes, model.size);
-  assert.deepEqual(last.cacheStates.map((c) => [c.state, c.cachedBytes]), [['partial', entry.bytesCached]]);
-  assert.deepEqual(last.cacheWarnings, []);
+  const seen = JSON.stringify({ states: last.cacheStates, warnings: last.cacheWarnings.map((w) => `${w.code}: ${w.message}`) });
+  assert.deepEqual(last.cacheStates.map((c) => [c.state, c.cachedBytes]), [['partial', entry.bytesCached]], seen);
+  assert.deepEqual(last.cacheWarnings, [], seen);
   const log = sentFor(path);
   // One byte to see the file is unchanged (ETag, size), then exactly the bytes OPFS lacks.
   assert.deepEqual(log.map((r) => r.range), ['bytes=0-0', `bytes=${entry.bytesCached}-${model.size - 1}`]);
