@@ -4,22 +4,40 @@
 # (in name order). Installs what is missing first. This is exactly what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step's wall time, printed as it ends and summed at the end (CI keeps the whole run under
+# 35 minutes on 2 cores: these lines say where the time goes).
+t_all=$SECONDS
+t_step=$SECONDS
+timing=""
+took() {
+  local s=$((SECONDS - t_step))
+  timing+="$(printf '%-28s %5d s' "$1" "$s")"$'\n'
+  echo "=== $1: ${s} s"
+  t_step=$SECONDS
+}
+trap 'printf "=== timings (the run so far: %d s)\n%s" $((SECONDS - t_all)) "$timing"' EXIT
 bash tools/install-deps.sh
+took install-deps
 
 for preset in release asan; do
   echo "=== $preset: build"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
+  took "$preset build"
   echo "=== $preset: test"
   ctest --preset "$preset" -j2
+  took "$preset ctest"
 done
 
 echo "=== wasm: build (npm package in wasm/dist) and JS tests"
 (cd wasm && npm ci --no-audit --no-fund && npm run build && npm run typecheck)
+took "wasm build"
 node --test tests/js/
+took "node tests"
 
 for stage in tools/test-stages/*.sh; do
   [ -e "$stage" ] || continue
   echo "=== stage: $(basename "$stage" .sh)"
   bash "$stage"
+  took "$(basename "$stage" .sh)"
 done
