@@ -752,6 +752,14 @@ function dropModel() {
   updateBuffers();
 }
 
+// The parallel download's changes of its connection count (parallel-ranges.mjs): the latest is
+// shown beside the progress; every one is kept for the tests.
+function connectionsEvent(p) {
+  const l = state.loading;
+  if (!l) return;
+  (l.connections ??= []).push({ connections: p.connections, reason: p.reason });
+}
+
 // The cache's events of the current load: shown under the progress, kept for the tests.
 function cacheEvent(p) {
   const c = state.loading?.cache;
@@ -797,7 +805,8 @@ async function load(opts = {}) {
     $('bar').style.width = tb ? `${Math.min(100, (100 * last.bytes) / tb)}%` : '0';
     $('st-bytes').textContent = `${fmtBytes(last.bytes)}${tb ? ` / ${fmtBytes(tb)}` : ''}`;
     $('st-tensors').textContent = `${fmtInt(last.tensors)} / ${fmtInt(nTensors)}`;
-    $('st-rate').textContent = `${(last.bytes / 1e6 / Math.max(el / 1000, 1e-3)).toFixed(1)} MB/s`;
+    const conns = state.loading?.connections?.at(-1)?.connections;
+    $('st-rate').textContent = `${(last.bytes / 1e6 / Math.max(el / 1000, 1e-3)).toFixed(1)} MB/s${conns > 1 ? ` over ${conns} connections` : ''}`;
     $('st-elapsed').textContent = fmtSecs(el);
     sampleMemory();
     updateBuffers();
@@ -808,12 +817,14 @@ async function load(opts = {}) {
     const onProgress = (p) => {
       // A URL's body failed and is being resumed from p.offset (the package's retry event).
       if (p.type === 'retry') $('load-status').textContent = `Connection lost at byte ${fmtInt(p.offset)} of ${p.url.split('/').pop()}; resuming (attempt ${p.attempt})…`;
+      else if (p.type === 'connections') connectionsEvent(p);
       else if (p.type) cacheEvent(p);
       else last = p;
       if (opts.onProgress) opts.onProgress(p);
     };
     const decode = dtype === 'raw' ? 'cpu' : opts.decode ?? $('decode').value;
-    const common = { ...modelOptions(), dtype, decode, split: opts.split ?? $('split').checked, signal: controller.signal, progressInterval: 50, onProgress, ...(cache ? { cache: 'opfs' } : {}) };
+    const connections = $('connections').value === 'auto' ? 'auto' : Number($('connections').value);
+    const common = { ...modelOptions(), dtype, decode, split: opts.split ?? $('split').checked, connections, signal: controller.signal, progressInterval: 50, onProgress, ...(cache ? { cache: 'opfs' } : {}) };
     let model;
     if (where === 'worker') {
       try {
@@ -862,12 +873,13 @@ async function load(opts = {}) {
   } finally {
     clearInterval(timer);
     const c = state.loading.cache;
+    const connections = state.loading.connections ?? [];
     state.loading = null;
     $('load').disabled = false;
     $('cancel').disabled = true;
     const t = where === 'worker' ? await workerStats().catch(() => worker.stats) : { live: tracker.live.size, created: tracker.created, destroyed: tracker.destroyed };
     updateBuffers();
-    Object.assign(result, { liveBuffers: t.live, created: t.created, destroyed: t.destroyed, peaks: { ...state.peaks }, cacheStates: c.states, cacheWarnings: c.warnings });
+    Object.assign(result, { liveBuffers: t.live, created: t.created, destroyed: t.destroyed, peaks: { ...state.peaks }, cacheStates: c.states, cacheWarnings: c.warnings, connections });
     state.lastLoad = result;
   }
   return result;
@@ -1157,6 +1169,7 @@ async function main() {
   const params = new URLSearchParams(location.search);
   if (params.get('where') === 'main' || !worker.w || wgpu?.error) $('where').value = 'main';
   if (params.get('cache') === '1') $('cache').checked = true;
+  if (['1', '2', '3', '4'].includes(params.get('connections'))) $('connections').value = params.get('connections');
   $('adapter').textContent = gpu.error ?? `WebGPU: ${gpu.name}, maxBufferSize ${fmtBytes(gpu.device.limits.maxBufferSize)}${wgpu && !wgpu.error ? '; in a worker too' : wgpu?.error ? ` (worker: ${wgpu.error})` : ''}`;
   const u = new URLSearchParams(location.search).get('url');
   document.body.dataset.ready = 'true';

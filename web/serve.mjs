@@ -171,10 +171,12 @@ async function sendSynthetic(req, res, url) {
   // The same parameters make the same bytes: the ETag names them.
   const r = sendRangeHead(req, res, model.size, 'application/octet-stream', `"synthetic-${model.size}-${model.tensors.length}"`);
   if (!r || req.method === 'HEAD') { res.end(); return; }
-  const entry = { path: url.pathname + url.search, range: req.headers.range ?? null, sent: 0 };
+  // start / end (ms): when the response began and closed, for the tests that count connections
+  // open at once.
+  const entry = { path: url.pathname + url.search, range: req.headers.range ?? null, sent: 0, start: Date.now(), end: null };
   traffic.log.push(entry);
   let closed = false;
-  res.on('close', () => { closed = true; });
+  res.on('close', () => { closed = true; entry.end = Date.now(); });
   const t0 = Date.now();
   let sent = 0;
   for (const chunk of syntheticChunks(model, r.start, r.end + 1, 262144)) {

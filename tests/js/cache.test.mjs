@@ -32,7 +32,7 @@ async function server(files) {
   const srv = createServer((req, res) => {
     s.onRequest?.(req);
     const f = files.get(new URL(req.url, 'http://x').pathname);
-    const entry = { range: req.headers.range ?? null, status: 0, sent: 0 };
+    const entry = { range: req.headers.range ?? null, ifRange: req.headers['if-range'] ?? null, status: 0, sent: 0 };
     s.log.push(entry);
     if (!f) { entry.status = 404; res.writeHead(404).end(); return; }
     const body = f.body;
@@ -143,7 +143,7 @@ for (const sync of [true, false]) {
       const info = await ws.cacheInfo({ cacheRoot: root });
       assert.equal(info.length, 1);
       assert.deepEqual({ ...info[0], lastUsed: typeof info[0].lastUsed }, {
-        url, size: file.length, bytesCached: file.length, complete: true, etag: '"v1"', lastModified: null, sha256: null, lastUsed: 'number',
+        url, size: file.length, bytesCached: file.length, extents: [[0, file.length]], complete: true, etag: '"v1"', lastModified: null, sha256: null, lastUsed: 'number',
       });
       entryConsistent(root, file);
       assert.ok(root.log.some((w) => w.via === (sync ? 'sync' : 'writable')));
@@ -408,6 +408,36 @@ test('the server not answering the 1-byte check keeps the entry (CacheUnverified
     const again = await read(url, { cache: 'opfs', cacheRoot: root });
     sameTensors(again.out, file);
     assert.deepEqual(again.cache.map((c) => [c.state, c.cachedBytes]), [['partial', cached.bytesCached]]);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a partial entry\'s missing bytes are read as after an open request of their own: in parallel, with If-Range', async () => {
+  const file = model(6, 300000);
+  const s = await server(new Map([['/m.safetensors', { body: file, etag: '"v1"' }]]));
+  const root = new FakeDir({ sync: true });
+  const url = `${s.base}/m.safetensors`;
+  try {
+    await readSome(url, { cache: 'opfs', cacheRoot: root, connections: 1 }, 300000);
+    const [cached] = await ws.cacheInfo({ cacheRoot: root });
+    assert.ok(!cached.complete && file.length - cached.bytesCached >= 1 << 20, JSON.stringify(cached));
+    s.log.length = 0;
+    const r = await read(url, { cache: 'opfs', cacheRoot: root, connections: 3, maxInflightBytes: 1 << 20 });
+    sameTensors(r.out, file);
+    assert.deepEqual(r.cache.map((c) => [c.state, c.cachedBytes]), [['partial', cached.bytesCached]]);
+    assert.equal(s.log[0].range, 'bytes=0-0');
+    const ranges = s.log.slice(1);
+    assert.ok(ranges.length >= 3, `${ranges.length} requests: ${ranges.map((l) => l.range).join(', ')}`);
+    // The first is the serial start (its response's ETag is checked); the parallel blocks after it
+    // name the file they continue (If-Range).
+    for (const [i, l] of ranges.entries()) {
+      if (i > 0) assert.equal(l.ifRange, '"v1"', l.range);
+      const a = Number(/^bytes=(\d+)-/.exec(l.range)[1]);
+      assert.ok(a >= cached.extents[0][1], `${l.range} starts inside the cached ${JSON.stringify(cached.extents)}`);
+    }
+    const meta = entryConsistent(root, file);
+    assert.equal(meta.complete, true);
   } finally {
     await s.close();
   }

@@ -423,6 +423,9 @@ class CachedUrlSource {
     const same = size === meta.size && (etag ? etag === meta.etag : !meta.etag && !!lastModified && lastModified === meta.lastModified);
     if (!same) return false;
     this.validator = { etag, lastModified };
+    // The inner source reads the missing ranges as if it had opened the file itself (If-Range with
+    // these validators, parallel connections); a 200 says nothing of ranges.
+    if (r.status === 206) this.inner.adopt?.(r, size);
     // A server without ranges cannot fill a partial entry's holes.
     return r.status === 206 || meta.complete;
   }
@@ -518,8 +521,8 @@ class CachedUrlSource {
 const quota = (e) => e?.name === 'QuotaExceededError' || e?.code === 22;
 
 // ---------- the public functions ----------
-// Every entry: {url, size, bytesCached, complete, etag, lastModified, sha256, lastUsed (ms since
-// the epoch)}, most recently used first. [] when there is no cache.
+// Every entry: {url, size, bytesCached, extents ([start, end) held), complete, etag, lastModified,
+// sha256, lastUsed (ms since the epoch)}, most recently used first. [] when there is no cache.
 export async function cacheInfo(options = {}) {
   const dir = await cacheDir(options, false).catch(() => null);
   if (!dir) return [];
@@ -529,7 +532,7 @@ export async function cacheInfo(options = {}) {
     if (!name.endsWith('.json')) continue;
     const m = await readMeta(dir, name.slice(0, -5));
     if (!m) continue;
-    out.push({ url: m.url, size: m.size, bytesCached: coveredBytes(m.extents), complete: !!m.complete, etag: m.etag ?? null,
+    out.push({ url: m.url, size: m.size, bytesCached: coveredBytes(m.extents), extents: m.extents.map(([a, b]) => [a, b]), complete: !!m.complete, etag: m.etag ?? null,
       lastModified: m.lastModified ?? null, sha256: m.sha256 ?? null, lastUsed: m.lastUsed ?? null });
   }
   return out.sort((x, y) => (y.lastUsed ?? 0) - (x.lastUsed ?? 0));

@@ -224,6 +224,18 @@ class UrlSource {
     this.first = response;
     if (response.url && response.url !== this.url.href) this.resolved = response.url;
   }
+  // The file as another request of the same load established it (the OPFS cache's 1-byte check:
+  // a 206 whose Content-Range gave `size`), instead of an open request of its own: ranges are then
+  // read with its validators (If-Range), at its URL after redirects, and in parallel, as after open().
+  adopt(response, size) {
+    this.size = size;
+    this.seekable = true;
+    this.etag = response.headers.get('etag');
+    this.lastModified = response.headers.get('last-modified');
+    const enc = response.headers.get('content-encoding');
+    this.resumable = this.useRanges && (!enc || enc === 'identity');
+    if (response.url && response.url !== this.url.href) this.resolved = response.url;
+  }
   parallelOk(a, b) {
     return this.resumable && this.seekable && this.size !== null && worthParallel(this.parallel, a, b);
   }

@@ -125,6 +125,8 @@ export interface CacheEntry {
   url: string;
   size: number | null;
   bytesCached: number;
+  /** The byte ranges held, [start, end) sorted and merged (a parallel download cut short may leave holes). */
+  extents: Array<[number, number]>;
   complete: boolean;
   etag: string | null;
   lastModified: string | null;

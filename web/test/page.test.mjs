@@ -726,10 +726,10 @@ async function checkSynthetic(model, indexes) {
   }
 }
 
-test('OPFS cache, in a worker: a load cut short by a page reload resumes from OPFS with the missing range only; a second load sends no tensor bytes', async () => {
+test('OPFS cache, in a worker (one connection): a load cut short by a page reload resumes from OPFS with the missing range only; a second load sends no tensor bytes', async () => {
   const path = '/synthetic/big.safetensors?mib=288&tensors=36';  // above the page's validate-on-open limit
   const model = syntheticModel({ mib: 288, tensors: 36 });
-  await gotoPage('?cache=1');
+  await gotoPage('?cache=1&connections=1');
   assert.equal(await page.inputValue('#where'), 'worker');
   await page.evaluate(() => window.wsPage.evict());
   assert.equal(await openUrl(path.slice(1)), 'header-valid');
@@ -744,7 +744,7 @@ test('OPFS cache, in a worker: a load cut short by a page reload resumes from OP
     await sleep(20);
   }
   await shot('10-cache-loading');
-  await gotoPage('?cache=1');  // the reload: the worker and its load are gone
+  await gotoPage('?cache=1&connections=1');  // the reload: the worker and its load are gone
   traffic.rate = 0;
   const sentFirst = sum(sentFor(path));
   const entry = (await page.evaluate(() => window.wsPage.cacheInfo())).find((e) => e.url === new URL(path, server.url).href);
@@ -783,6 +783,81 @@ test('OPFS cache, in a worker: a load cut short by a page reload resumes from OP
   assert.deepEqual(sentFor(path).map((r) => [r.range, r.sent]), [['bytes=0-0', 1]]);
   assert.match(await page.textContent('#cache-status'), /every byte from the OPFS cache/);
   await checkSynthetic(model, [7]);
+  await page.evaluate(() => window.wsPage.state.model?.destroy());
+  assert.equal(await page.evaluate((u) => window.wsPage.evict(u), entry.url), 1);
+});
+
+// The most responses of `log` open at one moment (start/end from the server).
+function mostAtOnce(log) {
+  const ev = [];
+  for (const r of log) { ev.push([r.start, 1]); ev.push([r.end ?? Date.now(), -1]); }
+  ev.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  let n = 0, most = 0;
+  for (const [, d] of ev) { n += d; most = Math.max(most, n); }
+  return most;
+}
+// [first, last] of a `bytes=a-b` request (an open `bytes=a-` runs to the end).
+function rangeOf(r, size) {
+  const m = /^bytes=(\d+)-(\d*)$/.exec(r.range ?? '');
+  assert.ok(m, `a Range request: ${r.range}`);
+  return [Number(m[1]), m[2] ? Number(m[2]) : size - 1];
+}
+
+test('parallel Range downloads with the OPFS cache (3 connections, in a worker): a load cut by a reload resumes asking only for bytes OPFS lacks, over several connections', async () => {
+  const path = '/synthetic/parallel.safetensors?mib=288&tensors=24';  // above the validate-on-open limit
+  const model = syntheticModel({ mib: 288, tensors: 24 });
+  await gotoPage('?cache=1&connections=3');
+  assert.equal(await page.inputValue('#where'), 'worker');
+  assert.equal(await page.inputValue('#connections'), '3');
+  await page.evaluate(() => window.wsPage.evict());
+  assert.equal(await openUrl(path.slice(1)), 'header-valid');
+  await page.selectOption('#dtype', 'raw');
+  await preflightDone();
+  traffic.reset();
+  traffic.rate = 16;  // MB/s per response: three connections are three times one
+  await page.click('#load');
+  const t0 = Date.now();
+  while (sum(sentFor(path)) < 48 * 1048576) {
+    assert.ok(Date.now() - t0 < 60000, `only ${sum(sentFor(path))} bytes sent in 60 s`);
+    await sleep(20);
+  }
+  const firstLog = sentFor(path).map((r) => ({ ...r }));
+  assert.ok(mostAtOnce(firstLog) >= 2, `responses open at once: ${mostAtOnce(firstLog)} (${firstLog.map((r) => r.range).join(', ')})`);
+  await gotoPage('?cache=1&connections=3');  // the reload
+  traffic.rate = 0;
+  const entry = (await page.evaluate(() => window.wsPage.cacheInfo())).find((e) => e.url === new URL(path, server.url).href);
+  assert.ok(entry && !entry.complete && entry.bytesCached > 0, JSON.stringify(entry));
+  assert.equal(entry.bytesCached, entry.extents.reduce((a, [x, y]) => a + (y - x), 0));
+  assert.equal(await openUrl(path.slice(1)), 'header-valid');
+  await page.selectOption('#dtype', 'raw');
+  await preflightDone();
+  traffic.reset();
+  const last = await loadGpu(null);
+  assert.equal(last.where, 'worker');
+  assert.equal(last.bytes, model.size);
+  const seen = JSON.stringify({ states: last.cacheStates, warnings: last.cacheWarnings });
+  assert.deepEqual(last.cacheStates.map((c) => [c.state, c.cachedBytes]), [['partial', entry.bytesCached]], seen);
+  assert.deepEqual(last.cacheWarnings, [], seen);
+  const log = sentFor(path);
+  assert.equal(log[0].range, 'bytes=0-0');
+  // No request asks for a byte the entry holds: each lies inside one hole between its extents.
+  const holes = [];
+  let at = 0;
+  for (const [x, y] of entry.extents) { if (x > at) holes.push([at, x]); at = y; }
+  if (at < model.size) holes.push([at, model.size]);
+  for (const r of log.slice(1)) {
+    const [a, b] = rangeOf(r, model.size);
+    assert.ok(holes.some(([x, y]) => a >= x && b < y), `${r.range} asks for cached bytes (holes ${JSON.stringify(holes)})`);
+  }
+  const missing = model.size - entry.bytesCached;
+  assert.ok(sum(log.slice(1)) >= missing, `${sum(log.slice(1))} bytes sent for ${missing} missing`);
+  assert.ok(mostAtOnce(log.slice(1)) >= 2, `the resumed load's responses open at once: ${mostAtOnce(log.slice(1))}`);
+  assert.ok(last.connections.length === 0 || last.connections.every((c) => c.connections <= 3), JSON.stringify(last.connections));
+  console.log(`# parallel + OPFS: cut after ${(sum(firstLog) / 1048576).toFixed(1)} MiB (${firstLog.length} responses, ${mostAtOnce(firstLog)} at once); ${entry.extents.length} extent(s) held, ${(entry.bytesCached / 1048576).toFixed(1)} MiB; resumed with ${log.length - 1} requests (${mostAtOnce(log.slice(1))} at once) inside ${holes.length} hole(s), ${sum(log.slice(1))} bytes sent for ${missing} missing`);
+  await checkSynthetic(model, [0, 11, 23]);
+  const after = (await page.evaluate(() => window.wsPage.cacheInfo())).find((e) => e.url === entry.url);
+  assert.equal(after.complete, true);
+  assert.deepEqual(after.extents, [[0, model.size]]);
   await page.evaluate(() => window.wsPage.state.model?.destroy());
   assert.equal(await page.evaluate((u) => window.wsPage.evict(u), entry.url), 1);
 });
