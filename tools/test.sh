@@ -6,16 +6,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each step's wall time, printed as it ends and summed at the end (CI keeps the whole run under
 # 35 minutes on 2 cores: these lines say where the time goes).
+# CPU: the user + system seconds of the step's processes (bash's `times`, children), which a
+# machine busy with other work does not inflate as it does the wall time.
+# (this shell's cutime + cstime in /proc: `times` in a pipe or $(...) would count a subshell's.)
+tick=$(getconf CLK_TCK)
+cpu_now() { awk -v t="$tick" '{ printf "%d", ($16 + $17) / t }' "/proc/$$/stat"; }
 t_all=$SECONDS
 t_step=$SECONDS
+c_step=$(cpu_now)
 timing=""
 took() {
-  local s=$((SECONDS - t_step))
-  timing+="$(printf '%-28s %5d s' "$1" "$s")"$'\n'
-  echo "=== $1: ${s} s"
+  local s=$((SECONDS - t_step)) c=$(( $(cpu_now) - c_step ))
+  timing+="$(printf '%-28s %5d s wall %6d s cpu' "$1" "$s" "$c")"$'\n'
+  echo "=== $1: ${s} s wall, ${c} s cpu"
   t_step=$SECONDS
+  c_step=$(cpu_now)
 }
-trap 'printf "=== timings (the run so far: %d s)\n%s" $((SECONDS - t_all)) "$timing"' EXIT
+trap 'printf "=== timings (the run so far: %d s wall, %d s cpu)\n%s" $((SECONDS - t_all)) "$(cpu_now)" "$timing"' EXIT
 bash tools/install-deps.sh
 took install-deps
 
