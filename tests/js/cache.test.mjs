@@ -32,7 +32,7 @@ async function server(files) {
   const srv = createServer((req, res) => {
     s.onRequest?.(req);
     const f = files.get(new URL(req.url, 'http://x').pathname);
-    const entry = { range: req.headers.range ?? null, ifRange: req.headers['if-range'] ?? null, status: 0, sent: 0 };
+    const entry = { path: new URL(req.url, 'http://x').pathname, range: req.headers.range ?? null, ifRange: req.headers['if-range'] ?? null, status: 0, sent: 0 };
     s.log.push(entry);
     if (!f) { entry.status = 404; res.writeHead(404).end(); return; }
     const body = f.body;
@@ -295,7 +295,7 @@ for (const sync of [true, false]) {
   });
 }
 
-test('a complete entry whose SHA-256 the caller gives is read without any request', async () => {
+test('a complete entry whose SHA-256 the caller gives is read without any request (quantization: false: no config.json looked for)', async () => {
   const file = model();
   const digest = sha(file);
   const s = await server(new Map([['/m.safetensors', { body: file, etag: `"${digest}"` }]]));
@@ -308,8 +308,16 @@ test('a complete entry whose SHA-256 the caller gives is read without any reques
     const r = await read(url, { cache: 'opfs', cacheRoot: root, sha256: digest });
     sameTensors(r.out, file);
     assert.deepEqual(s.log, []);
+    // Decoding (validate, f32, f16) reads the config.json beside the URL, as the CLI does (none
+    // there is fine); quantization: false says there is none, and nothing is requested.
+    assert.equal((await ws.validate(url, { cache: 'opfs', cacheRoot: root, sha256: digest })).valid, true);
+    assert.deepEqual(s.log.map((l) => [l.path, l.range, l.status]), [['/config.json', 'bytes=0-', 404]]);
+    s.log.length = 0;
+    assert.equal((await ws.validate(url, { cache: 'opfs', cacheRoot: root, sha256: digest, quantization: false })).valid, true);
+    assert.deepEqual(s.log, []);
     // A wrong digest is not a match: the server is asked, and the loader's check fails the file.
-    const bad = await ws.validate(url, { cache: 'opfs', cacheRoot: root, sha256: '0'.repeat(64) });
+    s.log.length = 0;
+    const bad = await ws.validate(url, { cache: 'opfs', cacheRoot: root, sha256: '0'.repeat(64), quantization: false });
     assert.equal(bad.error?.code, 'DigestMismatch');
     assert.equal(s.log.length, 1);
   } finally {

@@ -356,8 +356,13 @@ test('inspect of an MLX file (with its config) and of Ollama blobs: the logical 
   assert.equal(info.logical.convention, 'mlx');
   assert.deepEqual(asCli(info.logical.weights), fromCli(c));
   assert.deepEqual(info.logical.plan, { chunk: c.plan.chunk, sequentialPeak: c.plan.sequential_peak, seekablePeak: c.plan.seekable_peak });
-  // Without the config the library cannot tell bits from group here: the header is still valid.
-  const bare = await ws.inspect(mlx);
+  // A path: its config.json beside it is read, as the CLI reads it (the same logical weights).
+  const beside = await ws.inspect(mlx);
+  assert.equal(beside.logical.convention, 'mlx');
+  assert.deepEqual(asCli(beside.logical.weights), fromCli(c));
+  // Bytes given alone have nothing beside them: the library cannot tell bits from group here, and
+  // the header is still valid.
+  const bare = await ws.inspect(new Uint8Array(readFileSync(mlx)));
   assert.equal(bare.logical.error.code, 'ConventionUnknownParams');
   for (const blob of ollamaBlobs) {
     const o = await ws.inspect(blob);
@@ -467,7 +472,7 @@ test('logical models free every handle: sessions, models and buffers back to whe
   await assert.rejects(decodeAll({ uqff: [{ name: 'model-0.uqff', source: streamOf(uqffShard({ version: [2, 0, 0] }), 7) }] }, { dtype: 'f32' }), (e) => e.code === 'UqffMajorVersion');
   // Without residual.safetensors the layer lacks scales/biases: its set matches no type.
   await assert.rejects(decodeAll({ uqff: [{ name: 'model-0.uqff', source: new Blob([shard]) }] }, { dtype: 'f32' }), (e) => e.code === 'UqffUnexpectedCompanion');
-  await assert.rejects(decodeAll(join(fixtures, 'mlx', 'model.safetensors'), { dtype: 'f32' }), (e) => e.code === 'ConventionUnknownParams');
+  await assert.rejects(decodeAll(new Blob([readFileSync(join(fixtures, 'mlx', 'model.safetensors'))]), { dtype: 'f32' }), (e) => e.code === 'ConventionUnknownParams');
   const ctl = new AbortController();
   const it = ws.createReader({ dtype: 'f32', signal: ctl.signal }).read({ uqff: list() });
   await assert.rejects((async () => { for await (const ev of it) if (ev.type === 'tensorData') ctl.abort(); })(), (e) => e.code === 'Aborted');

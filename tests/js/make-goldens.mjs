@@ -63,13 +63,13 @@ export function cases() {
     add(`${rel(p)}${suffix} (stream)`, () => streamOf(bytes, STREAM_PIECE), options);
   };
 
-  // MLX: the file with its config.json's quantization; the file alone (a path: the package
-  // fetches nothing beside it) and as bytes.
+  // MLX: the file with its config.json's quantization; the file alone (a path with
+  // quantization: false: the package reads nothing beside it) and as bytes.
   const mlxDirs = ['mlx', 'mlx-bits', 'mlx-overrides'].map((d) => join(conventions, d));
   for (const dir of mlxDirs) {
     const file = join(dir, 'model.safetensors');
     pathAndStream(file, { quantization: configOf(dir) }, ' +quantization');
-    add(`${rel(file)} (alone)`, () => file);
+    add(`${rel(file)} (alone)`, () => file, { quantization: false });
   }
   // A sharded MLX model: the index with and without quantization, {index, shards} from buffers
   // and streams, and each shard alone.
@@ -79,12 +79,12 @@ export function cases() {
     const shards = filesIn(dir).filter((p) => p.endsWith('.safetensors'));
     const quantization = configOf(dir);
     add(`${rel(index)} +quantization`, () => index, { quantization });
-    add(`${rel(index)} (no quantization)`, () => index);
+    add(`${rel(index)} (no quantization)`, () => index, { quantization: false });
     const indexBytes = read(index);
     const shardBytes = shards.map((p) => ({ name: p.split('/').pop(), bytes: read(p) }));
     add(`${rel(index)} {index, shards} buffers +quantization`, () => ({ index: indexBytes, shards: shardBytes.map((s) => ({ name: s.name, source: s.bytes })) }), { quantization });
     add(`${rel(index)} {index, shards} streams +quantization`, () => ({ index: streamOf(indexBytes, STREAM_PIECE), shards: shardBytes.map((s) => ({ name: s.name, source: streamOf(s.bytes, STREAM_PIECE) })) }), { quantization });
-    for (const s of shards) add(`${rel(s)} (alone)`, () => s);
+    for (const s of shards) add(`${rel(s)} (alone)`, () => s, { quantization: false });
   }
   // Ollama: the manifest (blobs found beside it), from streams, and each blob alone.
   for (const d of ['ollama', 'ollama-inferred']) {
@@ -102,7 +102,7 @@ export function cases() {
     const names = filesIn(dir).filter((p) => !p.endsWith('config.json'));
     add(`${rel(dir)}/ {uqff}`, () => ({ uqff: [...names].reverse() }));
     add(`${rel(dir)}/ {uqff} (streams)`, () => ({ uqff: names.map((p) => ({ name: p.split('/').pop(), source: streamOf(read(p), STREAM_PIECE) })) }));
-    for (const p of names) add(`${rel(p)} (alone)`, () => p);
+    for (const p of names) add(`${rel(p)} (alone)`, () => p, { quantization: false });
   }
   // The malformed neighbours (expected.json says how each is opened); mlx-empty-rows last: the
   // package before issue #16 trapped on it (a RuntimeError that leaves the wasm instance broken).
@@ -116,7 +116,7 @@ export function cases() {
     if (c.kind === 'mlx') {
       // The config as the option (it may itself be what is malformed), and the file alone.
       push(`${rel(entry)} +quantization`, () => entry, { quantization: configOf(dir) });
-      push(`${rel(entry)} (alone)`, () => entry);
+      push(`${rel(entry)} (alone)`, () => entry, { quantization: false });
     } else if (c.kind === 'ollama') {
       push(rel(entry), () => ({ ollama: entry }));
     } else {

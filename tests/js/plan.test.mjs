@@ -163,14 +163,24 @@ test('plan over HTTP: Range requests only, the header and nothing of the data; t
   const big = safetensors({ 'a.weight': { dtype: 'F16', shape: [16 << 20], data: new Uint8Array(32 << 20) }, 'b.weight': { dtype: 'F32', shape: [4], data: new Uint8Array(16) } });
   const srv = await serve(new Map([['/m.safetensors', tiny], ['/big.safetensors', big]]));
   try {
-    const p = await ws.plan(`${srv.base}/m.safetensors`, { dtype: 'f16', limits: { maxBufferSize: 200000 } });
+    // quantization: false: no config.json is looked for beside the URL (see below).
+    const p = await ws.plan(`${srv.base}/m.safetensors`, { dtype: 'f16', limits: { maxBufferSize: 200000 }, quantization: false });
     const local = await ws.plan(join(repo, 'samples', 'tiny-llama.safetensors'), { dtype: 'f16', limits: { maxBufferSize: 200000 } });
     assert.deepEqual({ ...p, files: null }, { ...local, files: null });
     assert.deepEqual(p.files.map((f) => f.size), [tiny.length]);
     assert.equal(srv.stats.requests, srv.stats.rangeRequests, 'every request a Range request');
     assert.equal(srv.stats.requests, 1);
+    // Without it, the plan asks for the config.json beside the model too (the CLI reads it beside a
+    // path or URL alike): this server has none (404), which is fine.
+    const withConfig = await ws.plan(`${srv.base}/m.safetensors`, { dtype: 'f16', limits: { maxBufferSize: 200000 } });
+    assert.deepEqual({ ...withConfig, files: null }, { ...p, files: null });
+    assert.deepEqual(srv.stats.log.slice(1).map((l) => l.path), ['/m.safetensors']);
+    // The rest were 404s (this server logs only the files it has): config.json, asked for once per
+    // attempt of the loader.
+    assert.ok(srv.stats.requests - srv.stats.log.length >= 1, `${srv.stats.requests} requests, ${srv.stats.log.length} answered`);
+    srv.stats.requests = srv.stats.rangeRequests = srv.stats.log.length;
     const before = srv.stats.bytesSent;
-    const q = await ws.plan(`${srv.base}/big.safetensors`, { dtype: 'f32' });
+    const q = await ws.plan(`${srv.base}/big.safetensors`, { dtype: 'f32', quantization: false });
     assert.deepEqual(q.tensors.map((t) => [t.name, t.byteLength, t.needsSplit, t.overBindingSize]), [['a.weight', 64 << 20, false, false], ['b.weight', 16, false, false]]);
     assert.equal(q.downloadBytes, big.length);
     assert.equal(srv.stats.requests, srv.stats.rangeRequests);

@@ -40,11 +40,12 @@ const MIN_PIECE = 64 << 10;
 const MAX_ATTEMPTS = 8;  // ArenaExhausted retries: one per part whose size the input decides
 const roundUp64 = (n) => Math.ceil(n / 64) * 64;
 
-// A user input that does not exist: a path (ENOENT) or an HTTP 404.
+// A user input that does not exist: a path (ENOENT) or an HTTP 404 / 410.
 export function isMissing(e) {
   let c = e;
   for (let depth = 0; c && depth < 4; depth++, c = c.cause) if (c.code === 'ENOENT') return true;
-  return e?.code === 'IoError' && /\bHTTP 404\b/.test(e.message);
+  // HTTP 404 and 410, as the CLI's URL reader says Missing (tools/cli/http_source.cpp).
+  return e?.code === 'IoError' && /\bHTTP 4(04|10)\b/.test(e.message);
 }
 
 // One file's bytes as the loader asks for them.

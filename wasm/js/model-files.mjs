@@ -9,8 +9,12 @@
 //   { uqff: [sources] }    a UQFF directory
 //   { gguf: [sources] }    a split GGUF model's splits, in any order
 //   { ollama, blobs }      an Ollama manifest and where its blobs are
-// The loader's request for config.json (MLX) is answered by the `quantization` option, else by a
-// config.json among the files of `{ index, shards }`; nothing is fetched beside a URL or path.
+// The loader asks for config.json when the model's convention reads it (a plain safetensors model
+// may be MLX, FP8, ... by its quantization section; the CLI reads it beside a path the same way).
+// It is answered by the `quantization` option, else by the config.json beside a URL or path (the
+// index's, for a sharded model), else by one among the files of `{ index, shards }`; a File,
+// bytes or a stream given alone have nothing beside them. One that is not there is no error.
+// `quantization: false` says there is none (no request: a cached model loads offline).
 import { toSource, toUrl, readAll } from './sources.mjs';
 import { makeError, inShard } from './errors.mjs';
 import { Entry } from './loader.mjs';
@@ -80,6 +84,8 @@ function base(options, o) {
   const config = configBytes(options.quantization);
   return {
     listing: null, seekable: true, remote: false, configFromOption: config !== null,
+    // config.json beside the model (a URL or path): looked for unless the option gave one or none.
+    configBeside: config === null && options.quantization !== false,
     // An I/O error of a file the model's documents name carries its name.
     place(e, file) { return file.kind === 'config' || this.shardName(file) === null ? e : inShard(e, this.shardName(file)); },
     config,
@@ -194,7 +200,7 @@ async function describe(source, options) {
       return base(options, {
         kind: 'sharded', entry: Entry.shardIndex, name, remote: isRemote(url), seekable: !!index.seekable && !!index.range,
         opened: index,
-        input(file) { return file.kind === 'config' ? this.config : file.kind === 'index' ? index : new URL(file.name, url); },
+        input(file) { return file.kind === 'config' ? this.config ?? (this.configBeside ? new URL('config.json', url) : null) : file.kind === 'index' ? index : new URL(file.name, url); },
         shardName: (file) => (file.kind === 'shard' ? file.name : null),
       });
     }
@@ -215,13 +221,13 @@ function listEntryName(input) {
 }
 
 // One file, opened already (its first response says whether it can seek). A split GGUF model's
-// other splits, which the loader names from it, are found beside a URL or path (`sibling`); a
-// File or bytes given alone have none (GgufSplitMissing names the first).
+// other splits, which the loader names from it, and config.json are found beside a URL or path
+// (`sibling`); a File or bytes given alone have none (GgufSplitMissing names the first).
 function single(options, src, name, remote, sibling) {
   return base(options, {
     kind: 'file', entry: Entry.file, name: name || 'model', seekable: !!src.seekable && !!src.range, remote,
     input(file) {
-      if (file.kind === 'config') return this.config;
+      if (file.kind === 'config') return this.config ?? (this.configBeside && sibling ? sibling('config.json') : null);
       if (file.kind === 'split' && file.name !== this.name) return sibling ? sibling(file.name) : null;
       return src;
     },

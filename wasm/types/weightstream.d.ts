@@ -238,8 +238,10 @@ export interface LoadOptions extends CommonOptions {
   filter?: Filter;
   /** Minimum milliseconds between progress reports (default 100). */
   progressInterval?: number;
-  /** MLX models: config.json, or its "quantization" object ({group_size, bits, mode}, per-layer overrides). */
-  quantization?: Record<string, unknown> | null;
+  /** The model's config.json, or its "quantization" object (MLX: {group_size, bits, mode}, per-layer
+   * overrides). When absent, the config.json beside a URL or path is read (as the CLI does; none
+   * there is fine); false: there is none, and nothing is requested for it. */
+  quantization?: Record<string, unknown> | null | false;
   /** Kernel family for decoding (default 'auto': SIMD128). */
   kernel?: 'auto' | 'reference' | 'simd128';
 }
@@ -267,7 +269,7 @@ export type PlainArrays<H> = H extends object ? {
 } : H;
 /** inspect()'s options. */
 export interface InspectOptions extends CommonOptions {
-  quantization?: Record<string, unknown> | null;
+  quantization?: Record<string, unknown> | null | false;
   /** Deprecated (removed in 0.5): `tensors` and `logical.weights` as plain arrays of every object,
    * as before 0.4, instead of lazy views (LazyList). */
   plainArrays?: boolean;
@@ -563,7 +565,7 @@ export interface PlanOptions extends CommonOptions {
   split?: boolean;
   /** Bytes the GPU buffers may take in all. */
   budget?: number | bigint;
-  quantization?: Record<string, unknown> | null;
+  quantization?: Record<string, unknown> | null | false;
   /** As loadToWebGPU's: which tensors the GPU would decode ('gpu' assumes a device). */
   decode?: 'cpu' | 'gpu' | 'auto';
   /** With cache: 'opfs': the StorageManager whose estimate() / persisted() are checked (default navigator.storage). */
