@@ -23,10 +23,9 @@ inline const uint8_t* skip_ws(const uint8_t* p, const uint8_t* end) {
 }
 
 inline int hex_value(uint8_t c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+  if (uint8_t(c - '0') <= 9) return c - '0';
+  uint8_t lower = uint8_t((c | 0x20) - 'a');  // 'A'..'F' and 'a'..'f' alike; nothing else lands on 0..5
+  return lower <= 5 ? lower + 10 : -1;
 }
 
 }  // namespace
