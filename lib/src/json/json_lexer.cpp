@@ -24,7 +24,8 @@ inline const uint8_t* skip_ws(const uint8_t* p, const uint8_t* end) {
 
 inline int hex_value(uint8_t c) {
   if (uint8_t(c - '0') <= 9) return c - '0';
-  uint8_t lower = uint8_t((c | 0x20) - 'a');  // 'A'..'F' and 'a'..'f' alike; nothing else lands on 0..5
+  // 'A'..'F' and 'a'..'f' alike: nothing else lands on 0..5.
+  uint8_t lower = uint8_t((c | 0x20) - 'a');
   return lower <= 5 ? lower + 10 : -1;
 }
 
