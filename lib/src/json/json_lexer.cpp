@@ -263,7 +263,8 @@ JsonLexer::Token JsonLexer::lex_string(const uint8_t*& p, const uint8_t* end) {
     while (utf8_need_ != 0) {
       if (p == end) goto out_of_input;
       uint8_t c = *p;
-      if (c < (utf8_lo_ | 0x80) || c > (utf8_hi_ ^ 0xBF)) return string_error(Status::InvalidUtf8, at_pos(p), run, p);
+      if (c < (utf8_lo_ | 0x80) || c > (utf8_hi_ ^ 0xBF))
+        return string_error(Status::InvalidUtf8, at_pos(p), run, p);
       utf8_lo_ = 0;  // 0x80..0xBF from here
       utf8_hi_ = 0;
       --utf8_need_;
