@@ -13,6 +13,9 @@ namespace {
 
 const char* const kLiterals[3] = {"true", "false", "null"};
 const uint8_t kLiteralLen[3] = {4, 5, 4};
+// The short escapes: the byte after the backslash (the first 8), then the byte it stands for.
+const char kShortEscapes[16] = {'"', '\\', '/', 'b', 'f', 'n', 'r', 't',
+                                '"', '\\', '/', '\b', '\f', '\n', '\r', '\t'};
 
 inline const uint8_t* skip_ws(const uint8_t* p, const uint8_t* end) {
   while (p < end && json_is_ws(*p)) ++p;
@@ -20,16 +23,16 @@ inline const uint8_t* skip_ws(const uint8_t* p, const uint8_t* end) {
 }
 
 inline int hex_value(uint8_t c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+  if (uint8_t(c - '0') <= 9) return c - '0';
+  // 'A'..'F' and 'a'..'f' alike: nothing else lands on 0..5.
+  uint8_t lower = uint8_t((c | 0x20) - 'a');
+  return lower <= 5 ? lower + 10 : -1;
 }
 
 }  // namespace
 
 void JsonLexer::reset(uint32_t max_nesting) {
-  *this = JsonLexer();
+  static_cast<JsonLexerState&>(*this) = JsonLexerState();
   max_nesting_ = max_nesting < kMaxNestingSupported ? max_nesting : kMaxNestingSupported;
 }
 
@@ -72,11 +75,11 @@ JsonLexer::Token JsonLexer::string_error(Status s, uint64_t pos, const uint8_t* 
 JsonLexer::Token JsonLexer::push(bool is_object, const uint8_t* at) {
   tok_pos_ = at_pos(at);
   if (depth_ >= max_nesting_) return fail(Status::NestingTooDeep, at);
-  uint64_t bit = uint64_t(1) << (depth_ & 63);
+  uint32_t bit = uint32_t(1) << (depth_ & 31);
   if (is_object)
-    stack_[depth_ >> 6] |= bit;
+    stack_[depth_ >> 5] |= bit;
   else
-    stack_[depth_ >> 6] &= ~bit;
+    stack_[depth_ >> 5] &= ~bit;
   ++depth_;
   state_ = is_object ? kObjectFirst : kArrayFirst;
   return is_object ? kObjectBegin : kArrayBegin;
@@ -152,22 +155,15 @@ JsonLexer::Token JsonLexer::lex(const uint8_t*& p, const uint8_t* end) {
           case '0': case '1': case '2': case '3': case '4':
           case '5': case '6': case '7': case '8': case '9':
             tok_pos_ = at_pos(p);
-            num_minus_ = c == '-';
-            num_value_ = 0;
-            num_u64_ok_ = !num_minus_;
+            num_u64_ok_ = c != '-';
             num_full_ = false;
             num_e_neg_ = false;
             num_exp_ = 0;
             num_e_ = 0;
-            if (c == '-') {
-              state_ = kNumMinus;
-            } else if (c == '0') {
-              state_ = kNumZero;
-            } else {
-              num_value_ = uint64_t(c - '0');
-              state_ = kNumInt;
-            }
-            ++p;
+            // The first digit is read in kNumMinus, after the sign if there is one (one copy of
+            // the first digit's rules: code size).
+            state_ = kNumMinus;
+            if (c == '-') ++p;
             continue;
           case 't':
           case 'f':
@@ -267,9 +263,10 @@ JsonLexer::Token JsonLexer::lex_string(const uint8_t*& p, const uint8_t* end) {
     while (utf8_need_ != 0) {
       if (p == end) goto out_of_input;
       uint8_t c = *p;
-      if (c < utf8_lo_ || c > utf8_hi_) return string_error(Status::InvalidUtf8, at_pos(p), run, p);
-      utf8_lo_ = 0x80;
-      utf8_hi_ = 0xBF;
+      if (c < (utf8_lo_ | 0x80) || c > (utf8_hi_ ^ 0xBF))
+        return string_error(Status::InvalidUtf8, at_pos(p), run, p);
+      utf8_lo_ = 0;  // 0x80..0xBF from here
+      utf8_hi_ = 0;
       --utf8_need_;
       ++p;
     }
@@ -296,12 +293,12 @@ JsonLexer::Token JsonLexer::lex_string(const uint8_t*& p, const uint8_t* end) {
           utf8_need_ = 1;
         } else if (c >= 0xE0 && c <= 0xEF) {
           utf8_need_ = 2;
-          if (c == 0xE0) utf8_lo_ = 0xA0;       // no overlong 3-byte forms
-          else if (c == 0xED) utf8_hi_ = 0x9F;  // no UTF-16 surrogates
+          if (c == 0xE0) utf8_lo_ = 0xA0;              // no overlong 3-byte forms
+          else if (c == 0xED) utf8_hi_ = 0x9F ^ 0xBF;  // no UTF-16 surrogates
         } else if (c >= 0xF0 && c <= 0xF4) {
           utf8_need_ = 3;
-          if (c == 0xF0) utf8_lo_ = 0x90;       // no overlong 4-byte forms
-          else if (c == 0xF4) utf8_hi_ = 0x8F;  // nothing above U+10FFFF
+          if (c == 0xF0) utf8_lo_ = 0x90;              // no overlong 4-byte forms
+          else if (c == 0xF4) utf8_hi_ = 0x8F ^ 0xBF;  // nothing above U+10FFFF
         } else {
           return string_error(Status::InvalidUtf8, at_pos(p), run, p);
         }
@@ -324,27 +321,19 @@ JsonLexer::Token JsonLexer::lex_escape(const uint8_t*& p, const uint8_t* end) {
     uint8_t c = *p;
     switch (state_) {
       case kEscape: {
-        uint8_t out;
-        switch (c) {
-          case '"': out = '"'; break;
-          case '\\': out = '\\'; break;
-          case '/': out = '/'; break;
-          case 'b': out = '\b'; break;
-          case 'f': out = '\f'; break;
-          case 'n': out = '\n'; break;
-          case 'r': out = '\r'; break;
-          case 't': out = '\t'; break;
-          case 'u':
+        // The short escapes as a table (a switch is a jump table and a case each: code size).
+        for (int i = 0; i < 8; ++i) {
+          if (c == uint8_t(kShortEscapes[i])) {
             ++p;
-            state_ = kUnicode;
-            hex_count_ = 0;
-            hex_value_ = 0;
-            continue;
-          default:
-            return string_error(Status::JsonInvalidEscape, at_pos(p), p, p);
+            return emit_codepoint(uint8_t(kShortEscapes[8 + i]));
+          }
         }
+        if (c != 'u') return string_error(Status::JsonInvalidEscape, at_pos(p), p, p);
         ++p;
-        return emit_codepoint(out);
+        state_ = kUnicode;
+        hex_count_ = 0;
+        hex_value_ = 0;
+        continue;
       }
       case kUnicode:
       case kSurrogateUnicode: {
@@ -438,7 +427,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
     uint8_t c = *p;
     bool digit = c >= '0' && c <= '9';
     switch (state_) {
-      case kNumMinus:
+      case kNumMinus:  // the first digit, after the sign if any
         if (!digit) goto bad;
         state_ = c == '0' ? kNumZero : kNumInt;
         num_value_ = uint64_t(c - '0');  // the magnitude's first digit (number_out_of_range)
@@ -446,21 +435,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
         continue;
       case kNumZero:
         if (digit) goto bad;  // leading zeros are not JSON
-        if (c == '.') {
-          state_ = kNumFrac0;
-          num_u64_ok_ = false;
-          num_full_ = false;  // serde_json's parse_decimal tries the significand again
-          ++p;
-          continue;
-        }
-        if (c == 'e' || c == 'E') {
-          state_ = kNumExp0;
-          num_u64_ok_ = false;
-          ++p;
-          continue;
-        }
-        end_scalar();
-        return kNumber;
+        goto after_int;
       case kNumInt:
         // The digit loop: shapes and offsets that the fast path leaves to this one are spent here.
         while (digit) {
@@ -474,6 +449,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
           c = *p;
           digit = c >= '0' && c <= '9';
         }
+      after_int:  // the integer part ended (one copy of what may follow it: code size)
         if (c == '.') {
           state_ = kNumFrac0;
           num_u64_ok_ = false;
@@ -481,14 +457,7 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
           ++p;
           continue;
         }
-        if (c == 'e' || c == 'E') {
-          state_ = kNumExp0;
-          num_u64_ok_ = false;
-          ++p;
-          continue;
-        }
-        end_scalar();
-        return kNumber;
+        goto after_frac;
       case kNumFrac0:
         if (!digit) goto bad;
         state_ = kNumFrac;
@@ -501,8 +470,10 @@ JsonLexer::Token JsonLexer::lex_number(const uint8_t*& p, const uint8_t* end) {
           ++p;
           continue;
         }
+      after_frac:  // the integer or fraction part ended
         if (c == 'e' || c == 'E') {
           state_ = kNumExp0;
+          num_u64_ok_ = false;
           ++p;
           continue;
         }

@@ -16,8 +16,59 @@
 namespace ws {
 namespace detail {
 
-class JsonLexer {
+// The lexer's working state: plain data, value-initialized as one block (zeros: state kValue,
+// status Ok) instead of member by member (the microcontroller build counts every byte of code).
+struct JsonLexerState {
+  enum State : uint8_t {
+    kValue, kArrayFirst, kObjectFirst, kObjectKey, kColon, kAfterValue, kDone,
+    kString, kEscape, kUnicode, kSurrogateBackslash, kSurrogateU, kSurrogateUnicode,
+    kNumMinus, kNumZero, kNumInt, kNumFrac0, kNumFrac, kNumExp0, kNumExpSign, kNumExp,
+    kLiteral,
+  };
+  bool has_deferred_;  // a string error waiting behind the piece that precedes it
+  Status deferred_status_;
+  uint64_t deferred_pos_;
+
+  State state_;
+  Status status_;
+  bool in_key_;
+  bool piece_first_, piece_last_;
+  bool pending_first_;
+  bool num_u64_ok_;
+  // serde_json's view of the current number (number_out_of_range): num_value_ is its significand
+  // (the magnitude's leading digits while they fit u64), num_exp_ the power of ten the dropped
+  // integer digits and the kept fraction digits make, num_e_ the written exponent.
+  bool num_full_;  // the significand took its last digit
+  bool num_e_neg_;
+  int32_t num_exp_;
+  uint32_t num_e_;  // saturates at 10^8 or more
+  uint8_t utf8_need_;  // continuation bytes still expected
+  // Allowed range of the next continuation byte, stored so that zero is the usual 0x80..0xBF:
+  // the lowest is utf8_lo_ | 0x80, the highest utf8_hi_ ^ 0xBF (the state starts as zeros).
+  uint8_t utf8_lo_, utf8_hi_;
+  uint8_t hex_count_;
+  uint8_t lit_index_;
+  uint8_t lit_kind_;
+  uint32_t hex_value_;
+  uint32_t high_surrogate_;
+  uint32_t depth_;
+  uint32_t max_nesting_;
+  uint64_t num_value_;
+  uint64_t pos_, tok_pos_, err_pos_, str_pos_;
+  const uint8_t* base_;  // start of the current next() call's input, at base_pos_
+  uint64_t base_pos_;
+  const uint8_t* piece_;
+  size_t piece_size_;
+  uint8_t esc_buf_[4];
+  // One bit per open container, 1 for an object; in 32-bit words (shifts of a u64 are a dozen
+  // instructions on a 32-bit core).
+  uint32_t stack_[kMaxNestingSupported / 32];
+};
+
+class JsonLexer : private JsonLexerState {
  public:
+  JsonLexer() : JsonLexerState() { max_nesting_ = 128; }
+
   enum Token : uint8_t {
     kNeedMore,     // every byte given was consumed
     kObjectBegin,
@@ -78,12 +129,6 @@ class JsonLexer {
   bool number_out_of_range() const;
 
  private:
-  enum State : uint8_t {
-    kValue, kArrayFirst, kObjectFirst, kObjectKey, kColon, kAfterValue, kDone,
-    kString, kEscape, kUnicode, kSurrogateBackslash, kSurrogateU, kSurrogateUnicode,
-    kNumMinus, kNumZero, kNumInt, kNumFrac0, kNumFrac, kNumExp0, kNumExpSign, kNumExp,
-    kLiteral,
-  };
   Token lex(const uint8_t*& p, const uint8_t* end);
   Token fail(Status s, const uint8_t* at);
   Token fail_pos(Status s, uint64_t pos);
@@ -97,45 +142,10 @@ class JsonLexer {
   void end_scalar() { state_ = depth_ == 0 ? kDone : kAfterValue; }
   uint64_t at_pos(const uint8_t* at) const { return base_pos_ + uint64_t(at - base_); }
   bool top_is_object() const {
-    return (stack_[(depth_ - 1) >> 6] >> ((depth_ - 1) & 63)) & 1;
+    return (stack_[(depth_ - 1) >> 5] >> ((depth_ - 1) & 31)) & 1;
   }
   Token emit_piece(const uint8_t* data, size_t n, bool last);
   Token emit_codepoint(uint32_t cp);
-  bool num_minus_ = false;
-  bool has_deferred_ = false;  // a string error waiting behind the piece that precedes it
-  Status deferred_status_ = Status::Ok;
-  uint64_t deferred_pos_ = 0;
-
-  State state_ = kValue;
-  Status status_ = Status::Ok;
-  bool in_key_ = false;
-  bool piece_first_ = false, piece_last_ = false;
-  bool pending_first_ = false;
-  bool num_u64_ok_ = false;
-  // serde_json's view of the current number (number_out_of_range): num_value_ is its significand
-  // (the magnitude's leading digits while they fit u64), num_exp_ the power of ten the dropped
-  // integer digits and the kept fraction digits make, num_e_ the written exponent.
-  bool num_full_ = false;     // the significand took its last digit
-  bool num_e_neg_ = false;
-  int32_t num_exp_ = 0;
-  uint32_t num_e_ = 0;        // saturates at 10^8 or more
-  uint8_t utf8_need_ = 0;           // continuation bytes still expected
-  uint8_t utf8_lo_ = 0x80, utf8_hi_ = 0xBF;  // allowed range of the next continuation byte
-  uint8_t hex_count_ = 0;
-  uint8_t lit_index_ = 0;
-  uint8_t lit_kind_ = 0;
-  uint32_t hex_value_ = 0;
-  uint32_t high_surrogate_ = 0;
-  uint32_t depth_ = 0;
-  uint32_t max_nesting_ = 128;
-  uint64_t num_value_ = 0;
-  uint64_t pos_ = 0, tok_pos_ = 0, err_pos_ = 0, str_pos_ = 0;
-  const uint8_t* base_ = nullptr;  // start of the current next() call's input, at base_pos_
-  uint64_t base_pos_ = 0;
-  const uint8_t* piece_ = nullptr;
-  size_t piece_size_ = 0;
-  uint8_t esc_buf_[4] = {};
-  uint64_t stack_[kMaxNestingSupported / 64] = {};
 };
 
 }  // namespace detail
