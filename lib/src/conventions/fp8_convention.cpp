@@ -118,7 +118,7 @@ Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
         if (add_weight(w) != Status::Ok) return error_.code;
         continue;
       }
-      if (inv.present() && per.present()) return fail(Status::ConventionCompanionShape, per, name);
+      if (inv.present() && per.present()) return fail(Status::ConventionCompanionShape, per, tensor(per).name);
       const TensorRef sr = inv.present() ? inv : per;
       const TensorInfo s = tensor(sr);
       // The weight: a 2-D FP8 matrix [out, in].
@@ -130,7 +130,7 @@ Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
           return refuse(Status::ConfigInvalidQuantization, r, kWhat, sizeof kWhat - 1, nullptr);
         }
         if (!block_scale_dtype(s.dtype(), config && config->scale_fmt_ue8m0()))
-          return fail(Status::ConventionCompanionShape, sr, name);
+          return fail(Status::ConventionCompanionShape, sr, s.name);
         const uint64_t br = stated ? config->block_size(0) : kDefaultBlock;
         const uint64_t bc = stated ? config->block_size(1) : kDefaultBlock;
         const uint64_t grid_rows = rows / br + (rows % br != 0), grid_cols = cols / bc + (cols % bc != 0);
@@ -143,7 +143,7 @@ Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
                 "weight_block_size: no config.json states it, and the scale grid does not fit 128 x 128";
             return refuse(Status::ConventionUnknownParams, r, kWhat, sizeof kWhat - 1, nullptr);
           }
-          fail(Status::ConventionCompanionShape, sr, name);
+          fail(Status::ConventionCompanionShape, sr, s.name);
           error_.set_expected(grid_rows * grid_cols);
           error_.set_found(s.element_count());
           return error_.code;
@@ -152,13 +152,13 @@ Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
         w.fp8_block[1] = uint32_t(bc);
       } else {
         // weight_scale: one scale (a scalar or [1]), or one per output channel ([out, 1] / [out]).
-        if (!is_float_scale(s.dtype())) return fail(Status::ConventionCompanionShape, sr, name);
+        if (!is_float_scale(s.dtype())) return fail(Status::ConventionCompanionShape, sr, s.name);
         uint64_t sshape[kMaxLogicalRank] = {};
         const uint32_t srank = s.rank <= kMaxLogicalRank ? s.copy_shape(sshape, kMaxLogicalRank) : 0;
         const uint64_t n = s.element_count();
         const bool channel = n == rows && ((srank == 2 && sshape[1] == 1) || srank == 1) && rows != 1;
         if (n != 1 && !channel) {
-          fail(Status::ConventionCompanionShape, sr, name);
+          fail(Status::ConventionCompanionShape, sr, s.name);
           error_.set_expected(rows);
           error_.set_found(n);
           return error_.code;
