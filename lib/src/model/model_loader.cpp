@@ -1063,6 +1063,7 @@ ModelEvent ModelLoader::build() {
     const ConventionDescriptor& d =
         method_row ? *method_row : resolve_convention(uint8_t(entry_), signal_bits_, config_used_);
     convention_ = d.id;
+    if (method_row) config_used_ = true;  // its parameters (weight_block_size) come from there
     // A scheme this reader does not decode, named by config.json or (when neither the entry nor
     // the files' metadata say what the model is) by its tensor names, is refused before any build.
     s = refuse_undecoded_quantization(*model_, config_, resolve_convention(uint8_t(entry_), signal_bits_, false).plain);
