@@ -23,7 +23,10 @@ namespace ws {
 namespace kernels {
 
 // The unit: the largest power of two up to 256 dividing both cols and bc (1 when either is odd).
+// The kernels compute it from the spec themselves (a caller of the kernel table directly gives
+// no group).
 inline uint32_t fp8_block_unit(uint64_t cols, uint64_t bc) {
+  if (cols == 0 || bc == 0) return 1;
   uint32_t g = 256;
   while (g > 1 && (cols % g != 0 || bc % g != 0)) g >>= 1;
   return g;

@@ -12,7 +12,7 @@ namespace kernels {
 
 void ref::Fp8Block(const uint8_t* src, size_t n_blocks, float* dst, const KernelContext& ctx) {
   const DequantSpec& s = *ctx.spec;
-  const uint32_t g = s.group;  // the Dequantizer's unit (fp8_block_unit)
+  const uint32_t g = fp8_block_unit(s.row_elems, s.block_cols);  // the Dequantizer's unit
   const bool e5m2 = s.element_dtype == DType::F8_E5M2;
   for (size_t b = 0; b < n_blocks; ++b) {
     const float scale = fp8_unit_scale(s, (ctx.first_block + b) * g);

@@ -35,7 +35,7 @@ inline void fp8_unit(const uint8_t* q, float* y, uint32_t g, float scale, bool e
 
 void Fp8Block_body(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
   const DequantSpec& s = *ctx.spec;
-  const uint32_t g = s.group;
+  const uint32_t g = fp8_block_unit(s.row_elems, s.block_cols);
   const bool e5m2 = s.element_dtype == DType::F8_E5M2;
   for (size_t b = 0; b < n; ++b)
     fp8_unit(src + b * g, dst + b * g, g, fp8_unit_scale(s, (ctx.first_block + b) * g), e5m2);
@@ -46,12 +46,13 @@ void Fp8Block_body(const uint8_t* src, size_t n, float* dst, const KernelContext
 namespace simd {
 
 void Fp8Block(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
-  run_kernel(Fp8Block_body, src, n, dst, ctx, ctx.spec->group, ctx.spec->group);
+  const uint32_t g = fp8_block_unit(ctx.spec->row_elems, ctx.spec->block_cols);
+  run_kernel(Fp8Block_body, src, n, dst, ctx, g, g);
 }
 
 void Fp8Block_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const DequantSpec& s = *ctx.spec;
-  const uint32_t g = s.group;
+  const uint32_t g = fp8_block_unit(s.row_elems, s.block_cols);
   const bool e5m2 = s.element_dtype == DType::F8_E5M2;
   alignas(16) float tile[256];
   // Small units are gathered into one tile: up to 256 values per f32_to_f16_row call.
