@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -373,4 +374,70 @@ TEST(QuantizedHubFp8, ParametersNameMethodBlockAndScaleDtype) {
       "model.layers.0.self_attn.q_proj.weight method=fp8 scaling=block block_rows=3 block_cols=5 weight_dtype=F8_E4M3 "
       "scale_dtype=BF16"};
   EXPECT_EQ(got, want);
+}
+
+// The rest of FP8's malformed neighbours, on models built in memory (quant_method fp8, 4 x 4 blocks):
+// each an exact status at the tensor it names.
+TEST(QuantizedHubFp8, MalformedNeighboursInMemory) {
+  const std::string cfg = "{\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": [4, 4]}}";
+  struct Case {
+    std::vector<T> tensors;
+    ws::Status status;
+    std::string tensor;
+    uint64_t expected = 0, found = 0;  // ConventionCompanionShape of a grid: element counts
+  };
+  const std::vector<Case> cases = {
+      // Both scales: which one would multiply is not said.
+      {{{"m.weight", "F8_E4M3", {4, 8}, 32}, {"m.weight_scale_inv", "F32", {1, 2}, 8}, {"m.weight_scale", "F32", {}, 4}},
+       ws::Status::ConventionCompanionShape, "m.weight_scale"},
+      // A scale beside a BF16 weight, and beside a 3-D FP8 one.
+      {{{"m.weight", "BF16", {4, 8}, 64}, {"m.weight_scale_inv", "F32", {1, 2}, 8}}, ws::Status::ConventionCompanionShape, "m.weight"},
+      {{{"m.weight", "F8_E4M3", {2, 4, 8}, 64}, {"m.weight_scale_inv", "F32", {2, 1, 2}, 16}},
+       ws::Status::ConventionCompanionShape, "m.weight"},
+      // A scale with no weight.
+      {{{"m.weight_scale_inv", "F32", {1, 2}, 8}, {"n.weight", "F8_E4M3", {4, 4}, 16}, {"n.weight_scale_inv", "F32", {1, 1}, 4}},
+       ws::Status::ConventionOrphanCompanion, "m.weight_scale_inv"},
+      // weight_scale neither one value nor one per row: [2, 2] over 4 rows.
+      {{{"m.weight", "F8_E4M3", {4, 8}, 32}, {"m.weight_scale", "F32", {2, 2}, 16}}, ws::Status::ConventionCompanionShape,
+       "m.weight_scale", 4, 4},
+      // A [3, 2] grid where [4, 8] in 4 x 4 blocks is [1, 2].
+      {{{"m.weight", "F8_E4M3", {4, 8}, 32}, {"m.weight_scale_inv", "F32", {3, 2}, 24}}, ws::Status::ConventionCompanionShape,
+       "m.weight_scale_inv", 2, 6},
+  };
+  for (const Case& c : cases) {
+    const LoadResult r = load_memory(safetensors(c.tensors), &cfg);
+    EXPECT_EQ(r.code, c.status) << c.tensor << ": " << r.verdict();
+    EXPECT_EQ(r.tensor, c.tensor) << r.verdict();
+    if (c.expected) {
+      EXPECT_EQ(r.expected, c.expected) << c.tensor;
+      EXPECT_EQ(r.found, c.found) << c.tensor;
+    }
+  }
+  // Without config.json, a `.weight_scale` alone is not FP8's to decode (vLLM's per-tensor layout
+  // needs the config): still refused by name.
+  const LoadResult r = load_memory(safetensors({{"m.weight", "F8_E4M3", {2, 2}, 4}, {"m.weight_scale", "F32", {}, 4}}), nullptr);
+  EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << r.verdict();
+}
+
+// The config reader keeps FP8's parameters whatever the pieces: weight_block_size and scale_fmt.
+TEST(QuantizedHubFp8, ConfigReaderTakesBlockSizeAndScaleFmt) {
+  const std::string text = "{\"quantization_config\": {\"activation_scheme\": \"dynamic\", \"quant_method\": \"fp8\", "
+                           "\"scale_fmt\": \"ue8m0\", \"weight_block_size\": [128, 64]}}";
+  for (size_t piece : {text.size(), size_t(1), size_t(5)}) {
+    ws::MlxQuantConfig c(g_arena, sizeof g_arena);
+    for (size_t at = 0; at < text.size(); at += piece)
+      ASSERT_EQ(c.feed(text.data() + at, std::min(piece, text.size() - at)), ws::Status::Ok);
+    ASSERT_EQ(c.finish(), ws::Status::Ok);
+    EXPECT_TRUE(c.has_block_size());
+    EXPECT_FALSE(c.block_size_invalid());
+    EXPECT_EQ(c.block_size(0), 128u);
+    EXPECT_EQ(c.block_size(1), 64u);
+    EXPECT_TRUE(c.scale_fmt_ue8m0());
+  }
+  for (const char* bad : {"[0, 4]", "[4.5, 4]", "[4]", "[4, 4, 4]", "\"128\"", "[-4, 4]", "[[4], 4]"}) {
+    ws::MlxQuantConfig c(g_arena, sizeof g_arena);
+    const std::string t = std::string("{\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": ") + bad + "}}";
+    ASSERT_EQ(parse_config(t, &c), ws::Status::Ok) << bad;
+    EXPECT_TRUE(c.block_size_invalid()) << bad;
+  }
 }

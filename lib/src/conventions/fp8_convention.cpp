@@ -107,14 +107,15 @@ Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
       LogicalWeight w;
       plain_weight(r, &w);
       TensorRef inv, per;
-      if (ends_with(name, ".weight", &base)) {
+      const bool is_weight = ends_with(name, ".weight", &base);
+      if (is_weight) {
         inv = find_concat(name.data, base, ".weight_scale_inv");
         per = find_concat(name.data, base, ".weight_scale");
       }
       const TensorInfo p = tensor(r);
       if (!inv.present() && !per.present()) {
         // No scale: an unquantized module (BF16), or an FP8 weight whose scale is missing.
-        if (base != 0 && is_fp8(p.dtype())) return fail(Status::ConventionMissingCompanion, r, name);
+        if (is_weight && is_fp8(p.dtype())) return fail(Status::ConventionMissingCompanion, r, name);
         if (add_weight(w) != Status::Ok) return error_.code;
         continue;
       }
