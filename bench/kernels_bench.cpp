@@ -113,6 +113,15 @@ std::vector<Row> all_rows() {
                         QuantFormat::MXFP4, QuantFormat::NVFP4, QuantFormat::TQ2_0, QuantFormat::Q1_0, QuantFormat::Q2_0})
     add(f, false);
   for (uint32_t bits : {2u, 3u, 5u, 6u, 8u}) affine(bits, 64, DType::BF16, false);
+  // The Hub's FP8 (DeepSeek-V3 / Qwen3 FP8): F8_E4M3 rows of 2048 values, one scale per 128 x 128
+  // block (F32, as transformers' FP8Linear; BF16 as other writers cast it).
+  for (DType dt : {DType::F32, DType::BF16}) {
+    Row r;
+    r.format = QuantFormat::Fp8Block;
+    r.scale_dtype = dt;
+    r.name = std::string("fp8-block-128-") + (dt == DType::F32 ? "f32" : "bf16");
+    rows.push_back(r);
+  }
   for (QuantFormat f : {QuantFormat::MlxMxfp4, QuantFormat::MlxMxfp8, QuantFormat::MlxNvfp4, QuantFormat::F8_E4M3,
                         QuantFormat::F8_E5M2, QuantFormat::F8_E8M0, QuantFormat::Q8_K, QuantFormat::TQ1_0, QuantFormat::I2_S,
                         QuantFormat::F8Q8, QuantFormat::IQ2_XXS, QuantFormat::IQ2_XS, QuantFormat::IQ2_S,
@@ -160,7 +169,11 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
     t.block_elems = row.group;
     t.block_bytes = row.group * row.bits / 8;
   }
+  // Fp8Block: the decoder's unit for rows of 2048 and 128-column blocks is 128 values; whole rows.
+  constexpr size_t kFp8Cols = 2048, kFp8Block = 128;
+  if (row.format == QuantFormat::Fp8Block) t.block_elems = t.block_bytes = kFp8Block;
   t.blocks = std::max<size_t>(1, input_bytes / t.block_bytes);
+  if (row.format == QuantFormat::Fp8Block) t.blocks = std::max<size_t>(1, t.blocks / 16) * 16;
   t.data.resize(t.blocks * t.block_bytes);
   Rng r{seed};
   for (size_t i = 0; i < t.data.size(); i += 8) {
@@ -196,6 +209,10 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
       case QuantFormat::F8_E4M3:
         if ((blk[0] & 0x7F) == 0x7F) blk[0] ^= 1;  // not NaN
         break;
+      case QuantFormat::Fp8Block:
+        for (size_t k = 0; k < t.block_bytes; ++k)
+          if ((blk[k] & 0x7F) == 0x7F) blk[k] ^= 1;  // E4M3FN's NaN: not what a writer stores
+        break;
       case QuantFormat::F8_E8M0:
         blk[0] = uint8_t(110 + r.next() % 30);
         break;
@@ -230,7 +247,25 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
   s.group = row.group;
   s.scale_dtype = row.scale_dtype;
   s.elements = uint64_t(t.blocks) * t.block_elems;
-  if (e.info.companion) {
+  if (row.format == QuantFormat::Fp8Block) {
+    const uint64_t rows = s.elements / kFp8Cols, grid = (rows + kFp8Block - 1) / kFp8Block * (kFp8Cols / kFp8Block);
+    const size_t sb = row.scale_dtype == DType::F32 ? 4 : 2;
+    t.scales.resize(grid * sb);
+    for (uint64_t g = 0; g < grid; ++g) {
+      const float f = scale_f32(r);
+      uint32_t u;
+      memcpy(&u, &f, 4);
+      if (sb == 4) memcpy(&t.scales[g * 4], &u, 4);
+      else {
+        const uint16_t h = uint16_t(u >> 16);
+        memcpy(&t.scales[g * 2], &h, 2);
+      }
+    }
+    s.scales = t.scales.data();
+    s.row_elems = kFp8Cols;
+    s.block_rows = s.block_cols = kFp8Block;
+    s.element_dtype = DType::F8_E4M3;
+  } else if (e.info.companion) {
     const size_t sb = row.format == QuantFormat::MlxAffine ? (row.scale_dtype == DType::F32 ? 4 : 2) : 1;
     t.scales.resize(t.blocks * sb);
     if (row.format == QuantFormat::MlxAffine) t.biases.resize(t.blocks * sb);

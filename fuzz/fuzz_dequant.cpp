@@ -140,6 +140,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (spec.format == ws::QuantFormat::MlxAffine && spec.group) block_elems = spec.group;
   if (block_elems == 0) block_elems = 1;
   spec.elements = uint64_t(blocks) * block_elems + (odd_elements ? 1 + (seed_a % 7) : 0);
+  if (spec.format == ws::QuantFormat::Fp8Block) {
+    // A [rows, cols] FP8 weight over a ceil grid of blocks (any sizes, ragged edges; the decoder
+    // picks its unit from cols and the block's columns).
+    spec.row_elems = 1 + data[2] % 80;
+    spec.block_rows = 1 + data[3] % 9;
+    spec.block_cols = 1 + (seed_a >> 8) % 90;
+    spec.element_dtype = (flags & 0x80) ? ws::DType::F8_E5M2 : ws::DType::F8_E4M3;
+    spec.elements = uint64_t(blocks % 17) * spec.row_elems + (odd_elements ? 1 : 0);
+  }
   if (global == 1 || global == 2 || spec.format == ws::QuantFormat::I2_S) {
     spec.has_global_scale = (global != 3) || spec.format == ws::QuantFormat::I2_S;
     spec.global_scale_is_ollama = global == 2;
@@ -152,7 +161,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t sb = 1;
     if (spec.format == ws::QuantFormat::MlxAffine)
       sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
-    const size_t groups = size_t(spec.elements / block_elems);
+    size_t groups = size_t(spec.elements / block_elems);
+    if (spec.format == ws::QuantFormat::Fp8Block) {  // the grid, in the scale dtype
+      const uint64_t rows = spec.elements / spec.row_elems;
+      groups = size_t(((rows + spec.block_rows - 1) / spec.block_rows) *
+                      ((spec.row_elems + spec.block_cols - 1) / spec.block_cols));
+      sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
+    }
     scales.assign(groups * sb ? groups * sb : 1, 0);  // never empty: data() must be non-null
     if (spec.format == ws::QuantFormat::MlxAffine) biases.assign(scales.size(), 0);
   }

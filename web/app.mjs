@@ -230,10 +230,18 @@ function withLogical(h, file) {
   h.plan = l.plan;
   h.convention = l.convention;
   h.logical = l.weights.map((w) => ({
-    name: w.name, format: w.format, mode: w.mode === 'none' ? '—' : w.mode, bits: w.bits, group: w.group, shape: w.shape,
+    name: w.name, format: w.format, mode: w.mode !== 'none' ? w.mode : methodText(w.parameters), bits: w.bits, group: w.group, shape: w.shape,
     bytes: w.bytes, scratch: [w.sequentialScratch, w.seekableScratch], file: w.file ?? file, convention: w.convention,
   }));
   return h;
+}
+
+// A weight with no MLX mode whose convention names a method (FP8): the method and its parameters as
+// the library presents them (inspect()'s `parameters`), e.g. "fp8 block 128×128, F32 scales".
+function methodText(p) {
+  if (!p?.method) return '—';
+  const block = p.scaling === 'block' ? ` ${p.block_rows}×${p.block_cols}` : '';
+  return `${p.method} ${p.scaling ?? ''}${block}${p.scale_dtype ? `, ${p.scale_dtype} scales` : ''}`;
 }
 
 function guessFormat(spec) {
@@ -358,7 +366,8 @@ function showLogical(rows, h) {
     note.dataset.state = 'error';
   } else {
     const config = state.spec?.configName ? `; bits and group size from ${state.spec.configName.split('/').pop()}` : '';
-    const from = h.convention === 'uqff' ? `UQFF ${h.version}: each layer's .weight with its .weight.* companions (format tag, GGML type, shape, scales, …)`
+    const from = h.convention === 'fp8' ? 'FP8 (quant_method fp8): F8_E4M3 weights with their weight_scale_inv (per block) or weight_scale (per tensor / channel); the mode column names the method and block'
+      : h.convention === 'uqff' ? `UQFF ${h.version}: each layer's .weight with its .weight.* companions (format tag, GGML type, shape, scales, …)`
       : h.convention === 'ollama' ? `Ollama ${h.multi ? 'model (every blob of the manifest)' : 'blob'}: packed weights with their scales/biases`
         : `MLX${h.sharded ? ', sharded' : ''}: packed weights with their scales/biases${h.sharded ? ' (which may sit in another shard)' : ''}${config}`;
     const peaks = h.plan ? `; load plan peak scratch: ${fmtInt(h.plan.sequentialPeak)} B from a sequential stream, ${fmtInt(h.plan.seekablePeak)} B from a seekable source` : '';

@@ -36,16 +36,16 @@ std::string params_of(const ws::LogicalWeight& w) {
 }
 
 TEST(ConventionTable, IdsNamesAndPlainness) {
-  ASSERT_EQ(ws::convention_count(), 4u);
-  const char* names[] = {"plain", "mlx", "ollama", "uqff"};
-  for (uint8_t id = 0; id < 4; ++id) {
+  ASSERT_EQ(ws::convention_count(), 5u);
+  const char* names[] = {"plain", "mlx", "ollama", "uqff", "fp8"};
+  for (uint8_t id = 0; id < 5; ++id) {
     const ws::ConventionInfo i = ws::convention_info(ws::Convention{id});
     EXPECT_STREQ(i.name, names[id]);
     EXPECT_STREQ(ws::convention_name(ws::Convention{id}), names[id]);
     EXPECT_EQ(i.plain, id == 0) << names[id];
     EXPECT_EQ(ws::convention_descriptor(ws::Convention{id}).id, ws::Convention{id});
   }
-  EXPECT_STREQ(ws::convention_name(ws::Convention{4}), "?");
+  EXPECT_STREQ(ws::convention_name(ws::Convention{5}), "?");
   EXPECT_FALSE(ws::convention_info(ws::Convention{200}).plain);
 }
 
@@ -68,6 +68,18 @@ TEST(ConventionTable, ResolutionOrder) {
   EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), ollama, false).config, ws::ConfigRole::Ignored);
   EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::UqffFiles), 0, false).config, ws::ConfigRole::Ignored);
   EXPECT_TRUE(ws::resolve_convention(uint8_t(ws::ModelEntry::UqffFiles), 0, false).data_scalars);
+  // FP8 (issue #27): `.weight_scale_inv` names signal it after MLX; an MLX section still wins, and
+  // config.json is its parameter source. quant_method "fp8" names its row (any other: none).
+  const uint32_t fp8 = 1u << 4;
+  EXPECT_EQ(resolve(ws::ModelEntry::File, fp8, false), "fp8");
+  EXPECT_EQ(resolve(ws::ModelEntry::File, fp8, true), "mlx");
+  EXPECT_EQ(resolve(ws::ModelEntry::File, fp8 | mlx, false), "mlx");
+  EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), fp8, false).config, ws::ConfigRole::ParamSource);
+  const ws::ConventionDescriptor* m = ws::convention_for_method(ws::StrView{"fp8", 3});
+  ASSERT_NE(m, nullptr);
+  EXPECT_STREQ(m->name, "fp8");
+  EXPECT_EQ(ws::convention_for_method(ws::StrView{"fp8x", 4}), nullptr);
+  EXPECT_EQ(ws::convention_for_method(ws::StrView{"gptq", 4}), nullptr);
 }
 
 TEST(ConventionTable, MlxParametersAndSpec) {

@@ -1,11 +1,14 @@
-// Quantized checkpoints of the Hub that the library does not decode (issue #27): the committed
-// fixtures of tests/data/conventions/hub (ws-make-samples) are refused with the library's status,
+// Quantized checkpoints of the Hub (issue #27): the committed fixtures of
+// tests/data/conventions/hub (ws-make-samples) that the library does not decode (or that are
+// malformed) are refused with the library's status,
 // offset, tensor and detail (the method) — from a path and from a stream in 7-byte pieces, config.json
 // given as the quantization option; the detail in the error's message — and never handed on as plain tensors;
-// dtype 'raw' still gives the stored bytes.
+// dtype 'raw' still gives the stored bytes. FP8 (status Ok in expected.json) decodes: values computed
+// here from the stored bytes and scales, f32 and f16, from a path and from 1-byte and 7-byte streams;
+// the parameters the library presents; loadToWebGPU decodes it on the CPU and plan() says so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ws, repo, streamOf, decodeAll } from './helpers.mjs';
 
@@ -21,9 +24,9 @@ async function refusal(source, options) {
   return null;
 }
 
-test('hub quantizations not decoded: refused by name, as expected.json says', async () => {
-  assert.equal(cases.length, 5);
-  for (const c of cases) {
+test('hub quantizations not decoded or malformed: refused, as expected.json says', async () => {
+  assert.equal(cases.length, 15);
+  for (const c of cases.filter((x) => x.status !== 'Ok')) {
     const dir = join(hub, c.dir);
     const file = join(dir, 'model.safetensors');
     // Nothing is fetched beside a path or URL: config.json comes as the quantization option.
@@ -37,8 +40,8 @@ test('hub quantizations not decoded: refused by name, as expected.json says', as
         assert.equal(e.code, c.status, c.dir);
         assert.equal(e.offset, c.offset, c.dir);
         assert.equal(e.tensor, c.tensor, c.dir);
-        assert.ok(e.message.includes(`(${c.detail})`), `${c.dir}: ${e.message}`);  // the method, in the message
-        assert.ok(e.hint.includes('does not decode this quantization'), c.dir);
+        if (c.detail) assert.ok(e.message.includes(`(${c.detail})`), `${c.dir}: ${e.message}`);  // the method, in the message
+        if (c.status === 'QuantizationUnsupported') assert.ok(e.hint.includes('does not decode this quantization'), c.dir);
       }
     }
   }
@@ -50,4 +53,114 @@ test("hub quantizations: dtype 'raw' hands on the stored tensors", async () => {
   const w = got.get('model.layers.0.self_attn.kv_a_proj_with_mqa.weight');
   assert.equal(w.bytes.length, 48);
   assert.equal(w.bytes[0], 0x38);  // E4M3 1.0 as stored; its block scale (5.0) is another tensor
+});
+
+// --- FP8 ---------------------------------------------------------------------------------------
+
+// E4M3FN (torch.float8_e4m3fn) from its definition: bias 7, subnormals man * 2^-9, 0x7F/0xFF NaN.
+function e4m3fn(b) {
+  if ((b & 0x7f) === 0x7f) return NaN;
+  const e = (b >> 3) & 15, m = b & 7;
+  const v = e === 0 ? m * 2 ** -9 : (1 + m / 8) * 2 ** (e - 7);
+  return b & 0x80 ? -v : v;
+}
+function scaleAt(bytes, dtype, i) {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (dtype === 'F32') return dv.getFloat32(4 * i, true);
+  if (dtype === 'BF16') { const f = new Float32Array(1); new Uint32Array(f.buffer)[0] = dv.getUint16(2 * i, true) << 16; return f[0]; }
+  return 2 ** (bytes[i] - 127);  // F8_E8M0, U8 (ue8m0)
+}
+const L = 'model.layers.0.';
+const FP8 = [
+  { dir: 'fp8-block', name: `${L}self_attn.kv_a_proj_with_mqa.weight`, scale: 'F32', rows: 6, cols: 8, br: 4, bc: 4, suffix: '_scale_inv' },
+  { dir: 'fp8-block-default', name: `${L}mlp.up_proj.weight`, scale: 'F32', rows: 130, cols: 8, br: 128, bc: 128, suffix: '_scale_inv' },
+  { dir: 'fp8-block-bf16', name: `${L}self_attn.q_proj.weight`, scale: 'BF16', rows: 7, cols: 12, br: 3, bc: 5, suffix: '_scale_inv' },
+  { dir: 'fp8-block-e8m0', name: `${L}mlp.gate_proj.weight`, scale: 'F8_E8M0', rows: 6, cols: 8, br: 4, bc: 4, suffix: '_scale_inv' },
+  { dir: 'fp8-block-e8m0', name: `${L}mlp.up_proj.weight`, scale: 'U8', rows: 4, cols: 8, br: 4, bc: 4, suffix: '_scale_inv' },
+  { dir: 'fp8-tensor-channel', name: `${L}self_attn.o_proj.weight`, scale: 'F32', rows: 4, cols: 8, br: 4, bc: 8, suffix: '_scale' },
+  { dir: 'fp8-tensor-channel', name: `${L}mlp.down_proj.weight`, scale: 'F32', rows: 4, cols: 8, br: 1, bc: 8, suffix: '_scale' },
+];
+
+// weight_dequant's arithmetic, in f32: y[r][c] = f32(x[r][c]) * s[r / br][c / bc] over a ceil grid.
+function expected(w, q, s) {
+  const out = new Float32Array(w.rows * w.cols), gc = Math.ceil(w.cols / w.bc);
+  for (let r = 0; r < w.rows; r++)
+    for (let c = 0; c < w.cols; c++) out[r * w.cols + c] = Math.fround(e4m3fn(q[r * w.cols + c]) * scaleAt(s, w.scale, Math.floor(r / w.br) * gc + Math.floor(c / w.bc)));
+  return out;
+}
+
+test('FP8: values are weight_dequant\'s, f32 and f16, from a path and from 1- and 7-byte streams', async () => {
+  for (const w of FP8) {
+    const dir = join(hub, w.dir), file = join(dir, 'model.safetensors');
+    // Nothing is fetched beside a path: config.json (where the model has one) is the quantization option.
+    const extra = existsSync(join(dir, 'config.json')) ? { quantization: JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) } : {};
+    const stored = await decodeAll(file, { dtype: 'raw' });
+    const want = expected(w, stored.get(w.name).bytes, stored.get(w.name + w.suffix).bytes);
+    const bytes = new Uint8Array(readFileSync(file));
+    for (const source of [() => file, () => streamOf(bytes, 7), () => streamOf(bytes, 1)]) {
+      const f32 = (await decodeAll(source(), { dtype: 'f32', ...extra })).get(w.name);
+      assert.equal(f32.t.quant.convention, 'fp8', w.name);
+      assert.equal(f32.t.quant.parameters.method, 'fp8');
+      assert.deepEqual(new Uint32Array(f32.bytes.buffer.slice(0)), new Uint32Array(want.buffer), `${w.dir} ${w.name} f32`);
+      const f16 = (await decodeAll(source(), { dtype: 'f16', ...extra })).get(w.name);
+      const got16 = new Uint16Array(f16.bytes.buffer.slice(0));
+      for (let i = 0; i < want.length; i++) assert.equal(got16[i], f16Of(want[i]), `${w.dir} ${w.name} f16 value ${i}`);
+    }
+  }
+});
+
+// f32 -> binary16, round to nearest even (the values here are finite).
+function f16Of(v) {
+  const f = new Float32Array([v]), u = new Uint32Array(f.buffer)[0];
+  const sign = (u >>> 16) & 0x8000, a = u & 0x7fffffff;
+  if (a >= 0x477ff000) return sign | 0x7c00;
+  if (a < 0x38800000) {
+    if (a < 0x33000000) return sign;
+    const e = a >>> 23, m = (a & 0x7fffff) | 0x800000, shift = 126 - e;
+    let q = m >>> shift;
+    const rem = m & ((1 << shift) - 1), half = 1 << (shift - 1);
+    if (rem > half || (rem === half && (q & 1))) q++;
+    return sign | q;
+  }
+  const r = a - 0x38000000;
+  let q = r >>> 13;
+  const rem = r & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && (q & 1))) q++;
+  return sign | q;
+}
+
+test("FP8: the issue's first value is 5.0, not 1.0", async () => {
+  const dir = join(hub, 'fp8-block');
+  const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+  const got = await decodeAll(join(dir, 'model.safetensors'), { dtype: 'f32', quantization: config });
+  assert.equal(new Float32Array(got.get(`${L}self_attn.kv_a_proj_with_mqa.weight`).bytes.buffer.slice(0, 4))[0], 5.0);
+});
+
+test('FP8: inspect() lists the fp8 weights with the parameters the library presents', async () => {
+  const dir = join(hub, 'fp8-block-bf16');
+  const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+  const info = await ws.inspect(join(dir, 'model.safetensors'), { quantization: config });
+  assert.equal(info.logical.convention, 'fp8');
+  const q = info.logical.weights.get(`${L}self_attn.q_proj.weight`);
+  assert.equal(q.format, 'Fp8Block');
+  assert.deepEqual(q.parameters, { method: 'fp8', scaling: 'block', block_rows: 3, block_cols: 5, weight_dtype: 'F8_E4M3', scale_dtype: 'BF16' });
+  assert.equal(info.logical.weights.get('lm_head.weight').parameters, null);  // plain, no scale
+});
+
+test("FP8: loadToWebGPU decodes on the CPU; with decode 'gpu' plan() says so (cpuFallback)", async () => {
+  const { FakeDevice } = await import('./fake-gpu.mjs');
+  const dir = join(hub, 'fp8-block');
+  const bytes = new Uint8Array(readFileSync(join(dir, 'model.safetensors')));
+  const quantization = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+  const name = `${L}self_attn.kv_a_proj_with_mqa.weight`;
+  const p = await ws.plan(bytes, { dtype: 'f16', decode: 'gpu', quantization, limits: { maxBufferSize: 1 << 30 } });
+  const t = p.tensors.find((x) => x.name === name);
+  assert.equal(t.decode, 'cpu');
+  assert.equal(t.cpuFallback, 'Fp8Block has no GPU decode pass: decoded on the CPU');
+  assert.equal(p.tensors.find((x) => x.name === 'model.embed_tokens.weight').cpuFallback, undefined);  // BF16: not quantized
+  for (const decode of ['cpu', 'auto']) {
+    const device = new FakeDevice();
+    const r = await ws.loadToWebGPU(device, streamOf(bytes, 7), { dtype: 'f32', decode, quantization });
+    assert.equal(new Float32Array(r.tensors[name].buffer.data.buffer, 0, 1)[0], 5.0, decode);
+  }
 });

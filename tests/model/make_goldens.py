@@ -49,6 +49,11 @@ def fixture_cases():
         ('samples/tiny-llama', 'samples/tiny-llama.safetensors'),
         ('samples/sharded', 'samples/sharded/model.safetensors.index.json'),
     ]
+    # Issue #27's FP8 fixtures (records appended to the goldens by the CLI that decodes them,
+    # branch issue-27-fp8): decoded, or refused with their exact statuses.
+    for name in sorted(os.listdir(os.path.join(ROOT, conv, 'hub'))):
+        if name.startswith('fp8-'):
+            cases.append((f'conv/hub/{name}', f'{conv}/hub/{name}/model.safetensors'))
     for sub in ('tests/data/real/safetensors', 'tests/data/real/gguf', 'tests/data/synthetic/gguf',
                 'tests/corpus/safetensors', 'tests/corpus/gguf', 'tests/corpus/fuzz'):
         for name in sorted(os.listdir(os.path.join(ROOT, sub))):
@@ -114,6 +119,16 @@ def key(rec):
 # --accept-intended may put in intended.jsonl. A record that differs for any other reason is a
 # regression.
 WHY = [
+    # Issue #27 (FP8): the JSON of inspect's logical weights and of dequant's rows carries the
+    # quantization parameters each weight's convention presents (ws::quant_parameters): an object /
+    # a "key=value ..." string, empty for plain weights. Only that key is new in these records.
+    ('conv/', 'issue #27: inspect --json gives each logical weight\'s "parameters" (its convention\'s '
+     'ws::quant_parameters: mode, bits, group, scale_dtype; UQFF\'s type) and dequant --json each row\'s '
+     '"parameters" string; nothing else changed'),
+    ('samples/sharded', 'issue #27: dequant --json rows of a logical model carry a "parameters" string (empty for '
+     'plain weights); nothing else changed'),
+    ('variants/ollama-no-quant-type', 'issue #27: inspect --json and dequant --json carry each weight\'s '
+     '"parameters" (Ollama: mode, bits, group, scale_dtype); nothing else changed'),
     ('variants/mlx-config-syntax', 'the file says MLX, so its config.json is its quantization source: a config that '
      'does not parse is the model\'s error (issue #16: the loader\'s rule); before, it was dropped and the U32 weights '
      'read as plain tensors'),

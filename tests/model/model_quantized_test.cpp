@@ -5,8 +5,10 @@
 // fixtures (tests/data/conventions/hub/, ws-make-samples) carry their verdicts in expected.json;
 // the name-only schemes and the config reader's rules are checked here on models built in memory.
 #include <gtest/gtest.h>
+#include <math.h>
 #include <string.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,7 +40,7 @@ LoadResult load_dir(const std::string& dir, const HostOptions& o) {
 
 TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
   const Json cases = parse_json(read_text(kHub + "/expected.json"))["cases"];
-  ASSERT_EQ(cases.items.size(), 5u);
+  ASSERT_EQ(cases.items.size(), 15u);
   for (const Json& c : cases.items) {
     const std::string dir = kHub + "/" + c["dir"].str();
     for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Headers, ws::ModelLoadMode::Validate, ws::ModelLoadMode::Decode})
@@ -53,6 +55,11 @@ TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
           const std::string what = c["dir"].str() + " mode " + std::to_string(int(mode)) + " feed " +
                                    std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
           EXPECT_EQ(ws::status_name(r.code), c["status"].str()) << what;
+          if (c["status"].str() == "Ok") {  // decoded (FP8): no error, every weight there
+            EXPECT_TRUE(r.ready) << what;
+            EXPECT_EQ(r.tensor, "") << what;
+            continue;
+          }
           EXPECT_EQ(r.offset, c["offset"].u64()) << what;
           EXPECT_EQ(r.tensor, c["tensor"].str()) << what;
           EXPECT_EQ(r.file, c["file"].str()) << what;
@@ -216,3 +223,221 @@ TEST(QuantizedHub, ConfigReaderTakesQuantMethodAndDefersParameterErrors) {
 }
 
 }  // namespace
+
+// --- FP8 (fp8_convention.cpp): values from the stored bytes and scales ---------------------------
+
+namespace fp8 {
+
+// E4M3FN (torch.float8_e4m3fn), written out here from its definition: bias 7, subnormals
+// man * 2^-9, 0x7F / 0xFF NaN.
+float e4m3fn(uint8_t b) {
+  const int e = (b >> 3) & 0xF, m = b & 7;
+  if ((b & 0x7F) == 0x7F) return NAN;
+  const float v = e == 0 ? ldexpf(float(m), -9) : ldexpf(1.0f + float(m) / 8.0f, e - 7);
+  return (b & 0x80) ? -v : v;
+}
+
+float half(uint16_t h) {
+  const int e = (h >> 10) & 0x1F, m = h & 0x3FF;
+  const float v = e == 0 ? ldexpf(float(m), -24) : ldexpf(1.0f + float(m) / 1024.0f, e - 15);
+  return (h & 0x8000) ? -v : v;
+}
+
+float scale_at(const Bytes& s, const std::string& dtype, size_t i) {
+  if (dtype == "F32") {
+    float v;
+    memcpy(&v, s.data() + 4 * i, 4);
+    return v;
+  }
+  if (dtype == "BF16") {
+    const uint32_t u = uint32_t(s[2 * i] | s[2 * i + 1] << 8) << 16;
+    float v;
+    memcpy(&v, &u, 4);
+    return v;
+  }
+  if (dtype == "F16") return half(uint16_t(s[2 * i] | s[2 * i + 1] << 8));
+  return ldexpf(1.0f, int(s[i]) - 127);  // F8_E8M0 / U8 (ue8m0)
+}
+
+struct Weight {
+  std::string dir, name, scale_dtype;
+  uint64_t rows, cols, block_rows, block_cols;  // block: the whole dimension for per tensor/channel
+  const char* scale_suffix;
+};
+
+const std::string L = "model.layers.0.";
+const std::vector<Weight> kWeights = {
+    {"fp8-block", L + "self_attn.kv_a_proj_with_mqa.weight", "F32", 6, 8, 4, 4, "_scale_inv"},
+    {"fp8-block", L + "mlp.down_proj.weight", "F32", 8, 8, 4, 4, "_scale_inv"},
+    {"fp8-block-default", L + "mlp.up_proj.weight", "F32", 130, 8, 128, 128, "_scale_inv"},
+    {"fp8-block-bf16", L + "self_attn.q_proj.weight", "BF16", 7, 12, 3, 5, "_scale_inv"},
+    {"fp8-block-e8m0", L + "mlp.gate_proj.weight", "F8_E8M0", 6, 8, 4, 4, "_scale_inv"},
+    {"fp8-block-e8m0", L + "mlp.up_proj.weight", "U8", 4, 8, 4, 4, "_scale_inv"},
+    {"fp8-tensor-channel", L + "self_attn.o_proj.weight", "F32", 4, 8, 4, 8, "_scale"},
+    {"fp8-tensor-channel", L + "mlp.down_proj.weight", "F32", 4, 8, 1, 8, "_scale"},
+};
+
+// weight_dequant's arithmetic: y[r][c] = f32(x[r][c]) * s[r / br][c / bc], over a ceil grid.
+std::vector<float> expected_values(const Weight& w, const Bytes& q, const Bytes& s) {
+  std::vector<float> out;
+  const uint64_t grid_cols = (w.cols + w.block_cols - 1) / w.block_cols;
+  for (uint64_t r = 0; r < w.rows; ++r)
+    for (uint64_t c = 0; c < w.cols; ++c)
+      out.push_back(e4m3fn(q[r * w.cols + c]) * scale_at(s, w.scale_dtype, (r / w.block_rows) * grid_cols + c / w.block_cols));
+  return out;
+}
+
+}  // namespace fp8
+
+TEST(QuantizedHubFp8, DecodedValuesAreWeightDequantsInEveryChunkingAndAccess) {
+  for (const fp8::Weight& w : fp8::kWeights) {
+    const std::string dir = kHub + "/" + w.dir;
+    HostOptions raw;
+    raw.mode = ws::ModelLoadMode::Raw;
+    raw.as_stored = true;
+    const LoadResult stored = load_dir(dir, raw);
+    ASSERT_EQ(stored.code, ws::Status::Ok) << stored.verdict();
+    const Bytes& q = stored.weights.at(w.name).bytes;
+    const Bytes& s = stored.weights.at(w.name + w.scale_suffix).bytes;
+    ASSERT_EQ(q.size(), w.rows * w.cols) << w.name;
+    const std::vector<float> want = fp8::expected_values(w, q, s);
+    for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+        for (bool seekable : {true, false}) {
+          HostOptions o;
+          o.out = out;
+          o.feed = feed;
+          o.seekable = seekable;
+          o.seed = 11;
+          if (feed == Feed::OneByte) o.out_size = 64;  // small output pieces too
+          const LoadResult r = load_dir(dir, o);
+          const std::string what = w.dir + " " + w.name + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " +
+                                   std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+          ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+          EXPECT_EQ(std::string(ws::convention_name(r.convention)), "fp8") << what;
+          const Bytes& got = r.weights.at(w.name).bytes;
+          ASSERT_EQ(got.size(), want.size() * (out == ws::OutType::F16 ? 2 : 4)) << what;
+          for (size_t i = 0; i < want.size(); ++i) {
+            if (out == ws::OutType::F32) {
+              uint32_t a, b;
+              memcpy(&a, got.data() + 4 * i, 4);
+              memcpy(&b, &want[i], 4);
+              ASSERT_EQ(a, b) << what << " value " << i;
+            } else {
+              const uint16_t h = uint16_t(got[2 * i] | got[2 * i + 1] << 8);
+              ASSERT_EQ(h, ws::f32_to_f16(want[i])) << what << " value " << i;
+            }
+          }
+        }
+  }
+}
+
+// The issue's case: the first value of the DeepSeek-V3-layout weight is 1.0 stored and 5.0 decoded
+// (its block's scale), as DeepSeek's weight_dequant and transformers return it.
+TEST(QuantizedHubFp8, TheIssuesFiveNotOne) {
+  const LoadResult r = load_dir(kHub + "/fp8-block", HostOptions());
+  ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  float v;
+  memcpy(&v, r.weights.at("model.layers.0.self_attn.kv_a_proj_with_mqa.weight").bytes.data(), 4);
+  EXPECT_EQ(v, 5.0f);
+}
+
+// input_scale, lm_head (ignored_layers) and norms stay plain tensors: their stored values.
+TEST(QuantizedHubFp8, UnquantizedAndInputScalesArePlain) {
+  const LoadResult r = load_dir(kHub + "/fp8-tensor-channel", HostOptions());
+  ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  ASSERT_EQ(r.weight_names.size(), 4u);  // o_proj, its input_scale, down_proj, lm_head
+  float v;
+  memcpy(&v, r.weights.at("model.layers.0.self_attn.o_proj.input_scale").bytes.data(), 4);
+  EXPECT_EQ(v, 0.0625f);
+  EXPECT_EQ(r.weights.at("lm_head.weight").bytes.size(), 4u * 8 * 4);
+}
+
+// The scheme's parameters as every host gets them (ws::quant_parameters).
+TEST(QuantizedHubFp8, ParametersNameMethodBlockAndScaleDtype) {
+  std::vector<std::string> got;
+  HostOptions o;
+  o.mode = ws::ModelLoadMode::Headers;
+  o.on_ready = [&](const ws::ModelLoader& L) {
+    for (uint32_t i = 0; i < L.weight_count(); ++i) {
+      ws::QuantParameter p[ws::kMaxQuantParameters];
+      const uint32_t n = ws::quant_parameters(L.weight(i), p, ws::kMaxQuantParameters);
+      std::string line(L.weight(i).name.data, L.weight(i).name.size);
+      for (uint32_t k = 0; k < n; ++k) line += std::string(" ") + p[k].key + "=" + (p[k].text ? p[k].text : std::to_string(p[k].number));
+      got.push_back(line);
+    }
+  };
+  const LoadResult r = load_dir(kHub + "/fp8-block-bf16", o);
+  ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  const std::vector<std::string> want = {
+      "lm_head.weight",
+      "model.layers.0.self_attn.q_proj.weight method=fp8 scaling=block block_rows=3 block_cols=5 weight_dtype=F8_E4M3 "
+      "scale_dtype=BF16"};
+  EXPECT_EQ(got, want);
+}
+
+// The rest of FP8's malformed neighbours, on models built in memory (quant_method fp8, 4 x 4 blocks):
+// each an exact status at the tensor it names.
+TEST(QuantizedHubFp8, MalformedNeighboursInMemory) {
+  const std::string cfg = "{\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": [4, 4]}}";
+  struct Case {
+    std::vector<T> tensors;
+    ws::Status status;
+    std::string tensor;
+    uint64_t expected = 0, found = 0;  // ConventionCompanionShape of a grid: element counts
+  };
+  const std::vector<Case> cases = {
+      // Both scales: which one would multiply is not said.
+      {{{"m.weight", "F8_E4M3", {4, 8}, 32}, {"m.weight_scale_inv", "F32", {1, 2}, 8}, {"m.weight_scale", "F32", {}, 4}},
+       ws::Status::ConventionCompanionShape, "m.weight_scale"},
+      // A scale beside a BF16 weight, and beside a 3-D FP8 one.
+      {{{"m.weight", "BF16", {4, 8}, 64}, {"m.weight_scale_inv", "F32", {1, 2}, 8}}, ws::Status::ConventionCompanionShape, "m.weight"},
+      {{{"m.weight", "F8_E4M3", {2, 4, 8}, 64}, {"m.weight_scale_inv", "F32", {2, 1, 2}, 16}},
+       ws::Status::ConventionCompanionShape, "m.weight"},
+      // A scale with no weight.
+      {{{"m.weight_scale_inv", "F32", {1, 2}, 8}, {"n.weight", "F8_E4M3", {4, 4}, 16}, {"n.weight_scale_inv", "F32", {1, 1}, 4}},
+       ws::Status::ConventionOrphanCompanion, "m.weight_scale_inv"},
+      // weight_scale neither one value nor one per row: [2, 2] over 4 rows.
+      {{{"m.weight", "F8_E4M3", {4, 8}, 32}, {"m.weight_scale", "F32", {2, 2}, 16}}, ws::Status::ConventionCompanionShape,
+       "m.weight_scale", 4, 4},
+      // A [3, 2] grid where [4, 8] in 4 x 4 blocks is [1, 2].
+      {{{"m.weight", "F8_E4M3", {4, 8}, 32}, {"m.weight_scale_inv", "F32", {3, 2}, 24}}, ws::Status::ConventionCompanionShape,
+       "m.weight_scale_inv", 2, 6},
+  };
+  for (const Case& c : cases) {
+    const LoadResult r = load_memory(safetensors(c.tensors), &cfg);
+    EXPECT_EQ(r.code, c.status) << c.tensor << ": " << r.verdict();
+    EXPECT_EQ(r.tensor, c.tensor) << r.verdict();
+    if (c.expected) {
+      EXPECT_EQ(r.expected, c.expected) << c.tensor;
+      EXPECT_EQ(r.found, c.found) << c.tensor;
+    }
+  }
+  // Without config.json, a `.weight_scale` alone is not FP8's to decode (vLLM's per-tensor layout
+  // needs the config): still refused by name.
+  const LoadResult r = load_memory(safetensors({{"m.weight", "F8_E4M3", {2, 2}, 4}, {"m.weight_scale", "F32", {}, 4}}), nullptr);
+  EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << r.verdict();
+}
+
+// The config reader keeps FP8's parameters whatever the pieces: weight_block_size and scale_fmt.
+TEST(QuantizedHubFp8, ConfigReaderTakesBlockSizeAndScaleFmt) {
+  const std::string text = "{\"quantization_config\": {\"activation_scheme\": \"dynamic\", \"quant_method\": \"fp8\", "
+                           "\"scale_fmt\": \"ue8m0\", \"weight_block_size\": [128, 64]}}";
+  for (size_t piece : {text.size(), size_t(1), size_t(5)}) {
+    ws::MlxQuantConfig c(g_arena, sizeof g_arena);
+    for (size_t at = 0; at < text.size(); at += piece)
+      ASSERT_EQ(c.feed(text.data() + at, std::min(piece, text.size() - at)), ws::Status::Ok);
+    ASSERT_EQ(c.finish(), ws::Status::Ok);
+    EXPECT_TRUE(c.has_block_size());
+    EXPECT_FALSE(c.block_size_invalid());
+    EXPECT_EQ(c.block_size(0), 128u);
+    EXPECT_EQ(c.block_size(1), 64u);
+    EXPECT_TRUE(c.scale_fmt_ue8m0());
+  }
+  for (const char* bad : {"[0, 4]", "[4.5, 4]", "[4]", "[4, 4, 4]", "\"128\"", "[-4, 4]", "[[4], 4]"}) {
+    ws::MlxQuantConfig c(g_arena, sizeof g_arena);
+    const std::string t = std::string("{\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": ") + bad + "}}";
+    ASSERT_EQ(parse_config(t, &c), ws::Status::Ok) << bad;
+    EXPECT_TRUE(c.block_size_invalid()) << bad;
+  }
+}

@@ -77,6 +77,7 @@ void write_row(JsonWriter* w, const DequantTensor& t, bool all) {
       w->number(t.group);
     else
       w->null();
+    w->key("parameters").string(t.parameters);
   } else {
     w->key("block");
     if (t.format)
@@ -246,7 +247,8 @@ std::string written_line(const DequantTensor& t, bool f16) {
   if (t.logical && t.mode != "none")
     what = t.convention + " " + t.mode + " " + std::to_string(t.bits) + "-bit g" + std::to_string(t.group);
   else if (t.logical && !t.plain)
-    what = t.convention + " " + (t.format ? ws::quant_format_name(*t.format) : "");
+    what = t.convention + " " + (t.format ? ws::quant_format_name(*t.format) : "") +
+           (t.parameters.empty() ? "" : " (" + t.parameters + ")");
   return name_text(t.name) + ": " + what + " " + shape_text(t.shape) + " -> " + std::to_string(t.elements) + " " +
          to_name(f16) + " values, " + bytes_text(t.output_bytes) +
          (t.output_file == "-" ? " to standard output" : " in " + display_text(t.output_file));

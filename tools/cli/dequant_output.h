@@ -43,6 +43,7 @@ struct DequantTensor {
   bool plain = true;                    // the convention's weights are stored tensors (convention_info)
   std::string split;                    // a split GGUF model's tensor: its split file
   uint32_t bits = 0, group = 0;         // 0: no MLX mode
+  std::string parameters;               // ws::quant_parameters as "key=value ..." (empty: none)
   std::vector<DequantPiece> pieces;
   bool selected = false;
   std::string output_file;             // where its values go (empty: not written)

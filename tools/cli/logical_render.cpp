@@ -25,6 +25,18 @@ std::string logical_text(const LogicalSummary& s) {
   }
   out += table_text({"#", "mode", "bits", "group", "logical shape", "bytes", "seq scratch", "seek scratch", "name"},
                     rows, {true, false, true, true, false, true, true, true, false});
+  // The parameters the columns above do not show: those of weights with no MLX mode (FP8's
+  // method, block and scale dtype; UQFF's type), as their convention presents them.
+  std::string params;
+  for (size_t i = 0; i < s.weights.size(); ++i) {
+    const LogicalRow& r = s.weights[i];
+    if (r.mode != "none" || r.plain || r.parameters.empty()) continue;
+    params += "  " + std::to_string(i) + " ";
+    for (size_t k = 0; k < r.parameters.size(); ++k)
+      params += (k ? " " : "") + r.parameters[k].key + "=" + r.parameters[k].value;
+    params += "\n";
+  }
+  if (!params.empty()) out += "\nquantization parameters\n" + params;
   out += "\npeak scratch (sequential stream): " + bytes_text(s.sequential_peak) + "\n";
   out += "peak scratch (seekable, " + std::to_string(s.chunk) + "-byte reads): " + bytes_text(s.seekable_peak) +
          "\n";
@@ -59,6 +71,12 @@ void write_logical_json(JsonWriter* w, const LogicalSummary& s) {
     w->key("companions").begin_array();
     for (const std::string& c : r.companions) w->string(c);
     w->end_array();
+    w->key("parameters").begin_object();
+    for (const LogicalRow::Parameter& p : r.parameters) {
+      w->key(p.key);
+      if (p.number) w->number(std::stoull(p.value)); else w->string(p.value);
+    }
+    w->end_object();
     w->key("sequential_scratch").number(r.sequential_scratch);
     w->key("seekable_scratch").number(r.seekable_scratch);
     w->key("packed_before_companion").boolean(r.packed_before_companion);

@@ -87,6 +87,10 @@ DequantTensor ModelDequant::describe(const ws::ModelLoader& L, uint32_t index) c
   if (w.decodable) t.format = w.format;
   t.bits = w.params.bits;
   t.group = w.params.group;
+  ws::QuantParameter qp[ws::kMaxQuantParameters];
+  const uint32_t nq = ws::quant_parameters(w, qp, ws::kMaxQuantParameters);
+  for (uint32_t k = 0; k < nq && k < ws::kMaxQuantParameters; ++k)
+    t.parameters += std::string(k ? " " : "") + qp[k].key + "=" + (qp[k].text ? qp[k].text : std::to_string(qp[k].number));
   t.shape.assign(w.shape, w.shape + w.rank);
   t.elements = w.elements;
   for (uint32_t r = 0; r < ws::kPieceRoles; ++r)

@@ -117,6 +117,13 @@ struct LogicalRow {
   std::vector<std::string> companions;  // "scales", "biases", "global_scale" present
   uint64_t sequential_scratch = 0, seekable_scratch = 0;
   bool packed_before_companion = false;  // sequential mode must buffer the packed piece
+  // The convention's quantization parameters (ws::quant_parameters): key, value as text, and
+  // whether the value is a number (JSON writes it unquoted).
+  struct Parameter {
+    std::string key, value;
+    bool number = false;
+  };
+  std::vector<Parameter> parameters;
 };
 struct LogicalSummary {
   std::string convention;  // the model's name, from the library (ws::convention_name)

@@ -139,6 +139,10 @@ LogicalSummary summarize_model(const ws::ModelLoader& L, uint64_t chunk, const s
     r.bits = w.params.bits;
     r.group = w.params.group;
     r.shape.assign(w.shape, w.shape + w.rank);
+    ws::QuantParameter qp[ws::kMaxQuantParameters];
+    const uint32_t nq = ws::quant_parameters(w, qp, ws::kMaxQuantParameters);
+    for (uint32_t k = 0; k < nq && k < ws::kMaxQuantParameters; ++k)
+      r.parameters.push_back({qp[k].key, qp[k].text ? qp[k].text : std::to_string(qp[k].number), !qp[k].text});
     for (uint32_t p = 0; p < ws::kPieceRoles; ++p) {
       if (!w.piece[p].present()) continue;
       r.bytes += L.piece_end(w.piece[p]) - L.piece_begin(w.piece[p]);

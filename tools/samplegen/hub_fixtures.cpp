@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <math.h>
+
 #include <algorithm>
 #include <map>
 
@@ -127,11 +129,40 @@ const char kGptqConfig[] =
     "    \"group_size\": -1,\n    \"lm_head\": false,\n    \"quant_method\": \"gptq\",\n"
     "    \"static_groups\": false,\n    \"sym\": true,\n    \"true_sequential\": true\n  }\n}\n";
 
+// FP8 scales of other dtypes (transformers FP8Linear: F32; DeepSeek-V3.1-style ue8m0: powers of
+// two, as F8_E8M0 or U8 exponents; BF16/F16 as other writers cast them).
+RawTensor scale_tensor(const std::string& name, const std::string& dtype, std::vector<uint64_t> shape,
+                       const std::vector<float>& v) {
+  RawTensor t{name, dtype, shape, {}};
+  for (uint64_t i = 0; i < element_count(shape); ++i) {
+    const float x = v[i % v.size()];
+    if (dtype == "BF16") put_u16(&t.data, float_to_bf16(x));
+    else if (dtype == "F16") put_u16(&t.data, float_to_f16(x));
+    else if (dtype == "F32") put_f32(&t.data, x);
+    else {  // F8_E8M0 / U8: the biased exponent of a power of two
+      int e = 0;
+      frexpf(x, &e);
+      t.data.push_back(uint8_t(e - 1 + 127));
+    }
+  }
+  return t;
+}
+
+std::string fp8_config(const std::string& extra) {
+  return "{\n  \"architectures\": [\n    \"Qwen3ForCausalLM\"\n  ],\n  \"model_type\": \"qwen3\",\n"
+         "  \"num_hidden_layers\": 1,\n  \"quantization_config\": {\n    \"activation_scheme\": \"dynamic\",\n" +
+         extra + "    \"quant_method\": \"fp8\"\n  }\n}\n";
+}
+std::string block_config(const std::string& rows, const std::string& cols, const std::string& more = "") {
+  return fp8_config(more + "    \"weight_block_size\": [\n      " + rows + ",\n      " + cols + "\n    ],\n");
+}
+
 HubCase make_case(const std::string& dir, const std::vector<RawTensor>& tensors, const char* config,
-                  const std::string& tensor, const std::string& detail, const std::string& description) {
+                  const std::string& tensor, const std::string& detail, const std::string& description,
+                  const std::string& status = "QuantizationUnsupported") {
   HubCase c;
   c.dir = dir;
-  c.status = "QuantizationUnsupported";
+  c.status = status;
   c.tensor = tensor;
   c.detail = detail;
   c.description = description;
@@ -151,21 +182,108 @@ std::string json_string(const std::string& s) {
   return o + "\"";
 }
 
+// FP8 (fp8_convention.cpp): the writers' layouts decoded, and their malformed neighbours.
+void add_fp8_cases(std::vector<HubCase>* out) {
+  const std::string ok = "Ok";
+  out->push_back(make_case("fp8-block", fp8_block_tensors(), kFp8Config, "", "",
+                           "DeepSeek-V3 layout: F8_E4M3 weights with F32 weight_scale_inv over 4x4 blocks (6 rows: "
+                           "a ragged grid of 2), quant_method fp8; its first value is 5.0, as weight_dequant gives "
+                           "(read as plain tensors it was 1.0)",
+                           ok));
+  {
+    static const char kWhat[] = "weight_block_size: no config.json states it, and the scale grid does not fit 128 x 128";
+    out->push_back(make_case("fp8-block-no-config", fp8_block_tensors(), nullptr, L + "mlp.down_proj.weight", kWhat,
+                             "fp8-block without config.json: the names say fp8, but a 2x2 grid over 8 columns fits "
+                             "no one block size (4 to 7 all do): refused, not guessed",
+                             "ConventionUnknownParams"));
+  }
+  // No config.json, transformers' default 128 x 128 block: 130 rows are a ragged grid of 2.
+  out->push_back(make_case("fp8-block-default", {fp8_weight(L + "mlp.up_proj.weight", 130, 8, 13),
+                                                 f32_tensor(L + "mlp.up_proj.weight_scale_inv", {2, 1}, {5.0f, 0.75f}),
+                                                 f16_tensor(L + "post_attention_layernorm.weight", "BF16", {8})},
+                           nullptr, "", "",
+                           "no config.json: the weight_scale_inv names say fp8 and the [2, 1] grid fits "
+                           "transformers' default 128 x 128 block over [130, 8]",
+                           ok));
+  const std::string cfg_3x5 = block_config("3", "5");
+  out->push_back(make_case("fp8-block-bf16", {fp8_weight(L + "self_attn.q_proj.weight", 7, 12, 14),
+                                              scale_tensor(L + "self_attn.q_proj.weight_scale_inv", "BF16", {3, 3},
+                                                           {0.5f, 3.0f, -1.25f, 0.0078125f, 96.0f, 1.5f, 2.0f, 0.1f, 7.0f}),
+                                              f16_tensor("lm_head.weight", "BF16", {4, 12})},
+                           cfg_3x5.c_str(), "", "",
+                           "weight_block_size [3, 5] over [7, 12]: ragged in both dimensions (a 3 x 3 grid), BF16 "
+                           "scales; lm_head left in BF16 (no scale)",
+                           ok));
+  const std::string cfg_e8m0 = block_config("4", "4", "    \"scale_fmt\": \"ue8m0\",\n");
+  out->push_back(make_case("fp8-block-e8m0", {fp8_weight(L + "mlp.gate_proj.weight", 6, 8, 15),
+                                              scale_tensor(L + "mlp.gate_proj.weight_scale_inv", "F8_E8M0", {2, 2},
+                                                           {0.25f, 8.0f, 1.0f, 0.0009765625f}),
+                                              fp8_weight(L + "mlp.up_proj.weight", 4, 8, 16),
+                                              scale_tensor(L + "mlp.up_proj.weight_scale_inv", "U8", {1, 2}, {2.0f, 0.5f})},
+                           cfg_e8m0.c_str(), "", "",
+                           "scale_fmt ue8m0: F8_E8M0 scales, and U8 scales holding the same UE8M0 exponents",
+                           ok));
+  const std::string cfg_static = "{\n  \"model_type\": \"llama\",\n  \"quantization_config\": {\n"
+                                 "    \"activation_scheme\": \"static\",\n    \"ignored_layers\": [\n"
+                                 "      \"lm_head\"\n    ],\n    \"quant_method\": \"fp8\"\n  }\n}\n";
+  out->push_back(make_case("fp8-tensor-channel", {fp8_weight(L + "self_attn.o_proj.weight", 4, 8, 17),
+                                                  f32_tensor(L + "self_attn.o_proj.weight_scale", {}, {0.375f}),
+                                                  f32_tensor(L + "self_attn.o_proj.input_scale", {}, {0.0625f}),
+                                                  fp8_weight(L + "mlp.down_proj.weight", 4, 8, 18),
+                                                  f32_tensor(L + "mlp.down_proj.weight_scale", {4, 1},
+                                                             {1.5f, -2.0f, 0.001f, 40.0f}),
+                                                  f16_tensor("lm_head.weight", "BF16", {4, 8})},
+                           cfg_static.c_str(), "", "",
+                           "vLLM's fp8 without weight_block_size: a per-tensor scalar weight_scale, a per-channel "
+                           "[4, 1] one, a static input_scale handed on as a plain tensor, lm_head in ignored_layers "
+                           "left in BF16",
+                           ok));
+  // Malformed neighbours.
+  const std::string cfg_4x4 = block_config("4", "4");
+  out->push_back(make_case("fp8-grid-shape", {fp8_weight(L + "mlp.down_proj.weight", 6, 8, 19),
+                                              f32_tensor(L + "mlp.down_proj.weight_scale_inv", {1, 2}, {1.0f})},
+                           cfg_4x4.c_str(), L + "mlp.down_proj.weight_scale_inv", "",
+                           "a [1, 2] scale grid where [6, 8] in 4 x 4 blocks needs ceil grids [2, 2]",
+                           "ConventionCompanionShape"));
+  out->push_back(make_case("fp8-scale-missing", {fp8_weight(L + "mlp.down_proj.weight", 4, 8, 20),
+                                                 f32_tensor(L + "mlp.down_proj.weight_scale_inv", {1, 2}, {1.0f}),
+                                                 fp8_weight(L + "mlp.up_proj.weight", 4, 8, 21)},
+                           cfg_4x4.c_str(), L + "mlp.up_proj.weight", "",
+                           "an F8_E4M3 weight without its weight_scale_inv: an error, never raw FP8",
+                           "ConventionMissingCompanion"));
+  out->push_back(make_case("fp8-scale-dtype", {fp8_weight(L + "mlp.down_proj.weight", 4, 8, 22),
+                                               scale_tensor(L + "mlp.down_proj.weight_scale_inv", "U8", {1, 2}, {1.0f})},
+                           cfg_4x4.c_str(), L + "mlp.down_proj.weight_scale_inv", "",
+                           "U8 scales without scale_fmt ue8m0: not a scale dtype of fp8",
+                           "ConventionCompanionShape"));
+  {
+    static const char kWhat[] = "weight_block_size (config.json): not two positive integers";
+    const std::string cfg_zero = block_config("0", "4"), cfg_frac = block_config("4.5", "4");
+    const std::vector<RawTensor> t = {fp8_weight(L + "mlp.down_proj.weight", 4, 8, 23),
+                                      f32_tensor(L + "mlp.down_proj.weight_scale_inv", {1, 2}, {1.0f})};
+    out->push_back(make_case("fp8-block-size-zero", t, cfg_zero.c_str(), L + "mlp.down_proj.weight", kWhat,
+                             "weight_block_size [0, 4]", "ConfigInvalidQuantization"));
+    out->push_back(make_case("fp8-block-size-fraction", t, cfg_frac.c_str(), L + "mlp.down_proj.weight", kWhat,
+                             "weight_block_size [4.5, 4]", "ConfigInvalidQuantization"));
+  }
+  {
+    static const char kWhat[] = "fp8 (config.json quant_method): no tensor is an FP8 weight with a scale";
+    const std::string cfg = fp8_config("");
+    out->push_back(make_case("fp8-no-tensors", {f16_tensor(L + "mlp.up_proj.weight", "BF16", {4, 8}),
+                                                f16_tensor(L + "input_layernorm.weight", "BF16", {8})},
+                             cfg.c_str(), L + "input_layernorm.weight", kWhat,
+                             "config.json names fp8 over BF16 tensors (a dequantized copy): its tensors are absent",
+                             "QuantizationTensorsAbsent"));
+  }
+}
+
 }  // namespace
 
 std::vector<HubCase> hub_cases() {
   std::vector<HubCase> out;
   // The tensor named when config.json names the method: the first (in header order) of a scheme
   // the names show. Header order: dtype descending, then name (F32 scales before F8 weights).
-  out.push_back(make_case("fp8-block", fp8_block_tensors(), kFp8Config,
-                          L + "mlp.down_proj.weight_scale_inv", "fp8 (config.json quant_method)",
-                          "DeepSeek-V3 layout: F8_E4M3 weights with F32 weight_scale_inv over 4x4 blocks (6 rows: "
-                          "a ragged grid of 2), quant_method fp8; read as plain tensors its first value would be "
-                          "1.0 where weight_dequant gives 5.0"));
-  out.push_back(make_case("fp8-block-no-config", fp8_block_tensors(), nullptr,
-                          L + "mlp.down_proj.weight_scale_inv",
-                          "fp8, by its companion names (.weight_scale_inv)",
-                          "fp8-block without config.json: the weight_scale_inv companions name the scheme"));
+  add_fp8_cases(&out);
   out.push_back(make_case("gptq", gptq_tensors(), kGptqConfig, L + "mlp.down_proj.qweight",
                           "gptq (config.json quant_method)",
                           "GPTQ 4-bit (qweight, qzeros, scales, g_idx; group_size -1): was taken for MLX and "

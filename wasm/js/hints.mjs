@@ -155,6 +155,7 @@ export const HINTS = Object.freeze({
   DigestMismatch: 'The file is corrupt or is not the one its digest names: download it again (an Ollama blob: ollama pull).',
   GgufSplitMissing: 'Put every split of the model beside the first (llama.cpp finds them by name), or pick all of them.',
   QuantizationUnsupported: "weightstream does not decode this quantization yet: read as plain tensors it would give wrong numbers. Use the runtime it was made for, or take the tensors as stored (the JS package's dtype 'raw').",
+  QuantizationTensorsAbsent: "config.json says the model is quantized, but its tensors are not: the config belongs to other files (a dequantized copy, or a different download). Put the model's own config.json beside it.",
 });
 
 // Codes of the JS bindings themselves (not ws::Status values), with their hints.

@@ -173,6 +173,22 @@ export class Loader {
     const out = readWeight(this.wasm, w, i, formats);
     const f = this.wasm.u32[w + 49];
     out.file = f === NONE ? null : f;
+    out.parameters = this.parameters(i);
+    return out;
+  }
+
+  // Weight i's quantization parameters as the library presents them (ws_loader_weight_parameters):
+  // {method: 'fp8', scaling: 'block', block_rows: 128, ...}; null when it has none (a plain tensor).
+  parameters(i) {
+    const wasm = this.wasm;
+    const w = wasm.x.ws_loader_weight_parameters(this.h, i) >> 2;
+    const u = wasm.u32;
+    if (u[w] === 0) return null;
+    const out = {};
+    for (let k = 0; k < u[w]; k++) {
+      const o = w + 1 + 6 * k;
+      out[wasm.text(u[o], u[o + 1])] = u[o + 2] ? wasm.text(u[o + 2], u[o + 3]) : u64(u[o + 4], u[o + 5]);
+    }
     return out;
   }
 

@@ -144,6 +144,8 @@ function quantOf(wasm, w, typeId, header, files) {
   }
   const name = (role) => pieceName(files, w.pieces[role]);
   Object.assign(q, { mode: w.mode, bits: w.bits, groupSize: w.group, scales: name('scales'), biases: name('biases') });
+  // A convention with no MLX mode (FP8) says what it is by its parameters: method, block, dtypes.
+  if (w.mode === 'none' && w.parameters) Object.assign(q, { convention: w.convention, parameters: w.parameters });
   if (w.convention === 'ollama') Object.assign(q, { globalScale: name('globalScale'), convention: 'ollama' });
   return q;
 }

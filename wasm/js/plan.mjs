@@ -63,6 +63,10 @@ export async function plan(source, options = {}) {
       source: d.source,
       // Where its values are decoded ('gpu': uploaded as stored, uploadBytes of them; null: raw).
       decode: dtype === 'raw' ? null : d.gpu ? 'gpu' : 'cpu', uploadBytes: d.gpu ? d.gpu.uploadBytes : d.byteLength,
+      // decode 'gpu' / 'auto' asked, and this weight's format has no GPU decode pass (FP8's
+      // Fp8Block among them): it is decoded on the CPU and uploaded as values, and plan() says so.
+      ...(gpuFormats && dtype !== 'raw' && !d.gpu && d.quant?.format && !gpuFormats.has(d.quant.format)
+        ? { cpuFallback: `${d.quant.format} has no GPU decode pass: decoded on the CPU` } : {}),
     };
   }
 

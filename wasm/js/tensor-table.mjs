@@ -386,7 +386,12 @@ export class WeightList extends LazyList {
   }
   get length() { return this.count; }
   get [Symbol.toStringTag]() { return 'WeightList'; }
-  make(i) { return this.toPublic(this.view, i * WEIGHT_WORDS, i); }
+  make(i) {
+    const o = this.toPublic(this.view, i * WEIGHT_WORDS, i);
+    // The library's quantization parameters (ws::quant_parameters), copied with the words.
+    if (o && typeof o === 'object') o.parameters = this.parameters?.[i] ?? null;
+    return o;
+  }
   // The index of the weight named `name`, or -1 (a scan: weights are looked up by name rarely).
   indexOf(name) {
     if (typeof name !== 'string') return -1;
@@ -409,9 +414,12 @@ export const emptyWeights = () => new WeightList(new Uint32Array(0), new Uint8Ar
 export function copyWeights(wasm, L, count, chunk, toPublic) {
   const words = new Uint32Array(count * WEIGHT_WORDS);
   let names = new Uint8Array(count * 48), nb = 0, quantized = false;
+  const parameters = [];
   for (let i = 0; i < count; i++) {
     const w = wasm.x.ws_loader_weight(L.h, i, chunk) >> 2;
     const u = wasm.u32, len = u[w + 1];
+    // A convention's weight has parameters (plain tensors none): read before the item words change.
+    const plain = wasm.plainConventions.has(wasm.conventionNames[u[w + 2]]);
     words.set(u.subarray(w, w + WEIGHT_WORDS), i * WEIGHT_WORDS);
     if (nb + len > names.length) {
       const grown = new Uint8Array(Math.max(nb + len, names.length * 2));
@@ -421,10 +429,12 @@ export function copyWeights(wasm, L, count, chunk, toPublic) {
     names.set(wasm.u8.subarray(u[w], u[w] + len), nb);
     words[i * WEIGHT_WORDS] = nb;
     nb += len;
-    quantized ||= !wasm.plainConventions.has(wasm.conventionNames[u[w + 2]]);  // the library's plain flag
+    quantized ||= !plain;  // the library's plain flag
+    if (!plain) parameters[i] = L.parameters(i);
   }
   const list = new WeightList(words, nb < names.length ? names.slice(0, nb) : names, count, toPublic, wasm);
   list.quantized = quantized;
+  list.parameters = parameters;
   return list;
 }
 

@@ -283,6 +283,27 @@ WS_EXPORT(ws_loader_weight) uint32_t* ws_loader_weight(WsLoader* h, uint32_t i, 
   return h->item;
 }
 
+// Weight i's quantization parameters as its convention presents them (ws::quant_parameters: FP8's
+// method, block and scale dtype; MLX's mode, bits, group): word 0 the count, then six words each:
+// key ptr, key length, text ptr (0: the value is the number), text length, number low, high.
+WS_EXPORT(ws_loader_weight_parameters) uint32_t* ws_loader_weight_parameters(WsLoader* h, uint32_t i) {
+  ws::QuantParameter p[ws::kMaxQuantParameters];
+  const uint32_t n = ws::quant_parameters(h->loader->weight(i), p, ws::kMaxQuantParameters);
+  uint32_t* w = h->item;
+  w[0] = n < ws::kMaxQuantParameters ? n : ws::kMaxQuantParameters;
+  for (uint32_t k = 0; k < w[0]; ++k) {
+    uint32_t* o = w + 1 + 6 * k;
+    o[0] = ptr32(p[k].key);
+    o[1] = static_cast<uint32_t>(strlen(p[k].key));
+    o[2] = p[k].text ? ptr32(p[k].text) : 0;
+    o[3] = p[k].text ? static_cast<uint32_t>(strlen(p[k].text)) : 0;
+    o[4] = static_cast<uint32_t>(p[k].number);
+    o[5] = static_cast<uint32_t>(p[k].number >> 32);
+  }
+  return h->item;
+}
+static_assert(1 + 6 * ws::kMaxQuantParameters <= 64, "the parameters fit the item words");
+
 // The error (abi.h ErrorOut, words 0-11), then 12 the file (0xFFFFFFFF: the model as a whole),
 // 13 detail ptr, 14 detail length, 15 a convention error, 16 arena needed.
 WS_EXPORT(ws_loader_error) uint32_t* ws_loader_error(WsLoader* h) {

@@ -375,8 +375,8 @@ export interface Header {
 /** One logical weight as the library groups it (inspect(): MLX, Ollama, UQFF). */
 export interface LogicalWeightInfo {
   name: string;
-  convention: 'plain' | 'mlx' | 'ollama' | 'uqff';
-  /** 'none' for plain weights and GGML-block / F8Q8 UQFF layers. */
+  convention: 'plain' | 'mlx' | 'ollama' | 'uqff' | 'fp8';
+  /** 'none' for plain weights, GGML-block / F8Q8 UQFF layers and FP8 weights. */
   mode: 'none' | 'affine' | 'mxfp4' | 'mxfp8' | 'nvfp4';
   /** The packed tensor's stored dtype. */
   stored: string;
@@ -395,10 +395,14 @@ export interface LogicalWeightInfo {
   sequentialScratch: number;
   seekableScratch: number;
   packedBeforeCompanion: boolean;
+  /** Its quantization parameters as the library presents them (ws::quant_parameters), or null for
+   * a plain tensor: FP8 {method: 'fp8', scaling: 'block' | 'tensor' | 'channel', block_rows,
+   * block_cols, weight_dtype, scale_dtype}; MLX {mode, bits, group, scale_dtype}; UQFF {type, ...}. */
+  parameters: Record<string, string | number> | null;
 }
 
 export interface LogicalInfo {
-  convention: 'mlx' | 'ollama' | 'uqff' | null;
+  convention: 'mlx' | 'ollama' | 'uqff' | 'fp8' | null;
   weights: LazyList<LogicalWeightInfo>;
   /** Peak scratch bytes: streaming every file in order, and reading by range in `chunk`-byte reads. */
   plan: { chunk: number; sequentialPeak: number; seekablePeak: number } | null;
@@ -457,6 +461,8 @@ export interface QuantInfo {
   /** UQFF: the layer's type ('gguf', 'afq', 'f8q8', 'mxfp4'); gguf layers also name their GGML type. */
   uqffType?: string;
   ggmlType?: string;
+  /** FP8 ('fp8' convention): the library's parameters (LogicalWeightInfo.parameters). */
+  parameters?: Record<string, string | number>;
 }
 
 export interface OutputTensor {
@@ -615,6 +621,9 @@ export interface PlannedTensor {
   decode: 'cpu' | 'gpu' | null;
   /** What goes over to the GPU for it: its stored bytes when the GPU decodes it, else byteLength. */
   uploadBytes: number;
+  /** With decode 'gpu' / 'auto': why a quantized weight is decoded on the CPU instead (its format
+   * has no GPU decode pass, e.g. "Fp8Block has no GPU decode pass: decoded on the CPU"). */
+  cpuFallback?: string;
 }
 
 export interface Plan {

@@ -123,6 +123,10 @@ struct LogicalWeight {
   uint8_t uqff_type = 0;
   uint8_t uqff_scalar[32] = {};
   uint8_t uqff_got[kPieceRoles - kFirstScalarRole] = {};
+  // FP8 (QuantFormat::Fp8Block): the scale block's rows and columns (0: the whole dimension, as
+  // per-tensor and per-channel scales have it) and the stored element dtype (F8_E4M3, F8_E5M2).
+  uint32_t fp8_block[2] = {};
+  DType fp8_dtype = DType::F8_E4M3;
 
   const TensorRef& ref(PieceRole r) const { return piece[uint32_t(r)]; }
   // A ready spec (its convention adds what is its own, such as Ollama's global-scale rule); the
@@ -183,6 +187,9 @@ class LogicalModel {
   Status build_ollama();
   // Every tensor a plain weight (a sharded HF model).
   Status build_plain();
+  // The Hub's FP8 checkpoints (fp8_convention.cpp): `<p>.weight` F8 + `<p>.weight_scale_inv`
+  // (block scales) or `<p>.weight_scale` (per tensor / channel); `config` may be null.
+  Status build_fp8(const MlxQuantConfig* config);
   // UQFF, header step (see the top of this file); then feed_uqff() for the scalars' bytes and
   // resolve_uqff(). `offset` is the absolute file offset of data[0] (Event::offset).
   Status build_uqff();

@@ -39,7 +39,9 @@ namespace ws {
   /* packed weights with companion scale tensors (MLX, Ollama, UQFF Afq/Mxfp4) */                  \
   X(MlxAffine) X(MlxMxfp4) X(MlxMxfp8) X(MlxNvfp4)                                                 \
   /* UQFF F8Q8: 33-byte blocks {e4m3 d; i8 qs[32]} */                                              \
-  X(F8Q8)
+  X(F8Q8)                                                                                          \
+  /* Hub FP8 (quant_method "fp8"): F8_E4M3/F8_E5M2 weights times a scale per 2-D block */           \
+  X(Fp8Block)
 
 enum class QuantFormat : uint8_t {
 #define WS_QF_ENUM(name) name,
@@ -111,6 +113,17 @@ struct DequantSpec {
   bool validate = true;
   uint64_t input_offset = 0;   // absolute file offset of the tensor's first stored byte
   uint64_t scales_offset = 0;  // absolute file offset of the scales tensor (for errors)
+
+  // Fp8Block (the Hub's FP8 checkpoints): a [rows, row_elems] weight of `element_dtype`
+  // (F8_E4M3 or F8_E5M2) and one scale per block_rows x block_cols block, in `scales`, a
+  // row-major ceil(rows / block_rows) x ceil(row_elems / block_cols) grid of scale_dtype (F32,
+  // BF16, F16, F8_E8M0, or U8 holding a UE8M0 exponent). Value = f32(fp8) * f32(scale): per
+  // tensor is one block of the whole weight, per channel blocks of [1, row_elems]. `group` is
+  // not read: the decoder picks its own unit (a power of two dividing both row_elems and
+  // block_cols, at most 256).
+  DType element_dtype = DType::F8_E4M3;
+  uint64_t row_elems = 0;
+  uint64_t block_rows = 0, block_cols = 0;
 };
 
 class Dequantizer {
@@ -141,6 +154,7 @@ class Dequantizer {
 
  private:
   Status fail(Status s, uint64_t offset);
+  Status init_fp8_block(const DequantSpec& spec);
   // Decodes n_blocks whole blocks to dst; *out_bytes = the bytes written (less than n_blocks
   // blocks' output when they end with a padded last block).
   Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst, size_t* out_bytes);

@@ -52,6 +52,15 @@ class MlxQuantConfig {
   StrView method() const { return StrView{method_, method_size_}; }
   bool method_truncated() const { return method_overflow_; }
   uint64_t method_offset() const { return method_pos_; }
+  // FP8 (quant_method "fp8"; transformers FineGrainedFP8Config): `weight_block_size` when stated
+  // ([rows, cols] of a block); block_size_invalid() when stated but not a list of two positive
+  // integers (block_size_offset() is where), and `scale_fmt` "ue8m0" (DeepSeek-V3.1: scales that
+  // are powers of two, which a U8 scale tensor then holds as UE8M0 exponents).
+  bool has_block_size() const { return has_block_size_; }
+  bool block_size_invalid() const { return block_size_bad_; }
+  uint64_t block_size_offset() const { return block_size_pos_; }
+  uint32_t block_size(uint32_t i) const { return block_size_[i < 2 ? i : 0]; }
+  bool scale_fmt_ue8m0() const { return scale_fmt_ue8m0_; }
   QuantParams defaults() const { return defaults_; }  // mode Affine unless "mode" said otherwise
   uint32_t override_count() const { return override_count_; }
   StrView override_path(uint32_t i) const;
@@ -73,6 +82,7 @@ class MlxQuantConfig {
   };
   Status fail(Status s, uint64_t offset);
   Status handle(detail::JsonLexer::Token t);
+  Status fp8_value(detail::JsonLexer::Token t);
   Status param_value(detail::JsonLexer::Token t, QuantParams* target, uint64_t* at);
   void defer(Status s, uint64_t at, detail::JsonLexer::Token t, uint8_t back);
 
@@ -105,6 +115,13 @@ class MlxQuantConfig {
   uint32_t cur_path_ = 0;
   uint32_t override_count_ = 0;
   const Override* overrides_ = nullptr;
+  // FP8 parameters (see has_block_size()).
+  bool has_block_size_ = false;
+  bool block_size_bad_ = false;
+  bool scale_fmt_ue8m0_ = false;
+  uint32_t block_size_count_ = 0;
+  uint32_t block_size_[2] = {};
+  uint64_t block_size_pos_ = 0;
 };
 
 }  // namespace ws

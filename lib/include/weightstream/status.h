@@ -172,7 +172,9 @@ namespace ws {
   X(DigestMismatch, "a file's SHA-256 differs from the digest it was expected to have")             \
   /* quantized checkpoints of the Hub (issue #27): config.json's quantization_config.quant_method  \
      or the companion names say a scheme this reader does not decode (error_detail names it) */    \
-  X(QuantizationUnsupported, "the model is quantized with a method this reader does not decode")
+  X(QuantizationUnsupported, "the model is quantized with a method this reader does not decode")      \
+  /* config.json names a method this reader decodes, but no tensor is quantized with it */         \
+  X(QuantizationTensorsAbsent, "config.json names a quantization method, but no tensor is quantized with it")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

@@ -61,6 +61,7 @@ extern const ConventionDescriptor kPlainConvention;
 extern const ConventionDescriptor kMlxConvention;
 extern const ConventionDescriptor kOllamaConvention;
 extern const ConventionDescriptor kUqffConvention;
+extern const ConventionDescriptor kFp8Convention;
 
 // Every row, in id order.
 const ConventionDescriptor* const* convention_rows(uint32_t* count);
@@ -72,6 +73,9 @@ uint32_t convention_signal_bits(const TensorTable& table);
 // The convention a model follows: the first row in rank order that its entry, its files' metadata
 // signals (bits) or, with `config_quantized`, a config.json quantization section claims.
 const ConventionDescriptor& resolve_convention(uint8_t entry, uint32_t signal_bits, bool config_quantized);
+
+// The row that decodes config.json's quant_method `method` ("fp8"), or nullptr.
+const ConventionDescriptor* convention_for_method(const StrView& method);
 
 // quant_methods.cpp: a model whose config.json quantization section names a quant_method (none
 // is decoded yet), or, with `by_names` (nothing but the tensors says what the model is), whose

@@ -13,7 +13,15 @@ namespace {
 
 // By id: the position is the id the descriptor states (checked below).
 const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
-                                             &kUqffConvention};
+                                             &kUqffConvention, &kFp8Convention};
+
+// The config.json quant_methods a row decodes (transformers' QuantizationMethod values): a model
+// whose quantization_config names one is that row's, whatever its files signal.
+struct MethodRow {
+  const char* method;
+  const ConventionDescriptor* row;
+};
+const MethodRow kMethodRows[] = {{"fp8", &kFp8Convention}};
 constexpr uint32_t kRowCount = sizeof kRows / sizeof kRows[0];
 
 }  // namespace
@@ -55,6 +63,12 @@ const ConventionDescriptor& resolve_convention(uint8_t entry, uint32_t signal_bi
     if (claims && d.rank < best->rank) best = &d;
   }
   return *best;
+}
+
+const ConventionDescriptor* convention_for_method(const StrView& method) {
+  for (const MethodRow& m : kMethodRows)
+    if (method.equals(m.method)) return m.row;
+  return nullptr;
 }
 
 Convention convention_signal(const TensorTable& table) {

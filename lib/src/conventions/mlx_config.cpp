@@ -14,8 +14,9 @@ using conv_detail::small_is;
 
 enum Ctx : uint8_t {
   kRootStart, kRootKey, kRootValue, kQuantKey, kQuantValue, kOverKey, kOverValue, kSkip, kDone,
+  kBlockSize,  // inside weight_block_size's array (FP8)
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt };
 
 constexpr uint8_t kUnset = 0xFF;  // an override object that states no mode
 
@@ -96,6 +97,65 @@ void MlxQuantConfig::defer(Status s, uint64_t at, JsonLexer::Token t, uint8_t ba
   ctx_ = back;
 }
 
+// FP8's parameters in the section (transformers utils/quantization_config.py FineGrainedFP8Config:
+// `weight_block_size`, a list of two positive integers; DeepSeek-V3.1's `scale_fmt`): kept as
+// stated, never an error here. A block size that is not a list of positive integers is kept as
+// invalid, with its offset, for the FP8 build to report (block_size_invalid()).
+Status MlxQuantConfig::fp8_value(JsonLexer::Token t) {
+  using L = JsonLexer;
+  if (ctx_ == kQuantValue && key_kind_ == kScaleFmt) {
+    if (t != L::kStringPiece) {  // not a string: not "ue8m0"
+      scale_fmt_ue8m0_ = false;
+      skipper_.start();
+      skip_return_ = kQuantKey;
+      ctx_ = kSkip;
+      if (skipper_.feed(t, lexer_)) ctx_ = kQuantKey;
+      return Status::Ok;
+    }
+    if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+    scale_fmt_ue8m0_ = small_is(small_, small_size_, small_overflow_, "ue8m0");
+    ctx_ = kQuantKey;
+    return Status::Ok;
+  }
+  if (ctx_ == kQuantValue) {  // weight_block_size's value
+    has_block_size_ = true;
+    block_size_count_ = 0;
+    block_size_pos_ = lexer_.token_pos();
+    if (t == L::kArrayBegin) {
+      ctx_ = kBlockSize;
+      return Status::Ok;
+    }
+    block_size_bad_ = true;
+    skipper_.start();
+    skip_return_ = kQuantKey;
+    ctx_ = kSkip;
+    if (skipper_.feed(t, lexer_)) ctx_ = kQuantKey;
+    return Status::Ok;
+  }
+  // Inside the array.
+  if (t == L::kArrayEnd) {
+    if (block_size_count_ != 2) block_size_bad_ = true;
+    ctx_ = kQuantKey;
+    return Status::Ok;
+  }
+  if (t == L::kNumber && lexer_.number_is_u64() && lexer_.number_value() != 0 &&
+      lexer_.number_value() <= 0xFFFFFFFFu) {
+    if (block_size_count_ < 2) block_size_[block_size_count_] = uint32_t(lexer_.number_value());
+    ++block_size_count_;
+    return Status::Ok;
+  }
+  // 0, a fraction, a negative number, a string, a container: not a block size.
+  if (!block_size_bad_) block_size_pos_ = lexer_.token_pos();
+  block_size_bad_ = true;
+  if (t == L::kObjectBegin || t == L::kArrayBegin) {
+    skipper_.start();
+    skip_return_ = kBlockSize;
+    ctx_ = kSkip;
+    skipper_.feed(t, lexer_);
+  }
+  return Status::Ok;
+}
+
 Status MlxQuantConfig::handle(JsonLexer::Token t) {
   using L = JsonLexer;
   auto start_skip = [&](uint8_t back) {
@@ -109,6 +169,8 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     if (small_is(small_, small_size_, small_overflow_, "bits")) return kBits;
     if (small_is(small_, small_size_, small_overflow_, "mode")) return kMode;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_method")) return kMethod;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "weight_block_size")) return kBlockSizeKey;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "scale_fmt")) return kScaleFmt;
     return kOther;
   };
   switch (ctx_) {
@@ -178,6 +240,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         ctx_ = kQuantKey;
         return Status::Ok;
       }
+      if (key_kind_ == kBlockSizeKey || key_kind_ == kScaleFmt) return fp8_value(t);
       if (key_kind_ != kOther) {
         uint64_t at = 0;
         Status s = param_value(t, &defaults_, &at);
@@ -251,6 +314,8 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     case kSkip:
       if (skipper_.feed(t, lexer_)) ctx_ = skip_return_;
       return Status::Ok;
+    case kBlockSize:
+      return fp8_value(t);
     default:
       return Status::Ok;
   }

@@ -1,6 +1,7 @@
 // The streaming dequantizer: chunking, one carried partial block, validation, f16 output.
 #include <string.h>
 
+#include "fp8_block.h"
 #include "fp_convert.h"
 #include "kernel_api.h"
 #if !defined(WS_KERNELS_REFERENCE_ONLY)
@@ -36,6 +37,38 @@ size_t Dequantizer::block_output_bytes() const {
   return size_t(block_elems_) * (spec_.out == OutType::F16 ? 2 : 4);
 }
 
+// Fp8Block (fp8_block.h): the geometry from the spec, the decoder's unit, and, with `validate`,
+// every scale of the grid finite (F32/BF16/F16) or not the E8M0 NaN 0xFF, checked once here.
+Status Dequantizer::init_fp8_block(const DequantSpec& spec) {
+  const uint32_t sb = kernels::fp8_scale_bytes(spec.scale_dtype);
+  const bool dtype_ok = spec.element_dtype == DType::F8_E4M3 || spec.element_dtype == DType::F8_E5M2;
+  if (!dtype_ok || sb == 0 || !spec.scales || spec.row_elems == 0 || spec.block_rows == 0 || spec.block_cols == 0 ||
+      spec.elements % spec.row_elems != 0)
+    return fail(Status::InvalidQuantParams, spec.input_offset);
+  const uint64_t rows = spec.elements / spec.row_elems;
+  const uint64_t grid = ((rows + spec.block_rows - 1) / spec.block_rows) *
+                        ((spec.row_elems + spec.block_cols - 1) / spec.block_cols);
+  spec_.group = kernels::fp8_block_unit(spec.row_elems, spec.block_cols);
+  block_elems_ = spec_.group;
+  block_bytes_ = spec_.group;
+  if (!spec.validate) return Status::Ok;
+  for (uint64_t i = 0; i < grid; ++i) {
+    bool bad;
+    if (sb == 1) {
+      bad = spec.scales[i] == 0xFF;
+    } else if (sb == 2) {
+      const uint16_t h = uint16_t(spec.scales[2 * i] | spec.scales[2 * i + 1] << 8);
+      bad = spec.scale_dtype == DType::F16 ? !fp16_is_finite(h) : (h & 0x7F80) == 0x7F80;
+    } else {
+      uint32_t u;
+      memcpy(&u, spec.scales + 4 * i, 4);
+      bad = (u & 0x7F800000u) == 0x7F800000u;
+    }
+    if (bad) return fail(Status::InvalidBlockData, spec.scales_offset + i * sb);
+  }
+  return Status::Ok;
+}
+
 Status Dequantizer::init(const DequantSpec& spec) {
   *this = Dequantizer();
   spec_ = spec;
@@ -68,6 +101,9 @@ Status Dequantizer::init(const DequantSpec& spec) {
     case QuantFormat::I2_S:
       if (!spec.has_global_scale) return fail(Status::InvalidQuantParams, spec.input_offset);
       break;
+    case QuantFormat::Fp8Block:
+      if (init_fp8_block(spec) != Status::Ok) return error_.code;
+      break;
     default:
       break;
   }
@@ -97,8 +133,8 @@ Status Dequantizer::init(const DequantSpec& spec) {
   if (!k) return fail(Status::UnsupportedFormat, spec.input_offset);
   kernel_ = reinterpret_cast<void (*)()>(k);  // cast back to BlockKernel before the call
 
-  // Companion scales are whole arrays: check them once, up front.
-  if (spec.validate && e.info.companion) {
+  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid: above).
+  if (spec.validate && e.info.companion && spec.format != QuantFormat::Fp8Block) {
     for (uint64_t g = 0; g < blocks; ++g) {
       bool bad;
       uint32_t sb = 1;

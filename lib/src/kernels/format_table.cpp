@@ -78,6 +78,7 @@ const FormatEntry kTable[] = {
     E(MlxMxfp8, 32, 32, true, 0, 0, 0, -1),
     E16(MlxNvfp4, 16, 8, true, 0, 0, 0, -1),
     E(F8Q8, 32, 33, false, 0, 0, 0, -1),
+    E16(Fp8Block, 0, 0, true, 0, 0, 0, -1),
 };
 #undef E
 #undef E16

@@ -1057,8 +1057,13 @@ ModelEvent ModelLoader::build() {
     s = model_->build_plain();
   } else {
     // The table decides (convention_table.cpp): the entry, the files' metadata, config.json.
-    const ConventionDescriptor& d = resolve_convention(uint8_t(entry_), signal_bits_, config_used_);
+    const ConventionDescriptor* method_row =
+        config_ && config_->has_method() && !config_->method_truncated() ? convention_for_method(config_->method()) : nullptr;
+    // A quant_method a row decodes (convention_for_method: "fp8") names the model's convention.
+    const ConventionDescriptor& d =
+        method_row ? *method_row : resolve_convention(uint8_t(entry_), signal_bits_, config_used_);
     convention_ = d.id;
+    if (method_row) config_used_ = true;  // its parameters (weight_block_size) come from there
     // A scheme this reader does not decode, named by config.json or (when neither the entry nor
     // the files' metadata say what the model is) by its tensor names, is refused before any build.
     s = refuse_undecoded_quantization(*model_, config_, resolve_convention(uint8_t(entry_), signal_bits_, false).plain);
