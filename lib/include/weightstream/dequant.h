@@ -111,6 +111,13 @@ struct DequantSpec {
   bool validate = true;
   uint64_t input_offset = 0;   // absolute file offset of the tensor's first stored byte
   uint64_t scales_offset = 0;  // absolute file offset of the scales tensor (for errors)
+
+  // MlxNvfp4, NVIDIA ModelOpt's rule (modelopt/torch/quantization/qtensor/nvfp4_tensor.py
+  // NVFP4QTensor.dequantize): the global scale (`weight_scale_2`) multiplies the block scale as
+  // stored, w = E2M1 * (e4m3(s) * global_scale) — MLX's order without its / 2688. A global
+  // scale that is zero, inf or NaN is InvalidBlockData at global_scale_offset (with validate).
+  bool global_scale_is_modelopt = false;
+  uint64_t global_scale_offset = 0;  // absolute file offset of the global scale (for errors)
 };
 
 class Dequantizer {

@@ -52,6 +52,11 @@ class MlxQuantConfig {
   StrView method() const { return StrView{method_, method_size_}; }
   bool method_truncated() const { return method_overflow_; }
   uint64_t method_offset() const { return method_pos_; }
+  // NVIDIA ModelOpt's `quant_algo` in the same section ("NVFP4", "FP8", ...), when it is a string
+  // (up to 23 bytes; algo_truncated() when longer). Read whatever the quant_method.
+  bool has_algo() const { return has_algo_; }
+  StrView algo() const { return StrView{algo_, algo_size_}; }
+  bool algo_truncated() const { return algo_overflow_; }
   QuantParams defaults() const { return defaults_; }  // mode Affine unless "mode" said otherwise
   uint32_t override_count() const { return override_count_; }
   StrView override_path(uint32_t i) const;
@@ -95,6 +100,10 @@ class MlxQuantConfig {
   char method_[32] = {};
   uint32_t method_size_ = 0;
   uint64_t method_pos_ = 0;
+  bool has_algo_ = false;
+  bool algo_overflow_ = false;
+  char algo_[24] = {};
+  uint32_t algo_size_ = 0;
   Status deferred_ = Status::Ok;  // a parameter error, the model's only without a quant_method
   uint64_t deferred_pos_ = 0;
   bool finished_ = false;

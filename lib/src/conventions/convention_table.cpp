@@ -13,7 +13,7 @@ namespace {
 
 // By id: the position is the id the descriptor states (checked below).
 const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
-                                             &kUqffConvention};
+                                             &kUqffConvention,  &kMxfp4BlocksConvention, &kModelOptNvfp4Convention};
 constexpr uint32_t kRowCount = sizeof kRows / sizeof kRows[0];
 
 }  // namespace
@@ -55,6 +55,14 @@ const ConventionDescriptor& resolve_convention(uint8_t entry, uint32_t signal_bi
     if (claims && d.rank < best->rank) best = &d;
   }
   return *best;
+}
+
+const ConventionDescriptor& claim_by_method(const ConventionDescriptor& resolved, const LogicalModel& m,
+                                            const MlxQuantConfig* config) {
+  if (!resolved.plain) return resolved;
+  for (uint32_t i = 0; i < kRowCount; ++i)
+    if (kRows[i]->claims && kRows[i]->claims(m, config)) return *kRows[i];
+  return resolved;
 }
 
 Convention convention_signal(const TensorTable& table) {

@@ -15,7 +15,7 @@ using conv_detail::small_is;
 enum Ctx : uint8_t {
   kRootStart, kRootKey, kRootValue, kQuantKey, kQuantValue, kOverKey, kOverValue, kSkip, kDone,
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kAlgo };
 
 constexpr uint8_t kUnset = 0xFF;  // an override object that states no mode
 
@@ -109,6 +109,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     if (small_is(small_, small_size_, small_overflow_, "bits")) return kBits;
     if (small_is(small_, small_size_, small_overflow_, "mode")) return kMode;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_method")) return kMethod;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_algo")) return kAlgo;
     return kOther;
   };
   switch (ctx_) {
@@ -175,6 +176,19 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         if (!conv_detail::small_piece(lexer_, method_, &method_size_, &method_overflow_)) return Status::Ok;
         // "mlx" names MLX itself (vLLM's name for it; mlx-lm writes no quant_method): still MLX's.
         has_method_ = !small_is(method_, method_size_, method_overflow_, "mlx");
+        ctx_ = kQuantKey;
+        return Status::Ok;
+      }
+      if (key_kind_ == kAlgo) {
+        // NVIDIA ModelOpt's quant_algo ("NVFP4", "FP8", ...; vLLM model_executor/layers/
+        // quantization/modelopt.py reads it beside quant_method "modelopt"): a string, kept; any
+        // other value (null) is skipped.
+        if (t != L::kStringPiece) {
+          start_skip(kQuantKey);
+          return Status::Ok;
+        }
+        if (!conv_detail::small_piece(lexer_, algo_, &algo_size_, &algo_overflow_)) return Status::Ok;
+        has_algo_ = true;
         ctx_ = kQuantKey;
         return Status::Ok;
       }

@@ -1057,11 +1057,15 @@ ModelEvent ModelLoader::build() {
     s = model_->build_plain();
   } else {
     // The table decides (convention_table.cpp): the entry, the files' metadata, config.json.
-    const ConventionDescriptor& d = resolve_convention(uint8_t(entry_), signal_bits_, config_used_);
+    // A Hub method a row decodes (gpt-oss mxfp4, ModelOpt nvfp4) claims a model left plain.
+    const ConventionDescriptor& resolved = resolve_convention(uint8_t(entry_), signal_bits_, config_used_);
+    const ConventionDescriptor& d = claim_by_method(resolved, *model_, config_);
     convention_ = d.id;
     // A scheme this reader does not decode, named by config.json or (when neither the entry nor
     // the files' metadata say what the model is) by its tensor names, is refused before any build.
-    s = refuse_undecoded_quantization(*model_, config_, resolve_convention(uint8_t(entry_), signal_bits_, false).plain);
+    s = &d != &resolved ? Status::Ok
+                        : refuse_undecoded_quantization(*model_, config_,
+                                                        resolve_convention(uint8_t(entry_), signal_bits_, false).plain);
     if (s == Status::Ok) s = d.build(*model_, config_);
   }
   // The config's parser is dropped (the model keeps no view into it): its bytes are free again.
