@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -324,6 +325,61 @@ TEST(Fp4Hub, RecognitionByMethodAlgoAndNames) {
   }
 }
 
+// ModelOpt's hf_quant_config.json (no config.json): read because the tensor names show a
+// scheme; its quant_algo picks the variant. The other files (quantize_config.json, ...) are asked
+// for only while none has named the method, and never for a model whose names show none.
+TEST(Fp4Hub, OtherConfigFilesAreReadWhenTheNamesShowAScheme) {
+  const Bytes file = read_file(kHub + "/modelopt-nvfp4-hf-quant-config/model.safetensors");
+  std::map<std::string, std::vector<float>> expect;
+  const std::string m = L + "mlp.down_proj";
+  expect[m + ".weight"] = modelopt_values(stored(file, m + ".weight").bytes, stored(file, m + ".weight_scale").bytes,
+                                          f32_at(stored(file, m + ".weight_scale_2").bytes, 0));
+  check_everywhere("modelopt-nvfp4-hf-quant-config", "modelopt", expect, 6);
+
+  const Bytes hf = read_file(kHub + "/modelopt-nvfp4-hf-quant-config/hf_quant_config.json");
+  auto asked = [](const std::map<std::string, Bytes>& files, std::vector<std::string>* names) {
+    const modeltest::Files inner = modeltest::memory_files(files);
+    return modeltest::Files([inner, names](const std::string& n, Bytes* out) {
+      names->push_back(n);
+      return inner(n, out);
+    });
+  };
+  HostOptions o;
+  o.mode = ws::ModelLoadMode::Headers;
+  {  // hf_quant_config.json names it: the next files are not asked for.
+    std::vector<std::string> names;
+    const LoadResult r = modeltest::load_model(asked({{"model.safetensors", file}, {"hf_quant_config.json", hf}}, &names),
+                                               ws::ModelEntry::Auto, "model.safetensors", o);
+    EXPECT_EQ(r.code, ws::Status::Ok) << r.verdict();
+    EXPECT_EQ(std::count(names.begin(), names.end(), "quantize_config.json"), 0);
+    EXPECT_GE(std::count(names.begin(), names.end(), "hf_quant_config.json"), 1);
+  }
+  {  // Its FP8 variant is not this row's: refused by name, the file named.
+    std::string t(hf.begin(), hf.end());
+    t.replace(t.find("\"NVFP4\""), 7, "\"FP8\"");
+    const LoadResult r = load_memory({{"model.safetensors", file}, {"hf_quant_config.json", Bytes(t.begin(), t.end())}}, o);
+    EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << r.verdict();
+    EXPECT_EQ(r.detail, "modelopt (hf_quant_config.json)");
+  }
+  {  // None of the files: the names alone (all three asked for, each missing).
+    std::vector<std::string> names;
+    const LoadResult r = modeltest::load_model(asked({{"model.safetensors", file}}, &names), ws::ModelEntry::Auto,
+                                               "model.safetensors", o);
+    EXPECT_EQ(r.code, ws::Status::Ok) << r.verdict();
+    for (const char* n : {"config.json", "hf_quant_config.json", "quantize_config.json", "quant_config.json"})
+      EXPECT_GE(std::count(names.begin(), names.end(), n), 1) << n;
+  }
+  {  // A plain model: config.json only.
+    std::vector<std::string> names;
+    const Bytes plain = read_file(kHub + "/unknown-method/model.safetensors");
+    const LoadResult r = modeltest::load_model(asked({{"model.safetensors", plain}}, &names), ws::ModelEntry::Auto,
+                                               "model.safetensors", o);
+    EXPECT_EQ(r.code, ws::Status::Ok) << r.verdict();
+    EXPECT_EQ(std::count(names.begin(), names.end(), "hf_quant_config.json"), 0);
+    EXPECT_EQ(std::count(names.begin(), names.end(), "config.json"), 1);
+  }
+}
+
 TEST(Fp4Hub, ConfigReaderKeepsModelOptQuantAlgo) {
   alignas(8) static uint8_t arena[4096];
   const std::string text = "{\"quantization_config\": {\"exclude_modules\": [\"lm_head\"], \"group_size\": 16, "
@@ -338,6 +394,26 @@ TEST(Fp4Hub, ConfigReaderKeepsModelOptQuantAlgo) {
     EXPECT_TRUE(c.has_algo());
     EXPECT_EQ(std::string(c.algo().data, c.algo().size), "NVFP4");
     EXPECT_EQ(std::string(c.method().data, c.method().size), "modelopt");
+  }
+  // The other files: their writer's method when they name none; hf_quant_config.json's
+  // "quantization" object is the section; AutoGPTQ's / AutoAWQ's root object is.
+  struct Other {
+    ws::ConfigSource source;
+    std::string text, method, algo;
+  };
+  for (const Other& x : std::vector<Other>{
+           {ws::ConfigSource::HfQuantConfig, "{\"producer\": {\"name\": \"modelopt\"}, \"quantization\": {\"quant_algo\": \"FP8\"}}", "modelopt", "FP8"},
+           {ws::ConfigSource::QuantizeConfig, "{\"bits\": 4, \"group_size\": -1, \"desc_act\": true}", "gptq", ""},
+           {ws::ConfigSource::QuantizeConfig, "{\"bits\": 4, \"quant_method\": \"awq\"}", "awq", ""},
+           {ws::ConfigSource::QuantConfig, "{\"zero_point\": true, \"q_group_size\": 128, \"w_bit\": 4, \"version\": \"GEMM\"}", "awq", ""}}) {
+    ws::MlxQuantConfig o(arena, sizeof arena);
+    o.set_source(x.source);
+    ASSERT_EQ(o.feed(x.text.data(), x.text.size()), ws::Status::Ok) << x.text;
+    ASSERT_EQ(o.finish(), ws::Status::Ok) << x.text;
+    EXPECT_TRUE(o.has_method()) << x.text;
+    EXPECT_FALSE(o.has_quantization()) << x.text;
+    EXPECT_EQ(std::string(o.method().data, o.method().size), x.method) << x.text;
+    EXPECT_EQ(std::string(o.algo().data, o.algo().size), x.algo) << x.text;
   }
   ws::MlxQuantConfig c(arena, sizeof arena);
   const std::string null_algo = "{\"quantization_config\": {\"quant_algo\": null, \"quant_method\": \"modelopt\"}}";

@@ -283,6 +283,30 @@ void add_fp4_refusals(std::vector<HubCase>* out) {
                           "config.json names modelopt NVFP4 over BF16 tensors: the method's tensors are absent"));
 }
 
+// Older repos keep the method beside the model, not in config.json (vLLM gptq.py / awq.py
+// get_config_filenames): AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json, read
+// when the tensor names show a scheme and config.json names none; refused by name, the method
+// the file's (their decoders are issue #28's).
+const char kQuantizeConfig[] =
+    "{\n  \"bits\": 4,\n  \"group_size\": 128,\n  \"damp_percent\": 0.01,\n  \"desc_act\": false,\n"
+    "  \"static_groups\": false,\n  \"sym\": true,\n  \"true_sequential\": true,\n  \"model_name_or_path\": null,\n"
+    "  \"model_file_base_name\": \"model\",\n  \"quant_method\": \"gptq\",\n  \"checkpoint_format\": \"gptq\"\n}";
+const char kAwqQuantConfig[] = "{\n  \"zero_point\": true,\n  \"q_group_size\": 128,\n  \"w_bit\": 4,\n  \"version\": \"GEMM\"\n}";
+
+void add_other_config_refusals(std::vector<HubCase>* out) {
+  HubCase g = make_case("gptq-quantize-config", gptq_tensors(), nullptr, L + "mlp.down_proj.qweight",
+                        "gptq (quantize_config.json)",
+                        "GPTQ without a quantization_config in config.json; AutoGPTQ's quantize_config.json beside it names "
+                        "the method");
+  g.files.push_back({"quantize_config.json", bytes_of(kQuantizeConfig)});
+  out->push_back(g);
+  HubCase a = make_case("awq-quant-config", gptq_tensors(), nullptr, L + "mlp.down_proj.qweight", "awq (quant_config.json)",
+                        "qweight + qzeros with AutoAWQ's older quant_config.json (w_bit, q_group_size, zero_point) beside "
+                        "them: awq, the file's writer");
+  a.files.push_back({"quant_config.json", bytes_of(kAwqQuantConfig)});
+  out->push_back(a);
+}
+
 // The decoded fixtures: hub/<dir>/model.safetensors [+ config.json, hf_quant_config.json].
 void add_fp4_decoded(std::vector<SampleFile>* out) {
   auto model = [&](const std::string& dir, const std::vector<RawTensor>& t) {
@@ -295,6 +319,9 @@ void add_fp4_decoded(std::vector<SampleFile>* out) {
   out->push_back({"hub/modelopt-nvfp4/config.json", bytes_of(kModelOptConfig)});
   out->push_back({"hub/modelopt-nvfp4/hf_quant_config.json", bytes_of(kModelOptHfQuantConfig)});
   model("modelopt-nvfp4-no-config", modelopt_tensors());
+  // ModelOpt's own file alone (no config.json): hf_quant_config.json names modelopt NVFP4.
+  model("modelopt-nvfp4-hf-quant-config", modelopt_tensors());
+  out->push_back({"hub/modelopt-nvfp4-hf-quant-config/hf_quant_config.json", bytes_of(kModelOptHfQuantConfig)});
 }
 }  // namespace
 
@@ -331,7 +358,15 @@ std::vector<HubCase> hub_cases() {
                             "plain tensors"));
   }
   add_fp4_refusals(&out);
+  add_other_config_refusals(&out);
   return out;
+}
+
+// The other config file a case's verdict comes from (quantize_config.json, ...), or null.
+std::string other_config(const HubCase& c) {
+  for (const SampleFile& f : c.files)
+    if (f.path != "model.safetensors" && f.path != "config.json") return json_string(f.path);
+  return "null";
 }
 
 std::vector<SampleFile> build_hub_fixtures() {
@@ -344,7 +379,8 @@ std::vector<SampleFile> build_hub_fixtures() {
     json += " {\"dir\": " + json_string(c.dir) + ", \"open\": \"model.safetensors\", \"status\": " +
             json_string(c.status) + ", \"file\": \"model.safetensors\", \"offset\": " + std::to_string(c.offset) +
             ", \"tensor\": " + json_string(c.tensor) + ", \"detail\": " + json_string(c.detail) +
-            ", \"config\": " + (c.has_config ? "true" : "false") + ", \"description\": " +
+            ", \"config\": " + (c.has_config ? "true" : "false") + ", \"other_config\": " + other_config(c) +
+            ", \"description\": " +
             json_string(c.description) + "}" + (i + 1 < cases.size() ? ",\n" : "\n");
   }
   json += "]}\n";

@@ -90,6 +90,9 @@ const ConventionDescriptor& claim_by_method(const ConventionDescriptor& resolved
 // tensor names are a known scheme's, fails with QuantizationUnsupported naming the method and a
 // tensor. Ok otherwise.
 Status refuse_undecoded_quantization(LogicalModel& m, const MlxQuantConfig* config, bool by_names);
+// True when the model's tensor names show a quantization scheme (quant_methods.cpp's names:
+// `weight_scale_inv`, `qweight` + `qzeros`, `_blocks` + `_scales`, `.weight_scale`, ...).
+bool quantization_named_by_tensors(const LogicalModel& m);
 // True for a quant_method transformers (or ModelOpt) knows.
 bool quant_method_known(const char* method, size_t n);
 

@@ -1,6 +1,8 @@
 // config.json's quantization section (mlx-lm): defaults and per-layer overrides, streamed.
 #include "weightstream/mlx_config.h"
 
+#include <string.h>
+
 #include <algorithm>
 
 #include "weightstream/detail/json_strings.h"
@@ -20,6 +22,15 @@ enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kAlgo };
 constexpr uint8_t kUnset = 0xFF;  // an override object that states no mode
 
 }  // namespace
+
+const char* config_source_file(ConfigSource s) {
+  switch (s) {
+    case ConfigSource::HfQuantConfig: return "hf_quant_config.json";
+    case ConfigSource::QuantizeConfig: return "quantize_config.json";
+    case ConfigSource::QuantConfig: return "quant_config.json";
+    default: return "config.json";
+  }
+}
 
 MlxQuantConfig::MlxQuantConfig(void* arena, size_t arena_size, const Limits& limits)
     : limits_(limits) {
@@ -116,6 +127,12 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     case kRootStart:
       if (t != L::kObjectBegin) return fail(Status::ConfigNotObject, lexer_.token_pos());
       ctx_ = kRootKey;
+      // AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json: the root is the section.
+      if (source_ == ConfigSource::QuantizeConfig || source_ == ConfigSource::QuantConfig) {
+        has_quant_ = true;
+        defaults_.mode = QuantMode::Affine;
+        ctx_ = kQuantKey;
+      }
       return Status::Ok;
     case kRootKey:
       if (t == L::kObjectEnd) {
@@ -123,8 +140,10 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         return Status::Ok;
       }
       if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+      // hf_quant_config.json's section is "quantization" alone (its "producer" is not one).
       key_kind_ = (!has_quant_ && (small_is(small_, small_size_, small_overflow_, "quantization") ||
-                                   small_is(small_, small_size_, small_overflow_, "quantization_config")))
+                                   (source_ == ConfigSource::ConfigJson &&
+                                    small_is(small_, small_size_, small_overflow_, "quantization_config"))))
                       ? kQuant
                       : kOther;
       ctx_ = kRootValue;
@@ -140,6 +159,15 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
       ctx_ = kQuantKey;
       return Status::Ok;
     case kQuantKey:
+      if (t == L::kObjectEnd && source_ != ConfigSource::ConfigJson && !has_method_) {
+        // The other files' method when they name none: the file's writer's (ConfigSource).
+        const char* m = source_ == ConfigSource::HfQuantConfig ? "modelopt"
+                        : source_ == ConfigSource::QuantizeConfig ? "gptq" : "awq";
+        method_size_ = uint32_t(strlen(m));
+        memcpy(method_, m, method_size_);
+        method_pos_ = lexer_.token_pos();
+        has_method_ = true;
+      }
       if (t == L::kObjectEnd) {
         // A quant_method names another scheme (transformers' QuantizationConfigMixin): its
         // parameters are its own, read by whoever decodes it. MLX writes none.
