@@ -87,6 +87,10 @@ function base(options, o) {
   };
 }
 
+// The quantization option answers config.json alone; the other config files the loader may ask
+// for (hf_quant_config.json, ...) are not fetched beside a URL or path: missing.
+const configOf = (model, file) => (file.name === 'config.json' ? model.config : null);
+
 const isRemote = (u) => u instanceof URL && u.protocol !== 'file:';
 
 // The model behind `source`: { entry, name, listing, seekable, remote, input(file), shardName(file),
@@ -156,7 +160,9 @@ async function describe(source, options) {
       async input(file, L) {
         if (file.kind === 'index') return source.index;
         shards ??= await resolver(source.shards, 'shards');
-        if (file.kind === 'config') return this.config ?? shards('config.json');
+        // config.json from the option, else among the files; the other config files the loader may
+        // ask for (hf_quant_config.json, quantize_config.json, quant_config.json) among the files.
+        if (file.kind === 'config') return file.name === 'config.json' ? this.config ?? shards('config.json') : shards(file.name);
         if (!checked) {
           // Every shard the index names must be among the files given: said before any is read,
           // naming all that are not (the caller picks or drops files; only it can add them).
@@ -194,7 +200,7 @@ async function describe(source, options) {
       return base(options, {
         kind: 'sharded', entry: Entry.shardIndex, name, remote: isRemote(url), seekable: !!index.seekable && !!index.range,
         opened: index,
-        input(file) { return file.kind === 'config' ? this.config : file.kind === 'index' ? index : new URL(file.name, url); },
+        input(file) { return file.kind === 'config' ? configOf(this, file) : file.kind === 'index' ? index : new URL(file.name, url); },
         shardName: (file) => (file.kind === 'shard' ? file.name : null),
       });
     }
@@ -221,7 +227,7 @@ function single(options, src, name, remote, sibling) {
   return base(options, {
     kind: 'file', entry: Entry.file, name: name || 'model', seekable: !!src.seekable && !!src.range, remote,
     input(file) {
-      if (file.kind === 'config') return this.config;
+      if (file.kind === 'config') return configOf(this, file);
       if (file.kind === 'split' && file.name !== this.name) return sibling ? sibling(file.name) : null;
       return src;
     },

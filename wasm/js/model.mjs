@@ -118,6 +118,9 @@ function gpuOf(w, files, uploadBytes) {
   g.scaleDtype = piece(p.scales).dtype;
   // A global scale that multiplies the value (Ollama's nvfp4, mlx_quants.cpp) or the scale (MLX's, / 2688).
   g.ollamaGlobal = w.globalScaleIsOllama;  // the library's spec flag (DequantSpec::global_scale_is_ollama)
+  // ModelOpt's weight_scale_2 multiplies the block scale as stored (DequantSpec::global_scale_is_modelopt).
+  g.modeloptGlobal = w.globalScaleIsModelopt;
+  g.globalOffset = p.globalScale ? piece(p.globalScale).offset : 0;  // its byte, for InvalidBlockData
   g.pieces = {};
   for (const role of ['packed', 'scales', 'biases']) {
     const t = p[role] ? piece(p[role]) : null;
@@ -145,6 +148,12 @@ function quantOf(wasm, w, typeId, header, files) {
   const name = (role) => pieceName(files, w.pieces[role]);
   Object.assign(q, { mode: w.mode, bits: w.bits, groupSize: w.group, scales: name('scales'), biases: name('biases') });
   if (w.convention === 'ollama') Object.assign(q, { globalScale: name('globalScale'), convention: 'ollama' });
+  // The Hub methods (issue #27): the convention is the method (mxfp4, modelopt); ModelOpt's
+  // weight_scale_2 is its global scale.
+  else if (w.convention !== 'mlx') {
+    q.convention = w.convention;
+    if (w.pieces.globalScale) q.globalScale = name('globalScale');
+  }
   return q;
 }
 
