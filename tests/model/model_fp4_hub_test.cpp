@@ -258,6 +258,56 @@ TEST(Fp4Hub, ModelOptParametersAndGlobalScaleRule) {
   EXPECT_TRUE(seen);
 }
 
+// The kernels alone: the portable reference and SIMD128 give the upstream values, f32 and f16,
+// for both layouts (the loads above run the Auto choice, SIMD128).
+TEST(Fp4Hub, ReferenceAndSimdKernelsGiveTheUpstreamValues) {
+  const Bytes ox = read_file(kHub + "/mxfp4-gpt-oss/model.safetensors");
+  const Bytes nv = read_file(kHub + "/modelopt-nvfp4/model.safetensors");
+  struct Case {
+    ws::DequantSpec spec;
+    Bytes packed;
+    std::vector<float> want;
+  };
+  std::vector<Case> cases;
+  {
+    Case c;
+    c.packed = stored(ox, E + "gate_up_proj_blocks").bytes;
+    static Bytes scales;
+    scales = stored(ox, E + "gate_up_proj_scales").bytes;
+    c.spec.format = ws::QuantFormat::MlxMxfp4;
+    c.spec.elements = c.packed.size() * 2;
+    c.spec.scales = scales.data();
+    c.want = gpt_oss_values(c.packed, scales);
+    cases.push_back(c);
+  }
+  {
+    Case c;
+    c.packed = stored(nv, L + "mlp.down_proj.weight").bytes;
+    static Bytes scales;
+    scales = stored(nv, L + "mlp.down_proj.weight_scale").bytes;
+    const float g = f32_at(stored(nv, L + "mlp.down_proj.weight_scale_2").bytes, 0);
+    c.spec.format = ws::QuantFormat::MlxNvfp4;
+    c.spec.elements = c.packed.size() * 2;
+    c.spec.scales = scales.data();
+    c.spec.has_global_scale = true;
+    c.spec.global_scale = g;
+    c.spec.global_scale_is_modelopt = true;
+    c.want = modelopt_values(c.packed, scales, g);
+    cases.push_back(c);
+  }
+  for (const Case& c : cases)
+    for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128})
+      for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16}) {
+        ws::DequantSpec spec = c.spec;
+        spec.impl = impl;
+        spec.out = out;
+        Bytes got(c.want.size() * (out == ws::OutType::F32 ? 4 : 2));
+        ws::Error e;
+        ASSERT_EQ(ws::dequantize(spec, c.packed.data(), c.packed.size(), got.data(), got.size(), &e), ws::Status::Ok);
+        EXPECT_TRUE(got == output_of(c.want, out)) << int(spec.format) << " impl " << int(impl) << " out " << int(out);
+      }
+}
+
 // Values refused when the weight decodes, each at its byte: a weight_scale_2 of zero, NaN or
 // inf; a gpt-oss E8M0 scale of 0xFF (transformers' ldexp by 128 is not MLX's +inf: no value is
 // handed on rather than either).
