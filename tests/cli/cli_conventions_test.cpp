@@ -969,9 +969,13 @@ TEST(CliConventions, DequantAllSkipsWeightsWithoutDecoding) {
 // problem in its logical section — with the status, offset, tensor and the method in the message.
 TEST(CliConventions, HubQuantizationRefusedByName) {
   const Json cases = parse_json(read_file(kDir + "/hub/expected.json"))["cases"];
-  ASSERT_EQ(cases.items.size(), 5u);
+  // 5 refusals, then gpt-oss / ModelOpt's malformed neighbours (7: their own statuses, a detail only
+  // where the method is named) and the refusals named by quantize_config.json / quant_config.json
+  // (2), which the CLI reads beside the file.
+  ASSERT_EQ(cases.items.size(), 14u);
   for (const Json& c : cases.items) {
     const std::string model = kDir + "/hub/" + c["dir"].str() + "/model.safetensors", what = c["dir"].str();
+    const bool named = !c["detail"].str().empty();
     TempDir out;
     RunResult r = cli_fixture({"dequant", model, "--all", "--json", "-o", out.file("all")});
     EXPECT_EQ(r.exit_code, 1) << what << "\n" << r.out << r.err;
@@ -980,14 +984,18 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
     EXPECT_EQ(e["offset"].u64(), c["offset"].u64()) << what;
     EXPECT_EQ(e["tensor"].str(), c["tensor"].str()) << what;
     EXPECT_TRUE(e["shard"].is_null()) << what;
-    EXPECT_NE(e["message"].str().find("(" + c["detail"].str() + ")"), std::string::npos) << what << ": " << e["message"].str();
+    if (named) {
+      EXPECT_NE(e["message"].str().find("(" + c["detail"].str() + ")"), std::string::npos) << what << ": " << e["message"].str();
+    }
     EXPECT_FALSE(fs::exists(out.file("all")) && !fs::is_empty(out.file("all"))) << what;
     const Json l = parse_json(cli_fixture({"inspect", "--json", model}).out)["logical"];
     EXPECT_EQ(l["error"]["code"].str(), c["status"].str()) << what;
     EXPECT_EQ(l["error"]["offset"].u64(), c["offset"].u64()) << what;
     r = cli_fixture({"validate", model});
     EXPECT_EQ(r.exit_code, 1) << what << "\n" << r.out;
-    EXPECT_NE(r.out.find("QuantizationUnsupported"), std::string::npos) << what << "\n" << r.out;
-    EXPECT_NE(r.out.find(c["detail"].str()), std::string::npos) << what << "\n" << r.out;
+    EXPECT_NE(r.out.find(c["status"].str()), std::string::npos) << what << "\n" << r.out;
+    if (named) {
+      EXPECT_NE(r.out.find(c["detail"].str()), std::string::npos) << what << "\n" << r.out;
+    }
   }
 }

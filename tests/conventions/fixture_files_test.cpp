@@ -122,8 +122,9 @@ TEST(FixtureFiles, CommittedFixturesEqualTheGenerator) {
   EXPECT_EQ(committed, generated);
   // 12 + uqff/ (two shards, residual, config.json) + issue #14: mlx-overrides/ (2), ollama-inferred/
   // (manifest, 2 blobs), uqff-f8q8/ (4), malformed/ (8 cases in 19 files, expected.json); issue #27:
-  // hub/ (5 cases in 8 files, expected.json).
-  EXPECT_EQ(committed.size(), 54u);
+  // hub/ (5 cases in 8 files, expected.json); gpt-oss mxfp4 / ModelOpt nvfp4: 7 malformed cases in 14
+  // files, 2 other-config refusals in 4, 5 decoded models in 9.
+  EXPECT_EQ(committed.size(), 81u);
 }
 
 // Every Ollama blob is named by its SHA-256, as `ollama pull` stores it, so the loader's default
