@@ -161,3 +161,10 @@ test('ModelOpt nvfp4: weight_scale_2 multiplies the E4M3 block scale, as NVFP4QT
   assert.equal(e?.code, 'InvalidBlockData');
   assert.equal(e.offset, g.byteOffset);
 });
+
+test("filter selects a gpt-oss weight by its name (<p>, not the stored <p>_blocks)", async () => {
+  const E = 'model.layers.0.mlp.experts.';
+  const got = await decodeAll(join(hub, 'mxfp4-gpt-oss-no-config', 'model.safetensors'), { dtype: 'f32', filter: [E + 'gate_up_proj'] });
+  assert.deepEqual([...got.keys()], [E + 'gate_up_proj']);
+  assert.equal(got.get(E + 'gate_up_proj').bytes.length, 2 * 64 * 64 * 4);
+});

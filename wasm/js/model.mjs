@@ -49,7 +49,9 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
       const file = files[L.tableFile(w.pieces.packed.table)];
       const ti = w.pieces.packed.index;
       const t = file.header.tensors.at(ti);
-      if (select && !select(t)) continue;
+      // The filter sees the weight's name, as its events carry it (gpt-oss's `<p>` is no stored
+      // tensor's name: its packed piece is `<p>_blocks`).
+      if (select && !select(w.name === t.name ? t : { ...t, name: w.name })) continue;
       const s = L.select(i);
       if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
       // (A weight of a covered format that the library cannot decode — not whole blocks, say — goes
