@@ -369,6 +369,9 @@ function showLogical(rows, h) {
     const from = h.convention === 'fp8' ? 'FP8 (quant_method fp8): F8_E4M3 weights with their weight_scale_inv (per block) or weight_scale (per tensor / channel); the mode column names the method and block'
       : h.convention === 'uqff' ? `UQFF ${h.version}: each layer's .weight with its .weight.* companions (format tag, GGML type, shape, scales, …)`
       : h.convention === 'ollama' ? `Ollama ${h.multi ? 'model (every blob of the manifest)' : 'blob'}: packed weights with their scales/biases`
+        // The Hub methods the library decodes (issue #27): the method, then what it groups.
+        : h.convention === 'mxfp4' ? 'quant_method mxfp4 (gpt-oss): each <p>_blocks with its <p>_scales (E8M0, one per 32 values) as the weight <p>, rows = output features (transformers\' parameter swaps axes 1 and 2)'
+        : h.convention === 'modelopt' ? 'quant_method modelopt, NVFP4 (NVIDIA ModelOpt): each .weight with its .weight_scale (E4M3, one per 16 values) and .weight_scale_2 (multiplies them); input_scale as stored'
         : `MLX${h.sharded ? ', sharded' : ''}: packed weights with their scales/biases${h.sharded ? ' (which may sit in another shard)' : ''}${config}`;
     const peaks = h.plan ? `; load plan peak scratch: ${fmtInt(h.plan.sequentialPeak)} B from a sequential stream, ${fmtInt(h.plan.seekablePeak)} B from a seekable source` : '';
     note.textContent = `${from}; bytes count every piece${peaks}.`;

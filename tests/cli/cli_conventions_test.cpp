@@ -969,9 +969,13 @@ TEST(CliConventions, DequantAllSkipsWeightsWithoutDecoding) {
 // problem in its logical section — with the status, offset, tensor and the method in the message.
 TEST(CliConventions, HubQuantizationRefusedByName) {
   const Json cases = parse_json(read_file(kDir + "/hub/expected.json"))["cases"];
-  ASSERT_EQ(cases.items.size(), 15u);
+  // 5 refusals; FP8's 10 cases; then gpt-oss / ModelOpt's malformed neighbours (7: their own
+  // statuses, a detail only where the method is named) and the refusals named by
+  // quantize_config.json / quant_config.json (2), which the CLI reads beside the file.
+  ASSERT_EQ(cases.items.size(), 24u);
   for (const Json& c : cases.items) {
     const std::string model = kDir + "/hub/" + c["dir"].str() + "/model.safetensors", what = c["dir"].str();
+    const bool named = !c["detail"].str().empty();
     TempDir out;
     if (c["status"].str() == "Ok") {  // FP8, decoded: every weight written, the method and parameters named
       RunResult r = cli_fixture({"dequant", model, "--all", "--json", "-o", out.file("all")});
@@ -999,7 +1003,7 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
     EXPECT_EQ(e["offset"].u64(), c["offset"].u64()) << what;
     EXPECT_EQ(e["tensor"].str(), c["tensor"].str()) << what;
     EXPECT_TRUE(e["shard"].is_null()) << what;
-    if (!c["detail"].str().empty()) {
+    if (named) {
       EXPECT_NE(e["message"].str().find("(" + c["detail"].str() + ")"), std::string::npos) << what << ": " << e["message"].str();
     }
     EXPECT_FALSE(fs::exists(out.file("all")) && !fs::is_empty(out.file("all"))) << what;
@@ -1009,6 +1013,8 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
     r = cli_fixture({"validate", model});
     EXPECT_EQ(r.exit_code, 1) << what << "\n" << r.out;
     EXPECT_NE(r.out.find(c["status"].str()), std::string::npos) << what << "\n" << r.out;
-    EXPECT_NE(r.out.find(c["detail"].str()), std::string::npos) << what << "\n" << r.out;
+    if (named) {
+      EXPECT_NE(r.out.find(c["detail"].str()), std::string::npos) << what << "\n" << r.out;
+    }
   }
 }

@@ -123,8 +123,9 @@ TEST(FixtureFiles, CommittedFixturesEqualTheGenerator) {
   // 12 + uqff/ (two shards, residual, config.json) + issue #14: mlx-overrides/ (2), ollama-inferred/
   // (manifest, 2 blobs), uqff-f8q8/ (4), malformed/ (8 cases in 19 files, expected.json); issue #27:
   // hub/ (5 cases in 8 files, expected.json); FP8: 10 more cases in 19 files (fp8-block-default
-  // has no config.json).
-  EXPECT_EQ(committed.size(), 73u);
+  // has no config.json); gpt-oss mxfp4 / ModelOpt nvfp4: 7 malformed cases in 14 files, 2
+  // other-config refusals in 4, 5 decoded models in 9.
+  EXPECT_EQ(committed.size(), 100u);
 }
 
 // Every Ollama blob is named by its SHA-256, as `ollama pull` stores it, so the loader's default

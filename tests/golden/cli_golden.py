@@ -49,10 +49,12 @@ def fixtures():
             for f in files:
                 if f.endswith(MODEL_FILES) or f == "manifest.json" or f.endswith(".safetensors.index.json"):
                     out.add(os.path.join(rel, f))
-            # A model directory of the conventions' fixtures: one with a config.json, a manifest or
-            # .uqff files (the CLI resolves the directory itself).
+            # A model directory of the conventions' fixtures: one with a config.json (or another
+            # quantization config file: hf_quant_config.json, quantize_config.json,
+            # quant_config.json), a manifest or .uqff files (the CLI resolves the directory itself).
+            configs = ("config.json", "hf_quant_config.json", "quantize_config.json", "quant_config.json")
             if rel.startswith("tests/data/conventions/") and (
-                    "config.json" in files or "manifest.json" in files or any(f.endswith(".uqff") for f in files)):
+                    any(c in files for c in configs) or "manifest.json" in files or any(f.endswith(".uqff") for f in files)):
                 out.add(rel + "/")
     return sorted(out)
 

@@ -54,3 +54,20 @@ test('the WGSL decoders: one per covered format, each defining the documented fu
   assert.equal(ws.wgslDecoder('IQ2_XXS'), null);
   for (const [f, d] of Object.entries(ws.WGSL_FORMATS)) assert.ok(d.blockElems > 0 && d.blockBytes > 0, f);
 });
+
+// gpt-oss mxfp4 and ModelOpt nvfp4 (issue #27) are MLX's mxfp4 / nvfp4 arithmetic on the same
+// bytes: their packed weights decode with the MlxMxfp4 / MlxNvfp4 WGSL decoders (ModelOpt's
+// weight_scale_2 as the global scale, multiplied as stored: companion.mjs), uploading the stored
+// pieces; the plain tensors beside them as before.
+test('plan() with decode: \'gpu\': gpt-oss mxfp4 and ModelOpt nvfp4 weights decode on the GPU', async () => {
+  const hub = join(repo, 'tests', 'data', 'conventions', 'hub');
+  for (const [dir, names] of [['mxfp4-gpt-oss-no-config', ['model.layers.0.mlp.experts.gate_up_proj', 'model.layers.0.mlp.experts.down_proj']],
+    ['modelopt-nvfp4-no-config', ['model.layers.0.mlp.down_proj.weight', 'model.layers.0.self_attn.q_proj.weight']]]) {
+    const p = await ws.plan(join(hub, dir, 'model.safetensors'), { dtype: 'f16', decode: 'gpu', limits: { maxBufferSize: 1 << 30 } });
+    for (const n of names) {
+      const t = p.tensors.find((x) => x.name === n);
+      assert.equal(t?.decode, 'gpu', `${dir} ${n}`);
+      assert.ok(t.uploadBytes < t.byteLength, `${dir} ${n}: the stored pieces are uploaded`);
+    }
+  }
+});

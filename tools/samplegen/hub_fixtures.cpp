@@ -277,6 +277,178 @@ void add_fp8_cases(std::vector<HubCase>* out) {
   }
 }
 
+
+// --- gpt-oss MXFP4 and ModelOpt NVFP4 (decoded; issue #27) --------------------------------------
+
+RawTensor u8_tensor(const std::string& name, std::vector<uint64_t> shape, std::vector<uint8_t> data) {
+  return RawTensor{name, "U8", shape, std::move(data)};
+}
+
+// E8M0 exponents as gpt-oss's scales hold them (around 127: the weights' magnitudes), with the
+// extremes 0 (2^-127, subnormal results) and 254 among them; never 0xFF.
+std::vector<uint8_t> e8m0_scales(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v = xorshift32_bytes(n, seed, 7);
+  for (uint8_t& b : v) b = uint8_t(118 + b % 16);
+  if (n > 2) {
+    v[1] = 0;
+    v[2] = 254;
+  }
+  return v;
+}
+
+// gpt-oss's experts as transformers' Mxfp4GptOssExperts holds them (integrations/mxfp4.py):
+// gate_up_proj_blocks [E, 2I, H/32, 16], gate_up_proj_scales [E, 2I, H/32], down_proj_blocks
+// [E, H, I/32, 16], down_proj_scales [E, H, I/32], biases BF16; E 2, H 64, I 32. The attention,
+// router and embeddings (quantizer_mxfp4.py modules_to_not_convert) BF16.
+std::vector<RawTensor> gpt_oss_tensors(bool with_scales = true, uint64_t block_bytes = 16, uint64_t scale_groups = 2) {
+  const std::string E = L + "mlp.experts.";
+  std::vector<RawTensor> t = {
+      u8_tensor(E + "gate_up_proj_blocks", {2, 64, 2, block_bytes}, xorshift32_bytes(2 * 64 * 2 * block_bytes, 31, 7)),
+      f16_tensor(E + "gate_up_proj_bias", "BF16", {2, 64}),
+      u8_tensor(E + "down_proj_blocks", {2, 64, 1, 16}, xorshift32_bytes(2 * 64 * 16, 33, 7)),
+      u8_tensor(E + "down_proj_scales", {2, 64, 1}, e8m0_scales(2 * 64, 34)),
+      f16_tensor(E + "down_proj_bias", "BF16", {2, 64}),
+      f16_tensor(L + "mlp.router.weight", "BF16", {2, 64}),
+      f16_tensor(L + "self_attn.q_proj.weight", "BF16", {4, 64}),
+      f16_tensor("model.embed_tokens.weight", "BF16", {4, 64})};
+  if (with_scales)
+    t.push_back(u8_tensor(E + "gate_up_proj_scales", {2, 64, scale_groups}, e8m0_scales(2 * 64 * scale_groups, 32)));
+  return t;
+}
+
+// openai/gpt-oss-20b's config.json quantization_config (sorted keys).
+const char kMxfp4Config[] =
+    "{\n  \"architectures\": [\n    \"GptOssForCausalLM\"\n  ],\n  \"hidden_size\": 64,\n"
+    "  \"model_type\": \"gpt_oss\",\n  \"num_local_experts\": 2,\n  \"quantization_config\": {\n"
+    "    \"modules_to_not_convert\": [\n      \"model.layers.*.self_attn\",\n      \"model.layers.*.mlp.router\",\n"
+    "      \"model.embed_tokens\",\n      \"lm_head\"\n    ],\n    \"quant_method\": \"mxfp4\"\n  },\n"
+    "  \"torch_dtype\": \"bfloat16\"\n}\n";
+
+// E4M3FN block scales as ModelOpt writes them (finite, positive: per-block amax / (6 * global)).
+std::vector<uint8_t> e4m3_scales(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v = xorshift32_bytes(n, seed, 7);
+  for (uint8_t& b : v) {
+    b &= 0x7F;
+    if (b == 0x7F) b = 0x7E;
+  }
+  if (n > 1) v[0] = 0x38;  // 1.0
+  return v;
+}
+
+// ModelOpt's NVFP4 export (modelopt/torch/export, as vLLM's modelopt.py loads it): per linear
+// `weight` U8 [out, in/2], `weight_scale` F8_E4M3 [out, in/16], `weight_scale_2` F32 [] and
+// `input_scale` F32 []; lm_head excluded (BF16), norms BF16. in 32, out 8.
+std::vector<RawTensor> modelopt_linear(const std::string& m, uint32_t seed, float global, uint64_t scale_cols = 2,
+                                       bool with_global = true) {
+  std::vector<RawTensor> t = {u8_tensor(m + ".weight", {8, 16}, xorshift32_bytes(8 * 16, seed, 7)),
+                              RawTensor{m + ".weight_scale", "F8_E4M3", {8, scale_cols}, e4m3_scales(8 * scale_cols, seed + 1)},
+                              f32_tensor(m + ".input_scale", {}, {0.03125f})};
+  if (with_global) t.push_back(f32_tensor(m + ".weight_scale_2", {}, {global}));
+  return t;
+}
+
+std::vector<RawTensor> modelopt_tensors(uint64_t scale_cols = 2, bool with_global = true) {
+  std::vector<RawTensor> t = modelopt_linear(L + "mlp.down_proj", 41, 0.0123f, scale_cols, with_global);
+  for (RawTensor& x : modelopt_linear(L + "self_attn.q_proj", 43, 3.0e-3f)) t.push_back(x);
+  t.push_back(f16_tensor(L + "input_layernorm.weight", "BF16", {32}));
+  t.push_back(f16_tensor("lm_head.weight", "BF16", {4, 32}));
+  return t;
+}
+
+// A ModelOpt NVFP4 checkpoint's config.json quantization_config (sorted keys; vLLM's
+// ModelOptNvFp4Config.from_config reads quant_algo, group_size and exclude_modules).
+const char kModelOptConfig[] =
+    "{\n  \"architectures\": [\n    \"LlamaForCausalLM\"\n  ],\n  \"hidden_size\": 32,\n"
+    "  \"model_type\": \"llama\",\n  \"quantization_config\": {\n    \"exclude_modules\": [\n      \"lm_head\"\n    ],\n"
+    "    \"group_size\": 16,\n    \"kv_cache_quant_algo\": null,\n    \"producer\": {\n      \"name\": \"modelopt\",\n"
+    "      \"version\": \"0.29.0\"\n    },\n    \"quant_algo\": \"NVFP4\",\n    \"quant_method\": \"modelopt\"\n  },\n"
+    "  \"torch_dtype\": \"bfloat16\"\n}\n";
+
+// ModelOpt's hf_quant_config.json beside it (export/unified_export_hf.py).
+const char kModelOptHfQuantConfig[] =
+    "{\n    \"producer\": {\n        \"name\": \"modelopt\",\n        \"version\": \"0.29.0\"\n    },\n"
+    "    \"quantization\": {\n        \"quant_algo\": \"NVFP4\",\n        \"kv_cache_quant_algo\": null,\n"
+    "        \"group_size\": 16,\n        \"exclude_modules\": [\n            \"lm_head\"\n        ]\n    }\n}\n";
+
+HubCase fp4_case(const std::string& dir, const std::vector<RawTensor>& tensors, const char* config,
+                 const std::string& status, const std::string& tensor, const std::string& detail,
+                 const std::string& description) {
+  HubCase c = make_case(dir, tensors, config, tensor, detail, description);
+  c.status = status;
+  return c;
+}
+
+// The malformed neighbours of the decoded fixtures below, refused when the model is built.
+void add_fp4_refusals(std::vector<HubCase>* out) {
+  const std::string E = L + "mlp.experts.";
+  out->push_back(fp4_case("mxfp4-blocks-not-16", gpt_oss_tensors(true, 8), kMxfp4Config, "ConventionCompanionShape",
+                          E + "gate_up_proj_blocks", "",
+                          "gpt-oss mxfp4 whose gate_up_proj_blocks' last dimension is 8 bytes, not 16 (32 values)"));
+  out->push_back(fp4_case("mxfp4-scales-shape", gpt_oss_tensors(true, 16, 3), kMxfp4Config, "ConventionCompanionShape",
+                          E + "gate_up_proj_scales", "",
+                          "gpt-oss mxfp4 whose gate_up_proj_scales has 3 groups a row where its blocks have 2"));
+  out->push_back(fp4_case("mxfp4-missing-scales", gpt_oss_tensors(false), kMxfp4Config, "ConventionMissingCompanion",
+                          E + "gate_up_proj_blocks", "",
+                          "gpt-oss mxfp4 with gate_up_proj_blocks but no gate_up_proj_scales"));
+  out->push_back(fp4_case("mxfp4-config-no-tensors",
+                          {f16_tensor(L + "mlp.up_proj.weight", "BF16", {4, 32}), f16_tensor(L + "input_layernorm.weight", "BF16", {32})},
+                          kMxfp4Config, "ConventionMissingCompanion", L + "input_layernorm.weight",
+                          "mxfp4 (config.json quant_method): no <p>_blocks tensor with its <p>_scales",
+                          "config.json names mxfp4 over BF16 tensors: the method's tensors are absent"));
+  out->push_back(fp4_case("modelopt-nvfp4-scale-shape", modelopt_tensors(3), kModelOptConfig, "ConventionCompanionShape",
+                          L + "mlp.down_proj.weight_scale", "",
+                          "ModelOpt nvfp4 whose weight_scale has 3 columns for 32 values (16 a scale: 2)"));
+  out->push_back(fp4_case("modelopt-nvfp4-missing-scale-2", modelopt_tensors(2, false), kModelOptConfig,
+                          "ConventionMissingCompanion", L + "mlp.down_proj.weight", "",
+                          "ModelOpt nvfp4 whose down_proj has weight_scale but no weight_scale_2"));
+  out->push_back(fp4_case("modelopt-nvfp4-config-no-tensors",
+                          {f16_tensor(L + "mlp.up_proj.weight", "BF16", {4, 32}), f16_tensor(L + "input_layernorm.weight", "BF16", {32})},
+                          kModelOptConfig, "ConventionMissingCompanion", L + "input_layernorm.weight",
+                          "modelopt NVFP4 (config.json quant_method, quant_algo): no <m>.weight with <m>.weight_scale and "
+                          "<m>.weight_scale_2",
+                          "config.json names modelopt NVFP4 over BF16 tensors: the method's tensors are absent"));
+}
+
+// Older repos keep the method beside the model, not in config.json (vLLM gptq.py / awq.py
+// get_config_filenames): AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json, read
+// when the tensor names show a scheme and config.json names none; refused by name, the method
+// the file's (their decoders are issue #28's).
+const char kQuantizeConfig[] =
+    "{\n  \"bits\": 4,\n  \"group_size\": 128,\n  \"damp_percent\": 0.01,\n  \"desc_act\": false,\n"
+    "  \"static_groups\": false,\n  \"sym\": true,\n  \"true_sequential\": true,\n  \"model_name_or_path\": null,\n"
+    "  \"model_file_base_name\": \"model\",\n  \"quant_method\": \"gptq\",\n  \"checkpoint_format\": \"gptq\"\n}";
+const char kAwqQuantConfig[] = "{\n  \"zero_point\": true,\n  \"q_group_size\": 128,\n  \"w_bit\": 4,\n  \"version\": \"GEMM\"\n}";
+
+void add_other_config_refusals(std::vector<HubCase>* out) {
+  HubCase g = make_case("gptq-quantize-config", gptq_tensors(), nullptr, L + "mlp.down_proj.qweight",
+                        "gptq (quantize_config.json)",
+                        "GPTQ without a quantization_config in config.json; AutoGPTQ's quantize_config.json beside it names "
+                        "the method");
+  g.files.push_back({"quantize_config.json", bytes_of(kQuantizeConfig)});
+  out->push_back(g);
+  HubCase a = make_case("awq-quant-config", gptq_tensors(), nullptr, L + "mlp.down_proj.qweight", "awq (quant_config.json)",
+                        "qweight + qzeros with AutoAWQ's older quant_config.json (w_bit, q_group_size, zero_point) beside "
+                        "them: awq, the file's writer");
+  a.files.push_back({"quant_config.json", bytes_of(kAwqQuantConfig)});
+  out->push_back(a);
+}
+
+// The decoded fixtures: hub/<dir>/model.safetensors [+ config.json, hf_quant_config.json].
+void add_fp4_decoded(std::vector<SampleFile>* out) {
+  auto model = [&](const std::string& dir, const std::vector<RawTensor>& t) {
+    out->push_back({"hub/" + dir + "/model.safetensors", reference_file(t)});
+  };
+  model("mxfp4-gpt-oss", gpt_oss_tensors());
+  out->push_back({"hub/mxfp4-gpt-oss/config.json", bytes_of(kMxfp4Config)});
+  model("mxfp4-gpt-oss-no-config", gpt_oss_tensors());
+  model("modelopt-nvfp4", modelopt_tensors());
+  out->push_back({"hub/modelopt-nvfp4/config.json", bytes_of(kModelOptConfig)});
+  out->push_back({"hub/modelopt-nvfp4/hf_quant_config.json", bytes_of(kModelOptHfQuantConfig)});
+  model("modelopt-nvfp4-no-config", modelopt_tensors());
+  // ModelOpt's own file alone (no config.json): hf_quant_config.json names modelopt NVFP4.
+  model("modelopt-nvfp4-hf-quant-config", modelopt_tensors());
+  out->push_back({"hub/modelopt-nvfp4-hf-quant-config/hf_quant_config.json", bytes_of(kModelOptHfQuantConfig)});
+}
 }  // namespace
 
 std::vector<HubCase> hub_cases() {
@@ -303,7 +475,16 @@ std::vector<HubCase> hub_cases() {
                             "a quant_method no reader knows, over BF16 tensors: refused by name, never read as "
                             "plain tensors"));
   }
+  add_fp4_refusals(&out);
+  add_other_config_refusals(&out);
   return out;
+}
+
+// The other config file a case's verdict comes from (quantize_config.json, ...), or null.
+std::string other_config(const HubCase& c) {
+  for (const SampleFile& f : c.files)
+    if (f.path != "model.safetensors" && f.path != "config.json") return json_string(f.path);
+  return "null";
 }
 
 std::vector<SampleFile> build_hub_fixtures() {
@@ -316,11 +497,13 @@ std::vector<SampleFile> build_hub_fixtures() {
     json += " {\"dir\": " + json_string(c.dir) + ", \"open\": \"model.safetensors\", \"status\": " +
             json_string(c.status) + ", \"file\": \"model.safetensors\", \"offset\": " + std::to_string(c.offset) +
             ", \"tensor\": " + json_string(c.tensor) + ", \"detail\": " + json_string(c.detail) +
-            ", \"config\": " + (c.has_config ? "true" : "false") + ", \"description\": " +
+            ", \"config\": " + (c.has_config ? "true" : "false") + ", \"other_config\": " + other_config(c) +
+            ", \"description\": " +
             json_string(c.description) + "}" + (i + 1 < cases.size() ? ",\n" : "\n");
   }
   json += "]}\n";
   out.push_back({"hub/expected.json", bytes_of(json)});
+  add_fp4_decoded(&out);
   return out;
 }
 

@@ -93,6 +93,15 @@ function base(options, o) {
   };
 }
 
+// A config file the loader asks for: config.json is the quantization option's, else the one
+// beside a URL or path (`beside`, null for a File or bytes); the other config files it may ask for
+// in turn (hf_quant_config.json, quantize_config.json, quant_config.json) are read beside it too,
+// as the CLI reads them. With the option given (or false), nothing is read beside.
+function configOf(model, file, beside) {
+  if (file.name === 'config.json' && model.config) return model.config;
+  return model.configBeside && beside ? beside(file.name) : null;
+}
+
 const isRemote = (u) => u instanceof URL && u.protocol !== 'file:';
 
 // The model behind `source`: { entry, name, listing, seekable, remote, input(file), shardName(file),
@@ -162,7 +171,9 @@ async function describe(source, options) {
       async input(file, L) {
         if (file.kind === 'index') return source.index;
         shards ??= await resolver(source.shards, 'shards');
-        if (file.kind === 'config') return this.config ?? shards('config.json');
+        // config.json from the option, else among the files; the other config files the loader may
+        // ask for (hf_quant_config.json, quantize_config.json, quant_config.json) among the files.
+        if (file.kind === 'config') return file.name === 'config.json' ? this.config ?? shards('config.json') : shards(file.name);
         if (!checked) {
           // Every shard the index names must be among the files given: said before any is read,
           // naming all that are not (the caller picks or drops files; only it can add them).
@@ -200,7 +211,7 @@ async function describe(source, options) {
       return base(options, {
         kind: 'sharded', entry: Entry.shardIndex, name, remote: isRemote(url), seekable: !!index.seekable && !!index.range,
         opened: index,
-        input(file) { return file.kind === 'config' ? this.config ?? (this.configBeside ? new URL('config.json', url) : null) : file.kind === 'index' ? index : new URL(file.name, url); },
+        input(file) { return file.kind === 'config' ? configOf(this, file, (n) => new URL(n, url)) : file.kind === 'index' ? index : new URL(file.name, url); },
         shardName: (file) => (file.kind === 'shard' ? file.name : null),
       });
     }
@@ -227,7 +238,7 @@ function single(options, src, name, remote, sibling) {
   return base(options, {
     kind: 'file', entry: Entry.file, name: name || 'model', seekable: !!src.seekable && !!src.range, remote,
     input(file) {
-      if (file.kind === 'config') return this.config ?? (this.configBeside && sibling ? sibling('config.json') : null);
+      if (file.kind === 'config') return configOf(this, file, sibling);
       if (file.kind === 'split' && file.name !== this.name) return sibling ? sibling(file.name) : null;
       return src;
     },

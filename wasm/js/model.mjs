@@ -49,7 +49,9 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
       const file = files[L.tableFile(w.pieces.packed.table)];
       const ti = w.pieces.packed.index;
       const t = file.header.tensors.at(ti);
-      if (select && !select(t)) continue;
+      // The filter sees the weight's name, as its events carry it (gpt-oss's `<p>` is no stored
+      // tensor's name: its packed piece is `<p>_blocks`).
+      if (select && !select(w.name === t.name ? t : { ...t, name: w.name })) continue;
       const s = L.select(i);
       if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: t.offset, tensor: w.name, shard: file.shard ?? null });
       // (A weight of a covered format that the library cannot decode — not whole blocks, say — goes
@@ -118,6 +120,9 @@ function gpuOf(w, files, uploadBytes) {
   g.scaleDtype = piece(p.scales).dtype;
   // A global scale that multiplies the value (Ollama's nvfp4, mlx_quants.cpp) or the scale (MLX's, / 2688).
   g.ollamaGlobal = w.globalScaleIsOllama;  // the library's spec flag (DequantSpec::global_scale_is_ollama)
+  // ModelOpt's weight_scale_2 multiplies the block scale as stored (DequantSpec::global_scale_is_modelopt).
+  g.modeloptGlobal = w.globalScaleIsModelopt;
+  g.globalOffset = p.globalScale ? piece(p.globalScale).offset : 0;  // its byte, for InvalidBlockData
   g.pieces = {};
   for (const role of ['packed', 'scales', 'biases']) {
     const t = p[role] ? piece(p[role]) : null;
@@ -147,6 +152,12 @@ function quantOf(wasm, w, typeId, header, files) {
   // A convention with no MLX mode (FP8) says what it is by its parameters: method, block, dtypes.
   if (w.mode === 'none' && w.parameters) Object.assign(q, { convention: w.convention, parameters: w.parameters });
   if (w.convention === 'ollama') Object.assign(q, { globalScale: name('globalScale'), convention: 'ollama' });
+  // The Hub methods (issue #27): the convention is the method (mxfp4, modelopt); ModelOpt's
+  // weight_scale_2 is its global scale.
+  else if (w.convention !== 'mlx') {
+    q.convention = w.convention;
+    if (w.pieces.globalScale) q.globalScale = name('globalScale');
+  }
   return q;
 }
 

@@ -127,7 +127,8 @@ export function readWeight(wasm, w, index, formats = formatTable(wasm)) {
     scaleDtype: u[w + 8],
     shape,
     elements: u64(u[w + 18], u[w + 19]),
-    globalScaleIsOllama: u[w + 20] !== 0,
+    globalScaleIsOllama: u[w + 20] === 1,
+    globalScaleIsModelopt: u[w + 20] === 2,
     uqffType: convention === 'uqff' ? wasm.uqffTypeNames[u[w + 21]] : null,
     pieces,
     plan: {

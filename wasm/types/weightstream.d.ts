@@ -375,7 +375,8 @@ export interface Header {
 /** One logical weight as the library groups it (inspect(): MLX, Ollama, UQFF). */
 export interface LogicalWeightInfo {
   name: string;
-  convention: 'plain' | 'mlx' | 'ollama' | 'uqff' | 'fp8';
+  /** fp8: the Hub's FP8 (block / tensor / channel scales); mxfp4: gpt-oss's `<p>_blocks` + `<p>_scales`; modelopt: NVIDIA ModelOpt NVFP4. */
+  convention: 'plain' | 'mlx' | 'ollama' | 'uqff' | 'fp8' | 'mxfp4' | 'modelopt';
   /** 'none' for plain weights, GGML-block / F8Q8 UQFF layers and FP8 weights. */
   mode: 'none' | 'affine' | 'mxfp4' | 'mxfp8' | 'nvfp4';
   /** The packed tensor's stored dtype. */
@@ -402,7 +403,7 @@ export interface LogicalWeightInfo {
 }
 
 export interface LogicalInfo {
-  convention: 'mlx' | 'ollama' | 'uqff' | 'fp8' | null;
+  convention: 'mlx' | 'ollama' | 'uqff' | 'fp8' | 'mxfp4' | 'modelopt' | null;
   weights: LazyList<LogicalWeightInfo>;
   /** Peak scratch bytes: streaming every file in order, and reading by range in `chunk`-byte reads. */
   plan: { chunk: number; sequentialPeak: number; seekablePeak: number } | null;
@@ -454,9 +455,9 @@ export interface QuantInfo {
   groupSize?: number;
   scales?: string;
   biases?: string | null;
-  /** Ollama: the `{name}.global_scale` companion (nvfp4), or null. */
+  /** Ollama: the `{name}.global_scale` companion (nvfp4), or null; ModelOpt: `<m>.weight_scale_2`. */
   globalScale?: string | null;
-  /** 'ollama' or 'uqff' for those conventions' weights; absent for MLX. */
+  /** 'ollama', 'uqff', 'mxfp4' (gpt-oss) or 'modelopt' for those conventions' weights; absent for MLX. */
   convention?: string;
   /** UQFF: the layer's type ('gguf', 'afq', 'f8q8', 'mxfp4'); gguf layers also name their GGML type. */
   uqffType?: string;

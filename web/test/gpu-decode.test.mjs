@@ -412,6 +412,31 @@ test('Ollama blobs (affine int4/int8, mxfp4, mxfp8, nvfp4 with its global scale)
   assert.ok(gpu >= 2 * 8, `${gpu} tensors on the GPU`);
 });
 
+// Issue #27: gpt-oss's <p>_blocks + <p>_scales (MlxMxfp4's decoder) and ModelOpt's nvfp4 with
+// weight_scale_2 multiplied as stored (MlxNvfp4's, ws_global() = the scale itself), f32 and f16;
+// a weight_scale_2 of zero fails the GPU decode as the CPU's (InvalidBlockData at its bytes).
+test('gpt-oss mxfp4 and ModelOpt nvfp4 (tests/data/conventions/hub) decode on the GPU as on the CPU', async () => {
+  const hub = join(repo, 'tests', 'data', 'conventions', 'hub');
+  for (const dir of ['mxfp4-gpt-oss-no-config', 'modelopt-nvfp4-no-config']) {
+    const bytes = readFileSync(join(hub, dir, 'model.safetensors'));
+    for (const dtype of ['f32', 'f16']) {
+      const r = await compare(bytes, { dtype, pieces: 'random' });
+      assert.equal(r.cpuError ?? null, null, `${dir} ${dtype}: ${JSON.stringify(r)}`);
+      assert.equal(r.gpuError ?? null, null, `${dir} ${dtype}: ${JSON.stringify(r)}`);
+      assert.deepEqual(r.diffs, [], `${dir} ${dtype}`);
+      assert.ok(r.onGpu.length >= 2, `${dir} ${dtype}: ${r.onGpu}`);
+    }
+  }
+  const bytes = readFileSync(join(hub, 'modelopt-nvfp4-no-config', 'model.safetensors')).slice();
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const at = 8 + n + header['model.layers.0.mlp.down_proj.weight_scale_2'].data_offsets[0];
+  bytes.fill(0, at, at + 4);
+  const r = await compare(bytes, { dtype: 'f32', pieces: 'random' });
+  assert.equal(r.cpuError?.code, 'InvalidBlockData', JSON.stringify(r));
+  assert.deepEqual(r.gpuError, r.cpuError);
+});
+
 test('UQFF directories (GGML, unquantized, F8Q8, Afq and mxfp4 layers) decode on the GPU as on the CPU', async () => {
   for (const dir of ['uqff', 'uqff-f8q8']) {
     const at = join(repo, 'tests', 'data', 'conventions', dir);

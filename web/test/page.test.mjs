@@ -574,6 +574,21 @@ test('malformed UQFF: the first shard missing (sample), a format tag changed (fi
   assert.match(await page.textContent('#error-hint'), /companion tensors disagree/);
 });
 
+// Issue #27: the Hub methods the library decodes — the logical-weights card names the method,
+// its rows are the CLI's, and every weight loads on the GPU as the CLI dequantizes it.
+test('gpt-oss mxfp4 and ModelOpt nvfp4: the logical weights name the method, = the CLI, loaded and checked', { skip: noCli }, async () => {
+  for (const [dir, note] of [['mxfp4-gpt-oss-no-config', /^quant_method mxfp4 \(gpt-oss\)/], ['modelopt-nvfp4-no-config', /^quant_method modelopt, NVFP4/]]) {
+    const file = join(conventions, 'hub', dir, 'model.safetensors');
+    assert.equal(await openUrl(`conventions/hub/${dir}/model.safetensors`), 'valid');
+    const want = cliRows(file).sort(byFirst);
+    assert.deepEqual((await logicalRows()).sort(byFirst), want, dir);
+    assert.match(await page.textContent('#logical-note'), note);
+    const last = await loadGpu('f32');
+    assert.equal(last.tensors, want.length);
+    await checkAgainstCli(file, 'f32');
+  }
+});
+
 test('MLX with config.json (found beside the URL; given with the file picker): logical weights = the CLI, loaded and checked', { skip: noCli }, async () => {
   for (const dir of ['mlx', 'mlx-bits']) {
     const file = join(conventions, dir, 'model.safetensors');

@@ -185,6 +185,14 @@ class LogicalModel {
   // Groups every table's tensors into logical weights. `config` may be null.
   Status build_mlx(const MlxQuantConfig* config);
   Status build_ollama();
+  // gpt-oss MXFP4 (transformers integrations/mxfp4.py): `<p>_blocks` U8 [..., G, 16] with
+  // `<p>_scales` U8 E8M0 [..., G] is the weight `<p>`, [..., G * 32]; every other tensor plain.
+  // `method_named`: config.json said mxfp4, so a model without such a pair is an error.
+  Status build_mxfp4_blocks(bool method_named);
+  // NVIDIA ModelOpt NVFP4: `<m>.weight` U8 [..., K/2] with `<m>.weight_scale` F8_E4M3
+  // [..., K/16] and `<m>.weight_scale_2` F32 (one value) is the weight `<m>.weight`, [..., K];
+  // `<m>.input_scale` and every unquantized tensor plain. `method_named` as above.
+  Status build_modelopt_nvfp4(bool method_named);
   // Every tensor a plain weight (a sharded HF model).
   Status build_plain();
   // The Hub's FP8 checkpoints (fp8_convention.cpp): `<p>.weight` F8 + `<p>.weight_scale_inv`

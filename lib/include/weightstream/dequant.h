@@ -124,6 +124,12 @@ struct DequantSpec {
   DType element_dtype = DType::F8_E4M3;
   uint64_t row_elems = 0;
   uint64_t block_rows = 0, block_cols = 0;
+  // MlxNvfp4, NVIDIA ModelOpt's rule (modelopt/torch/quantization/qtensor/nvfp4_tensor.py
+  // NVFP4QTensor.dequantize): the global scale (`weight_scale_2`) multiplies the block scale as
+  // stored, w = E2M1 * (e4m3(s) * global_scale) — MLX's order without its / 2688. A global
+  // scale that is zero, inf or NaN is InvalidBlockData at global_scale_offset (with validate).
+  bool global_scale_is_modelopt = false;
+  uint64_t global_scale_offset = 0;  // absolute file offset of the global scale (for errors)
 };
 
 class Dequantizer {

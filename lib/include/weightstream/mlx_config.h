@@ -31,11 +31,26 @@
 
 namespace ws {
 
+// Which file a MlxQuantConfig reads (issue #27): config.json, or, for a model whose config.json
+// names no quantization while its tensor names show a scheme, the files other writers keep it in
+// (vLLM model_executor/layers/quantization: modelopt.py get_config_filenames
+// "hf_quant_config.json", gptq.py "quantize_config.json", awq.py "quant_config.json").
+//   HfQuantConfig: NVIDIA ModelOpt's; its "quantization" object is the section (quant_algo,
+//     group_size, exclude_modules) and names no quant_method: the method is "modelopt".
+//   QuantizeConfig: AutoGPTQ's; the root object is the section; its quant_method, else "gptq".
+//   QuantConfig: AutoAWQ's older one; the root object; its quant_method, else "awq".
+enum class ConfigSource : uint8_t { ConfigJson, HfQuantConfig, QuantizeConfig, QuantConfig };
+// The file's name ("config.json", "hf_quant_config.json", ...).
+const char* config_source_file(ConfigSource s);
+
 class MlxQuantConfig {
  public:
   MlxQuantConfig(void* arena, size_t arena_size, const Limits& limits = Limits());
   // config.json in pieces of any size; Ok or the first error (error() says where).
   Status feed(const void* data, size_t size);
+  // Before the first feed(): the file this is (config.json unless set).
+  void set_source(ConfigSource s) { source_ = s; }
+  ConfigSource source() const { return source_; }
   Status finish();
   const Error& error() const { return error_; }
   size_t arena_needed() const { return arena_.peak_needed(); }
@@ -61,6 +76,11 @@ class MlxQuantConfig {
   uint64_t block_size_offset() const { return block_size_pos_; }
   uint32_t block_size(uint32_t i) const { return block_size_[i < 2 ? i : 0]; }
   bool scale_fmt_ue8m0() const { return scale_fmt_ue8m0_; }
+  // NVIDIA ModelOpt's `quant_algo` in the same section ("NVFP4", "FP8", ...), when it is a string
+  // (up to 23 bytes; algo_truncated() when longer). Read whatever the quant_method.
+  bool has_algo() const { return has_algo_; }
+  StrView algo() const { return StrView{algo_, algo_size_}; }
+  bool algo_truncated() const { return algo_overflow_; }
   QuantParams defaults() const { return defaults_; }  // mode Affine unless "mode" said otherwise
   uint32_t override_count() const { return override_count_; }
   StrView override_path(uint32_t i) const;
@@ -105,6 +125,11 @@ class MlxQuantConfig {
   char method_[32] = {};
   uint32_t method_size_ = 0;
   uint64_t method_pos_ = 0;
+  ConfigSource source_ = ConfigSource::ConfigJson;
+  bool has_algo_ = false;
+  bool algo_overflow_ = false;
+  char algo_[24] = {};
+  uint32_t algo_size_ = 0;
   Status deferred_ = Status::Ok;  // a parameter error, the model's only without a quant_method
   uint64_t deferred_pos_ = 0;
   bool finished_ = false;

@@ -471,6 +471,10 @@ class ModelLoader {
   Convention convention_ = Convention::Plain;
   bool config_used_ = false;
   bool config_drain_ = false;  // a config.json that failed to parse, read on for its digest
+  // The config file being read (ConfigSource) and how many of the other files were asked for
+  // (hf_quant_config.json, quantize_config.json, quant_config.json; model_loader.cpp build()).
+  uint8_t config_source_ = 0;
+  uint8_t other_configs_ = 0;
   // The files' header-metadata signals, a bit per convention id (convention_signal_bits()).
   uint32_t signal_bits_ = 0;
   uint8_t* config_mark_ = nullptr;  // lo_ before config.json's parser (dropped after the build)

@@ -54,6 +54,11 @@ struct ConventionDescriptor {
   void (*spec)(const LogicalWeight& w, DequantSpec* spec);
   // Its weights' generic parameters (quant_parameters()); returns how many it wrote.
   uint32_t (*parameters)(const LogicalWeight& w, QuantParameter* out, uint32_t cap);
+  // A Hub quantization method it decodes (issue #27): a model that the entry and the files'
+  // metadata leave plain is this convention's when this says so, from config.json's quant_method
+  // (and ModelOpt's quant_algo) or, when the config names no method, from the tensor names; the
+  // refusal of quant_methods.cpp does not apply to it then. nullptr: claims nothing.
+  bool (*claims)(const LogicalModel& m, const MlxQuantConfig* config) = nullptr;
 };
 
 // The rows, one per file (plain_convention.cpp, mlx_convention.cpp, ...).
@@ -62,6 +67,8 @@ extern const ConventionDescriptor kMlxConvention;
 extern const ConventionDescriptor kOllamaConvention;
 extern const ConventionDescriptor kUqffConvention;
 extern const ConventionDescriptor kFp8Convention;
+extern const ConventionDescriptor kMxfp4BlocksConvention;   // mxfp4_blocks_convention.cpp (gpt-oss)
+extern const ConventionDescriptor kModelOptNvfp4Convention;  // modelopt_nvfp4_convention.cpp
 
 // Every row, in id order.
 const ConventionDescriptor* const* convention_rows(uint32_t* count);
@@ -77,11 +84,19 @@ const ConventionDescriptor& resolve_convention(uint8_t entry, uint32_t signal_bi
 // The row that decodes config.json's quant_method `method` ("fp8"), or nullptr.
 const ConventionDescriptor* convention_for_method(const StrView& method);
 
+// `resolved` (resolve_convention()'s answer) unless it is plain and a row claims the model by its
+// quantization method (ConventionDescriptor::claims; the first in table order).
+const ConventionDescriptor& claim_by_method(const ConventionDescriptor& resolved, const LogicalModel& m,
+                                            const MlxQuantConfig* config);
+
 // quant_methods.cpp: a model whose config.json quantization section names a quant_method (none
 // is decoded yet), or, with `by_names` (nothing but the tensors says what the model is), whose
 // tensor names are a known scheme's, fails with QuantizationUnsupported naming the method and a
 // tensor. Ok otherwise.
 Status refuse_undecoded_quantization(LogicalModel& m, const MlxQuantConfig* config, bool by_names);
+// True when the model's tensor names show a quantization scheme (quant_methods.cpp's names:
+// `weight_scale_inv`, `qweight` + `qzeros`, `_blocks` + `_scales`, `.weight_scale`, ...).
+bool quantization_named_by_tensors(const LogicalModel& m);
 // True for a quant_method transformers (or ModelOpt) knows.
 bool quant_method_known(const char* method, size_t n);
 

@@ -13,7 +13,8 @@ namespace {
 
 // By id: the position is the id the descriptor states (checked below).
 const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
-                                             &kUqffConvention, &kFp8Convention};
+                                             &kUqffConvention,  &kFp8Convention, &kMxfp4BlocksConvention,
+                                             &kModelOptNvfp4Convention};
 
 // The config.json quant_methods a row decodes (transformers' QuantizationMethod values): a model
 // whose quantization_config names one is that row's, whatever its files signal.
@@ -69,6 +70,14 @@ const ConventionDescriptor* convention_for_method(const StrView& method) {
   for (const MethodRow& m : kMethodRows)
     if (method.equals(m.method)) return m.row;
   return nullptr;
+}
+
+const ConventionDescriptor& claim_by_method(const ConventionDescriptor& resolved, const LogicalModel& m,
+                                            const MlxQuantConfig* config) {
+  if (!resolved.plain) return resolved;
+  for (uint32_t i = 0; i < kRowCount; ++i)
+    if (kRows[i]->claims && kRows[i]->claims(m, config)) return *kRows[i];
+  return resolved;
 }
 
 Convention convention_signal(const TensorTable& table) {

@@ -1,6 +1,8 @@
 // config.json's quantization section (mlx-lm): defaults and per-layer overrides, streamed.
 #include "weightstream/mlx_config.h"
 
+#include <string.h>
+
 #include <algorithm>
 
 #include "weightstream/detail/json_strings.h"
@@ -16,11 +18,20 @@ enum Ctx : uint8_t {
   kRootStart, kRootKey, kRootValue, kQuantKey, kQuantValue, kOverKey, kOverValue, kSkip, kDone,
   kBlockSize,  // inside weight_block_size's array (FP8)
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo };
 
 constexpr uint8_t kUnset = 0xFF;  // an override object that states no mode
 
 }  // namespace
+
+const char* config_source_file(ConfigSource s) {
+  switch (s) {
+    case ConfigSource::HfQuantConfig: return "hf_quant_config.json";
+    case ConfigSource::QuantizeConfig: return "quantize_config.json";
+    case ConfigSource::QuantConfig: return "quant_config.json";
+    default: return "config.json";
+  }
+}
 
 MlxQuantConfig::MlxQuantConfig(void* arena, size_t arena_size, const Limits& limits)
     : limits_(limits) {
@@ -171,12 +182,19 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_method")) return kMethod;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "weight_block_size")) return kBlockSizeKey;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "scale_fmt")) return kScaleFmt;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_algo")) return kAlgo;
     return kOther;
   };
   switch (ctx_) {
     case kRootStart:
       if (t != L::kObjectBegin) return fail(Status::ConfigNotObject, lexer_.token_pos());
       ctx_ = kRootKey;
+      // AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json: the root is the section.
+      if (source_ == ConfigSource::QuantizeConfig || source_ == ConfigSource::QuantConfig) {
+        has_quant_ = true;
+        defaults_.mode = QuantMode::Affine;
+        ctx_ = kQuantKey;
+      }
       return Status::Ok;
     case kRootKey:
       if (t == L::kObjectEnd) {
@@ -184,8 +202,10 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         return Status::Ok;
       }
       if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+      // hf_quant_config.json's section is "quantization" alone (its "producer" is not one).
       key_kind_ = (!has_quant_ && (small_is(small_, small_size_, small_overflow_, "quantization") ||
-                                   small_is(small_, small_size_, small_overflow_, "quantization_config")))
+                                   (source_ == ConfigSource::ConfigJson &&
+                                    small_is(small_, small_size_, small_overflow_, "quantization_config"))))
                       ? kQuant
                       : kOther;
       ctx_ = kRootValue;
@@ -201,6 +221,15 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
       ctx_ = kQuantKey;
       return Status::Ok;
     case kQuantKey:
+      if (t == L::kObjectEnd && source_ != ConfigSource::ConfigJson && !has_method_) {
+        // The other files' method when they name none: the file's writer's (ConfigSource).
+        const char* m = source_ == ConfigSource::HfQuantConfig ? "modelopt"
+                        : source_ == ConfigSource::QuantizeConfig ? "gptq" : "awq";
+        method_size_ = uint32_t(strlen(m));
+        memcpy(method_, m, method_size_);
+        method_pos_ = lexer_.token_pos();
+        has_method_ = true;
+      }
       if (t == L::kObjectEnd) {
         // A quant_method names another scheme (transformers' QuantizationConfigMixin): its
         // parameters are its own, read by whoever decodes it. MLX writes none.
@@ -241,6 +270,19 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         return Status::Ok;
       }
       if (key_kind_ == kBlockSizeKey || key_kind_ == kScaleFmt) return fp8_value(t);
+      if (key_kind_ == kAlgo) {
+        // NVIDIA ModelOpt's quant_algo ("NVFP4", "FP8", ...; vLLM model_executor/layers/
+        // quantization/modelopt.py reads it beside quant_method "modelopt"): a string, kept; any
+        // other value (null) is skipped.
+        if (t != L::kStringPiece) {
+          start_skip(kQuantKey);
+          return Status::Ok;
+        }
+        if (!conv_detail::small_piece(lexer_, algo_, &algo_size_, &algo_overflow_)) return Status::Ok;
+        has_algo_ = true;
+        ctx_ = kQuantKey;
+        return Status::Ok;
+      }
       if (key_kind_ != kOther) {
         uint64_t at = 0;
         Status s = param_value(t, &defaults_, &at);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "weightstream/conventions.h"
 #include "weightstream/dequant.h"
 #include "weightstream/quant_params.h"
 #include "weightstream/tensor_table.h"
@@ -60,6 +61,19 @@ inline QuantFormat format_of(QuantMode m) {
   }
 }
 
+// Some tensor of any of the model's tables has a name ending in `suffix`.
+inline bool any_name_ends(const LogicalModel& m, const char* suffix) {
+  size_t base = 0;
+  for (uint32_t t = 0; t < m.table_count(); ++t)
+    for (uint32_t i = 0; i < m.table(t).count(); ++i)
+      if (ends_with(m.table(t).get(i).name, suffix, &base)) return true;
+  return false;
+}
+
+// A config.json section whose quant_method is exactly `method`.
+inline bool method_is(const MlxQuantConfig* c, const char* method) {
+  return c && c->has_method() && !c->method_truncated() && c->method().equals(method);
+}
 
 }  // namespace conv
 }  // namespace ws

@@ -104,6 +104,14 @@ bool known_method(const StrView& method) {
 
 }  // namespace
 
+bool quantization_named_by_tensors(const LogicalModel& m) {
+  NameScan scan;
+  scan_names(m, &scan);
+  for (uint32_t k = 0; k < kSchemeCount; ++k)
+    if (scan.first_seen[k] && (!kNamedSchemes[k].second || scan.second_seen[k])) return true;
+  return false;
+}
+
 bool quant_method_known(const char* method, size_t n) { return known_method(StrView{method, n}); }
 
 Status LogicalModel::refuse(Status s, TensorRef at, const char* a, size_t an, const char* b) {
@@ -137,9 +145,14 @@ Status refuse_undecoded_quantization(LogicalModel& m, const MlxQuantConfig* conf
         break;
       }
     const StrView method = config->method();
-    const char* tail = config->method_truncated()                  ? "... (config.json quant_method)"
-                       : known_method(method) ? " (config.json quant_method)"
-                                              : " (config.json quant_method, a method transformers does not know)";
+    // config.json's quant_method, or the other file that named the method (its name).
+    const bool cj = config->source() == ConfigSource::ConfigJson;
+    char other[40] = " (";
+    strcat(other, config_source_file(config->source()));
+    strcat(other, ")");
+    const char* tail = config->method_truncated()                  ? (cj ? "... (config.json quant_method)" : "...")
+                       : known_method(method) ? (cj ? " (config.json quant_method)" : other)
+                                              : (cj ? " (config.json quant_method, a method transformers does not know)" : other);
     return m.refuse(Status::QuantizationUnsupported, at, method.data, method.size, tail);
   }
   if (!by_names) return Status::Ok;

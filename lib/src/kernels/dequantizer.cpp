@@ -97,6 +97,16 @@ Status Dequantizer::init(const DequantSpec& spec) {
       if ((spec.group != 0 && spec.group != block_elems_) || !spec.scales)
         return fail(Status::InvalidQuantParams, spec.input_offset);
       spec_.group = block_elems_;
+      if (spec.global_scale_is_modelopt) {
+        // ModelOpt NVFP4 always has its weight_scale_2; zero (all values 0 where the writer
+        // divided by it), inf or NaN is no scale a writer made.
+        if (spec.format != QuantFormat::MlxNvfp4 || !spec.has_global_scale || spec.global_scale_is_ollama)
+          return fail(Status::InvalidQuantParams, spec.input_offset);
+        uint32_t gb;
+        memcpy(&gb, &spec.global_scale, 4);
+        if (spec.validate && ((gb & 0x7F800000u) == 0x7F800000u || (gb & 0x7FFFFFFFu) == 0))
+          return fail(Status::InvalidBlockData, spec.global_scale_offset);
+      }
       break;
     case QuantFormat::I2_S:
       if (!spec.has_global_scale) return fail(Status::InvalidQuantParams, spec.input_offset);

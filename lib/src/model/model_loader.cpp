@@ -893,6 +893,7 @@ ModelEvent ModelLoader::step_config() {
     void* mem = take_low(sizeof(MlxQuantConfig), kAlign);
     if (!mem) return fail_arena(sizeof(MlxQuantConfig), config_file_);
     config_ = new (mem) MlxQuantConfig(lo_, size_t(hi_ - lo_), opt_.limits);
+    config_->set_source(ConfigSource(config_source_));
   }
   if (answer_ == Answer::Missing) {
     answer_ = Answer::None;
@@ -1043,12 +1044,41 @@ ModelEvent ModelLoader::build() {
   // refuse_undecoded_quantization() refuses (quant_methods.cpp).
   config_used_ = config_ && config_->has_quantization();
   uint32_t base = 0;
-  for (uint32_t t = 0; t < table_count_; ++t) {
+  for (uint32_t t = 0; t < table_count_ && model_->table_count() < table_count_; ++t) {  // once
     FileSlot& slot = files_[table_files_[t]];
     const Reader& r = *slot.reader;
     model_->add_table(&r.tensors(), r.data_start());
     slot.first_weight = base;  // as_stored: weight = first_weight + tensor index (owner_of)
     base += r.tensor_count();
+  }
+  // A model config.json says nothing of (no quantization section, no quant_method; or none)
+  // whose tensor names show a quantization scheme: the files other writers keep its method in,
+  // in turn, each missing one fine, until one names it (ConfigSource; vLLM reads the same names).
+  // Only then: a plain model costs no extra request.
+  static const ConfigSource kOtherConfigs[] = {ConfigSource::HfQuantConfig, ConfigSource::QuantizeConfig,
+                                               ConfigSource::QuantConfig};
+  bool ask_other = !opt_.as_stored && !config_ && config_mark_ && other_configs_ < 3 &&
+                   resolve_convention(uint8_t(entry_), signal_bits_, false).plain &&
+                   quantization_named_by_tensors(*model_);
+  if (ask_other) {
+    lo_ = config_mark_;  // the last parser's bytes (dropped) are free again
+    if (other_configs_ == 0) {
+      // Slots for all three now, below the mark: a slot table that grew later would sit in the
+      // parsers' bytes, which each next file frees. A host's max_files without room for them:
+      // the tensor names alone say what the model is.
+      if (!reserve_files(file_count_ + 3)) ask_other = false;
+      config_mark_ = lo_;
+    }
+  }
+  if (ask_other) {
+    const ConfigSource src = kOtherConfigs[other_configs_++];
+    const char* name = config_source_file(src);
+    config_file_ = add_slot(ModelFileKind::Config, name, strlen(name), false);
+    if (config_file_ == kNoFile) return fail(Status::TooManyFiles, 0, kNoFile);
+    config_source_ = uint8_t(src);
+    config_drain_ = false;
+    phase_ = Phase::Config;
+    return again();
   }
   Status s;
   if (opt_.as_stored) {
@@ -1059,14 +1089,18 @@ ModelEvent ModelLoader::build() {
     // The table decides (convention_table.cpp): the entry, the files' metadata, config.json.
     const ConventionDescriptor* method_row =
         config_ && config_->has_method() && !config_->method_truncated() ? convention_for_method(config_->method()) : nullptr;
-    // A quant_method a row decodes (convention_for_method: "fp8") names the model's convention.
-    const ConventionDescriptor& d =
+    // A quant_method a row decodes (convention_for_method: "fp8") names the model's convention; a
+    // Hub method a row claims by its tensors (gpt-oss mxfp4, ModelOpt nvfp4) claims a model left plain.
+    const ConventionDescriptor& resolved =
         method_row ? *method_row : resolve_convention(uint8_t(entry_), signal_bits_, config_used_);
+    const ConventionDescriptor& d = claim_by_method(resolved, *model_, config_);
     convention_ = d.id;
     if (method_row) config_used_ = true;  // its parameters (weight_block_size) come from there
     // A scheme this reader does not decode, named by config.json or (when neither the entry nor
     // the files' metadata say what the model is) by its tensor names, is refused before any build.
-    s = refuse_undecoded_quantization(*model_, config_, resolve_convention(uint8_t(entry_), signal_bits_, false).plain);
+    s = &d != &resolved ? Status::Ok
+                        : refuse_undecoded_quantization(*model_, config_,
+                                                        resolve_convention(uint8_t(entry_), signal_bits_, false).plain);
     if (s == Status::Ok) s = d.build(*model_, config_);
   }
   // The config's parser is dropped (the model keeps no view into it): its bytes are free again.

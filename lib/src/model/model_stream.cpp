@@ -364,6 +364,7 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
       case PieceRole::GlobalScale:
         spec.has_global_scale = true;
         spec.global_scale = f32le(at);
+        spec.global_scale_offset = p.begin[k];
         break;
       default: break;
     }

@@ -10,7 +10,8 @@ import { GpuTensorWriter, roundUp4 } from '../gpu-writer.mjs';
 const WORKGROUP = 64;
 const MAX_X = 65535;
 const MAX_ELEMS = 1 << 22;
-const SCALE_CODES = { F32: 0, F16: 1, BF16: 2, U8: 3 };
+// F8_E4M3: ModelOpt's nvfp4 scales, one byte each as MLX's U8 (the format's kernel reads E4M3).
+const SCALE_CODES = { F32: 0, F16: 1, BF16: 2, U8: 3, F8_E4M3: 3 };
 const ROLE_NAMES = ['packed', 'scales', 'biases'];
 const GLOBAL_SCALE = 3;  // PieceRole::GlobalScale: an F32 scalar
 
@@ -108,9 +109,16 @@ export class GpuCompanionWriter {
     // g = global_scale / 2688 in f32 (mlx_quants.cpp): the double quotient of two f32 values,
     // rounded to f32, is their f32 quotient (53 >= 2·24 + 2 bits).
     const f32 = new Float32Array(1);
-    // Ollama's: the global scale itself, multiplied into E2M1·e4m3(s) (global mode 2).
-    if (this.global) f32[0] = new DataView(this.globalBytes.buffer).getFloat32(0, true) / (g.ollamaGlobal ? 1 : 2688);
+    // Ollama's: the global scale itself, multiplied into E2M1·e4m3(s) (global mode 2). ModelOpt's:
+    // the global scale itself, in MLX's order (e4m3(s)·g first; DequantSpec::global_scale_is_modelopt).
+    if (this.global) f32[0] = new DataView(this.globalBytes.buffer).getFloat32(0, true) / (g.ollamaGlobal || g.modeloptGlobal ? 1 : 2688);
     const gBits = new Uint32Array(f32.buffer)[0];
+    // ModelOpt's weight_scale_2 of zero, inf or NaN: refused at its bytes, as the CPU's
+    // Dequantizer::init does (DequantSpec::global_scale_is_modelopt).
+    if (this.global && g.modeloptGlobal && dec.validate) {
+      const raw = new DataView(this.globalBytes.buffer).getUint32(0, true);
+      if ((raw & 0x7F800000) === 0x7F800000 || (raw & 0x7FFFFFFF) === 0) throw Object.assign(new Error('global scale'), { badBlock: { tensor: this.d.name, offset: g.globalOffset } });
+    }
     const params = [];
     const enc = dec.device.createCommandEncoder({ label: 'weightstream decode' });
     const pass = enc.beginComputePass();

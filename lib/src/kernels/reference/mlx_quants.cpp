@@ -14,6 +14,7 @@
 //              MLX global scale: g = global_scale / 2688.0f (once per call; 2688 = 448 * 6),
 //                                w = E2M1[nibble] * (e4m3(s) * g)
 //              Ollama:           w = (E2M1[nibble] * e4m3(s)) * global_scale
+//              ModelOpt:         g = global_scale (weight_scale_2), then as MLX's
 // Every product but the affine ones and the global scales is exact or overflows to inf (E2M1
 // values have 2 significant bits, E4M3 4, E8M0 is a power of two), so only those round.
 // With validate = false an E8M0 0xFF scale reads +inf and E2M1 ±0 times it gives a NaN; its sign
@@ -103,7 +104,8 @@ void ref::MlxNvfp4(const uint8_t* src, size_t n_blocks, float* dst, const Kernel
   const uint8_t* scales = spec.scales + ctx.first_block;
   const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
   const bool ollama_global = spec.has_global_scale && spec.global_scale_is_ollama;
-  const float g = spec.global_scale / 2688.0f;  // used only for mlx_global
+  // Used only for mlx_global; ModelOpt's global scale multiplies as stored.
+  const float g = spec.global_scale_is_modelopt ? spec.global_scale : spec.global_scale / 2688.0f;
   for (size_t b = 0; b < n_blocks; ++b) {
     float s = e4m3_to_f32(scales[b]);
     if (mlx_global) s = s * g;

@@ -292,7 +292,8 @@ static void MlxNvfp4_body(const uint8_t* src, size_t n, float* dst, const Kernel
   const uint8_t* scales = spec.scales + ctx.first_block;
   const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
   const bool ollama_global = spec.has_global_scale && spec.global_scale_is_ollama;
-  const v128_t g = wasm_f32x4_splat(spec.global_scale / 2688.0f);  // 448 * 6, as the reference
+  // 448 * 6, as the reference; ModelOpt's global scale as stored.
+  const v128_t g = wasm_f32x4_splat(spec.global_scale_is_modelopt ? spec.global_scale : spec.global_scale / 2688.0f);
   const v128_t gs = wasm_f32x4_splat(spec.global_scale);
   auto group = [&](size_t b, v128_t s) {
     const v128_t nib = nibbles_interleaved_lo(wasm_v128_load64_zero(src + b * 8));
@@ -550,7 +551,8 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
   const DequantSpec& spec = *ctx.spec;
   const uint8_t* scales = spec.scales + ctx.first_block;
   const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
-  const float g = spec.global_scale / 2688.0f;  // as the reference: once per call
+  // As the reference: once per call (ModelOpt's as stored).
+  const float g = spec.global_scale_is_modelopt ? spec.global_scale : spec.global_scale / 2688.0f;
   const float gs = spec.global_scale;
   const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
   const v128_t prescale = hoisted(wasm_f32x4_splat(kTwoPowMinus112));
