@@ -148,7 +148,7 @@ TEST(ModelLoader, NeverAllocates) {
 TEST(ModelLoader, RawPiecesAreTheStoredBytes) {
   size_t pieces = 0;
   for (const Case& c : modeltest::cases()) {
-    if (c.name.rfind("conv/", 0) != 0 && c.name.rfind("samples/", 0) != 0) continue;
+    if (!modeltest::valid_model_case(c)) continue;
     const Opened o = modeltest::open_case(c);
     std::map<std::string, std::map<int, Bytes>> want;
     HostOptions h;
@@ -190,7 +190,7 @@ TEST(ModelLoader, RawPiecesAreTheStoredBytes) {
 // at most, when the estimate falls short); nothing else changes.
 void check_arena_retries(bool estimate) {
   for (const Case& c : modeltest::cases()) {
-    if (c.name.rfind("conv/", 0) != 0 && c.name.rfind("samples/", 0) != 0) continue;
+    if (!modeltest::valid_model_case(c)) continue;
     for (bool seekable : {true, false}) {
       if (!seekable && is_uqff(c)) continue;
       HostOptions big;

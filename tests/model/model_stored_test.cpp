@@ -330,7 +330,7 @@ struct Model {
 std::vector<Model> convention_models() {
   std::vector<Model> out;
   for (const Case& c : modeltest::cases())
-    if (c.name.rfind("conv/", 0) == 0 || c.name.rfind("samples/", 0) == 0) out.push_back({c.name, modeltest::open_case(c)});
+    if (modeltest::valid_model_case(c)) out.push_back({c.name, modeltest::open_case(c)});
   Model split;
   split.name = "split-gguf/tiny";
   split.o.files = modeltest::disk_files(kRoot + "/tests/data/split-gguf");
