@@ -128,6 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint32_t group_choice[8] = {32, 64, 128, 0, 16, 32, 64, 48};
   spec.group = group_choice[data[3] & 7];
   uint32_t blocks = (uint32_t(data[4]) | uint32_t(data[5]) << 8) % 64;
+  const uint8_t shape_a = data[2], shape_b = data[3];  // FP8's block shape (bits and group unused there)
   uint32_t seed_a, seed_b, gbits;
   memcpy(&seed_a, data + 6, 4);
   memcpy(&seed_b, data + 10, 4);
@@ -143,8 +144,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (spec.format == ws::QuantFormat::Fp8Block) {
     // A [rows, cols] FP8 weight over a ceil grid of blocks (any sizes, ragged edges; the decoder
     // picks its unit from cols and the block's columns).
-    spec.row_elems = 1 + data[2] % 80;
-    spec.block_rows = 1 + data[3] % 9;
+    spec.row_elems = 1 + shape_a % 80;
+    spec.block_rows = 1 + shape_b % 9;
     spec.block_cols = 1 + (seed_a >> 8) % 90;
     spec.element_dtype = (flags & 0x80) ? ws::DType::F8_E5M2 : ws::DType::F8_E4M3;
     spec.elements = uint64_t(blocks % 17) * spec.row_elems + (odd_elements ? 1 : 0);
