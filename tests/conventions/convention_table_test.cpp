@@ -75,11 +75,49 @@ TEST(ConventionTable, ResolutionOrder) {
   EXPECT_EQ(resolve(ws::ModelEntry::File, fp8, true), "mlx");
   EXPECT_EQ(resolve(ws::ModelEntry::File, fp8 | mlx, false), "mlx");
   EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), fp8, false).config, ws::ConfigRole::ParamSource);
-  const ws::ConventionDescriptor* m = ws::convention_for_method(ws::StrView{"fp8", 3});
-  ASSERT_NE(m, nullptr);
-  EXPECT_STREQ(m->name, "fp8");
-  EXPECT_EQ(ws::convention_for_method(ws::StrView{"fp8x", 4}), nullptr);
-  EXPECT_EQ(ws::convention_for_method(ws::StrView{"gptq", 4}), nullptr);
+}
+
+// choose_convention(): the method the config names first (whatever the files signal), then the
+// resolution, then (a plain model whose config names no method) the tensor names.
+std::string choose(const char* config_json, ws::ModelEntry entry, uint32_t bits, bool* claimed) {
+  static uint8_t arena[1 << 14];
+  ws::MlxQuantConfig cfg(arena, sizeof arena);
+  const bool have = config_json != nullptr;
+  if (have) {
+    EXPECT_EQ(convtest::feed_all(cfg, config_json, Split::Whole), Status::Ok);
+  }
+  ws::LogicalWeight storage[1];
+  ws::LogicalModel m(storage, 1);
+  const bool quantized = have && cfg.has_quantization();
+  return ws::choose_convention(uint8_t(entry), bits, quantized, m, have ? &cfg : nullptr, claimed).name;
+}
+
+TEST(ConventionTable, ChooseTakesTheConfigsMethodFirst) {
+  const uint32_t mlx = 1u << 1, fp8 = 1u << 4;
+  bool claimed = false;
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"fp8"}})", ws::ModelEntry::File, 0, &claimed), "fp8");
+  EXPECT_TRUE(claimed);
+  // The config's method over the files' metadata (and over the entry).
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"fp8"}})", ws::ModelEntry::File, mlx, &claimed), "fp8");
+  EXPECT_TRUE(claimed);
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"mxfp4"}})", ws::ModelEntry::File, mlx, &claimed),
+            "mxfp4");
+  EXPECT_TRUE(claimed);
+  // A method no row decodes: resolution decides, unclaimed (the loader then refuses the method).
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"gptq"}})", ws::ModelEntry::File, 0, &claimed), "plain");
+  EXPECT_FALSE(claimed);
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"fp8x"}})", ws::ModelEntry::File, fp8, &claimed), "fp8");
+  EXPECT_FALSE(claimed);
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"gptq"}})", ws::ModelEntry::OllamaManifest, 0, &claimed),
+            "ollama");
+  EXPECT_FALSE(claimed);
+  // No method: the entry and the signals; an MLX section; a plain model with no scheme's names.
+  EXPECT_EQ(choose(nullptr, ws::ModelEntry::File, fp8, &claimed), "fp8");
+  EXPECT_FALSE(claimed);
+  EXPECT_EQ(choose(R"({"quantization":{"group_size":64,"bits":4}})", ws::ModelEntry::File, 0, &claimed), "mlx");
+  EXPECT_FALSE(claimed);
+  EXPECT_EQ(choose(nullptr, ws::ModelEntry::File, 0, &claimed), "plain");
+  EXPECT_FALSE(claimed);
 }
 
 TEST(ConventionTable, MlxParametersAndSpec) {

@@ -111,6 +111,71 @@ def run(cli, argv, cwd, subs, out_dir=None):
     return rec
 
 
+# The records of tests/golden/cli (cli_golden.py, ctest cli.golden) that are the same command as one
+# of ours: inspect --json, validate --json and f32 dequant of a fixture file, run there with
+# --no-progress (which changes nothing when stderr is not a terminal). --check takes those records
+# from that store instead of running the CLI a second time for them: cli.golden checks the CLI
+# against the store, and check() below holds the store's records to these goldens one by one, so
+# the CLI is still held to every golden here. (Under ASan each CLI start costs ~0.1 s: the two
+# harnesses ran ~1,100 of the same commands twice.)
+CLI_GOLDEN = os.path.join(ROOT, 'tests', 'golden', 'cli')
+CLI_GOLDEN_NAME = {'inspect': 'inspect-json', 'validate': 'validate-json', 'dequant': 'dequant'}
+
+
+def parse_cli_golden(text):
+    """(argv, exit, stdout, stderr, files written {name: sha256}) of one cli_golden.py record."""
+    head, rest = text.split('\n--- stdout\n', 1)
+    command, status = head.split('\n')
+    out, rest = rest.split('--- stderr\n', 1)
+    err, _, files = rest.partition('--- files written\n')
+    written = {}
+    for line in files.splitlines():
+        name, _size, digest = line.split('  ')
+        written[name] = digest
+    return command[len('$ weightstream '):].split(' '), int(status[len('exit '):]), out, err, written
+
+
+def from_cli_golden(argv):
+    """The record of `argv` (run in the repository root) as tests/golden/cli holds it, or None when
+    that store has no record of the same command or holds only a digest of its stdout."""
+    entry = argv[-1]
+    if argv[0] == 'dequant' and argv[argv.index('--to') + 1] != 'f32':
+        return None
+    path = os.path.join(CLI_GOLDEN, entry, CLI_GOLDEN_NAME[argv[0]] + '.out')
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding='utf-8') as f:
+        got_argv, rc, out, err, written = parse_cli_golden(f.read())
+    same = (['dequant', entry, '--all', '--json', '--no-progress', '-o', '<out>'] if argv[0] == 'dequant'
+            else [argv[0], '--json', '--no-progress', entry])
+    if got_argv != same or (argv[0] == 'dequant' and out.startswith('<') and ' lines, sha256 ' in out):
+        return None
+    rec = {'argv': argv, 'exit': rc, 'stdout': out, 'stderr': err}
+    if len(out) > BIG:
+        rec['stdout_sha256'] = hashlib.sha256(rec.pop('stdout').encode('utf-8', 'surrogateescape')).hexdigest()
+    if argv[0] == 'dequant':
+        rec['outputs'] = written
+    return rec
+
+
+def case_records(cli, case, entry, cwd, subs, out, store):
+    """The four records of one case; with `store`, those tests/golden/cli holds are taken from it."""
+    recs = []
+    for cmd in (['inspect', '--json', entry], ['validate', '--json', entry], 'f32', 'f16'):
+        shown = cmd if isinstance(cmd, list) else ['dequant', '--all', '--json', '--to', cmd, '-o', '<out>', entry]
+        rec = from_cli_golden(shown) if store else None
+        if rec is not None:
+            rec['from_cli_golden'] = True
+        elif isinstance(cmd, list):
+            rec = run(cli, cmd, cwd, subs)
+        else:
+            shutil.rmtree(out, ignore_errors=True)
+            rec = run(cli, ['dequant', '--all', '--json', '--to', cmd, '-o', out, entry], cwd, subs, out_dir=out)
+            rec['argv'] = shown
+        recs.append({'case': case, **rec})
+    return recs
+
+
 def key(rec):
     return json.dumps([rec['case'], rec['argv']])
 
@@ -217,6 +282,8 @@ def main():
     ap.add_argument('--variants-tool', default=os.path.join(ROOT, 'build/release/tests/model/ws-model-variants'))
     ap.add_argument('--commit', default=None, help='the commit the CLI was built at (default: HEAD)')
     ap.add_argument('--check', action='store_true', help='compare with the goldens instead of writing them')
+    ap.add_argument('--run-all', action='store_true',
+                    help='with --check, run every command (default: take those tests/golden/cli holds from it)')
     ap.add_argument('--accept-intended', action='store_true',
                     help='write the records that differ into intended.jsonl (each must have a reason in WHY)')
     args = ap.parse_args()
@@ -229,17 +296,17 @@ def main():
         out = os.path.join(tmp, 'out')
         subs = [(out, '<out>'), (vdir, '<variants>'), (ROOT, '<root>')]
         lines = [json.dumps({'cli_commit': commit}, sort_keys=True)]
+        # Only --check shares the store: writing or accepting records runs every command.
+        store = args.check and not args.run_all
+        shared = 0
         for cases, cwd in ((fixture_cases(), ROOT), (variant_cases(vdir), vdir)):
             for case, entry in cases:
-                for cmd in (['inspect', '--json', entry], ['validate', '--json', entry]):
-                    lines.append(json.dumps({'case': case, **run(args.cli, cmd, cwd, subs)}, sort_keys=True))
-                for to in ('f32', 'f16'):
-                    shutil.rmtree(out, ignore_errors=True)
-                    cmd = ['dequant', '--all', '--json', '--to', to, '-o', out, entry]
-                    rec = run(args.cli, cmd, cwd, subs, out_dir=out)
-                    rec['argv'] = ['dequant', '--all', '--json', '--to', to, '-o', '<out>', entry]
-                    lines.append(json.dumps({'case': case, **rec}, sort_keys=True))
+                for rec in case_records(args.cli, case, entry, cwd, subs, out, store and cwd == ROOT):
+                    shared += rec.pop('from_cli_golden', False)
+                    lines.append(json.dumps(rec, sort_keys=True))
         if args.check or args.accept_intended:
+            if store:
+                print(f'{shared} records taken from tests/golden/cli (the same commands; ctest cli.golden runs them)')
             return check(lines[1:], accept=args.accept_intended)
         os.makedirs(os.path.dirname(OUT_FILE), exist_ok=True)
         with open(OUT_FILE, 'w') as f:

@@ -54,10 +54,10 @@ struct ConventionDescriptor {
   void (*spec)(const LogicalWeight& w, DequantSpec* spec);
   // Its weights' generic parameters (quant_parameters()); returns how many it wrote.
   uint32_t (*parameters)(const LogicalWeight& w, QuantParameter* out, uint32_t cap);
-  // A Hub quantization method it decodes (issue #27): a model that the entry and the files'
-  // metadata leave plain is this convention's when this says so, from config.json's quant_method
-  // (and ModelOpt's quant_algo) or, when the config names no method, from the tensor names; the
-  // refusal of quant_methods.cpp does not apply to it then. nullptr: claims nothing.
+  // A Hub quantization method it decodes (issue #27): true when `config` names its method
+  // (quant_method, and ModelOpt's quant_algo) or, when `config` names none (or there is none),
+  // when the tensor names show its scheme. choose_convention() asks it with that precedence; the
+  // refusal of quant_methods.cpp does not apply to a model a row claims. nullptr: claims nothing.
   bool (*claims)(const LogicalModel& m, const MlxQuantConfig* config) = nullptr;
 };
 
@@ -81,13 +81,14 @@ uint32_t convention_signal_bits(const TensorTable& table);
 // signals (bits) or, with `config_quantized`, a config.json quantization section claims.
 const ConventionDescriptor& resolve_convention(uint8_t entry, uint32_t signal_bits, bool config_quantized);
 
-// The row that decodes config.json's quant_method `method` ("fp8"), or nullptr.
-const ConventionDescriptor* convention_for_method(const StrView& method);
-
-// `resolved` (resolve_convention()'s answer) unless it is plain and a row claims the model by its
-// quantization method (ConventionDescriptor::claims; the first in table order).
-const ConventionDescriptor& claim_by_method(const ConventionDescriptor& resolved, const LogicalModel& m,
-                                            const MlxQuantConfig* config);
+// The convention a model follows, in one precedence: (1) a row that claims the quantization method
+// the config names (ConventionDescriptor::claims, first in table order); else (2)
+// resolve_convention(); else, when that leaves the model plain and the config names no method,
+// (3) a row that claims it by its tensor names. *claimed: (1) or (3) chose it, so the refusal of
+// undecoded methods does not apply.
+const ConventionDescriptor& choose_convention(uint8_t entry, uint32_t signal_bits, bool config_quantized,
+                                              const LogicalModel& m, const MlxQuantConfig* config,
+                                              bool* claimed);
 
 // quant_methods.cpp: a model whose config.json quantization section names a quant_method (none
 // is decoded yet), or, with `by_names` (nothing but the tensors says what the model is), whose

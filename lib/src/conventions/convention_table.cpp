@@ -15,14 +15,6 @@ namespace {
 const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
                                              &kUqffConvention,  &kFp8Convention, &kMxfp4BlocksConvention,
                                              &kModelOptNvfp4Convention};
-
-// The config.json quant_methods a row decodes (transformers' QuantizationMethod values): a model
-// whose quantization_config names one is that row's, whatever its files signal.
-struct MethodRow {
-  const char* method;
-  const ConventionDescriptor* row;
-};
-const MethodRow kMethodRows[] = {{"fp8", &kFp8Convention}};
 constexpr uint32_t kRowCount = sizeof kRows / sizeof kRows[0];
 
 }  // namespace
@@ -66,17 +58,38 @@ const ConventionDescriptor& resolve_convention(uint8_t entry, uint32_t signal_bi
   return *best;
 }
 
-const ConventionDescriptor* convention_for_method(const StrView& method) {
-  for (const MethodRow& m : kMethodRows)
-    if (method.equals(m.method)) return m.row;
+namespace {
+
+const ConventionDescriptor* first_claim(const LogicalModel& m, const MlxQuantConfig* config) {
+  for (uint32_t i = 0; i < kRowCount; ++i)
+    if (kRows[i]->claims && kRows[i]->claims(m, config)) return kRows[i];
   return nullptr;
 }
 
-const ConventionDescriptor& claim_by_method(const ConventionDescriptor& resolved, const LogicalModel& m,
-                                            const MlxQuantConfig* config) {
-  if (!resolved.plain) return resolved;
-  for (uint32_t i = 0; i < kRowCount; ++i)
-    if (kRows[i]->claims && kRows[i]->claims(m, config)) return *kRows[i];
+}  // namespace
+
+const ConventionDescriptor& choose_convention(uint8_t entry, uint32_t signal_bits, bool config_quantized,
+                                              const LogicalModel& m, const MlxQuantConfig* config,
+                                              bool* claimed) {
+  *claimed = false;
+  // 1. The method the quantization config names: the runtime that loads the model next decodes
+  //    what the config says (transformers picks its quantizer by quant_method), whatever else the
+  //    files signal.
+  const bool method_named = config && config->has_method() && !config->method_truncated();
+  if (method_named) {
+    if (const ConventionDescriptor* d = first_claim(m, config)) {
+      *claimed = true;
+      return *d;
+    }
+  }
+  // 2. The entry, the files' metadata, a config quantization section without a method (MLX's).
+  const ConventionDescriptor& resolved = resolve_convention(entry, signal_bits, config_quantized);
+  if (!resolved.plain || (config && config->has_method())) return resolved;
+  // 3. A model those leave plain, whose config names no method: the tensor names.
+  if (const ConventionDescriptor* d = first_claim(m, config)) {
+    *claimed = true;
+    return *d;
+  }
   return resolved;
 }
 

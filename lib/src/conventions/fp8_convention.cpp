@@ -20,7 +20,7 @@
 //   wrong number (fp8_cast_bf16.py warns and passes it on raw): ConventionMissingCompanion.
 // - `input_scale` (and every other tensor) is handed on as a plain tensor.
 //
-// Claimed by config.json's quant_method "fp8" (convention_for_method) or, when nothing else says
+// Claimed by config.json's quant_method "fp8" (fp8_claims) or, when nothing else says
 // what the model is, by a `.weight_scale_inv` tensor (the header-metadata signal below); then
 // without config.json the block is transformers' default 128 x 128, and a grid that does not fit it
 // is ConventionUnknownParams (the shapes alone do not give a ragged block's size).
@@ -43,6 +43,12 @@ bool fp8_signal(const TensorTable& table) {
     if (ends_with(table.get(i).name, ".weight_scale_inv", &base)) return true;
   }
   return false;
+}
+
+// The method named: "fp8" (transformers' FineGrainedFP8Config, vLLM's Fp8Config). Without a
+// config method, the `.weight_scale_inv` signal above names the model (resolution, not a claim).
+bool fp8_claims(const LogicalModel&, const MlxQuantConfig* config) {
+  return config && config->has_method() && method_is(config, "fp8");
 }
 
 Status fp8_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_fp8(config); }
@@ -85,7 +91,7 @@ bool block_scale_dtype(DType d, bool ue8m0) {
 
 const ConventionDescriptor kFp8Convention = {
     "fp8", kFp8Id, false, /*rank*/ 3, kNoEntry, fp8_signal, ConfigRole::ParamSource,
-    /*data_scalars*/ false, kFp8Companions, 2, fp8_build, fp8_spec, fp8_parameters};
+    /*data_scalars*/ false, kFp8Companions, 2, fp8_build, fp8_spec, fp8_parameters, fp8_claims};
 
 Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;

@@ -133,9 +133,8 @@ Status LogicalModel::refuse(Status s, TensorRef at, const char* a, size_t an, co
 Status refuse_undecoded_quantization(LogicalModel& m, const MlxQuantConfig* config, bool by_names) {
   NameScan scan;
   if (config && config->has_method()) {
-    // A method a row decodes is that row's (convention_for_method); every other one is refused
+    // (A method a row decodes was claimed by it: choose_convention().) Every other one is refused
     // by name: the tensor named is the first of a scheme the names show, else the model's first.
-    if (!config->method_truncated() && convention_for_method(config->method())) return Status::Ok;
     scan_names(m, &scan);
     TensorRef at;
     if (m.table_count() && m.table(0).count()) at = TensorRef{0, 0};

@@ -1086,21 +1086,21 @@ ModelEvent ModelLoader::build() {
     convention_ = Convention::Plain;
     s = model_->build_plain();
   } else {
-    // The table decides (convention_table.cpp): the entry, the files' metadata, config.json.
-    const ConventionDescriptor* method_row =
-        config_ && config_->has_method() && !config_->method_truncated() ? convention_for_method(config_->method()) : nullptr;
-    // A quant_method a row decodes (convention_for_method: "fp8") names the model's convention; a
-    // Hub method a row claims by its tensors (gpt-oss mxfp4, ModelOpt nvfp4) claims a model left plain.
-    const ConventionDescriptor& resolved =
-        method_row ? *method_row : resolve_convention(uint8_t(entry_), signal_bits_, config_used_);
-    const ConventionDescriptor& d = claim_by_method(resolved, *model_, config_);
+    // The table decides (convention_table.cpp): the config's method, the entry, the files'
+    // metadata, a config quantization section, the tensor names.
+    bool claimed = false;
+    const ConventionDescriptor& d =
+        choose_convention(uint8_t(entry_), signal_bits_, config_used_, *model_, config_, &claimed);
     convention_ = d.id;
-    if (method_row) config_used_ = true;  // its parameters (weight_block_size) come from there
+    // Claimed by the method the config names (choose_convention() asks the names only when the
+    // config names none), by a row whose parameters come from there (FP8's weight_block_size):
+    // the config is the model's quantization source.
+    if (claimed && config_ && config_->has_method() && d.config == ConfigRole::ParamSource) config_used_ = true;
     // A scheme this reader does not decode, named by config.json or (when neither the entry nor
     // the files' metadata say what the model is) by its tensor names, is refused before any build.
-    s = &d != &resolved ? Status::Ok
-                        : refuse_undecoded_quantization(*model_, config_,
-                                                        resolve_convention(uint8_t(entry_), signal_bits_, false).plain);
+    s = claimed ? Status::Ok
+                : refuse_undecoded_quantization(*model_, config_,
+                                                resolve_convention(uint8_t(entry_), signal_bits_, false).plain);
     if (s == Status::Ok) s = d.build(*model_, config_);
   }
   // The config's parser is dropped (the model keeps no view into it): its bytes are free again.
