@@ -14,7 +14,7 @@ namespace {
 // By id: the position is the id the descriptor states (checked below).
 const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
                                              &kUqffConvention,  &kFp8Convention, &kMxfp4BlocksConvention,
-                                             &kModelOptNvfp4Convention};
+                                             &kModelOptNvfp4Convention, &kCompressedTensorsConvention};
 
 // The config.json quant_methods a row decodes (transformers' QuantizationMethod values): a model
 // whose quantization_config names one is that row's, whatever its files signal.
