@@ -372,4 +372,62 @@ TEST(CtHub, ConfigReaderKeepsFormatAndConfigGroupsWeights) {
   }
 }
 
+// The decoded fixture's tensors under configs that state what is not decoded (or not valid): each
+// refused with its status, the first tensor named (the header's first: a weight_shape) and the
+// detail saying what.
+TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
+  const Bytes model = read_file(kHub + "/ct-w4a16-group/model.safetensors");
+  const Bytes base = read_file(kHub + "/ct-w4a16-group/config.json");
+  const std::string cfg(base.begin(), base.end());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string c = cfg;
+    const size_t at = c.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) c.replace(at, from.size(), to);
+    return c;
+  };
+  struct Case {
+    std::string config;
+    ws::Status status;
+    std::string detail;
+  };
+  const std::string groups = "\"config_groups\": {";
+  const std::vector<Case> cases = {
+      {with("\"num_bits\": 4", "\"num_bits\": 3").replace(cfg.find("\"strategy\": \"group\""), 19, "\"strategy\": \"channel\""),
+       ws::Status::QuantizationUnsupported,
+       "compressed-tensors num_bits not dividing 32 with channel or tensor scales (config.json)"},
+      {with("\"group_size\": 16", "\"group_size\": 4"), ws::Status::QuantizationUnsupported,
+       "compressed-tensors group_size not a multiple of the values in an int32 word"},
+      {with("\"strategy\": \"group\"", "\"strategy\": \"block\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors pack-quantized strategy other than group, channel or tensor (config.json)"},
+      {with("\"type\": \"int\"", "\"type\": \"float\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors pack-quantized of type float (config.json)"},
+      {with(groups, groups + "\"group_1\": {\"weights\": {\"num_bits\": 8, \"strategy\": \"channel\"}}, "),
+       ws::Status::QuantizationUnsupported, "compressed-tensors config_groups with different weights arguments (config.json)"},
+      {with("\"format\": \"pack-quantized\"", "\"format\": \"naive-quantized\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors format naive-quantized (config.json quantization_config.format)"},
+      {with("\"format\": \"pack-quantized\"", "\"format\": \"mixed-precision\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors format mixed-precision (config.json quantization_config.format)"},
+      {with("\"num_bits\": 4", "\"num_bits\": 16"), ws::Status::ConfigInvalidQuantization,
+       "config_groups weights (config.json): num_bits, group_size, strategy or symmetric of the wrong type"},
+      {with("\"group_size\": 16", "\"group_size\": null"), ws::Status::ConfigInvalidQuantization,
+       "config_groups weights (config.json): num_bits, or group_size for the group strategy, not stated"},
+  };
+  for (const Case& c : cases) {
+    std::map<std::string, Bytes> files = {{"model.safetensors", model},
+                                          {"config.json", Bytes(c.config.begin(), c.config.end())}};
+    for (Feed feed : {Feed::Whole, Feed::OneByte}) {
+      HostOptions o;
+      o.feed = feed;
+      const LoadResult r = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::Auto, "model.safetensors", o);
+      EXPECT_EQ(r.code, c.status) << c.detail << ": " << r.verdict();
+      EXPECT_EQ(r.detail, c.detail);
+      // The weight's own refusal (a group smaller than a word) is at its packed tensor.
+      const bool per_weight = c.detail.find("int32 word") != std::string::npos;
+      EXPECT_EQ(r.tensor, L + (per_weight ? "mlp.down_proj.weight_packed" : "mlp.down_proj.weight_shape")) << c.detail;
+      EXPECT_FALSE(r.ready);
+    }
+  }
+}
+
 }  // namespace

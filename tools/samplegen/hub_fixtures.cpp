@@ -456,7 +456,11 @@ void add_fp4_decoded(std::vector<SampleFile>* out) {
 // quantized_compressors/pack_quantized.py): signed values q of `bits` bits stored unsigned
 // (q + 2^(bits-1)), 32 // bits to an int32, value i of a word at bit i * bits, rows padded with
 // zeros to whole words; packed_dim 0 packs down the columns instead (the zero points). `q` is
-// row-major [rows, cols]; returns the words row-major.
+// row-major [rows, cols]; returns the words row-major. Cross-checked outside the repository (no
+// upstream code is part of it): compressed-tensors' own pack_to_int32 / unpack_from_int32 (at
+// 52792be), run under Debian's python3-torch 1.13 on the committed ct-* fixtures, give these words
+// and zero points back from the unpacked values, and its _dequantize arithmetic in float32 equals
+// `weightstream dequant`'s output, f32 and f16 (session 9, 2026-12-07).
 std::vector<uint32_t> ct_pack(const std::vector<int>& q, uint64_t rows, uint64_t cols, uint32_t bits, int packed_dim) {
   const uint32_t pf = 32 / bits, off = 1u << (bits - 1);
   std::vector<uint32_t> w;

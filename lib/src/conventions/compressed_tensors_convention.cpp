@@ -121,6 +121,12 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
     return refuse(Status::ConfigInvalidQuantization, first, kWhy, sizeof kWhy - 1, nullptr);
   }
   const uint32_t bits = a.num_bits, pf = 32 / bits;
+  // 3, 5, 6 and 7 bits leave bits of every word unused and pad nearly every row: its length is
+  // then only in weight_shape's data, unread here (the group strategy's comes from the scales).
+  if (32 % bits != 0 && a.strategy != S::Group) {
+    static const char kWhy[] = "compressed-tensors num_bits not dividing 32 with channel or tensor scales";
+    return refuse(Status::QuantizationUnsupported, first, kWhy, sizeof kWhy - 1, " (config.json)");
+  }
   uint32_t quantized = 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
     const TensorTable& tab = *tables_[t].table;
