@@ -70,15 +70,17 @@ int unpacked(const Bytes& words, uint64_t row_words, uint64_t r, uint64_t c, uin
 // The upstream values of one Linear: (q - zp) * scale in f32; scales [rows, groups] BF16, zero
 // points (empty: symmetric) packed down the rows, [ceil(rows / pf), groups].
 std::vector<float> ct_values(const Bytes& packed, const Bytes& scale, const Bytes& zp, uint64_t rows, uint64_t cols,
-                             uint32_t bits, uint64_t groups) {
+                             uint32_t bits, uint64_t groups, bool legacy = false) {
   const uint32_t pf = 32 / bits;
   const uint64_t row_words = cols / pf, group = cols / groups;
   std::vector<float> v;
   for (uint64_t r = 0; r < rows; ++r)
     for (uint64_t c = 0; c < cols; ++c) {
       const uint64_t g = c / group;
-      // unpack_from_int32(zero_point, packed_dim=0): row r of the zero points at bit (r % pf) * bits.
+      // unpack_from_int32(zero_point, packed_dim=0): row r of the zero points at bit (r % pf) * bits;
+      // older files: int8 [rows, groups] as stored.
       const int z = zp.empty() ? 0
+                    : legacy   ? int(int8_t(zp[r * groups + g]))
                                : int((word(zp, (r / pf) * groups + g) >> ((r % pf) * bits)) & ((1u << bits) - 1)) -
                                      (1 << (bits - 1));
       v.push_back((float(unpacked(packed, row_words, r, c, bits)) - float(z)) * bf16(scale, r * groups + g));
@@ -113,11 +115,13 @@ struct Fixture {
   uint32_t bits;
   uint64_t groups;  // scale columns
   bool symmetric;
+  bool legacy_zp;   // int8 zero points, unpacked
 };
-const Fixture kFixtures[] = {{"ct-w4a16-group", 4, 2, true},
-                             {"ct-w4-asym-group", 4, 2, false},
-                             {"ct-w8-channel", 8, 1, true},
-                             {"ct-w2-asym-channel", 2, 1, false}};
+const Fixture kFixtures[] = {{"ct-w4a16-group", 4, 2, true, false},
+                             {"ct-w4-asym-group", 4, 2, false, false},
+                             {"ct-w4-asym-legacy-zp", 4, 2, false, true},
+                             {"ct-w8-channel", 8, 1, true, false},
+                             {"ct-w2-asym-channel", 2, 1, false, false}};
 
 std::map<std::string, std::vector<float>> expected(const Fixture& f) {
   const Bytes file = read_file(kHub + "/" + f.dir + "/model.safetensors");
@@ -125,7 +129,8 @@ std::map<std::string, std::vector<float>> expected(const Fixture& f) {
   for (const std::string m : {"mlp.down_proj", "self_attn.q_proj"}) {
     const std::string p = L + m;
     out[p + ".weight"] = ct_values(stored(file, p + ".weight_packed"), stored(file, p + ".weight_scale"),
-                                   f.symmetric ? Bytes() : stored(file, p + ".weight_zero_point"), 8, 32, f.bits, f.groups);
+                                   f.symmetric ? Bytes() : stored(file, p + ".weight_zero_point"), 8, 32, f.bits, f.groups,
+                                   f.legacy_zp);
   }
   return out;
 }
@@ -184,11 +189,14 @@ TEST(CtHub, WeightIsNamedShapedAndParameterised) {
         EXPECT_EQ(s.scale_dtype, ws::DType::BF16);
         ws::QuantParameter q[ws::kMaxQuantParameters];
         const uint32_t n = ws::quant_parameters(w, q, ws::kMaxQuantParameters);
-        ASSERT_EQ(n, f.groups > 1 ? 6u : 5u);
+        ASSERT_EQ(n, (f.groups > 1 ? 6u : 5u) + (f.legacy_zp ? 1u : 0u));
         EXPECT_STREQ(q[0].text, "compressed-tensors pack-quantized");
         EXPECT_STREQ(q[1].text, f.groups > 1 ? "group" : "channel");
         EXPECT_EQ(q[2].number, f.bits);
-        EXPECT_STREQ(q[n - 2].text, f.symmetric ? "true" : "false");
+        EXPECT_STREQ(q[n - (f.legacy_zp ? 3 : 2)].text, f.symmetric ? "true" : "false");
+        if (f.legacy_zp) {
+          EXPECT_STREQ(q[n - 2].text, "unpacked int8");
+        }
         EXPECT_STREQ(q[n - 1].text, "BF16");
         // Every stored tensor of the Linear belongs to the weight, in its role.
         const ws::LogicalModel& m = *ld.model();
@@ -218,10 +226,12 @@ TEST(CtHub, ReferenceAndSimdKernelsGiveTheUpstreamValues) {
     uint64_t rows, cols, group;  // group 0: tensor (one scale)
     bool asym;
     ws::DType scale_dtype;
+    bool legacy = false;  // int8 zero points, unpacked
   };
   std::vector<Geo> geos = {{4, 5, 256, 128, true, ws::DType::F32},  {4, 3, 384, 128, false, ws::DType::BF16},
                            {4, 9, 64, 32, true, ws::DType::F16},    {4, 4, 64, 0, false, ws::DType::F32},
-                           {8, 6, 128, 64, true, ws::DType::BF16}};
+                           {8, 6, 128, 64, true, ws::DType::BF16},  {4, 5, 256, 128, true, ws::DType::BF16, true},
+                           {3, 4, 80, 40, true, ws::DType::F32, true}};
   for (uint32_t b = 1; b <= 8; ++b) {
     const uint64_t pf = 32 / b;
     geos.push_back({b, 7, pf * 8, pf * 4, b % 2 == 0, ws::DType::F32});
@@ -267,7 +277,7 @@ TEST(CtHub, ReferenceAndSimdKernelsGiveTheUpstreamValues) {
       }
     }
     if (g.asym) {
-      zp.resize(((g.rows + pf - 1) / pf) * groups * 4);
+      zp.resize(g.legacy ? g.rows * groups : ((g.rows + pf - 1) / pf) * groups * 4);
       for (uint8_t& x : zp) x = uint8_t(next());
     }
     std::vector<float> want;
@@ -275,6 +285,7 @@ TEST(CtHub, ReferenceAndSimdKernelsGiveTheUpstreamValues) {
       for (uint64_t c = 0; c < g.cols; ++c) {
         const uint64_t gi = g.group ? c / g.group : 0;
         const int z = zp.empty() ? 0
+                      : g.legacy ? int(int8_t(zp[r * groups + gi]))
                                  : int((word(zp, (r / pf) * groups + gi) >> ((r % pf) * g.bits)) & ((1u << g.bits) - 1)) -
                                        (1 << (g.bits - 1));
         want.push_back((float(unpacked(packed, g.cols / pf, r, c, g.bits)) - float(z)) *
@@ -294,6 +305,7 @@ TEST(CtHub, ReferenceAndSimdKernelsGiveTheUpstreamValues) {
         spec.scale_dtype = g.scale_dtype;
         spec.scales = scales.data();
         spec.biases = zp.empty() ? nullptr : zp.data();
+        if (g.legacy) spec.element_dtype = ws::DType::I8;
         Bytes got(want.size() * (out == ws::OutType::F32 ? 4 : 2));
         ws::Error e;
         ASSERT_EQ(ws::dequantize(spec, packed.data(), packed.size(), got.data(), got.size(), &e), ws::Status::Ok);

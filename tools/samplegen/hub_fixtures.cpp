@@ -525,6 +525,7 @@ struct CtLinear {
   uint64_t zp_rows = 0;       // 0: as packed
   bool zero_point = true;     // asymmetric: write it
   bool g_idx = false;
+  bool legacy_zp = false;     // int8 [rows, groups], as written before zero points were packed
 };
 
 // One Linear as PackedQuantizationCompressor.compress_weight writes it (weight_packed,
@@ -544,8 +545,17 @@ std::vector<RawTensor> ct_linear(const std::string& m, const CtLinear& a, uint32
                               ct_shape(m + ".weight_shape", a.rows, a.cols)};
   if (!a.symmetric && a.zero_point) {
     const uint64_t zrows = a.zp_rows ? a.zp_rows : a.rows;
-    const std::vector<uint32_t> z = ct_pack(ct_values(zrows * groups, a.bits, seed + 2), zrows, groups, a.bits, 0);
-    t.push_back(i32_words(m + ".weight_zero_point", {(zrows + pf - 1) / pf, groups}, z));
+    const std::vector<int> zv = ct_values(zrows * groups, a.bits, seed + 2);
+    if (a.legacy_zp) {
+      // compressed-tensors before ed3ac7c (2025-04): the zero_point parameter as initialize.py
+      // made it (QuantizationArgs.pytorch_dtype(): int8), saved unpacked.
+      RawTensor z{m + ".weight_zero_point", "I8", {zrows, groups}, {}};
+      for (int v : zv) z.data.push_back(uint8_t(int8_t(v)));
+      t.push_back(z);
+    } else {
+      const std::vector<uint32_t> z = ct_pack(zv, zrows, groups, a.bits, 0);
+      t.push_back(i32_words(m + ".weight_zero_point", {(zrows + pf - 1) / pf, groups}, z));
+    }
   }
   if (a.g_idx) {
     RawTensor g{m + ".weight_g_idx", "I32", {a.cols}, {}};
@@ -649,6 +659,10 @@ void add_ct_decoded(std::vector<SampleFile>* out) {
   model("ct-w4-asym-group", ct_tensors(ct_args(4, 16, false), ct_args(4, 16, false)), ct_config(4, "group", "16", false));
   // 8-bit per channel (weight_scale [out, 1]).
   model("ct-w8-channel", ct_tensors(ct_args(8, 0, true), ct_args(8, 0, true)), ct_config(8, "channel", "null", true));
+  // Asymmetric group 16 with int8 zero points unpacked (files written before ed3ac7c).
+  CtLinear legacy = ct_args(4, 16, false);
+  legacy.legacy_zp = true;
+  model("ct-w4-asym-legacy-zp", ct_tensors(legacy, legacy), ct_config(4, "group", "16", false));
   // 2-bit asymmetric per channel: 16 values a word, zero points 16 rows a word.
   model("ct-w2-asym-channel", ct_tensors(ct_args(2, 0, false), ct_args(2, 0, false)), ct_config(2, "channel", "null", false));
 }

@@ -137,8 +137,9 @@ struct DequantSpec {
   // word, the first in the low bits), one scale of scale_dtype (F32, BF16, F16) per `group`
   // columns of a row (group = row_elems: per channel), one scale row per `block_rows` rows (1;
   // rows: per tensor); zero points (`biases`, optional: symmetric) I32 words packed the same way
-  // down the rows, [ceil(rows / (32 / bits)), row_elems / group]. row_elems and group are
-  // multiples of 32 / bits.
+  // down the rows, [ceil(rows / (32 / bits)), row_elems / group], or, with element_dtype I8,
+  // unpacked int8 [rows, row_elems / group] (older files). row_elems and group are multiples of
+  // 32 / bits.
 };
 
 class Dequantizer {

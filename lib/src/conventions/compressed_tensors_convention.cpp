@@ -16,7 +16,8 @@
 // The scale is weight_scale [out, in / group] (group), [out, 1] (channel) or one value (tensor),
 // in the model's dtype (BF16 usually; F16, F32).
 //
-// Decoded here: pack-quantized integers of 1..8 bits, symmetric or asymmetric (packed zero points),
+// Decoded here: pack-quantized integers of 1..8 bits, symmetric or asymmetric (packed zero points,
+// or the int8 [out, groups] ones of files written before compressed-tensors packed them, ed3ac7c),
 // group / channel / tensor scales, rows that fill whole words (in a multiple of 32 // num_bits).
 // Refused by name (QuantizationUnsupported, the detail saying what): any other format (the
 // naive/int/float/nvfp4/mxfp4 and sparse ones, mixed-precision), config groups whose weights
@@ -55,6 +56,8 @@ void ct_spec(const LogicalWeight& w, DequantSpec* s) {
   s->row_elems = cols ? cols : 1;
   s->group = w.fp8_block[1] ? w.fp8_block[1] : uint32_t(s->row_elems);
   s->block_rows = w.fp8_block[0] ? w.fp8_block[0] : rows ? rows : 1;
+  // The zero points' dtype: I32 packed words, I8 unpacked (older files).
+  if (w.piece[uint32_t(PieceRole::Biases)].present()) s->element_dtype = w.fp8_dtype;
 }
 
 uint32_t ct_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
@@ -64,7 +67,9 @@ uint32_t ct_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap
   n = put_parameter(out, cap, n, "strategy", strategy);
   n = put_parameter(out, cap, n, "bits", nullptr, w.params.bits);
   if (w.fp8_block[1]) n = put_parameter(out, cap, n, "group", nullptr, w.fp8_block[1]);
-  n = put_parameter(out, cap, n, "symmetric", w.piece[uint32_t(PieceRole::Biases)].present() ? "false" : "true");
+  const bool zp = w.piece[uint32_t(PieceRole::Biases)].present();
+  n = put_parameter(out, cap, n, "symmetric", zp ? "false" : "true");
+  if (zp && w.fp8_dtype == DType::I8) n = put_parameter(out, cap, n, "zero_points", "unpacked int8");
   return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
 }
 
@@ -159,7 +164,10 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
       const TensorRef shr = find_concat(name.data, base, ".weight_shape");
       if (!sr.present() || !shr.present() || (!a.symmetric && !zr.present()))
         return fail(Status::ConventionMissingCompanion, r, name);
-      if (a.symmetric && zr.present()) return fail(Status::ConventionOrphanCompanion, zr, tensor(zr).name);
+      // A symmetric weight has no zero point, except the int8 ones older writers kept (zeros,
+      // subtracted all the same by decompress_weight's dequantize).
+      if (a.symmetric && zr.present() && tensor(zr).dtype() != DType::I8)
+        return fail(Status::ConventionOrphanCompanion, zr, tensor(zr).name);
       const TensorInfo p = tensor(r), s = tensor(sr), sh = tensor(shr);
       uint64_t ps[kMaxLogicalRank] = {}, ss[kMaxLogicalRank] = {};
       if (p.dtype() != DType::I32 || p.rank != 2) return fail(Status::ConventionCompanionShape, r, name);
@@ -208,17 +216,21 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
         if (__builtin_mul_overflow(words, uint64_t(pf), &cols)) return fail(Status::ShapeOverflow, r, name);
       }
       if (zr.present()) {
-        // Zero points packed down the rows: I32 [ceil(rows / pf), groups].
+        // Zero points packed down the rows: I32 [ceil(rows / pf), groups]; or, as files written
+        // before compressed-tensors packed them hold them, int8 [rows, groups].
         const TensorInfo z = tensor(zr);
         uint64_t zs[kMaxLogicalRank] = {};
-        const bool ok = z.dtype() == DType::I32 && z.rank == 2 && z.copy_shape(zs, kMaxLogicalRank) == 2 &&
-                        zs[0] == rows / pf + (rows % pf != 0) && zs[1] == groups;
+        const bool unpacked = z.dtype() == DType::I8;
+        const uint64_t zrows = unpacked ? rows : rows / pf + (rows % pf != 0);
+        const bool ok = (z.dtype() == DType::I32 || unpacked) && z.rank == 2 &&
+                        z.copy_shape(zs, kMaxLogicalRank) == 2 && zs[0] == zrows && zs[1] == groups;
         if (!ok) {
           fail(Status::ConventionCompanionShape, zr, z.name);
           error_.set_found(z.element_count());
-          error_.set_expected((rows / pf + (rows % pf != 0)) * groups);
+          error_.set_expected(zrows * groups);
           return error_.code;
         }
+        w.fp8_dtype = z.dtype();
       }
       w.name = StrView{name.data, base + 7};  // `<m>.weight`
       w.convention = kCtId;

@@ -6,7 +6,10 @@
 // unsigned, u = q + 2^(bits-1); 32 // bits of them fill one int32 word along the row, value i of
 // the word at bit i * bits (the first in the low bits), the row padded with zeros to whole words.
 // Asymmetric zero points are packed by the same function down the columns (packed_dim=0):
-// word [r / pf][g] holds the zero point of row r at bit (r % pf) * bits.
+// word [r / pf][g] holds the zero point of row r at bit (r % pf) * bits. Files written before
+// compressed-tensors packed them (its commit ed3ac7c, 2025-04: "Update packed compressor to support
+// zp packing") store them unpacked, int8 [rows, groups] (QuantizationArgs.pytorch_dtype()): the
+// spec's element_dtype I8 says so (anything else: packed I32 words).
 //
 // Value (compressed-tensors quantization/lifecycle/forward.py _dequantize): (q - zp) * scale,
 // computed there in the scale's dtype; here in f32, where q - zp = u - uz is an exact integer and
@@ -51,6 +54,10 @@ inline void ct_unit_params(const DequantSpec& s, uint64_t e, float* scale, int32
   *scale = ct_scale_at(s, (r / s.block_rows) * groups + g);
   if (!s.biases) {
     *uz = int32_t(1u << (s.bits - 1));
+    return;
+  }
+  if (s.element_dtype == DType::I8) {  // unpacked (before compressed-tensors packed them): z as stored
+    *uz = int32_t(int8_t(s.biases[r * groups + g])) + int32_t(1u << (s.bits - 1));
     return;
   }
   const uint32_t pf = ct_pack_factor(s.bits);
