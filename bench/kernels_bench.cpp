@@ -122,6 +122,16 @@ std::vector<Row> all_rows() {
     r.name = std::string("fp8-block-128-") + (dt == DType::F32 ? "f32" : "bf16");
     rows.push_back(r);
   }
+  // compressed-tensors pack-quantized W4A16 (llm-compressor's preset): 4-bit ints, 8 to an I32
+  // word along rows of 2048, group 128, BF16 scales, packed zero points (asymmetric).
+  {
+    Row r;
+    r.format = QuantFormat::CtPacked;
+    r.bits = 4;
+    r.group = 128;
+    r.name = "ct-w4-g128-zp-bf16";
+    rows.push_back(r);
+  }
   for (QuantFormat f : {QuantFormat::MlxMxfp4, QuantFormat::MlxMxfp8, QuantFormat::MlxNvfp4, QuantFormat::F8_E4M3,
                         QuantFormat::F8_E5M2, QuantFormat::F8_E8M0, QuantFormat::Q8_K, QuantFormat::TQ1_0, QuantFormat::I2_S,
                         QuantFormat::F8Q8, QuantFormat::IQ2_XXS, QuantFormat::IQ2_XS, QuantFormat::IQ2_S,
@@ -174,6 +184,13 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
   if (row.format == QuantFormat::Fp8Block) t.block_elems = t.block_bytes = kFp8Block;
   t.blocks = std::max<size_t>(1, input_bytes / t.block_bytes);
   if (row.format == QuantFormat::Fp8Block) t.blocks = std::max<size_t>(1, t.blocks / 16) * 16;
+  // CtPacked: one I32 word (8 values) a block; whole rows of 2048 values (256 words).
+  constexpr size_t kCtCols = 2048;
+  if (row.format == QuantFormat::CtPacked) {
+    t.block_elems = 32 / row.bits;
+    t.block_bytes = 4;
+    t.blocks = std::max<size_t>(1, input_bytes / 4 / (kCtCols / t.block_elems)) * (kCtCols / t.block_elems);
+  }
   t.data.resize(t.blocks * t.block_bytes);
   Rng r{seed};
   for (size_t i = 0; i < t.data.size(); i += 8) {
@@ -265,6 +282,23 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
     s.row_elems = kFp8Cols;
     s.block_rows = s.block_cols = kFp8Block;
     s.element_dtype = DType::F8_E4M3;
+  } else if (row.format == QuantFormat::CtPacked) {
+    const uint64_t rows = s.elements / kCtCols, groups = kCtCols / row.group;
+    t.scales.resize(rows * groups * 2);
+    for (uint64_t g = 0; g < rows * groups; ++g) {
+      const float f = scale_f32(r);
+      uint32_t u;
+      memcpy(&u, &f, 4);
+      const uint16_t h = uint16_t(u >> 16);
+      memcpy(&t.scales[g * 2], &h, 2);
+    }
+    const uint32_t pf = 32 / row.bits;
+    t.biases.resize((rows + pf - 1) / pf * groups * 4);
+    for (uint8_t& b : t.biases) b = uint8_t(r.next());
+    s.scales = t.scales.data();
+    s.biases = t.biases.data();
+    s.row_elems = kCtCols;
+    s.block_rows = 1;
   } else if (e.info.companion) {
     const size_t sb = row.format == QuantFormat::MlxAffine ? (row.scale_dtype == DType::F32 ? 4 : 2) : 1;
     t.scales.resize(t.blocks * sb);

@@ -150,7 +150,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.element_dtype = (flags & 0x80) ? ws::DType::F8_E5M2 : ws::DType::F8_E4M3;
     spec.elements = uint64_t(blocks % 17) * spec.row_elems + (odd_elements ? 1 : 0);
   }
-  if (global == 1 || global == 2 || spec.format == ws::QuantFormat::I2_S) {
+  bool ct_zero_points = false;
+  if (spec.format == ws::QuantFormat::CtPacked) {
+    // compressed-tensors pack-quantized: rows of whole I32 words (32 / bits values each), groups
+    // of whole words dividing the row, a scale row per row (or one scale: flag 0x80), zero points
+    // packed down the rows when the global-scale choice is 1.
+    const uint32_t pf = 32 / spec.bits, words_row = 1 + shape_b % 12;
+    uint32_t d = 1 + (seed_a >> 8) % words_row;
+    while (words_row % d) --d;
+    spec.row_elems = uint64_t(words_row) * pf;
+    spec.group = (words_row / d) * pf;
+    const uint64_t rows = blocks % 17;
+    spec.block_rows = (flags & 0x80) ? (rows ? rows : 1) : 1;
+    spec.elements = rows * spec.row_elems + (odd_elements ? 1 : 0);
+    ct_zero_points = global == 1;
+  } else if (global == 1 || global == 2 || spec.format == ws::QuantFormat::I2_S) {
     spec.has_global_scale = (global != 3) || spec.format == ws::QuantFormat::I2_S;
     spec.global_scale_is_ollama = global == 2;
     memcpy(&spec.global_scale, &gbits, 4);
@@ -168,6 +182,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       groups = size_t(((rows + spec.block_rows - 1) / spec.block_rows) *
                       ((spec.row_elems + spec.block_cols - 1) / spec.block_cols));
       sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
+    }
+    if (spec.format == ws::QuantFormat::CtPacked) {  // scale rows x groups, zero-point words
+      const uint64_t rows = spec.elements / spec.row_elems, pf = 32 / spec.bits, g = spec.row_elems / spec.group;
+      groups = size_t(((rows + spec.block_rows - 1) / spec.block_rows) * g);
+      sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
+      if (ct_zero_points) biases.assign(((rows + pf - 1) / pf) * g * 4, 0);
     }
     scales.assign(groups * sb ? groups * sb : 1, 0);  // never empty: data() must be non-null
     if (spec.format == ws::QuantFormat::MlxAffine) biases.assign(scales.size(), 0);

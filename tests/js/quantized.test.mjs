@@ -37,7 +37,7 @@ function withOtherConfig(dir, c) {
 }
 
 test('hub quantizations not decoded or malformed: refused, as expected.json says', async () => {
-  assert.equal(cases.length, 24);
+  assert.equal(cases.length, 32);
   for (const c of cases.filter((x) => x.status !== 'Ok')) {
     if (c.other_config) {
       for (const source of [withOtherConfig(join(hub, c.dir), c), join(hub, c.dir, 'model.safetensors')]) {
@@ -282,4 +282,47 @@ test("filter selects a gpt-oss weight by its name (<p>, not the stored <p>_block
   const got = await decodeAll(join(hub, 'mxfp4-gpt-oss-no-config', 'model.safetensors'), { dtype: 'f32', filter: [E + 'gate_up_proj'] });
   assert.deepEqual([...got.keys()], [E + 'gate_up_proj']);
   assert.equal(got.get(E + 'gate_up_proj').bytes.length, 2 * 64 * 64 * 4);
+});
+
+// --- compressed-tensors pack-quantized ---------------------------------------------------------
+
+// unpack_from_int32 (compressed-tensors pack_quantized.py): value i of a word at bit i * bits,
+// minus 2^(bits-1); zero points packed down the rows; _dequantize: (q - zp) * scale, in f32.
+function ctValues(packed, scaleBytes, zp, rows, cols, bits, groups, legacy = false) {
+  const pf = 32 / bits, mask = (1 << bits) - 1, off = 1 << (bits - 1), rowWords = cols / pf, group = cols / groups;
+  const words = new Uint32Array(packed.slice().buffer);
+  const zw = zp && !legacy ? new Uint32Array(zp.slice().buffer) : null;
+  const z8 = zp && legacy ? new Int8Array(zp.slice().buffer) : null;
+  const sc = new Uint16Array(scaleBytes.slice().buffer);
+  const bf16 = (h) => new Float32Array(new Uint32Array([h << 16]).buffer)[0];
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; ++r) {
+    for (let c = 0; c < cols; ++c) {
+      const g = Math.floor(c / group);
+      const q = ((words[r * rowWords + Math.floor(c / pf)] >>> ((c % pf) * bits)) & mask) - off;
+      const z = zw ? ((zw[Math.floor(r / pf) * groups + g] >>> ((r % pf) * bits)) & mask) - off : z8 ? z8[r * groups + g] : 0;
+      out[r * cols + c] = Math.fround(Math.fround(q - z) * bf16(sc[r * groups + g]));
+    }
+  }
+  return out;
+}
+
+test('compressed-tensors pack-quantized: (q - zp) * scale from the packed words, as compressed-tensors decompresses', async () => {
+  const L = 'model.layers.0.';
+  for (const [dir, bits, groups, symmetric, legacy] of [['ct-w4a16-group', 4, 2, true], ['ct-w4-asym-group', 4, 2, false],
+    ['ct-w4-asym-legacy-zp', 4, 2, false, true], ['ct-w8-channel', 8, 1, true], ['ct-w2-asym-channel', 2, 1, false]]) {
+    const bytes = new Uint8Array(readFileSync(join(hub, dir, 'model.safetensors')));
+    const want = new Map(['mlp.down_proj', 'self_attn.q_proj'].map((m) => [L + m + '.weight', ctValues(storedOf(bytes, L + m + '.weight_packed'),
+      storedOf(bytes, L + m + '.weight_scale'), symmetric ? null : storedOf(bytes, L + m + '.weight_zero_point'), 8, 32, bits, groups, legacy)]));
+    const config = JSON.parse(readFileSync(join(hub, dir, 'config.json'), 'utf8'));
+    await checkDecoded(dir, want, 'compressed-tensors', { quantization: config });
+    const info = await ws.inspect(join(hub, dir, 'model.safetensors'));
+    assert.equal(info.logical.convention, 'compressed-tensors');
+    const w = info.logical.weights.get(L + 'mlp.down_proj.weight');
+    assert.deepEqual(w.shape, [8, 32], dir);
+    assert.equal(w.parameters.method, 'compressed-tensors pack-quantized', dir);
+    assert.equal(w.parameters.strategy, groups > 1 ? 'group' : 'channel', dir);
+    assert.equal(w.parameters.bits, bits, dir);
+    assert.equal(w.parameters.symmetric, symmetric ? 'true' : 'false', dir);
+  }
 });

@@ -202,8 +202,9 @@ TEST(ModelLoaderGolden, LogicalWeightsAndPlanAsInspectListedThem) {
   // mlx, mlx-bits, ollama, sharded-mlx, uqff, and two Ollama variants that issue #14 made valid
   // (no quant_type: inferred from the shapes; an orphan .scale: a plain tensor). inspect lists no
   // plain model's weights. Issue #27: the five FP8 fixtures that decode (hub/fp8-block,
-  // -block-default, -block-bf16, -block-e8m0, -tensor-channel).
-  EXPECT_EQ(compared, 12u);
+  // -block-default, -block-bf16, -block-e8m0, -tensor-channel); compressed-tensors' five
+  // (hub/ct-w4a16-group, -w4-asym-group, -w4-asym-legacy-zp, -w8-channel, -w2-asym-channel).
+  EXPECT_EQ(compared, 17u);
 }
 
 TEST(ModelLoaderGolden, TensorTablesOfSingleFiles) {

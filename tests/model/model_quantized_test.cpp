@@ -40,7 +40,7 @@ LoadResult load_dir(const std::string& dir, const HostOptions& o) {
 
 TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
   const Json cases = parse_json(read_text(kHub + "/expected.json"))["cases"];
-  ASSERT_EQ(cases.items.size(), 24u);
+  ASSERT_EQ(cases.items.size(), 32u);
   for (const Json& c : cases.items) {
     const std::string dir = kHub + "/" + c["dir"].str();
     for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Headers, ws::ModelLoadMode::Validate, ws::ModelLoadMode::Decode})
@@ -128,8 +128,6 @@ TEST(QuantizedHub, CompanionNamesAloneNameTheScheme) {
     std::string tensor, detail;
   };
   const std::vector<Case> cases = {
-      {{{"m.weight_packed", "I32", {4, 1}, 16}, {"m.weight_scale", "BF16", {4, 1}, 8}, {"m.weight_shape", "I64", {2}, 16}},
-       "m.weight_packed", "compressed-tensors, by its companion names (.weight_packed + .weight_shape)"},
       {{{"m.weight", "U8", {8, 1}, 8},
         {"m.weight.absmax", "F32", {1}, 4},
         {"m.weight.quant_map", "F32", {16}, 64},
@@ -152,6 +150,17 @@ TEST(QuantizedHub, CompanionNamesAloneNameTheScheme) {
                                      nullptr);
     EXPECT_EQ(g.code, ws::Status::Ok) << g.verdict();
     EXPECT_EQ(std::string(ws::convention_name(g.convention)), "mxfp4");
+  }
+  // compressed-tensors' `.weight_packed` + `.weight_shape` are claimed by its row
+  // (compressed_tensors_convention.cpp), whose parameters only config.json gives: without one,
+  // ConventionUnknownParams (model_ct_hub_test.cpp decodes them with it).
+  {
+    const LoadResult c = load_memory(
+        safetensors({{"m.weight_packed", "I32", {4, 1}, 16}, {"m.weight_scale", "BF16", {4, 1}, 8}, {"m.weight_shape", "I64", {2}, 16}}),
+        nullptr);
+    EXPECT_EQ(c.code, ws::Status::ConventionUnknownParams) << c.verdict();
+    EXPECT_EQ(c.tensor, "m.weight_packed");
+    EXPECT_EQ(c.detail, "compressed-tensors (.weight_packed + .weight_shape): no config.json states num_bits");
   }
   // A half of a pair alone is no scheme: `qzeros` without `qweight`, `_blocks` without `_scales`.
   const LoadResult r = load_memory(safetensors({{"a.qzeros", "I32", {1}, 4}, {"b_blocks", "U8", {1}, 1}}), nullptr);

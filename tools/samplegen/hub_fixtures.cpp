@@ -449,6 +449,223 @@ void add_fp4_decoded(std::vector<SampleFile>* out) {
   model("modelopt-nvfp4-hf-quant-config", modelopt_tensors());
   out->push_back({"hub/modelopt-nvfp4-hf-quant-config/hf_quant_config.json", bytes_of(kModelOptHfQuantConfig)});
 }
+
+// --- compressed-tensors pack-quantized (decoded; issue #27) -------------------------------------
+
+// pack_to_int32 (neuralmagic/compressed-tensors src/compressed_tensors/compressors/
+// quantized_compressors/pack_quantized.py): signed values q of `bits` bits stored unsigned
+// (q + 2^(bits-1)), 32 // bits to an int32, value i of a word at bit i * bits, rows padded with
+// zeros to whole words; packed_dim 0 packs down the columns instead (the zero points). `q` is
+// row-major [rows, cols]; returns the words row-major. Cross-checked outside the repository (no
+// upstream code is part of it): compressed-tensors' own pack_to_int32 / unpack_from_int32 (at
+// 52792be), run under Debian's python3-torch 1.13 on the committed ct-* fixtures, give these words
+// and zero points back from the unpacked values, and its _dequantize arithmetic in float32 equals
+// `weightstream dequant`'s output, f32 and f16 (session 9, 2026-12-07).
+std::vector<uint32_t> ct_pack(const std::vector<int>& q, uint64_t rows, uint64_t cols, uint32_t bits, int packed_dim) {
+  const uint32_t pf = 32 / bits, off = 1u << (bits - 1);
+  std::vector<uint32_t> w;
+  if (packed_dim == 1) {
+    const uint64_t words = (cols + pf - 1) / pf;
+    w.assign(rows * words, 0);
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c)
+        w[r * words + c / pf] |= (uint32_t(q[r * cols + c] + int(off)) & ((1u << bits) - 1)) << ((c % pf) * bits);
+  } else {
+    const uint64_t wrows = (rows + pf - 1) / pf;
+    w.assign(wrows * cols, 0);
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c)
+        w[(r / pf) * cols + c] |= (uint32_t(q[r * cols + c] + int(off)) & ((1u << bits) - 1)) << ((r % pf) * bits);
+  }
+  return w;
+}
+
+RawTensor i32_words(const std::string& name, std::vector<uint64_t> shape, const std::vector<uint32_t>& w) {
+  RawTensor t{name, "I32", shape, {}};
+  for (uint32_t v : w) put_u32(&t.data, v);
+  return t;
+}
+
+// Signed `bits`-bit values from the generator's bytes, the extremes -2^(bits-1) and 2^(bits-1)-1
+// first.
+std::vector<int> ct_values(size_t n, uint32_t bits, uint32_t seed) {
+  const std::vector<uint8_t> b = xorshift32_bytes(n, seed, 7);
+  std::vector<int> q(n);
+  const int lo = -(1 << (bits - 1)), span = 1 << bits;
+  for (size_t i = 0; i < n; ++i) q[i] = lo + int(b[i] % span);
+  if (n > 1) {
+    q[0] = lo;
+    q[1] = -lo - 1;
+  }
+  return q;
+}
+
+// BF16 scales as llm-compressor's observers write them (positive, the model's dtype).
+RawTensor ct_scales(const std::string& name, std::vector<uint64_t> shape, uint32_t seed) {
+  RawTensor t{name, "BF16", shape, {}};
+  const std::vector<uint8_t> b = xorshift32_bytes(element_count(shape), seed, 7);
+  for (uint8_t x : b) put_u16(&t.data, float_to_bf16(float(1 + x % 29) / 1024.0f));
+  return t;
+}
+
+// weight_shape: compress_weight stores torch.tensor(weight.shape), int64.
+RawTensor ct_shape(const std::string& name, uint64_t rows, uint64_t cols) {
+  RawTensor t{name, "I64", {2}, {}};
+  for (uint64_t v : {rows, cols})
+    for (int k = 0; k < 8; ++k) t.data.push_back(uint8_t(v >> (8 * k)));
+  return t;
+}
+
+struct CtLinear {
+  uint32_t bits = 4;
+  uint64_t rows = 8, cols = 32;
+  uint64_t group = 16;      // 0: channel
+  bool symmetric = true;
+  int64_t packed_words = -1;  // -1: as packed; else the stored width (a malformed neighbour)
+  uint64_t zp_rows = 0;       // 0: as packed
+  bool zero_point = true;     // asymmetric: write it
+  bool g_idx = false;
+  bool legacy_zp = false;     // int8 [rows, groups], as written before zero points were packed
+};
+
+// One Linear as PackedQuantizationCompressor.compress_weight writes it (weight_packed,
+// weight_shape, weight_zero_point for asymmetric group / channel) beside the quantization
+// lifecycle's weight_scale (and weight_g_idx with actorder).
+std::vector<RawTensor> ct_linear(const std::string& m, const CtLinear& a, uint32_t seed) {
+  const uint32_t pf = 32 / a.bits;
+  const uint64_t groups = a.group ? a.cols / a.group : 1;
+  std::vector<uint32_t> packed = ct_pack(ct_values(a.rows * a.cols, a.bits, seed), a.rows, a.cols, a.bits, 1);
+  uint64_t words = (a.cols + pf - 1) / pf;
+  if (a.packed_words >= 0) {
+    packed.assign(a.rows * uint64_t(a.packed_words), 0x12345678u);
+    words = uint64_t(a.packed_words);
+  }
+  std::vector<RawTensor> t = {i32_words(m + ".weight_packed", {a.rows, words}, packed),
+                              ct_scales(m + ".weight_scale", {a.rows, groups}, seed + 1),
+                              ct_shape(m + ".weight_shape", a.rows, a.cols)};
+  if (!a.symmetric && a.zero_point) {
+    const uint64_t zrows = a.zp_rows ? a.zp_rows : a.rows;
+    const std::vector<int> zv = ct_values(zrows * groups, a.bits, seed + 2);
+    if (a.legacy_zp) {
+      // compressed-tensors before ed3ac7c (2025-04): the zero_point parameter as initialize.py
+      // made it (QuantizationArgs.pytorch_dtype(): int8), saved unpacked.
+      RawTensor z{m + ".weight_zero_point", "I8", {zrows, groups}, {}};
+      for (int v : zv) z.data.push_back(uint8_t(int8_t(v)));
+      t.push_back(z);
+    } else {
+      const std::vector<uint32_t> z = ct_pack(zv, zrows, groups, a.bits, 0);
+      t.push_back(i32_words(m + ".weight_zero_point", {(zrows + pf - 1) / pf, groups}, z));
+    }
+  }
+  if (a.g_idx) {
+    RawTensor g{m + ".weight_g_idx", "I32", {a.cols}, {}};
+    for (uint64_t c = 0; c < a.cols; ++c) put_u32(&g.data, uint32_t(c / (a.group ? a.group : a.cols)));
+    t.push_back(g);
+  }
+  return t;
+}
+
+std::vector<RawTensor> ct_tensors(const CtLinear& a, const CtLinear& b) {
+  std::vector<RawTensor> t = ct_linear(L + "mlp.down_proj", a, 51);
+  for (RawTensor& x : ct_linear(L + "self_attn.q_proj", b, 55)) t.push_back(x);
+  t.push_back(f16_tensor(L + "input_layernorm.weight", "BF16", {32}));
+  t.push_back(f16_tensor("lm_head.weight", "BF16", {4, 32}));  // `ignore`: left in BF16
+  return t;
+}
+
+// llm-compressor's config.json quantization_config for a preset scheme (W4A16: group 128, scaled
+// down to `group`; sorted keys as transformers writes them; compressed-tensors
+// quantization/quant_config.py QuantizationConfig, quant_args.py QuantizationArgs).
+std::string ct_config(uint32_t bits, const std::string& strategy, const std::string& group, bool symmetric,
+                      const std::string& format = "pack-quantized") {
+  return "{\n  \"architectures\": [\n    \"LlamaForCausalLM\"\n  ],\n  \"model_type\": \"llama\",\n"
+         "  \"quantization_config\": {\n    \"config_groups\": {\n      \"group_0\": {\n"
+         "        \"input_activations\": null,\n        \"output_activations\": null,\n"
+         "        \"targets\": [\n          \"Linear\"\n        ],\n        \"weights\": {\n"
+         "          \"actorder\": null,\n          \"block_structure\": null,\n          \"dynamic\": false,\n"
+         "          \"group_size\": " + group + ",\n          \"num_bits\": " + std::to_string(bits) + ",\n"
+         "          \"observer\": \"minmax\",\n          \"observer_kwargs\": {},\n"
+         "          \"strategy\": \"" + strategy + "\",\n          \"symmetric\": " + (symmetric ? "true" : "false") +
+         ",\n          \"type\": \"int\"\n        }\n      }\n    },\n    \"format\": \"" + format + "\",\n"
+         "    \"global_compression_ratio\": null,\n    \"ignore\": [\n      \"lm_head\"\n    ],\n"
+         "    \"kv_cache_scheme\": null,\n    \"quant_method\": \"compressed-tensors\",\n"
+         "    \"quantization_status\": \"compressed\",\n    \"sparsity_config\": {},\n    \"version\": \"0.10.2\"\n"
+         "  },\n  \"torch_dtype\": \"bfloat16\"\n}\n";
+}
+
+CtLinear ct_args(uint32_t bits, uint64_t group, bool symmetric) {
+  CtLinear a;
+  a.bits = bits;
+  a.group = group;
+  a.symmetric = symmetric;
+  return a;
+}
+
+// The malformed neighbours (and the undecoded variants, refused by name).
+void add_ct_cases(std::vector<HubCase>* out) {
+  const std::string D = L + "mlp.down_proj";
+  const std::string g4 = ct_config(4, "group", "16", true), a4 = ct_config(4, "group", "16", false);
+  const CtLinear sym = ct_args(4, 16, true), asym = ct_args(4, 16, false);
+  auto add = [&](const std::string& dir, const std::vector<RawTensor>& t, const std::string& cfg, const std::string& status,
+                 const std::string& tensor, const std::string& detail, const std::string& why) {
+    std::vector<RawTensor> copy = t;
+    HubCase c = make_case(dir, copy, cfg.empty() ? nullptr : cfg.c_str(), tensor, detail, why, status);
+    out->push_back(c);
+  };
+  // Header order: I64 (weight_shape) first, then I32, BF16 (reference_file).
+  add("ct-no-config", ct_tensors(sym, sym), "", "ConventionUnknownParams", D + ".weight_shape",
+      "compressed-tensors (.weight_packed + .weight_shape): no config.json states num_bits",
+      "compressed-tensors pack-quantized without config.json: the names say the scheme, the shapes not num_bits");
+  CtLinear wide = sym;
+  wide.packed_words = 5;
+  add("ct-packed-width", ct_tensors(wide, sym), g4, "ConventionCompanionShape", D + ".weight_packed", "",
+      "pack-quantized 4-bit, group 16: down_proj's weight_packed is 5 words wide where its 2 scale groups make 4");
+  add("ct-group-not-dividing", ct_tensors(sym, sym), ct_config(4, "group", "24", true), "ConventionGroupNotDividing",
+      D + ".weight_packed", "",
+      "pack-quantized group_size 24 over rows of 32 (2 scale groups): the group size does not divide the row");
+  CtLinear zshape = asym;
+  zshape.zp_rows = 16;
+  add("ct-zero-point-shape", ct_tensors(zshape, asym), a4, "ConventionCompanionShape", D + ".weight_zero_point", "",
+      "asymmetric pack-quantized whose down_proj weight_zero_point has 2 packed rows for 8 rows (1)");
+  CtLinear nozp = asym;
+  nozp.zero_point = false;
+  add("ct-missing-zero-point", ct_tensors(nozp, asym), a4, "ConventionMissingCompanion", D + ".weight_packed", "",
+      "asymmetric pack-quantized (symmetric: false) whose down_proj has no weight_zero_point");
+  CtLinear gidx = sym;
+  gidx.g_idx = true;
+  add("ct-g-idx", ct_tensors(gidx, sym), g4, "QuantizationUnsupported", D + ".weight_g_idx",
+      "compressed-tensors weight_g_idx (activation ordering): not decoded yet",
+      "pack-quantized with actorder's weight_g_idx: refused by name until activation ordering is decoded");
+  add("ct-sparse-24", ct_tensors(sym, sym), ct_config(4, "group", "16", true, "sparse-24-bitmask"),
+      "QuantizationUnsupported", D + ".weight_shape",
+      "compressed-tensors format sparse-24-bitmask (config.json quantization_config.format)",
+      "compressed-tensors' 2:4 sparse format (sparse-24-bitmask): refused by name");
+  add("ct-config-no-tensors",
+      {f16_tensor(L + "mlp.up_proj.weight", "BF16", {4, 32}), f16_tensor(L + "input_layernorm.weight", "BF16", {32})}, g4,
+      "QuantizationTensorsAbsent", L + "input_layernorm.weight",
+      "compressed-tensors (config.json quant_method): no <m>.weight_packed tensor",
+      "config.json names compressed-tensors pack-quantized over BF16 tensors: the method's tensors are absent");
+}
+
+// The decoded fixtures: hub/ct-*/model.safetensors + config.json.
+void add_ct_decoded(std::vector<SampleFile>* out) {
+  auto model = [&](const std::string& dir, const std::vector<RawTensor>& t, const std::string& cfg) {
+    out->push_back({"hub/" + dir + "/model.safetensors", reference_file(t)});
+    out->push_back({"hub/" + dir + "/config.json", bytes_of(cfg)});
+  };
+  // W4A16 (symmetric 4-bit, group 16).
+  model("ct-w4a16-group", ct_tensors(ct_args(4, 16, true), ct_args(4, 16, true)), ct_config(4, "group", "16", true));
+  // W4A16 asymmetric: packed zero points.
+  model("ct-w4-asym-group", ct_tensors(ct_args(4, 16, false), ct_args(4, 16, false)), ct_config(4, "group", "16", false));
+  // 8-bit per channel (weight_scale [out, 1]).
+  model("ct-w8-channel", ct_tensors(ct_args(8, 0, true), ct_args(8, 0, true)), ct_config(8, "channel", "null", true));
+  // Asymmetric group 16 with int8 zero points unpacked (files written before ed3ac7c).
+  CtLinear legacy = ct_args(4, 16, false);
+  legacy.legacy_zp = true;
+  model("ct-w4-asym-legacy-zp", ct_tensors(legacy, legacy), ct_config(4, "group", "16", false));
+  // 2-bit asymmetric per channel: 16 values a word, zero points 16 rows a word.
+  model("ct-w2-asym-channel", ct_tensors(ct_args(2, 0, false), ct_args(2, 0, false)), ct_config(2, "channel", "null", false));
+}
 }  // namespace
 
 std::vector<HubCase> hub_cases() {
@@ -477,6 +694,7 @@ std::vector<HubCase> hub_cases() {
   }
   add_fp4_refusals(&out);
   add_other_config_refusals(&out);
+  add_ct_cases(&out);
   return out;
 }
 
@@ -504,6 +722,7 @@ std::vector<SampleFile> build_hub_fixtures() {
   json += "]}\n";
   out.push_back({"hub/expected.json", bytes_of(json)});
   add_fp4_decoded(&out);
+  add_ct_decoded(&out);
   return out;
 }
 

@@ -125,6 +125,8 @@ struct LogicalWeight {
   uint8_t uqff_got[kPieceRoles - kFirstScalarRole] = {};
   // FP8 (QuantFormat::Fp8Block): the scale block's rows and columns (0: the whole dimension, as
   // per-tensor and per-channel scales have it) and the stored element dtype (F8_E4M3, F8_E5M2).
+  // compressed-tensors (QuantFormat::CtPacked) uses the same pair: [0] 1 for a scale row per row
+  // (group, channel), 0 for one scale (tensor); [1] the group size (0: the whole row).
   uint32_t fp8_block[2] = {};
   DType fp8_dtype = DType::F8_E4M3;
 
@@ -193,6 +195,10 @@ class LogicalModel {
   // [..., K/16] and `<m>.weight_scale_2` F32 (one value) is the weight `<m>.weight`, [..., K];
   // `<m>.input_scale` and every unquantized tensor plain. `method_named` as above.
   Status build_modelopt_nvfp4(bool method_named);
+  // compressed-tensors pack-quantized (compressed_tensors_convention.cpp): `<m>.weight_packed`
+  // I32 with `<m>.weight_scale`, `<m>.weight_shape` (and `<m>.weight_zero_point` when
+  // asymmetric) is the weight `<m>.weight`; the parameters are config.json's (required).
+  Status build_compressed_tensors(const MlxQuantConfig* config);
   // Every tensor a plain weight (a sharded HF model).
   Status build_plain();
   // The Hub's FP8 checkpoints (fp8_convention.cpp): `<p>.weight` F8 + `<p>.weight_scale_inv`

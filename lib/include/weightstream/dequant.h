@@ -41,7 +41,9 @@ namespace ws {
   /* UQFF F8Q8: 33-byte blocks {e4m3 d; i8 qs[32]} */                                              \
   X(F8Q8)                                                                                          \
   /* Hub FP8 (quant_method "fp8"): F8_E4M3/F8_E5M2 weights times a scale per 2-D block */           \
-  X(Fp8Block)
+  X(Fp8Block)                                                                                      \
+  /* compressed-tensors pack-quantized: ints packed along a row into I32 words, scales, zero points */ \
+  X(CtPacked)
 
 enum class QuantFormat : uint8_t {
 #define WS_QF_ENUM(name) name,
@@ -130,6 +132,14 @@ struct DequantSpec {
   // scale that is zero, inf or NaN is InvalidBlockData at global_scale_offset (with validate).
   bool global_scale_is_modelopt = false;
   uint64_t global_scale_offset = 0;  // absolute file offset of the global scale (for errors)
+  // CtPacked (compressed-tensors `pack-quantized`, lib/src/kernels/ct_packed.h): a [rows,
+  // row_elems] weight of `bits`-bit integers (bits 1..8, 32 / bits of them to a little-endian I32
+  // word, the first in the low bits), one scale of scale_dtype (F32, BF16, F16) per `group`
+  // columns of a row (group = row_elems: per channel), one scale row per `block_rows` rows (1;
+  // rows: per tensor); zero points (`biases`, optional: symmetric) I32 words packed the same way
+  // down the rows, [ceil(rows / (32 / bits)), row_elems / group], or, with element_dtype I8,
+  // unpacked int8 [rows, row_elems / group] (older files). row_elems and group are multiples of
+  // 32 / bits.
 };
 
 class Dequantizer {
@@ -161,6 +171,7 @@ class Dequantizer {
  private:
   Status fail(Status s, uint64_t offset);
   Status init_fp8_block(const DequantSpec& spec);
+  Status init_ct_packed(const DequantSpec& spec);
   // Decodes n_blocks whole blocks to dst; *out_bytes = the bytes written (less than n_blocks
   // blocks' output when they end with a padded last block).
   Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst, size_t* out_bytes);

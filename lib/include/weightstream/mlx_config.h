@@ -81,6 +81,29 @@ class MlxQuantConfig {
   bool has_algo() const { return has_algo_; }
   StrView algo() const { return StrView{algo_, algo_size_}; }
   bool algo_truncated() const { return algo_overflow_; }
+  // compressed-tensors (quant_method "compressed-tensors"; neuralmagic/compressed-tensors
+  // src/compressed_tensors/quantization/quant_config.py QuantizationConfig and quant_args.py
+  // QuantizationArgs): the section's `format` ("pack-quantized", ...; up to 23 bytes, truncated
+  // beyond), and the `weights` arguments of its `config_groups` (the first group's;
+  // ct_groups_differ() when a later group states other ones). ct_invalid(): a weights argument
+  // of the wrong type or range (num_bits not 1..8, group_size not a positive integer or null),
+  // at ct_invalid_offset().
+  enum class CtStrategy : uint8_t { Unset, Tensor, Channel, Group, Block, Other };
+  struct CtWeights {
+    uint32_t num_bits = 0;    // 0: not stated
+    uint32_t group_size = 0;  // 0: not stated or null
+    CtStrategy strategy = CtStrategy::Unset;
+    bool symmetric = true;  // QuantizationArgs' default
+    bool is_float = false;  // type "float"
+  };
+  StrView ct_format() const { return StrView{ct_format_, ct_format_size_}; }
+  bool ct_format_truncated() const { return ct_format_overflow_; }
+  uint32_t ct_group_count() const { return ct_groups_; }
+  bool ct_groups_differ() const { return ct_differ_; }
+  const CtWeights& ct_weights() const { return ct_weights_; }
+  bool ct_invalid() const { return ct_bad_; }
+  uint64_t ct_invalid_offset() const { return ct_bad_pos_; }
+
   QuantParams defaults() const { return defaults_; }  // mode Affine unless "mode" said otherwise
   uint32_t override_count() const { return override_count_; }
   StrView override_path(uint32_t i) const;
@@ -103,6 +126,8 @@ class MlxQuantConfig {
   Status fail(Status s, uint64_t offset);
   Status handle(detail::JsonLexer::Token t);
   Status fp8_value(detail::JsonLexer::Token t);
+  Status ct_value(detail::JsonLexer::Token t);
+  void ct_bad(uint64_t at);
   Status param_value(detail::JsonLexer::Token t, QuantParams* target, uint64_t* at);
   void defer(Status s, uint64_t at, detail::JsonLexer::Token t, uint8_t back);
 
@@ -147,6 +172,17 @@ class MlxQuantConfig {
   uint32_t block_size_count_ = 0;
   uint32_t block_size_[2] = {};
   uint64_t block_size_pos_ = 0;
+  // compressed-tensors parameters (see ct_format()).
+  char ct_format_[24] = {};
+  uint32_t ct_format_size_ = 0;
+  bool ct_format_overflow_ = false;
+  bool ct_differ_ = false;
+  bool ct_bad_ = false;
+  uint8_t ct_key_ = 0;
+  uint32_t ct_groups_ = 0;
+  uint64_t ct_bad_pos_ = 0;
+  CtWeights ct_weights_;
+  CtWeights ct_cur_;  // the group being read
 };
 
 }  // namespace ws

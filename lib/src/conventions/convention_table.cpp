@@ -14,7 +14,7 @@ namespace {
 // By id: the position is the id the descriptor states (checked below).
 const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
                                              &kUqffConvention,  &kFp8Convention, &kMxfp4BlocksConvention,
-                                             &kModelOptNvfp4Convention};
+                                             &kModelOptNvfp4Convention, &kCompressedTensorsConvention};
 constexpr uint32_t kRowCount = sizeof kRows / sizeof kRows[0];
 
 }  // namespace

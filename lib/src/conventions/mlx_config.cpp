@@ -17,8 +17,13 @@ using conv_detail::small_is;
 enum Ctx : uint8_t {
   kRootStart, kRootKey, kRootValue, kQuantKey, kQuantValue, kOverKey, kOverValue, kSkip, kDone,
   kBlockSize,  // inside weight_block_size's array (FP8)
+  // compressed-tensors: config_groups' object (group names), a group's keys, its `weights` keys
+  // and values, and the section's `format` string.
+  kCtGroupsKey, kCtGroupKey, kCtGroupValue, kCtWeightsKey, kCtWeightsValue, kCtFormat,
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCtGroups, kCtFormatKey };
+// A compressed-tensors `weights` key (QuantizationArgs' fields read here).
+enum CtKey : uint8_t { kCtOther, kCtNumBits, kCtGroupSize, kCtStrategy, kCtSymmetric, kCtType };
 
 constexpr uint8_t kUnset = 0xFF;  // an override object that states no mode
 
@@ -167,6 +172,150 @@ Status MlxQuantConfig::fp8_value(JsonLexer::Token t) {
   return Status::Ok;
 }
 
+void MlxQuantConfig::ct_bad(uint64_t at) {
+  if (!ct_bad_) ct_bad_pos_ = at;
+  ct_bad_ = true;
+}
+
+// compressed-tensors' section parts (see ct_format()): `format`, and config_groups
+// {name: {"weights": {num_bits, group_size, strategy, symmetric, type, ...}, "targets": ...}}.
+// Everything else in a group is skipped; a weights argument of the wrong type is kept as
+// ct_invalid() for the build to report, as FP8's weight_block_size is.
+Status MlxQuantConfig::ct_value(JsonLexer::Token t) {
+  using L = JsonLexer;
+  auto skip = [&](uint8_t back) {
+    skipper_.start();
+    skip_return_ = back;
+    ctx_ = kSkip;
+    if (skipper_.feed(t, lexer_)) ctx_ = back;
+  };
+  switch (ctx_) {
+    case kCtFormat:
+      if (t != L::kStringPiece) {
+        skip(kQuantKey);
+        return Status::Ok;
+      }
+      if (conv_detail::small_piece(lexer_, ct_format_, &ct_format_size_, &ct_format_overflow_)) ctx_ = kQuantKey;
+      return Status::Ok;
+    case kCtGroupsKey:  // config_groups' keys: a group's name, its value an object
+      if (t == L::kObjectEnd) {
+        ctx_ = kQuantKey;
+        return Status::Ok;
+      }
+      if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+      ctx_ = kCtGroupValue;
+      return Status::Ok;
+    case kCtGroupValue:
+      if (t != L::kObjectBegin) {
+        ct_bad(lexer_.token_pos());
+        skip(kCtGroupsKey);
+        return Status::Ok;
+      }
+      ct_cur_ = CtWeights();
+      ctx_ = kCtGroupKey;
+      return Status::Ok;
+    case kCtGroupKey:
+      if (t == L::kObjectEnd) {
+        // The group ends: the first one's weights are the model's; a later one must agree.
+        if (ct_groups_++ == 0) {
+          ct_weights_ = ct_cur_;
+        } else if (ct_cur_.num_bits != ct_weights_.num_bits || ct_cur_.group_size != ct_weights_.group_size ||
+                   ct_cur_.strategy != ct_weights_.strategy || ct_cur_.symmetric != ct_weights_.symmetric ||
+                   ct_cur_.is_float != ct_weights_.is_float) {
+          ct_differ_ = true;
+        }
+        ctx_ = kCtGroupsKey;
+        return Status::Ok;
+      }
+      if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+      if (small_is(small_, small_size_, small_overflow_, "weights")) {
+        ctx_ = kCtWeightsKey;
+        ct_key_ = 0xFF;  // expecting the object
+        return Status::Ok;
+      }
+      ctx_ = kSkip;  // the next token is the value: skipped whole
+      skipper_.start();
+      skip_return_ = kCtGroupKey;
+      return Status::Ok;
+    case kCtWeightsKey:
+      if (ct_key_ == 0xFF) {  // the weights value
+        ct_key_ = kCtOther;
+        if (t == L::kNull) {
+          ctx_ = kCtGroupKey;
+          return Status::Ok;
+        }
+        if (t != L::kObjectBegin) {
+          ct_bad(lexer_.token_pos());
+          skip(kCtGroupKey);
+        }
+        return Status::Ok;
+      }
+      if (t == L::kObjectEnd) {
+        ctx_ = kCtGroupKey;
+        return Status::Ok;
+      }
+      if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+      ct_key_ = small_is(small_, small_size_, small_overflow_, "num_bits")     ? kCtNumBits
+                : small_is(small_, small_size_, small_overflow_, "group_size") ? kCtGroupSize
+                : small_is(small_, small_size_, small_overflow_, "strategy")   ? kCtStrategy
+                : small_is(small_, small_size_, small_overflow_, "symmetric")  ? kCtSymmetric
+                : small_is(small_, small_size_, small_overflow_, "type")       ? kCtType
+                                                                               : kCtOther;
+      ctx_ = kCtWeightsValue;
+      return Status::Ok;
+    case kCtWeightsValue:
+      switch (ct_key_) {
+        case kCtNumBits:
+        case kCtGroupSize: {
+          if (t == L::kNull && ct_key_ == kCtGroupSize) break;
+          const bool ok = t == L::kNumber && lexer_.number_is_u64() && lexer_.number_value() > 0 &&
+                          lexer_.number_value() <= (ct_key_ == kCtNumBits ? 8u : 0x7FFFFFFFu);
+          if (!ok) {
+            ct_bad(lexer_.token_pos());
+            skip(kCtWeightsKey);
+            return Status::Ok;
+          }
+          (ct_key_ == kCtNumBits ? ct_cur_.num_bits : ct_cur_.group_size) = uint32_t(lexer_.number_value());
+          break;
+        }
+        case kCtSymmetric:
+          if (t != L::kTrue && t != L::kFalse) {
+            ct_bad(lexer_.token_pos());
+            skip(kCtWeightsKey);
+            return Status::Ok;
+          }
+          ct_cur_.symmetric = t == L::kTrue;
+          break;
+        case kCtStrategy:
+        case kCtType: {
+          if (t == L::kNull) break;
+          if (t != L::kStringPiece) {
+            ct_bad(lexer_.token_pos());
+            skip(kCtWeightsKey);
+            return Status::Ok;
+          }
+          if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+          auto is = [&](const char* x) { return small_is(small_, small_size_, small_overflow_, x); };
+          if (ct_key_ == kCtType) {
+            ct_cur_.is_float = is("float");
+          } else {
+            using S = CtStrategy;
+            ct_cur_.strategy = is("tensor") ? S::Tensor : is("channel") ? S::Channel : is("group") ? S::Group
+                               : is("block") ? S::Block : S::Other;
+          }
+          break;
+        }
+        default:
+          skip(kCtWeightsKey);
+          return Status::Ok;
+      }
+      ctx_ = kCtWeightsKey;
+      return Status::Ok;
+    default:
+      return Status::Ok;
+  }
+}
+
 Status MlxQuantConfig::handle(JsonLexer::Token t) {
   using L = JsonLexer;
   auto start_skip = [&](uint8_t back) {
@@ -183,6 +332,8 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "weight_block_size")) return kBlockSizeKey;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "scale_fmt")) return kScaleFmt;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_algo")) return kAlgo;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "config_groups")) return kCtGroups;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "format")) return kCtFormatKey;
     return kOther;
   };
   switch (ctx_) {
@@ -270,6 +421,19 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         return Status::Ok;
       }
       if (key_kind_ == kBlockSizeKey || key_kind_ == kScaleFmt) return fp8_value(t);
+      if (key_kind_ == kCtGroups) {
+        // compressed-tensors' config_groups: an object of groups (anything else is skipped).
+        if (t != L::kObjectBegin) {
+          start_skip(kQuantKey);
+          return Status::Ok;
+        }
+        ctx_ = kCtGroupsKey;
+        return Status::Ok;
+      }
+      if (key_kind_ == kCtFormatKey) {
+        ctx_ = kCtFormat;
+        return ct_value(t);
+      }
       if (key_kind_ == kAlgo) {
         // NVIDIA ModelOpt's quant_algo ("NVFP4", "FP8", ...; vLLM model_executor/layers/
         // quantization/modelopt.py reads it beside quant_method "modelopt"): a string, kept; any
@@ -358,6 +522,13 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
       return Status::Ok;
     case kBlockSize:
       return fp8_value(t);
+    case kCtGroupsKey:
+    case kCtGroupKey:
+    case kCtGroupValue:
+    case kCtWeightsKey:
+    case kCtWeightsValue:
+    case kCtFormat:
+      return ct_value(t);
     default:
       return Status::Ok;
   }

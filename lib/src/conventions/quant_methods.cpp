@@ -48,8 +48,6 @@ struct NamedScheme {
 // In order of precedence (the first whose names are all present wins).
 const NamedScheme kNamedSchemes[] = {
     {"fp8, by its companion names (.weight_scale_inv)", ".weight_scale_inv", nullptr, false},
-    {"compressed-tensors, by its companion names (.weight_packed + .weight_shape)", ".weight_packed",
-     ".weight_shape", false},
     {"gptq or awq, by their companion names (.qweight + .qzeros)", ".qweight", ".qzeros", false},
     {"bitsandbytes, by its companion names (.absmax + .quant_state.bitsandbytes__*)", ".absmax",
      ".quant_state.bitsandbytes__", true},

@@ -1,6 +1,7 @@
 // The streaming dequantizer: chunking, one carried partial block, validation, f16 output.
 #include <string.h>
 
+#include "ct_packed.h"
 #include "fp8_block.h"
 #include "fp_convert.h"
 #include "kernel_api.h"
@@ -69,6 +70,36 @@ Status Dequantizer::init_fp8_block(const DequantSpec& spec) {
   return Status::Ok;
 }
 
+// CtPacked (ct_packed.h): the geometry from the spec (the unit one I32 word), and, with `validate`,
+// every scale finite, checked once here.
+Status Dequantizer::init_ct_packed(const DequantSpec& spec) {
+  const uint32_t sb = kernels::ct_scale_bytes(spec.scale_dtype);
+  const uint32_t pf = kernels::ct_pack_factor(spec.bits);
+  if (spec.bits < 1 || spec.bits > 8 || sb == 0 || !spec.scales || spec.row_elems == 0 || spec.group == 0 ||
+      spec.block_rows == 0 || spec.row_elems % pf != 0 || spec.group % pf != 0 || spec.row_elems % spec.group != 0 ||
+      spec.elements % spec.row_elems != 0)
+    return fail(Status::InvalidQuantParams, spec.input_offset);
+  const uint64_t rows = spec.elements / spec.row_elems;
+  const uint64_t count = ((rows + spec.block_rows - 1) / spec.block_rows) * (spec.row_elems / spec.group);
+  spec_.group = spec.group;
+  block_elems_ = pf;
+  block_bytes_ = 4;
+  if (!spec.validate) return Status::Ok;
+  for (uint64_t i = 0; i < count; ++i) {
+    bool bad;
+    if (sb == 2) {
+      const uint16_t h = uint16_t(spec.scales[2 * i] | spec.scales[2 * i + 1] << 8);
+      bad = spec.scale_dtype == DType::F16 ? !fp16_is_finite(h) : (h & 0x7F80) == 0x7F80;
+    } else {
+      uint32_t u;
+      memcpy(&u, spec.scales + 4 * i, 4);
+      bad = (u & 0x7F800000u) == 0x7F800000u;
+    }
+    if (bad) return fail(Status::InvalidBlockData, spec.scales_offset + i * sb);
+  }
+  return Status::Ok;
+}
+
 Status Dequantizer::init(const DequantSpec& spec) {
   *this = Dequantizer();
   spec_ = spec;
@@ -114,6 +145,9 @@ Status Dequantizer::init(const DequantSpec& spec) {
     case QuantFormat::Fp8Block:
       if (init_fp8_block(spec) != Status::Ok) return error_.code;
       break;
+    case QuantFormat::CtPacked:
+      if (init_ct_packed(spec) != Status::Ok) return error_.code;
+      break;
     default:
       break;
   }
@@ -143,8 +177,9 @@ Status Dequantizer::init(const DequantSpec& spec) {
   if (!k) return fail(Status::UnsupportedFormat, spec.input_offset);
   kernel_ = reinterpret_cast<void (*)()>(k);  // cast back to BlockKernel before the call
 
-  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid: above).
-  if (spec.validate && e.info.companion && spec.format != QuantFormat::Fp8Block) {
+  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid and CtPacked's scales: above).
+  if (spec.validate && e.info.companion && spec.format != QuantFormat::Fp8Block &&
+      spec.format != QuantFormat::CtPacked) {
     for (uint64_t g = 0; g < blocks; ++g) {
       bool bad;
       uint32_t sb = 1;

@@ -1,0 +1,263 @@
+// weightstream — compressed-tensors (config.json quant_method "compressed-tensors"), format
+// `pack-quantized`: `<m>.weight_packed` + `<m>.weight_scale` (+ `<m>.weight_zero_point`) +
+// `<m>.weight_shape`.
+//
+// Sources (facts, not code): neuralmagic/compressed-tensors
+// - src/compressed_tensors/compressors/quantized_compressors/pack_quantized.py
+//   PackedQuantizationCompressor: compression_param_info (weight_packed int32 [out, ceil(in /
+//   (32 // num_bits))], weight_shape int32 [2] — compress_weight stores torch.tensor(weight.shape),
+//   so int64 files exist too — and, for an asymmetric group or channel strategy, weight_zero_point
+//   int32 [ceil(out / (32 // num_bits)), in / group] packed down the rows), compress_weight and
+//   decompress_weight; pack_to_int32 / unpack_from_int32 (the word layout: ../kernels/ct_packed.h).
+// - src/compressed_tensors/quantization/lifecycle/forward.py _dequantize: (q - zp) * scale.
+// - src/compressed_tensors/quantization/quant_args.py QuantizationArgs (num_bits, type,
+//   symmetric, strategy, group_size) and quant_config.py QuantizationConfig (format,
+//   config_groups, ignore): read by mlx_config.cpp (MlxQuantConfig::ct_weights()).
+// The scale is weight_scale [out, in / group] (group), [out, 1] (channel) or one value (tensor),
+// in the model's dtype (BF16 usually; F16, F32).
+//
+// Decoded here: pack-quantized integers of 1..8 bits, symmetric or asymmetric (packed zero points,
+// or the int8 [out, groups] ones of files written before compressed-tensors packed them, ed3ac7c),
+// group / channel / tensor scales, rows that fill whole words (in a multiple of 32 // num_bits).
+// Refused by name (QuantizationUnsupported, the detail saying what): any other format (the
+// naive/int/float/nvfp4/mxfp4 and sparse ones, mixed-precision), config groups whose weights
+// arguments differ, float types, block strategies, `weight_g_idx` (activation ordering).
+// The logical shape's columns come from the scales (group: groups * group_size) or, for channel and
+// tensor scales, from the packed width (packed * 32 // num_bits): weight_shape's values are data,
+// not read by this build (issue #27: checked against the inferred shape once convention scalars
+// are read generically, as UQFF's are).
+#include <string.h>
+
+#include "convention_descriptor.h"
+#include "name_match.h"
+#include "weightstream/mlx_config.h"
+
+namespace ws {
+
+using namespace conv;
+
+namespace {
+
+constexpr Convention kCtId{7};
+
+// config.json names compressed-tensors; else (no quant_method) `.weight_packed` + `.weight_shape`.
+bool ct_claims(const LogicalModel& m, const MlxQuantConfig* config) {
+  if (config && config->has_method()) return method_is(config, "compressed-tensors");
+  return any_name_ends(m, ".weight_packed") && any_name_ends(m, ".weight_shape");
+}
+
+Status ct_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_compressed_tensors(config); }
+
+void ct_spec(const LogicalWeight& w, DequantSpec* s) {
+  if (w.format != QuantFormat::CtPacked) return;
+  s->bits = w.params.bits;
+  s->scale_dtype = w.scale_dtype;
+  const uint64_t rows = w.shape[0], cols = w.shape[1];
+  s->row_elems = cols ? cols : 1;
+  s->group = w.fp8_block[1] ? w.fp8_block[1] : uint32_t(s->row_elems);
+  s->block_rows = w.fp8_block[0] ? w.fp8_block[0] : rows ? rows : 1;
+  // The zero points' dtype: I32 packed words, I8 unpacked (older files).
+  if (w.piece[uint32_t(PieceRole::Biases)].present()) s->element_dtype = w.fp8_dtype;
+}
+
+uint32_t ct_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
+  if (w.format != QuantFormat::CtPacked) return 0;
+  uint32_t n = put_parameter(out, cap, 0, "method", "compressed-tensors pack-quantized");
+  const char* strategy = w.fp8_block[0] == 0 ? "tensor" : w.fp8_block[1] == 0 ? "channel" : "group";
+  n = put_parameter(out, cap, n, "strategy", strategy);
+  n = put_parameter(out, cap, n, "bits", nullptr, w.params.bits);
+  if (w.fp8_block[1]) n = put_parameter(out, cap, n, "group", nullptr, w.fp8_block[1]);
+  const bool zp = w.piece[uint32_t(PieceRole::Biases)].present();
+  n = put_parameter(out, cap, n, "symmetric", zp ? "false" : "true");
+  if (zp && w.fp8_dtype == DType::I8) n = put_parameter(out, cap, n, "zero_points", "unpacked int8");
+  return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
+}
+
+// compressed-tensors names every parameter `<m>.weight_<x>`.
+const CompanionName kCtCompanions[] = {{".weight_packed", ".weight", false},
+                                       {".weight_scale", ".weight", false},
+                                       {".weight_zero_point", ".weight", false},
+                                       {".weight_shape", ".weight", false}};
+
+const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point", ".weight_shape", ".weight_g_idx"};
+
+}  // namespace
+
+const ConventionDescriptor kCompressedTensorsConvention = {
+    "compressed-tensors", kCtId, false, /*rank*/ 7, kNoEntry, nullptr, ConfigRole::Ignored,
+    /*data_scalars*/ false, kCtCompanions, 4, ct_build, ct_spec, ct_parameters, ct_claims};
+
+Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
+  if (build_index(false) != Status::Ok) return error_.code;
+  TensorRef first;
+  if (table_count_ && tables_[0].table->count()) first = TensorRef{0, 0};
+  // The parameters are config.json's (the shapes do not give num_bits).
+  if (!config || !config->has_method()) {
+    static const char kWhy[] = "compressed-tensors (.weight_packed + .weight_shape): no config.json states num_bits";
+    return refuse(Status::ConventionUnknownParams, first, kWhy, sizeof kWhy - 1, nullptr);
+  }
+  if (!config->ct_format().equals("pack-quantized") || config->ct_format_truncated()) {
+    const StrView f = config->ct_format();
+    static const char kHead[] = "compressed-tensors format ";
+    char what[64] = {};
+    size_t n = sizeof kHead - 1;
+    memcpy(what, kHead, n);
+    const size_t fn = f.size < 24 ? f.size : 24;
+    if (fn) memcpy(what + n, f.data, fn);
+    else memcpy(what + n, "(none)", 6);
+    n += fn ? fn : 6;
+    return refuse(Status::QuantizationUnsupported, first, what, n, " (config.json quantization_config.format)");
+  }
+  if (config->ct_invalid()) {
+    static const char kWhy[] = "config_groups weights (config.json): num_bits, group_size, strategy or symmetric of the wrong type";
+    return refuse(Status::ConfigInvalidQuantization, first, kWhy, sizeof kWhy - 1, nullptr);
+  }
+  const MlxQuantConfig::CtWeights& a = config->ct_weights();
+  using S = MlxQuantConfig::CtStrategy;
+  const char* unsupported = config->ct_groups_differ() ? "compressed-tensors config_groups with different weights arguments"
+                            : a.is_float ? "compressed-tensors pack-quantized of type float"
+                            : a.strategy != S::Group && a.strategy != S::Channel && a.strategy != S::Tensor
+                                ? "compressed-tensors pack-quantized strategy other than group, channel or tensor"
+                            : (!a.symmetric && a.strategy == S::Tensor) ? "compressed-tensors asymmetric tensor strategy"
+                                                                        : nullptr;
+  if (unsupported) return refuse(Status::QuantizationUnsupported, first, unsupported, strlen(unsupported), " (config.json)");
+  if (a.num_bits == 0 || (a.strategy == S::Group && a.group_size == 0)) {
+    static const char kWhy[] = "config_groups weights (config.json): num_bits, or group_size for the group strategy, not stated";
+    return refuse(Status::ConfigInvalidQuantization, first, kWhy, sizeof kWhy - 1, nullptr);
+  }
+  const uint32_t bits = a.num_bits, pf = 32 / bits;
+  // 3, 5, 6 and 7 bits leave bits of every word unused and pad nearly every row: its length is
+  // then only in weight_shape's data, unread here (the group strategy's comes from the scales).
+  if (32 % bits != 0 && a.strategy != S::Group) {
+    static const char kWhy[] = "compressed-tensors num_bits not dividing 32 with channel or tensor scales";
+    return refuse(Status::QuantizationUnsupported, first, kWhy, sizeof kWhy - 1, " (config.json)");
+  }
+  uint32_t quantized = 0;
+  for (uint32_t t = 0; t < table_count_; ++t) {
+    const TensorTable& tab = *tables_[t].table;
+    for (uint32_t i = 0; i < tab.count(); ++i) {
+      const TensorRef r{t, i};
+      const StrView name = tab.get(i).name;
+      size_t base = 0;
+      bool companion = false;
+      for (const char* sfx : kCompanionSuffixes)
+        if (ends_with(name, sfx, &base)) {
+          if (!find_concat(name.data, base, ".weight_packed").present()) return fail(Status::ConventionOrphanCompanion, r, name);
+          if (strcmp(sfx, ".weight_g_idx") == 0) {
+            static const char kWhy[] = "compressed-tensors weight_g_idx (activation ordering): not decoded yet";
+            return refuse(Status::QuantizationUnsupported, r, kWhy, sizeof kWhy - 1, nullptr);
+          }
+          companion = true;
+          break;
+        }
+      if (companion) continue;  // read with its weight
+      LogicalWeight w;
+      plain_weight(r, &w);
+      if (!ends_with(name, ".weight_packed", &base)) {
+        if (add_weight(w) != Status::Ok) return error_.code;
+        continue;
+      }
+      // The weight `<m>.weight` (a prefix of the packed name) must not be a tensor too.
+      if (find_concat(name.data, base, ".weight").present()) return fail(Status::DuplicateTensorName, r, name);
+      const TensorRef sr = find_concat(name.data, base, ".weight_scale");
+      const TensorRef zr = find_concat(name.data, base, ".weight_zero_point");
+      const TensorRef shr = find_concat(name.data, base, ".weight_shape");
+      if (!sr.present() || !shr.present() || (!a.symmetric && !zr.present()))
+        return fail(Status::ConventionMissingCompanion, r, name);
+      // A symmetric weight has no zero point, except the int8 ones older writers kept (zeros,
+      // subtracted all the same by decompress_weight's dequantize).
+      if (a.symmetric && zr.present() && tensor(zr).dtype() != DType::I8)
+        return fail(Status::ConventionOrphanCompanion, zr, tensor(zr).name);
+      const TensorInfo p = tensor(r), s = tensor(sr), sh = tensor(shr);
+      uint64_t ps[kMaxLogicalRank] = {}, ss[kMaxLogicalRank] = {};
+      if (p.dtype() != DType::I32 || p.rank != 2) return fail(Status::ConventionCompanionShape, r, name);
+      p.copy_shape(ps, kMaxLogicalRank);
+      if ((sh.dtype() != DType::I32 && sh.dtype() != DType::I64) || sh.rank != 1 || sh.element_count() != 2)
+        return fail(Status::ConventionCompanionShape, shr, sh.name);
+      if (!is_float_scale(s.dtype()) || s.rank > kMaxLogicalRank) return fail(Status::ConventionCompanionShape, sr, s.name);
+      const uint32_t srank = s.copy_shape(ss, kMaxLogicalRank);
+      const uint64_t rows = ps[0], words = ps[1];
+      uint64_t cols = 0, groups = 1;
+      if (a.strategy == S::Group) {
+        groups = srank == 2 ? ss[1] : 0;
+        if (srank != 2 || ss[0] != rows) {
+          fail(Status::ConventionCompanionShape, sr, s.name);
+          error_.set_found(srank == 2 ? ss[0] : s.element_count());
+          error_.set_expected(rows);
+          return error_.code;
+        }
+        // A word of the kernel's unit spans one group: a group of fewer values than a word (a
+        // valid file) is not decoded yet.
+        if (a.group_size % pf != 0) {
+          static const char kWhy[] = "compressed-tensors group_size not a multiple of the values in an int32 word";
+          return refuse(Status::QuantizationUnsupported, r, kWhy, sizeof kWhy - 1, nullptr);
+        }
+        // The row's columns: the scale groups' (groups * group_size) filling the packed words; a
+        // row the group size does not divide (its last group short) is the same number of groups.
+        const uint64_t in_max = words * pf;  // words < 2^61: its bytes are in the file
+        if (__builtin_mul_overflow(groups, uint64_t(a.group_size), &cols)) return fail(Status::ShapeOverflow, r, name);
+        if (cols != in_max) {
+          const bool short_group = groups == in_max / a.group_size + (in_max % a.group_size != 0);
+          fail(short_group ? Status::ConventionGroupNotDividing : Status::ConventionCompanionShape, r, name);
+          error_.set_found(short_group ? in_max : words);
+          error_.set_expected(short_group ? a.group_size : cols / pf);
+          return error_.code;
+        }
+      } else {
+        const bool channel = a.strategy == S::Channel;
+        const bool fits = channel ? (s.element_count() == rows && ((srank == 2 && ss[1] == 1) || srank == 1))
+                                  : s.element_count() == 1;
+        if (!fits) {
+          fail(Status::ConventionCompanionShape, sr, s.name);
+          error_.set_found(s.element_count());
+          error_.set_expected(channel ? rows : 1);
+          return error_.code;
+        }
+        if (__builtin_mul_overflow(words, uint64_t(pf), &cols)) return fail(Status::ShapeOverflow, r, name);
+      }
+      if (zr.present()) {
+        // Zero points packed down the rows: I32 [ceil(rows / pf), groups]; or, as files written
+        // before compressed-tensors packed them hold them, int8 [rows, groups].
+        const TensorInfo z = tensor(zr);
+        uint64_t zs[kMaxLogicalRank] = {};
+        const bool unpacked = z.dtype() == DType::I8;
+        const uint64_t zrows = unpacked ? rows : rows / pf + (rows % pf != 0);
+        const bool ok = (z.dtype() == DType::I32 || unpacked) && z.rank == 2 &&
+                        z.copy_shape(zs, kMaxLogicalRank) == 2 && zs[0] == zrows && zs[1] == groups;
+        if (!ok) {
+          fail(Status::ConventionCompanionShape, zr, z.name);
+          error_.set_found(z.element_count());
+          error_.set_expected(zrows * groups);
+          return error_.code;
+        }
+        w.fp8_dtype = z.dtype();
+      }
+      w.name = StrView{name.data, base + 7};  // `<m>.weight`
+      w.convention = kCtId;
+      w.piece[uint32_t(PieceRole::Scales)] = sr;
+      if (zr.present()) w.piece[uint32_t(PieceRole::Biases)] = zr;
+      w.piece[uint32_t(PieceRole::Shape)] = shr;
+      w.params.bits = bits;
+      w.params.group = a.strategy == S::Group ? a.group_size : 0;
+      w.fp8_block[0] = a.strategy == S::Tensor ? 0 : 1;
+      w.fp8_block[1] = a.strategy == S::Group ? a.group_size : 0;
+      w.scale_dtype = s.dtype();
+      w.format = QuantFormat::CtPacked;
+      w.decodable = true;
+      w.rank = 2;
+      w.shape[0] = rows;
+      w.shape[1] = cols;
+      if (__builtin_mul_overflow(rows, cols, &w.elements)) return fail(Status::ShapeOverflow, r, name);
+      ++quantized;
+      if (add_weight(w) != Status::Ok) return error_.code;
+    }
+  }
+  // config.json names compressed-tensors pack-quantized, yet no tensor is a packed weight.
+  if (quantized == 0) {
+    static const char kWhy[] = "compressed-tensors (config.json quant_method): no <m>.weight_packed tensor";
+    return refuse(Status::QuantizationTensorsAbsent, first, kWhy, sizeof kWhy - 1, nullptr);
+  }
+  return Status::Ok;
+}
+
+}  // namespace ws

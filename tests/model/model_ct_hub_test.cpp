@@ -1,0 +1,445 @@
+// compressed-tensors pack-quantized checkpoints (issue #27): recognised by config.json's
+// quant_method "compressed-tensors" (format "pack-quantized", config_groups' weights arguments) and
+// decoded to the values of neuralmagic/compressed-tensors' own decompression —
+// unpack_from_int32 (compressors/quantized_compressors/pack_quantized.py: value i of an int32 word
+// at bit i * num_bits, minus 2^(num_bits-1); zero points packed down the rows) and _dequantize
+// (quantization/lifecycle/forward.py: (q - zp) * scale) — recomputed here from the fixtures'
+// stored words and scales, f32 exactly and f16 as that rounded to nearest even, in every load mode,
+// chunking and access. Fixtures: tests/data/conventions/hub/ct-* (tools/samplegen/hub_fixtures.cpp;
+// their verdicts for the malformed neighbours are in hub/expected.json, checked by
+// model_quantized_test and the CLI tests).
+#include <gtest/gtest.h>
+#include <string.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model_host.h"
+#include "weightstream/conventions.h"
+#include "weightstream/mlx_config.h"
+
+using modeltest::Bytes;
+using modeltest::HostOptions;
+using modeltest::LoadResult;
+using Feed = modeltest::HostOptions::Feed;
+
+namespace {
+
+const std::string kHub = std::string(WS_SOURCE_DIR) + "/tests/data/conventions/hub";
+const std::string L = "model.layers.0.";
+
+Bytes read_file(const std::string& path) {
+  Bytes b;
+  EXPECT_TRUE(modeltest::disk_files("")(path, &b)) << path;
+  return b;
+}
+
+// A stored tensor's bytes, from the file's header (the test's own reading).
+Bytes stored(const Bytes& file, const std::string& name) {
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const size_t e = h.find("\"" + name + "\":");
+  EXPECT_NE(e, std::string::npos) << name;
+  if (e == std::string::npos) return {};
+  const size_t o = h.find("\"data_offsets\":[", e) + 16;
+  const uint64_t a = strtoull(h.c_str() + o, nullptr, 10);
+  const uint64_t b = strtoull(h.c_str() + h.find(',', o) + 1, nullptr, 10);
+  return Bytes(file.begin() + long(8 + n + a), file.begin() + long(8 + n + b));
+}
+
+uint32_t word(const Bytes& b, size_t i) {
+  return uint32_t(b[4 * i]) | uint32_t(b[4 * i + 1]) << 8 | uint32_t(b[4 * i + 2]) << 16 | uint32_t(b[4 * i + 3]) << 24;
+}
+
+float bf16(const Bytes& b, size_t i) {
+  const uint32_t u = uint32_t(b[2 * i] | b[2 * i + 1] << 8) << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+// unpack_from_int32(packed_dim=1): q[r][c] = ((word[r][c / pf] >> (c % pf) * bits) & mask) - 2^(bits-1).
+int unpacked(const Bytes& words, uint64_t row_words, uint64_t r, uint64_t c, uint32_t bits) {
+  const uint32_t pf = 32 / bits;
+  return int((word(words, r * row_words + c / pf) >> ((c % pf) * bits)) & ((1u << bits) - 1)) - (1 << (bits - 1));
+}
+
+// The upstream values of one Linear: (q - zp) * scale in f32; scales [rows, groups] BF16, zero
+// points (empty: symmetric) packed down the rows, [ceil(rows / pf), groups].
+std::vector<float> ct_values(const Bytes& packed, const Bytes& scale, const Bytes& zp, uint64_t rows, uint64_t cols,
+                             uint32_t bits, uint64_t groups, bool legacy = false) {
+  const uint32_t pf = 32 / bits;
+  const uint64_t row_words = cols / pf, group = cols / groups;
+  std::vector<float> v;
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c) {
+      const uint64_t g = c / group;
+      // unpack_from_int32(zero_point, packed_dim=0): row r of the zero points at bit (r % pf) * bits;
+      // older files: int8 [rows, groups] as stored.
+      const int z = zp.empty() ? 0
+                    : legacy   ? int(int8_t(zp[r * groups + g]))
+                               : int((word(zp, (r / pf) * groups + g) >> ((r % pf) * bits)) & ((1u << bits) - 1)) -
+                                     (1 << (bits - 1));
+      v.push_back((float(unpacked(packed, row_words, r, c, bits)) - float(z)) * bf16(scale, r * groups + g));
+    }
+  return v;
+}
+
+// The output bytes the values give: f32 as they are, f16 rounded to nearest even.
+Bytes output_of(const std::vector<float>& v, ws::OutType out) {
+  Bytes b;
+  for (float f : v) {
+    if (out == ws::OutType::F32) {
+      uint8_t x[4];
+      memcpy(x, &f, 4);
+      b.insert(b.end(), x, x + 4);
+    } else {
+      const _Float16 h = static_cast<_Float16>(f);
+      uint8_t x[2];
+      memcpy(x, &h, 2);
+      b.insert(b.end(), x, x + 2);
+    }
+  }
+  return b;
+}
+
+LoadResult load(const std::string& dir, const HostOptions& o) {
+  return modeltest::load_model(modeltest::disk_files(kHub + "/" + dir), ws::ModelEntry::Auto, "model.safetensors", o);
+}
+
+struct Fixture {
+  const char* dir;
+  uint32_t bits;
+  uint64_t groups;  // scale columns
+  bool symmetric;
+  bool legacy_zp;   // int8 zero points, unpacked
+};
+const Fixture kFixtures[] = {{"ct-w4a16-group", 4, 2, true, false},
+                             {"ct-w4-asym-group", 4, 2, false, false},
+                             {"ct-w4-asym-legacy-zp", 4, 2, false, true},
+                             {"ct-w8-channel", 8, 1, true, false},
+                             {"ct-w2-asym-channel", 2, 1, false, false}};
+
+std::map<std::string, std::vector<float>> expected(const Fixture& f) {
+  const Bytes file = read_file(kHub + "/" + f.dir + "/model.safetensors");
+  std::map<std::string, std::vector<float>> out;
+  for (const std::string m : {"mlp.down_proj", "self_attn.q_proj"}) {
+    const std::string p = L + m;
+    out[p + ".weight"] = ct_values(stored(file, p + ".weight_packed"), stored(file, p + ".weight_scale"),
+                                   f.symmetric ? Bytes() : stored(file, p + ".weight_zero_point"), 8, 32, f.bits, f.groups,
+                                   f.legacy_zp);
+  }
+  return out;
+}
+
+TEST(CtHub, PackQuantizedDecodesAsCompressedTensors) {
+  for (const Fixture& f : kFixtures) {
+    const std::map<std::string, std::vector<float>> expect = expected(f);
+    // The generator writes each range's extremes first: -2^(bits-1) and 2^(bits-1) - 1.
+    const Bytes file = read_file(kHub + std::string("/") + f.dir + "/model.safetensors");
+    const Bytes packed = stored(file, L + "mlp.down_proj.weight_packed");
+    EXPECT_EQ(unpacked(packed, 32 / (32 / f.bits), 0, 0, f.bits), -(1 << (f.bits - 1))) << f.dir;
+    EXPECT_EQ(unpacked(packed, 32 / (32 / f.bits), 0, 1, f.bits), (1 << (f.bits - 1)) - 1) << f.dir;
+    for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+        for (bool seekable : {true, false}) {
+          HostOptions o;
+          o.out = out;
+          o.feed = feed;
+          o.seekable = seekable;
+          o.seed = 13;
+          o.out_size = feed == Feed::Random ? 128 : 1 << 16;
+          const LoadResult r = load(f.dir, o);
+          const std::string what = std::string(f.dir) + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " +
+                                   std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+          ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+          EXPECT_EQ(std::string(ws::convention_name(r.convention)), "compressed-tensors") << what;
+          EXPECT_EQ(r.weight_names.size(), 4u) << what;  // 2 packed + norm + lm_head (ignored: BF16)
+          EXPECT_TRUE(r.violation.empty()) << what << ": " << r.violation;
+          for (const auto& e : expect) {
+            ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+            EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+          }
+        }
+  }
+}
+
+TEST(CtHub, WeightIsNamedShapedAndParameterised) {
+  for (const Fixture& f : kFixtures) {
+    HostOptions o;
+    o.mode = ws::ModelLoadMode::Headers;
+    uint32_t seen = 0;
+    o.on_ready = [&](const ws::ModelLoader& ld) {
+      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+        const ws::LogicalWeight& w = ld.weight(i);
+        if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj.weight") continue;
+        ++seen;
+        EXPECT_EQ(w.rank, 2u);
+        EXPECT_EQ(w.shape[0], 8u);
+        EXPECT_EQ(w.shape[1], 32u);
+        EXPECT_EQ(w.format, ws::QuantFormat::CtPacked);
+        const ws::DequantSpec s = w.spec();
+        EXPECT_EQ(s.bits, f.bits);
+        EXPECT_EQ(s.row_elems, 32u);
+        EXPECT_EQ(s.group, 32u / f.groups);
+        EXPECT_EQ(s.block_rows, 1u);
+        EXPECT_EQ(s.scale_dtype, ws::DType::BF16);
+        ws::QuantParameter q[ws::kMaxQuantParameters];
+        const uint32_t n = ws::quant_parameters(w, q, ws::kMaxQuantParameters);
+        ASSERT_EQ(n, (f.groups > 1 ? 6u : 5u) + (f.legacy_zp ? 1u : 0u));
+        EXPECT_STREQ(q[0].text, "compressed-tensors pack-quantized");
+        EXPECT_STREQ(q[1].text, f.groups > 1 ? "group" : "channel");
+        EXPECT_EQ(q[2].number, f.bits);
+        EXPECT_STREQ(q[n - (f.legacy_zp ? 3 : 2)].text, f.symmetric ? "true" : "false");
+        if (f.legacy_zp) {
+          EXPECT_STREQ(q[n - 2].text, "unpacked int8");
+        }
+        EXPECT_STREQ(q[n - 1].text, "BF16");
+        // Every stored tensor of the Linear belongs to the weight, in its role.
+        const ws::LogicalModel& m = *ld.model();
+        ws::PieceRole role;
+        EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
+        EXPECT_EQ(role, ws::PieceRole::Packed);
+        EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Scales), &role), i);
+        EXPECT_EQ(role, ws::PieceRole::Scales);
+        EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Shape), &role), i);
+        EXPECT_EQ(role, ws::PieceRole::Shape);
+        EXPECT_EQ(w.ref(ws::PieceRole::Biases).present(), !f.symmetric);
+      }
+    };
+    const LoadResult r = load(f.dir, o);
+    ASSERT_EQ(r.code, ws::Status::Ok) << f.dir << ": " << r.verdict();
+    EXPECT_EQ(seen, 1u) << f.dir;
+  }
+}
+
+// The kernels alone, over geometries the fixtures are too small for (the SIMD128 kernel's 4-bit
+// path takes 4 words of one group at a time: groups of 128 here; rows whose zero points share a
+// word with the next weight's; tensor scales; every width 1..8): reference and SIMD128 give the
+// upstream values, f32 and f16, F32 / BF16 / F16 scales.
+TEST(CtHub, ReferenceAndSimdKernelsGiveTheUpstreamValues) {
+  struct Geo {
+    uint32_t bits;
+    uint64_t rows, cols, group;  // group 0: tensor (one scale)
+    bool asym;
+    ws::DType scale_dtype;
+    bool legacy = false;  // int8 zero points, unpacked
+  };
+  std::vector<Geo> geos = {{4, 5, 256, 128, true, ws::DType::F32},  {4, 3, 384, 128, false, ws::DType::BF16},
+                           {4, 9, 64, 32, true, ws::DType::F16},    {4, 4, 64, 0, false, ws::DType::F32},
+                           {8, 6, 128, 64, true, ws::DType::BF16},  {4, 5, 256, 128, true, ws::DType::BF16, true},
+                           {3, 4, 80, 40, true, ws::DType::F32, true}};
+  for (uint32_t b = 1; b <= 8; ++b) {
+    const uint64_t pf = 32 / b;
+    geos.push_back({b, 7, pf * 8, pf * 4, b % 2 == 0, ws::DType::F32});
+  }
+  uint32_t state = 0x9E3779B9u;
+  auto next = [&]() {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    return state;
+  };
+  for (const Geo& g : geos) {
+    const uint32_t pf = 32 / g.bits;
+    const uint64_t groups = g.group ? g.cols / g.group : 1, words = g.rows * g.cols / pf;
+    Bytes packed(words * 4), zp, scales;
+    for (uint8_t& x : packed) x = uint8_t(next());
+    const uint32_t sb = g.scale_dtype == ws::DType::F32 ? 4 : 2;
+    const uint64_t nscales = g.group ? g.rows * groups : 1;
+    std::vector<float> sval;
+    for (uint64_t i = 0; i < nscales; ++i) {
+      const float v = float(int(next() % 2001) - 1000) / 4096.0f;
+      if (sb == 4) {
+        uint8_t x[4];
+        memcpy(x, &v, 4);
+        scales.insert(scales.end(), x, x + 4);
+        sval.push_back(v);
+      } else if (g.scale_dtype == ws::DType::BF16) {
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        const uint16_t h = uint16_t(u >> 16);  // truncated: a bf16 value, exact below
+        scales.push_back(uint8_t(h));
+        scales.push_back(uint8_t(h >> 8));
+        const uint32_t back = uint32_t(h) << 16;
+        float f;
+        memcpy(&f, &back, 4);
+        sval.push_back(f);
+      } else {
+        const _Float16 h = static_cast<_Float16>(v);
+        uint8_t x[2];
+        memcpy(x, &h, 2);
+        scales.insert(scales.end(), x, x + 2);
+        sval.push_back(float(h));
+      }
+    }
+    if (g.asym) {
+      zp.resize(g.legacy ? g.rows * groups : ((g.rows + pf - 1) / pf) * groups * 4);
+      for (uint8_t& x : zp) x = uint8_t(next());
+    }
+    std::vector<float> want;
+    for (uint64_t r = 0; r < g.rows; ++r)
+      for (uint64_t c = 0; c < g.cols; ++c) {
+        const uint64_t gi = g.group ? c / g.group : 0;
+        const int z = zp.empty() ? 0
+                      : g.legacy ? int(int8_t(zp[r * groups + gi]))
+                                 : int((word(zp, (r / pf) * groups + gi) >> ((r % pf) * g.bits)) & ((1u << g.bits) - 1)) -
+                                       (1 << (g.bits - 1));
+        want.push_back((float(unpacked(packed, g.cols / pf, r, c, g.bits)) - float(z)) *
+                       sval[g.group ? r * groups + gi : 0]);
+      }
+    for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128})
+      for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16}) {
+        ws::DequantSpec spec;
+        spec.format = ws::QuantFormat::CtPacked;
+        spec.impl = impl;
+        spec.out = out;
+        spec.elements = g.rows * g.cols;
+        spec.bits = g.bits;
+        spec.row_elems = g.cols;
+        spec.group = g.group ? g.group : g.cols;
+        spec.block_rows = g.group ? 1 : g.rows;
+        spec.scale_dtype = g.scale_dtype;
+        spec.scales = scales.data();
+        spec.biases = zp.empty() ? nullptr : zp.data();
+        if (g.legacy) spec.element_dtype = ws::DType::I8;
+        Bytes got(want.size() * (out == ws::OutType::F32 ? 4 : 2));
+        ws::Error e;
+        ASSERT_EQ(ws::dequantize(spec, packed.data(), packed.size(), got.data(), got.size(), &e), ws::Status::Ok);
+        EXPECT_TRUE(got == output_of(want, out))
+            << "bits " << g.bits << " cols " << g.cols << " group " << g.group << " impl " << int(impl) << " out " << int(out);
+      }
+  }
+}
+
+// A non-finite scale is refused at its bytes when the weight decodes.
+TEST(CtHub, NonFiniteScaleIsRefusedAtItsBytes) {
+  Bytes packed(8 * 4, 0x11), scales;
+  for (int i = 0; i < 2; ++i) {
+    scales.push_back(0x80);
+    scales.push_back(0x3F);  // bf16 1.0
+  }
+  scales[2] = 0x80;
+  scales[3] = 0x7F;  // bf16 +inf
+  ws::DequantSpec spec;
+  spec.format = ws::QuantFormat::CtPacked;
+  spec.elements = 64;
+  spec.bits = 4;
+  spec.row_elems = 32;
+  spec.group = 32;
+  spec.block_rows = 1;
+  spec.scale_dtype = ws::DType::BF16;
+  spec.scales = scales.data();
+  spec.scales_offset = 1000;
+  ws::Dequantizer d;
+  ASSERT_EQ(d.init(spec), ws::Status::InvalidBlockData);
+  EXPECT_EQ(d.error().offset, 1002u);
+  // A group that is not whole words, or a row the groups do not divide: no geometry.
+  scales[3] = 0x3F;
+  spec.group = 12;
+  EXPECT_EQ(d.init(spec), ws::Status::InvalidQuantParams);
+}
+
+TEST(CtHub, ConfigReaderKeepsFormatAndConfigGroupsWeights) {
+  alignas(8) static uint8_t arena[8192];
+  const Bytes cfg = read_file(kHub + "/ct-w4-asym-group/config.json");
+  const std::string text(cfg.begin(), cfg.end());
+  for (size_t piece : {text.size(), size_t(1), size_t(7)}) {
+    ws::MlxQuantConfig c(arena, sizeof arena);
+    for (size_t at = 0; at < text.size(); at += piece)
+      ASSERT_EQ(c.feed(text.data() + at, std::min(piece, text.size() - at)), ws::Status::Ok);
+    ASSERT_EQ(c.finish(), ws::Status::Ok);
+    EXPECT_EQ(std::string(c.method().data, c.method().size), "compressed-tensors");
+    EXPECT_EQ(std::string(c.ct_format().data, c.ct_format().size), "pack-quantized");
+    EXPECT_EQ(c.ct_group_count(), 1u);
+    EXPECT_FALSE(c.ct_groups_differ());
+    EXPECT_FALSE(c.ct_invalid());
+    EXPECT_EQ(c.ct_weights().num_bits, 4u);
+    EXPECT_EQ(c.ct_weights().group_size, 16u);
+    EXPECT_EQ(c.ct_weights().strategy, ws::MlxQuantConfig::CtStrategy::Group);
+    EXPECT_FALSE(c.ct_weights().symmetric);
+    EXPECT_FALSE(c.ct_weights().is_float);
+  }
+  struct Case {
+    std::string groups;
+    bool differ, invalid;
+  };
+  const std::string w4 = "{\"weights\": {\"num_bits\": 4, \"strategy\": \"group\", \"group_size\": 128}, \"targets\": [\"Linear\"]}";
+  for (const Case& k : std::vector<Case>{
+           {"{\"a\": " + w4 + ", \"b\": " + w4 + "}", false, false},
+           {"{\"a\": " + w4 + ", \"b\": {\"weights\": {\"num_bits\": 8, \"strategy\": \"channel\"}}}", true, false},
+           {"{\"a\": {\"weights\": {\"num_bits\": 16}}}", false, true},
+           {"{\"a\": {\"weights\": {\"num_bits\": 4, \"group_size\": -1}}}", false, true},
+           {"{\"a\": {\"weights\": {\"num_bits\": 4, \"symmetric\": \"yes\"}}}", false, true}}) {
+    const std::string t = "{\"quantization_config\": {\"config_groups\": " + k.groups +
+                          ", \"format\": \"pack-quantized\", \"quant_method\": \"compressed-tensors\"}}";
+    ws::MlxQuantConfig c(arena, sizeof arena);
+    ASSERT_EQ(c.feed(t.data(), t.size()), ws::Status::Ok) << t;
+    ASSERT_EQ(c.finish(), ws::Status::Ok) << t;
+    EXPECT_EQ(c.ct_groups_differ(), k.differ) << t;
+    EXPECT_EQ(c.ct_invalid(), k.invalid) << t;
+  }
+}
+
+// The decoded fixture's tensors under configs that state what is not decoded (or not valid): each
+// refused with its status, the first tensor named (the header's first: a weight_shape) and the
+// detail saying what.
+TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
+  const Bytes model = read_file(kHub + "/ct-w4a16-group/model.safetensors");
+  const Bytes base = read_file(kHub + "/ct-w4a16-group/config.json");
+  const std::string cfg(base.begin(), base.end());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string c = cfg;
+    const size_t at = c.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) c.replace(at, from.size(), to);
+    return c;
+  };
+  struct Case {
+    std::string config;
+    ws::Status status;
+    std::string detail;
+  };
+  const std::string groups = "\"config_groups\": {";
+  const std::vector<Case> cases = {
+      {with("\"num_bits\": 4", "\"num_bits\": 3").replace(cfg.find("\"strategy\": \"group\""), 19, "\"strategy\": \"channel\""),
+       ws::Status::QuantizationUnsupported,
+       "compressed-tensors num_bits not dividing 32 with channel or tensor scales (config.json)"},
+      {with("\"group_size\": 16", "\"group_size\": 4"), ws::Status::QuantizationUnsupported,
+       "compressed-tensors group_size not a multiple of the values in an int32 word"},
+      {with("\"strategy\": \"group\"", "\"strategy\": \"block\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors pack-quantized strategy other than group, channel or tensor (config.json)"},
+      {with("\"type\": \"int\"", "\"type\": \"float\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors pack-quantized of type float (config.json)"},
+      {with(groups, groups + "\"group_1\": {\"weights\": {\"num_bits\": 8, \"strategy\": \"channel\"}}, "),
+       ws::Status::QuantizationUnsupported, "compressed-tensors config_groups with different weights arguments (config.json)"},
+      {with("\"format\": \"pack-quantized\"", "\"format\": \"naive-quantized\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors format naive-quantized (config.json quantization_config.format)"},
+      {with("\"format\": \"pack-quantized\"", "\"format\": \"mixed-precision\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors format mixed-precision (config.json quantization_config.format)"},
+      {with("\"num_bits\": 4", "\"num_bits\": 16"), ws::Status::ConfigInvalidQuantization,
+       "config_groups weights (config.json): num_bits, group_size, strategy or symmetric of the wrong type"},
+      {with("\"group_size\": 16", "\"group_size\": null"), ws::Status::ConfigInvalidQuantization,
+       "config_groups weights (config.json): num_bits, or group_size for the group strategy, not stated"},
+  };
+  for (const Case& c : cases) {
+    std::map<std::string, Bytes> files = {{"model.safetensors", model},
+                                          {"config.json", Bytes(c.config.begin(), c.config.end())}};
+    for (Feed feed : {Feed::Whole, Feed::OneByte}) {
+      HostOptions o;
+      o.feed = feed;
+      const LoadResult r = modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::Auto, "model.safetensors", o);
+      EXPECT_EQ(r.code, c.status) << c.detail << ": " << r.verdict();
+      EXPECT_EQ(r.detail, c.detail);
+      // The weight's own refusal (a group smaller than a word) is at its packed tensor.
+      const bool per_weight = c.detail.find("int32 word") != std::string::npos;
+      EXPECT_EQ(r.tensor, L + (per_weight ? "mlp.down_proj.weight_packed" : "mlp.down_proj.weight_shape")) << c.detail;
+      EXPECT_FALSE(r.ready);
+    }
+  }
+}
+
+}  // namespace
