@@ -36,16 +36,17 @@ std::string params_of(const ws::LogicalWeight& w) {
 }
 
 TEST(ConventionTable, IdsNamesAndPlainness) {
-  ASSERT_EQ(ws::convention_count(), 7u);
-  const char* names[] = {"plain", "mlx", "ollama", "uqff", "fp8", "mxfp4", "modelopt"};  // issue #27: 4, 5, 6
-  for (uint8_t id = 0; id < 7; ++id) {
+  ASSERT_EQ(ws::convention_count(), 9u);
+  // issue #27: 4, 5, 6; issue #28: 8 gptq (7 is compressed-tensors', held by a reserved row here)
+  const char* names[] = {"plain", "mlx", "ollama", "uqff", "fp8", "mxfp4", "modelopt", "reserved-7", "gptq"};
+  for (uint8_t id = 0; id < 9; ++id) {
     const ws::ConventionInfo i = ws::convention_info(ws::Convention{id});
     EXPECT_STREQ(i.name, names[id]);
     EXPECT_STREQ(ws::convention_name(ws::Convention{id}), names[id]);
-    EXPECT_EQ(i.plain, id == 0) << names[id];
+    EXPECT_EQ(i.plain, id == 0 || id == 7) << names[id];
     EXPECT_EQ(ws::convention_descriptor(ws::Convention{id}).id, ws::Convention{id});
   }
-  EXPECT_STREQ(ws::convention_name(ws::Convention{7}), "?");
+  EXPECT_STREQ(ws::convention_name(ws::Convention{9}), "?");
   EXPECT_FALSE(ws::convention_info(ws::Convention{200}).plain);
 }
 

@@ -52,7 +52,7 @@ def fixture_cases():
     # Issue #27's FP8 fixtures (records appended to the goldens by the CLI that decodes them,
     # branch issue-27-fp8): decoded, or refused with their exact statuses.
     for name in sorted(os.listdir(os.path.join(ROOT, conv, 'hub'))):
-        if name.startswith('fp8-'):
+        if name.startswith('fp8-') or name == 'gptq' or name.startswith('gptq-'):  # issue #28: GPTQ's too
             cases.append((f'conv/hub/{name}', f'{conv}/hub/{name}/model.safetensors'))
     for sub in ('tests/data/real/safetensors', 'tests/data/real/gguf', 'tests/data/synthetic/gguf',
                 'tests/corpus/safetensors', 'tests/corpus/gguf', 'tests/corpus/fuzz'):

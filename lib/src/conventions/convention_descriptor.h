@@ -69,6 +69,8 @@ extern const ConventionDescriptor kUqffConvention;
 extern const ConventionDescriptor kFp8Convention;
 extern const ConventionDescriptor kMxfp4BlocksConvention;   // mxfp4_blocks_convention.cpp (gpt-oss)
 extern const ConventionDescriptor kModelOptNvfp4Convention;  // modelopt_nvfp4_convention.cpp
+extern const ConventionDescriptor kReservedConvention7;      // convention_table.cpp (compressed-tensors' id)
+extern const ConventionDescriptor kGptqConvention;           // gptq_convention.cpp
 
 // Every row, in id order.
 const ConventionDescriptor* const* convention_rows(uint32_t* count);

@@ -12,9 +12,11 @@ namespace ws {
 namespace {
 
 // By id: the position is the id the descriptor states (checked below).
-const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
-                                             &kUqffConvention,  &kFp8Convention, &kMxfp4BlocksConvention,
-                                             &kModelOptNvfp4Convention};
+const ConventionDescriptor* const kRows[] = {&kPlainConvention,         &kMlxConvention,
+                                             &kOllamaConvention,        &kUqffConvention,
+                                             &kFp8Convention,           &kMxfp4BlocksConvention,
+                                             &kModelOptNvfp4Convention, &kReservedConvention7,
+                                             &kGptqConvention};
 
 // The config.json quant_methods a row decodes (transformers' QuantizationMethod values): a model
 // whose quantization_config names one is that row's, whatever its files signal.
@@ -25,7 +27,15 @@ struct MethodRow {
 const MethodRow kMethodRows[] = {{"fp8", &kFp8Convention}};
 constexpr uint32_t kRowCount = sizeof kRows / sizeof kRows[0];
 
+Status reserved_build(LogicalModel& m, const MlxQuantConfig*) { return m.build_plain(); }
+
 }  // namespace
+
+// Id 7 is compressed-tensors' (issue #28, built on another branch): held here so that GPTQ's row
+// is id 8, its fixed id. It claims nothing and resolves nothing (its rank is past every other).
+const ConventionDescriptor kReservedConvention7 = {
+    "reserved-7", Convention{7}, true, /*rank*/ 255, kNoEntry, nullptr, ConfigRole::Ignored,
+    /*data_scalars*/ false, nullptr, 0, reserved_build, nullptr, nullptr, nullptr};
 
 const ConventionDescriptor* const* convention_rows(uint32_t* count) {
   *count = kRowCount;

@@ -18,7 +18,7 @@ enum Ctx : uint8_t {
   kRootStart, kRootKey, kRootValue, kQuantKey, kQuantValue, kOverKey, kOverValue, kSkip, kDone,
   kBlockSize,  // inside weight_block_size's array (FP8)
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCkptFormat };
 
 constexpr uint8_t kUnset = 0xFF;  // an override object that states no mode
 
@@ -114,6 +114,22 @@ void MlxQuantConfig::defer(Status s, uint64_t at, JsonLexer::Token t, uint8_t ba
 // invalid, with its offset, for the FP8 build to report (block_size_invalid()).
 Status MlxQuantConfig::fp8_value(JsonLexer::Token t) {
   using L = JsonLexer;
+  if (ctx_ == kQuantValue && key_kind_ == kCkptFormat) {
+    // GPTQ's checkpoint_format (GPTQModel quantization/config.py FORMAT: "gptq" = v1, zero
+    // points stored minus one; "gptq_v2" as they are; vLLM gptq.py reads the same key).
+    if (t != L::kStringPiece) {
+      gptq_v2_ = false;
+      skipper_.start();
+      skip_return_ = kQuantKey;
+      ctx_ = kSkip;
+      if (skipper_.feed(t, lexer_)) ctx_ = kQuantKey;
+      return Status::Ok;
+    }
+    if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+    gptq_v2_ = small_is(small_, small_size_, small_overflow_, "gptq_v2");
+    ctx_ = kQuantKey;
+    return Status::Ok;
+  }
   if (ctx_ == kQuantValue && key_kind_ == kScaleFmt) {
     if (t != L::kStringPiece) {  // not a string: not "ue8m0"
       scale_fmt_ue8m0_ = false;
@@ -183,6 +199,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "weight_block_size")) return kBlockSizeKey;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "scale_fmt")) return kScaleFmt;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_algo")) return kAlgo;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "checkpoint_format")) return kCkptFormat;
     return kOther;
   };
   switch (ctx_) {
@@ -269,7 +286,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         ctx_ = kQuantKey;
         return Status::Ok;
       }
-      if (key_kind_ == kBlockSizeKey || key_kind_ == kScaleFmt) return fp8_value(t);
+      if (key_kind_ == kBlockSizeKey || key_kind_ == kScaleFmt || key_kind_ == kCkptFormat) return fp8_value(t);
       if (key_kind_ == kAlgo) {
         // NVIDIA ModelOpt's quant_algo ("NVFP4", "FP8", ...; vLLM model_executor/layers/
         // quantization/modelopt.py reads it beside quant_method "modelopt"): a string, kept; any
