@@ -132,6 +132,17 @@ std::vector<Row> all_rows() {
     r.name = "ct-w4-g128-zp-bf16";
     rows.push_back(r);
   }
+  // GPTQ (AutoGPTQ / GPTQModel exports): 4-bit codes, groups of 128 along rows of 4096 inputs,
+  // f16 scales and v1 zero points, g_idx = input / group (desc_act false, the common export).
+  {
+    Row r;
+    r.format = QuantFormat::GptqPacked;
+    r.bits = 4;
+    r.group = 128;
+    r.scale_dtype = DType::F16;
+    r.name = "gptq-b4-g128";
+    rows.push_back(r);
+  }
   for (QuantFormat f : {QuantFormat::MlxMxfp4, QuantFormat::MlxMxfp8, QuantFormat::MlxNvfp4, QuantFormat::F8_E4M3,
                         QuantFormat::F8_E5M2, QuantFormat::F8_E8M0, QuantFormat::Q8_K, QuantFormat::TQ1_0, QuantFormat::I2_S,
                         QuantFormat::F8Q8, QuantFormat::IQ2_XXS, QuantFormat::IQ2_XS, QuantFormat::IQ2_S,
@@ -167,6 +178,7 @@ float scale_f32(Rng& r) {
 struct Tensor {
   ws::DequantSpec spec;
   std::vector<uint8_t> data, scales, biases;
+  std::vector<uint8_t> zeros, gidx;  // GptqPacked
   size_t blocks = 0, block_bytes = 0, block_elems = 0;
 };
 
@@ -190,6 +202,13 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
     t.block_elems = 32 / row.bits;
     t.block_bytes = 4;
     t.blocks = std::max<size_t>(1, input_bytes / 4 / (kCtCols / t.block_elems)) * (kCtCols / t.block_elems);
+  }
+  // GptqPacked: words of 8 codes, rows of 4096 inputs (512 words), 8 rows a qzeros word.
+  constexpr size_t kGptqIn = 4096;
+  if (row.format == QuantFormat::GptqPacked) {
+    t.block_elems = 8;
+    t.block_bytes = 4;
+    t.blocks = std::max<size_t>(1, input_bytes / 4 / (kGptqIn / 8 * 8)) * (kGptqIn / 8 * 8);
   }
   t.data.resize(t.blocks * t.block_bytes);
   Rng r{seed};
@@ -299,6 +318,27 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
     s.biases = t.biases.data();
     s.row_elems = kCtCols;
     s.block_rows = 1;
+  } else if (row.format == QuantFormat::GptqPacked) {
+    const uint64_t rows = s.elements / kGptqIn, groups = kGptqIn / row.group;
+    t.scales.resize(groups * rows * 2);
+    for (uint64_t g = 0; g < groups * rows; ++g) {
+      const uint16_t h = scale_f16(r);
+      memcpy(&t.scales[g * 2], &h, 2);
+    }
+    t.zeros.resize(groups * rows / 8 * 4);
+    for (size_t i = 0; i < t.zeros.size(); ++i) t.zeros[i] = uint8_t(r.next());
+    t.gidx.resize(kGptqIn * 4);
+    for (uint32_t i = 0; i < kGptqIn; ++i) {
+      const uint32_t g = i / row.group;
+      memcpy(&t.gidx[4 * i], &g, 4);
+    }
+    s.scales = t.scales.data();
+    s.row_elems = kGptqIn;
+    s.gptq_groups = uint32_t(groups);
+    s.gptq_zero_add = 1;
+    s.gptq_zeros = t.zeros.data();
+    s.gptq_g_idx = t.gidx.data();
+    s.gptq_g_idx_is_groups = true;  // what Dequantizer::init finds (the kernels are called directly)
   } else if (e.info.companion) {
     const size_t sb = row.format == QuantFormat::MlxAffine ? (row.scale_dtype == DType::F32 ? 4 : 2) : 1;
     t.scales.resize(t.blocks * sb);

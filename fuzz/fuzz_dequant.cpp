@@ -8,7 +8,9 @@
 //
 // Input: [0] format, [1] flags, [2] bits, [3] group, [4..5] blocks, [6..9] chunk seed A,
 // [10..13] chunk seed B, [14..17] global scale (f32 bits), then the data bytes, the scales and
-// the biases (zero-filled where the input runs out).
+// the biases (zero-filled where the input runs out). GptqPacked: its geometry from [2], [3],
+// seed A and the flags, then the data, scales and qzeros, and one byte per g_idx entry (present
+// when bit 0 of [14] is set).
 #include <math.h>
 
 #include "common.h"
@@ -150,6 +152,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.element_dtype = (flags & 0x80) ? ws::DType::F8_E5M2 : ws::DType::F8_E4M3;
     spec.elements = uint64_t(blocks % 17) * spec.row_elems + (odd_elements ? 1 : 0);
   }
+  if (spec.format == ws::QuantFormat::GptqPacked) {
+    // GPTQ: [rows, row_elems] in words of 32/bits codes; zeros packed by rows; a g_idx (from the
+    // input, any group up to one past the last) or none; v1 or v2 zero points.
+    const uint32_t per = (spec.bits == 2 || spec.bits == 4 || spec.bits == 8) ? 32 / spec.bits : 8;
+    spec.row_elems = uint64_t(per) * (1 + shape_a % 12);
+    spec.elements = uint64_t(per) * (1 + shape_b % 3) * spec.row_elems + (odd_elements ? 1 : 0);
+    spec.gptq_groups = 1 + (seed_a >> 8) % 5;
+    spec.gptq_zero_add = (flags & 0x80) ? 1 : 0;
+  }
   bool ct_zero_points = false;
   if (spec.format == ws::QuantFormat::CtPacked) {
     // compressed-tensors pack-quantized: rows of whole I32 words (32 / bits values each), groups
@@ -171,8 +182,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // Companions: one scale (and bias) per group, exactly as many bytes as the spec implies.
-  std::vector<uint8_t> scales, biases;
-  if (info.companion) {
+  std::vector<uint8_t> scales, biases, zeros, gidx;
+  if (spec.format == ws::QuantFormat::GptqPacked) {
+    const uint32_t per = (spec.bits == 2 || spec.bits == 4 || spec.bits == 8) ? 32 / spec.bits : 8;
+    const uint64_t rows = spec.elements / spec.row_elems;
+    const size_t sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
+    scales.assign(size_t(spec.gptq_groups * rows) * sb, 0);
+    zeros.assign(size_t(spec.gptq_groups * ((rows + per - 1) / per)) * 4, 0);
+    if (gbits & 1) gidx.assign(size_t(spec.row_elems) * 4, 0);
+  } else if (info.companion) {
     size_t sb = 1;
     if (spec.format == ws::QuantFormat::MlxAffine)
       sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
@@ -198,6 +216,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ws::DequantSpec probe_spec = spec;
   probe_spec.scales = scales.empty() ? nullptr : scales.data();
   probe_spec.biases = biases.empty() ? nullptr : biases.data();
+  probe_spec.gptq_zeros = zeros.empty() ? nullptr : zeros.data();
+  probe_spec.gptq_g_idx = gidx.empty() ? nullptr : gidx.data();
   probe_spec.validate = false;
   probe_spec.impl = ws::KernelImpl::Reference;
   size_t in_size = 0;
@@ -214,6 +234,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fill(in);
   fill(scales);
   fill(biases);
+  fill(zeros);
+  // g_idx: one input byte per entry, a group of the scales or one past them.
+  for (size_t i = 0; i + 4 <= gidx.size(); i += 4) {
+    const uint32_t g = take < size ? data[take++] % (spec.gptq_groups + 1) : 0;
+    memcpy(&gidx[i], &g, 4);
+  }
   // Companions in exactly-sized heap copies (ASan catches reads past them).
   uint8_t* sc = nullptr;
   uint8_t* bi = nullptr;
@@ -227,6 +253,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   spec.scales = sc;
   spec.biases = bi;
+  uint8_t* ze = nullptr;
+  uint8_t* gi = nullptr;
+  if (!zeros.empty()) {
+    ze = static_cast<uint8_t*>(malloc(zeros.size()));
+    memcpy(ze, zeros.data(), zeros.size());
+  }
+  if (!gidx.empty()) {
+    gi = static_cast<uint8_t*>(malloc(gidx.size()));
+    memcpy(gi, gidx.data(), gidx.size());
+  }
+  spec.gptq_zeros = ze;
+  spec.gptq_g_idx = gi;
 
   Decoded ref = decode(spec, ws::KernelImpl::Reference, in.data(), in.size(), seed_a | uint64_t(seed_b) << 32);
   Decoded simd = decode(spec, ws::KernelImpl::Simd128, in.data(), in.size(), seed_b | uint64_t(seed_a) << 32);
@@ -261,5 +299,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   free(sc);
   free(bi);
+  free(ze);
+  free(gi);
   return 0;
 }

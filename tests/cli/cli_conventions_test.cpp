@@ -972,27 +972,32 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
   // 5 refusals; FP8's 10 cases; then gpt-oss / ModelOpt's malformed neighbours (7: their own
   // statuses, a detail only where the method is named) and the refusals named by
   // quantize_config.json / quant_config.json (2), which the CLI reads beside the file;
-  // compressed-tensors' malformed neighbours and undecoded variants (8).
-  ASSERT_EQ(cases.items.size(), 32u);
+  // compressed-tensors' malformed neighbours and undecoded variants (8); issue #28:
+  // GPTQ's 11 cases (6 decoded, 5 malformed), gptq-quantize-config decoded now.
+  ASSERT_EQ(cases.items.size(), 41u);
   for (const Json& c : cases.items) {
     const std::string model = kDir + "/hub/" + c["dir"].str() + "/model.safetensors", what = c["dir"].str();
     const bool named = !c["detail"].str().empty();
     TempDir out;
-    if (c["status"].str() == "Ok") {  // FP8, decoded: every weight written, the method and parameters named
+    if (c["status"].str() == "Ok") {  // FP8, GPTQ: decoded, every weight written, the method and parameters named
+      const bool gptq = what.rfind("gptq", 0) == 0;
+      const std::string conv = gptq ? "gptq" : "fp8";
       RunResult r = cli_fixture({"dequant", model, "--all", "--json", "-o", out.file("all")});
       EXPECT_EQ(r.exit_code, 0) << what << "\n" << r.out << r.err;
-      size_t fp8 = 0;
+      size_t quantized = 0;
       const Json doc = parse_json(r.out);  // kept: the loop walks inside it
       for (const Json& t : doc["tensors"].items) {
-        if (t["convention"].str() != "fp8") continue;
-        ++fp8;
-        EXPECT_EQ(t["format"].str(), "Fp8Block") << what;
-        EXPECT_EQ(t["parameters"].str().rfind("method=fp8 scaling=", 0), 0u) << what << ": " << t["parameters"].str();
+        if (t["convention"].str() != conv || t["format"].is_null()) continue;
+        if (gptq && t["format"].str() != "GptqPacked") continue;  // its bias and norm: plain F16
+        ++quantized;
+        EXPECT_EQ(t["format"].str(), gptq ? "GptqPacked" : "Fp8Block") << what;
+        EXPECT_EQ(t["parameters"].str().rfind(gptq ? "method=gptq bits=" : "method=fp8 scaling=", 0), 0u)
+            << what << ": " << t["parameters"].str();
         EXPECT_TRUE(t["written"].boolean) << what;
       }
-      EXPECT_GT(fp8, 0u) << what;
+      EXPECT_GT(quantized, 0u) << what;
       const Json l = parse_json(cli_fixture({"inspect", "--json", model}).out)["logical"];
-      EXPECT_EQ(l["convention"].str(), "fp8") << what;
+      EXPECT_EQ(l["convention"].str(), conv) << what;
       EXPECT_TRUE(l["error"].is_null()) << what;
       EXPECT_EQ(cli_fixture({"validate", model}).exit_code, 0) << what;
       continue;

@@ -125,8 +125,10 @@ TEST(FixtureFiles, CommittedFixturesEqualTheGenerator) {
   // hub/ (5 cases in 8 files, expected.json); FP8: 10 more cases in 19 files (fp8-block-default
   // has no config.json); gpt-oss mxfp4 / ModelOpt nvfp4: 7 malformed cases in 14 files, 2
   // other-config refusals in 4, 5 decoded models in 9; compressed-tensors: 8 cases in 15 files
-  // (ct-no-config has no config.json), 5 decoded models in 10.
-  EXPECT_EQ(committed.size(), 125u);
+  // (ct-no-config has no config.json), 5 decoded models in 10; issue #28's GPTQ: 9 more cases in 18 files
+  // (gptq, gptq-no-config and gptq-quantize-config decoded now, their files the same count) and
+  // the decoded-only gptq-g-idx-range (2).
+  EXPECT_EQ(committed.size(), 135u);
 }
 
 // Every Ollama blob is named by its SHA-256, as `ollama pull` stores it, so the loader's default

@@ -365,9 +365,15 @@ TEST(Fp4Hub, RecognitionByMethodAlgoAndNames) {
     EXPECT_EQ(std::string(ws::convention_name(r.convention)), "modelopt");
   }
   {
-    const LoadResult r = load_memory({{"model.safetensors", ox}, {"config.json", cfg("\"quant_method\": \"gptq\"")}}, o);
+    const LoadResult r = load_memory({{"model.safetensors", ox}, {"config.json", cfg("\"quant_method\": \"awq\"")}}, o);
     EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << r.verdict();
-    EXPECT_EQ(r.detail, "gptq (config.json quant_method)");
+    EXPECT_EQ(r.detail, "awq (config.json quant_method)");
+  }
+  {
+    // gptq is decoded (issue #28): over gpt-oss's tensors its own are absent.
+    const LoadResult r = load_memory({{"model.safetensors", ox}, {"config.json", cfg("\"quant_method\": \"gptq\"")}}, o);
+    EXPECT_EQ(r.code, ws::Status::QuantizationTensorsAbsent) << r.verdict();
+    EXPECT_EQ(r.detail, "gptq (quant_method): no <m>.qweight with its <m>.qzeros and <m>.scales");
   }
   {
     const LoadResult r = load_memory({{"model.safetensors", ox}, {"config.json", cfg("\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\"")}}, o);

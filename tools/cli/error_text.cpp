@@ -309,6 +309,9 @@ constexpr HintEntry kHints[] = {
     {"QuantizationTensorsAbsent",
      "config.json says the model is quantized, but its tensors are not: the config belongs to other files "
      "(a dequantized copy, or a different download). Put the model's own config.json beside it."},
+    {"QuantGroupIndexOutOfRange",
+     "The weight's g_idx names a group its scales do not have: the checkpoint is damaged or its "
+     "tensors come from different exports; download it again."},
 };
 
 const HintEntry* find_entry(Status s) {

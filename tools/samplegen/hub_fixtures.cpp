@@ -9,6 +9,7 @@
 #include <map>
 
 #include "convention_fixtures.h"
+#include "gptq_fixtures.h"
 #include "half_float.h"
 #include "prng.h"
 
@@ -83,10 +84,6 @@ RawTensor f16_tensor(const std::string& name, const std::string& dtype, std::vec
   return t;
 }
 
-RawTensor i32_tensor(const std::string& name, std::vector<uint64_t> shape, uint32_t seed) {
-  return RawTensor{name, "I32", shape, xorshift32_bytes(element_count(shape) * 4, seed, 7)};
-}
-
 const std::string L = "model.layers.0.";
 
 // DeepSeek-V3's layout (inference/fp8_cast_bf16.py reads it back): F8_E4M3 `<m>.weight` [out, in]
@@ -110,16 +107,20 @@ const char kFp8Config[] =
     "    \"activation_scheme\": \"dynamic\",\n    \"fmt\": \"e4m3\",\n    \"quant_method\": \"fp8\",\n"
     "    \"weight_block_size\": [\n      4,\n      4\n    ]\n  },\n  \"torch_dtype\": \"bfloat16\"\n}\n";
 
-// GPTQ 4-bit (AutoGPTQ nn_modules/qlinear/qlinear_cuda_old.py pack): in 16, out 8: `qweight` I32
-// [16*4/32, 8], `qzeros` I32 [1, 8*4/32], `scales` F16 [1, 8], `g_idx` I32 [16] (zeros).
-std::vector<RawTensor> gptq_tensors() {
-  std::vector<RawTensor> t = {i32_tensor(L + "mlp.down_proj.qweight", {2, 8}, 21),
-                              i32_tensor(L + "mlp.down_proj.qzeros", {1, 1}, 22),
-                              f16_tensor(L + "mlp.down_proj.scales", "F16", {1, 8}),
-                              RawTensor{L + "mlp.down_proj.g_idx", "I32", {16}, std::vector<uint8_t>(64, 0)},
-                              f16_tensor(L + "post_attention_layernorm.weight", "F16", {8})};
+// A GPTQ model (gptq_fixtures.cpp: AutoGPTQ / GPTQModel `pack`): down_proj [out 32, in 64] and
+// q_proj [32, 32] quantized (AutoGPTQ's buffers are in // 32 * bits and out // 32 * bits words: both
+// multiples of 32), with q_proj's bias and a norm unquantized (F16, as GPTQ leaves them).
+std::vector<RawTensor> gptq_model(uint32_t bits, uint32_t group, bool desc_act, bool v1, bool zero_zero = false) {
+  std::vector<RawTensor> t = gptq_module_tensors({L + "mlp.down_proj", 64, 32, bits, group, desc_act, v1, zero_zero, 21});
+  for (RawTensor& x : gptq_module_tensors({L + "self_attn.q_proj", 32, 32, bits, group, desc_act, v1, false, 22}))
+    t.push_back(x);
+  t.push_back(f16_tensor(L + "self_attn.q_proj.bias", "F16", {32}));
+  t.push_back(f16_tensor(L + "post_attention_layernorm.weight", "F16", {32}));
   return t;
 }
+// One group (group_size -1): the tensors of the refusals of issue #27 (the shapes every GPTQ
+// reader takes for GPTQ's).
+std::vector<RawTensor> gptq_tensors() { return gptq_model(4, 0, false, true); }
 
 // GPTQModel's quantization_config (sorted keys; group_size -1: one group, which MLX's reader would
 // refuse as a group size).
@@ -409,6 +410,76 @@ void add_fp4_refusals(std::vector<HubCase>* out) {
                           "config.json names modelopt NVFP4 over BF16 tensors: the method's tensors are absent"));
 }
 
+// GPTQ's config.json quantization_config as GPTQModel writes it (sorted keys).
+std::string gptq_config(uint32_t bits, const std::string& group, bool desc_act, const std::string& format) {
+  return "{\n  \"model_type\": \"llama\",\n  \"num_hidden_layers\": 1,\n  \"quantization_config\": {\n"
+         "    \"bits\": " + std::to_string(bits) + ",\n    \"checkpoint_format\": \"" + format + "\",\n"
+         "    \"desc_act\": " + (desc_act ? "true" : "false") + ",\n    \"group_size\": " + group + ",\n"
+         "    \"lm_head\": false,\n    \"quant_method\": \"gptq\",\n    \"static_groups\": false,\n"
+         "    \"sym\": false,\n    \"true_sequential\": true\n  }\n}\n";
+}
+
+// The tensor named `name` in `t`, replaced by `with`.
+std::vector<RawTensor> replaced(std::vector<RawTensor> t, const RawTensor& with) {
+  for (RawTensor& x : t)
+    if (x.name == with.name) x = with;
+  return t;
+}
+
+// GPTQ (gptq_convention.cpp, issue #28): decoded, and its malformed neighbours.
+void add_gptq_cases(std::vector<HubCase>* out) {
+  const std::string ok = "Ok", D = L + "mlp.down_proj";
+  out->push_back(make_case("gptq", gptq_tensors(), kGptqConfig, "", "",
+                           "GPTQ 4-bit, group_size -1, checkpoint_format gptq (v1): decoded [out, in] (issue #27 "
+                           "refused it by name; before that it was taken for MLX and blamed as ConventionOrphanCompanion)",
+                           ok));
+  out->push_back(make_case("gptq-no-config", gptq_model(4, 32, false, true), nullptr, "", "",
+                           "GPTQ 4-bit g32 without config.json: qweight + qzeros + scales with GPTQ's shapes name it; the "
+                           "bits from qzeros' width, the group from the scales' rows, v1 as vLLM assumes",
+                           ok));
+  const std::string c_desc = gptq_config(4, "16", true, "gptq");
+  out->push_back(make_case("gptq-desc-act", gptq_model(4, 16, true, true), c_desc.c_str(), "", "",
+                           "desc_act: g_idx in activation order (not input / group), honoured", ok));
+  const std::string c_v2 = gptq_config(8, "32", false, "gptq_v2");
+  out->push_back(make_case("gptq-8bit-v2", gptq_model(8, 32, false, false), c_v2.c_str(), "", "",
+                           "8-bit g32, checkpoint_format gptq_v2 (zero points stored as they are)", ok));
+  const std::string c_2 = gptq_config(2, "32", false, "gptq");
+  out->push_back(make_case("gptq-2bit", gptq_model(2, 32, false, true), c_2.c_str(), "", "", "2-bit g32, v1", ok));
+  const std::string c_4 = gptq_config(4, "32", false, "gptq");
+  out->push_back(make_case("gptq-v1-zero-spill", gptq_model(4, 32, false, true, true), c_4.c_str(), "", "",
+                           "v1 with a zero point of 0: stored as -1, its ones spill into the 7 lanes above it; decoded "
+                           "as vLLM reads the lanes (each 15 + 1 = 16)",
+                           ok));
+  // Malformed neighbours.
+  out->push_back(make_case("gptq-qweight-rows",
+                           replaced(gptq_model(4, 32, false, true), RawTensor{D + ".qweight", "I32", {6, 32}, std::vector<uint8_t>(768, 0x11)}),
+                           c_4.c_str(), D + ".qweight", "",
+                           "qweight of 6 rows where g_idx's 64 inputs at 4 bits need 64 * 4 / 32 = 8",
+                           "ConventionCompanionShape"));
+  out->push_back(make_case("gptq-scales-shape",
+                           replaced(gptq_model(4, 32, false, true), RawTensor{D + ".scales", "F16", {3, 32}, std::vector<uint8_t>(192, 0x30)}),
+                           c_4.c_str(), D + ".scales", "",
+                           "scales of 3 group rows where 64 inputs in groups of 32 have 2",
+                           "ConventionCompanionShape"));
+  out->push_back(make_case("gptq-qzeros-shape",
+                           replaced(gptq_model(4, 32, false, true), RawTensor{D + ".qzeros", "I32", {2, 1}, std::vector<uint8_t>(8, 0x77)}),
+                           c_4.c_str(), D + ".qzeros", "",
+                           "qzeros of 1 word a group where 32 outputs at 4 bits need 4",
+                           "ConventionCompanionShape"));
+  const std::string c_3 = gptq_config(3, "32", false, "gptq");
+  out->push_back(make_case("gptq-3bit", gptq_model(4, 32, false, true), c_3.c_str(), D + ".qweight", "",
+                           "bits 3 (words that straddle): not decoded yet, refused with its bits",
+                           "ConventionBitsNotAllowed"));
+  {
+    static const char kWhy[] = "gptq (quant_method): no <m>.qweight with its <m>.qzeros and <m>.scales";
+    out->push_back(make_case("gptq-config-no-tensors",
+                             {f16_tensor(L + "mlp.up_proj.weight", "F16", {4, 8}), f16_tensor(L + "input_layernorm.weight", "F16", {8})},
+                             c_4.c_str(), L + "input_layernorm.weight", kWhy,
+                             "config.json names gptq over F16 tensors (a dequantized copy): its tensors are absent",
+                             "QuantizationTensorsAbsent"));
+  }
+}
+
 // Older repos keep the method beside the model, not in config.json (vLLM gptq.py / awq.py
 // get_config_filenames): AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json, read
 // when the tensor names show a scheme and config.json names none; refused by name, the method
@@ -420,10 +491,10 @@ const char kQuantizeConfig[] =
 const char kAwqQuantConfig[] = "{\n  \"zero_point\": true,\n  \"q_group_size\": 128,\n  \"w_bit\": 4,\n  \"version\": \"GEMM\"\n}";
 
 void add_other_config_refusals(std::vector<HubCase>* out) {
-  HubCase g = make_case("gptq-quantize-config", gptq_tensors(), nullptr, L + "mlp.down_proj.qweight",
-                        "gptq (quantize_config.json)",
+  HubCase g = make_case("gptq-quantize-config", gptq_tensors(), nullptr, "", "",
                         "GPTQ without a quantization_config in config.json; AutoGPTQ's quantize_config.json beside it names "
-                        "the method");
+                        "the method (bits 4, group_size 128: one group of 64 inputs), decoded",
+                        "Ok");
   g.files.push_back({"quantize_config.json", bytes_of(kQuantizeConfig)});
   out->push_back(g);
   HubCase a = make_case("awq-quant-config", gptq_tensors(), nullptr, L + "mlp.down_proj.qweight", "awq (quant_config.json)",
@@ -445,6 +516,15 @@ void add_fp4_decoded(std::vector<SampleFile>* out) {
   out->push_back({"hub/modelopt-nvfp4/config.json", bytes_of(kModelOptConfig)});
   out->push_back({"hub/modelopt-nvfp4/hf_quant_config.json", bytes_of(kModelOptHfQuantConfig)});
   model("modelopt-nvfp4-no-config", modelopt_tensors());
+  // GPTQ whose g_idx names a third group of two: the header is GPTQ's, the data is not
+  // (QuantGroupIndexOutOfRange when the weight decodes, at the value's byte).
+  {
+    std::vector<RawTensor> t = gptq_model(4, 32, false, true);
+    for (RawTensor& x : t)
+      if (x.name == L + "mlp.down_proj.g_idx") x.data[4 * 40] = 2;
+    model("gptq-g-idx-range", t);
+    out->push_back({"hub/gptq-g-idx-range/config.json", bytes_of(gptq_config(4, "32", false, "gptq"))});
+  }
   // ModelOpt's own file alone (no config.json): hf_quant_config.json names modelopt NVFP4.
   model("modelopt-nvfp4-hf-quant-config", modelopt_tensors());
   out->push_back({"hub/modelopt-nvfp4-hf-quant-config/hf_quant_config.json", bytes_of(kModelOptHfQuantConfig)});
@@ -673,13 +753,7 @@ std::vector<HubCase> hub_cases() {
   // The tensor named when config.json names the method: the first (in header order) of a scheme
   // the names show. Header order: dtype descending, then name (F32 scales before F8 weights).
   add_fp8_cases(&out);
-  out.push_back(make_case("gptq", gptq_tensors(), kGptqConfig, L + "mlp.down_proj.qweight",
-                          "gptq (config.json quant_method)",
-                          "GPTQ 4-bit (qweight, qzeros, scales, g_idx; group_size -1): was taken for MLX and "
-                          "blamed as ConventionOrphanCompanion"));
-  out.push_back(make_case("gptq-no-config", gptq_tensors(), nullptr, L + "mlp.down_proj.qweight",
-                          "gptq or awq, by their companion names (.qweight + .qzeros)",
-                          "gptq without config.json: qweight + qzeros name the scheme"));
+  add_gptq_cases(&out);
   {
     // A quant_method transformers does not know, over plain tensors: refused all the same; the
     // tensor named is the first in the header.

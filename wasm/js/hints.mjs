@@ -156,6 +156,7 @@ export const HINTS = Object.freeze({
   GgufSplitMissing: 'Put every split of the model beside the first (llama.cpp finds them by name), or pick all of them.',
   QuantizationUnsupported: "weightstream does not decode this quantization yet: read as plain tensors it would give wrong numbers. Use the runtime it was made for, or take the tensors as stored (the JS package's dtype 'raw').",
   QuantizationTensorsAbsent: "config.json says the model is quantized, but its tensors are not: the config belongs to other files (a dequantized copy, or a different download). Put the model's own config.json beside it.",
+  QuantGroupIndexOutOfRange: "The weight's g_idx names a group its scales do not have: the checkpoint is damaged or its tensors come from different exports; download it again.",
 });
 
 // Codes of the JS bindings themselves (not ws::Status values), with their hints.

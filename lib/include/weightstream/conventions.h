@@ -129,6 +129,11 @@ struct LogicalWeight {
   // (group, channel), 0 for one scale (tensor); [1] the group size (0: the whole row).
   uint32_t fp8_block[2] = {};
   DType fp8_dtype = DType::F8_E4M3;
+  // GPTQ (QuantFormat::GptqPacked): the scales' rows (groups) and what a stored zero point adds
+  // (1: checkpoint_format "gptq", v1; 0: "gptq_v2"). Its qzeros are the Biases piece and its
+  // g_idx the GlobalScale piece (gptq_convention.cpp).
+  uint32_t gptq_groups = 0;
+  uint8_t gptq_zero_add = 0;
 
   const TensorRef& ref(PieceRole r) const { return piece[uint32_t(r)]; }
   // A ready spec (its convention adds what is its own, such as Ollama's global-scale rule); the
@@ -204,6 +209,9 @@ class LogicalModel {
   // The Hub's FP8 checkpoints (fp8_convention.cpp): `<p>.weight` F8 + `<p>.weight_scale_inv`
   // (block scales) or `<p>.weight_scale` (per tensor / channel); `config` may be null.
   Status build_fp8(const MlxQuantConfig* config);
+  // GPTQ (gptq_convention.cpp): `<m>.qweight` + `<m>.qzeros` + `<m>.scales` (+ `<m>.g_idx`) is
+  // the weight `<m>`, [out, in]; every other tensor plain. `config` may be null.
+  Status build_gptq(const MlxQuantConfig* config);
   // UQFF, header step (see the top of this file); then feed_uqff() for the scalars' bytes and
   // resolve_uqff(). `offset` is the absolute file offset of data[0] (Event::offset).
   Status build_uqff();
@@ -277,6 +285,7 @@ class LogicalModel {
   Status add_weight(const LogicalWeight& w, bool index = true);  // index: into the weight half of the hash
   Status finish_quantized(LogicalWeight* w);
   Status plain_weight(TensorRef r, LogicalWeight* w) const;
+  Status gptq_shape(TensorRef r, bool dtype_ok, uint64_t rows, uint64_t cols, uint32_t rank);
 
   LogicalWeight* weights_;
   uint32_t capacity_;

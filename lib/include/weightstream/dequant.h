@@ -43,7 +43,9 @@ namespace ws {
   /* Hub FP8 (quant_method "fp8"): F8_E4M3/F8_E5M2 weights times a scale per 2-D block */           \
   X(Fp8Block)                                                                                      \
   /* compressed-tensors pack-quantized: ints packed along a row into I32 words, scales, zero points */ \
-  X(CtPacked)
+  X(CtPacked)                                                                                      \
+  /* GPTQ (AutoGPTQ / GPTQModel qweight, transposed to logical rows): int32 words of 32/bits codes */ \
+  X(GptqPacked)
 
 enum class QuantFormat : uint8_t {
 #define WS_QF_ENUM(name) name,
@@ -140,6 +142,26 @@ struct DequantSpec {
   // down the rows, [ceil(rows / (32 / bits)), row_elems / group], or, with element_dtype I8,
   // unpacked int8 [rows, row_elems / group] (older files). row_elems and group are multiples of
   // 32 / bits.
+
+  // GptqPacked (GPTQ's qweight / qzeros / scales / g_idx; lib/src/kernels/gptq_packed.h): a
+  // logical [rows, row_elems] weight (row_elems = in_features) whose input stream is the
+  // qweight's int32 words in logical-row order — word r of row o is qweight[r][o], the stored
+  // [in * bits / 32, out] matrix read down its column o (the loader transposes the words). Word r
+  // holds the codes of inputs r * (32 / bits) + j in bits j * bits, low first. `bits` 2, 4 or 8;
+  // `scales` [gptq_groups, rows] in scale_dtype (F16, BF16 or F32); `gptq_zeros` the int32
+  // qzeros [gptq_groups, rows * bits / 32], each lane read as an unsigned code plus
+  // gptq_zero_add (1 for checkpoint_format "gptq", 0 for "gptq_v2"); `gptq_g_idx` int32
+  // [row_elems], the group of each input (null: input / group). Value = f32(scale) *
+  // f32(q - zero), one multiplication. A g_idx value outside [0, gptq_groups) is
+  // QuantGroupIndexOutOfRange at its byte (gptq_g_idx_offset), with or without validate.
+  uint32_t gptq_groups = 0;
+  uint32_t gptq_zero_add = 0;
+  const uint8_t* gptq_zeros = nullptr;
+  const uint8_t* gptq_g_idx = nullptr;
+  uint64_t gptq_g_idx_offset = 0;
+  // Set by the Dequantizer (not by callers): g_idx is null or input / group everywhere, so a
+  // run of `group` inputs shares one scale and zero.
+  bool gptq_g_idx_is_groups = false;
 };
 
 class Dequantizer {
@@ -172,6 +194,7 @@ class Dequantizer {
   Status fail(Status s, uint64_t offset);
   Status init_fp8_block(const DequantSpec& spec);
   Status init_ct_packed(const DequantSpec& spec);
+  Status init_gptq(const DequantSpec& spec);
   // Decodes n_blocks whole blocks to dst; *out_bytes = the bytes written (less than n_blocks
   // blocks' output when they end with a padded last block).
   Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst, size_t* out_bytes);

@@ -21,6 +21,11 @@
 
 namespace ws {
 
+// GPTQ (QuantFormat::GptqPacked): the packed qweight is stored [in * bits / 32, out] and decoded
+// as [out, in], down its columns, so both modes hold it whole (its stored bytes; never a decoded
+// copy), and the words pass to the decoder through a buffer of this many bytes.
+constexpr uint64_t kTransposeScratchBytes = 4096;
+
 struct LoadPiece {
   PieceRole role = PieceRole::Packed;
   uint64_t begin = 0, end = 0;  // absolute offsets in the piece's file, [begin, end)

@@ -76,6 +76,9 @@ class MlxQuantConfig {
   uint64_t block_size_offset() const { return block_size_pos_; }
   uint32_t block_size(uint32_t i) const { return block_size_[i < 2 ? i : 0]; }
   bool scale_fmt_ue8m0() const { return scale_fmt_ue8m0_; }
+  // GPTQ (quant_method "gptq"): `checkpoint_format` "gptq_v2" (zero points stored as they are);
+  // false for "gptq" (v1, stored minus one), absent, or anything else.
+  bool gptq_v2() const { return gptq_v2_; }
   // NVIDIA ModelOpt's `quant_algo` in the same section ("NVFP4", "FP8", ...), when it is a string
   // (up to 23 bytes; algo_truncated() when longer). Read whatever the quant_method.
   bool has_algo() const { return has_algo_; }
@@ -169,6 +172,7 @@ class MlxQuantConfig {
   bool has_block_size_ = false;
   bool block_size_bad_ = false;
   bool scale_fmt_ue8m0_ = false;
+  bool gptq_v2_ = false;
   uint32_t block_size_count_ = 0;
   uint32_t block_size_[2] = {};
   uint64_t block_size_pos_ = 0;

@@ -180,6 +180,11 @@ class HeldRegion;
 
 class ModelLoader {
  public:
+  // GptqPacked (GPTQ's qweight, [in * bits / 32, out] int32 words stored, [out, in] logical): the
+  // words are handed to the decoder down the stored columns through a buffer of this many bytes
+  // in the arena, taken when a selected weight needs it (the transposition's scratch besides the
+  // held packed piece).
+  static constexpr size_t kTransposeBytes = size_t(kTransposeScratchBytes);
   // File slots taken at construction; a model of more files gets a larger table once its file
   // count is known (the slots move: hosts keep file numbers, never slot addresses).
   static constexpr uint32_t kInitialFiles = 4;
@@ -428,6 +433,10 @@ class ModelLoader {
   bool route(uint32_t table, const Event& e, ModelEvent* out);
   bool decode_step(ModelEvent* out);
   ModelEvent start_decode(uint32_t w, bool from_held, const WeightPieces& p);
+  // GptqPacked: the decoder reads the stored [rows, cols] int32 words at `base` down its columns;
+  // transpose_refill() gathers the next words into tr_buf_ when the decoder has taken the last.
+  void transpose_begin(uint32_t w, const uint8_t* base);
+  bool transpose_refill();
   ModelEvent finish_weight(uint32_t w);
   ModelEvent stream_end();
   bool prepare_scratch();
@@ -522,6 +531,12 @@ class ModelLoader {
   bool pending_end_ = false;     // WeightEnd (then free) once the kept bytes are decoded
   uint32_t start_weight_ = kNoTensor;  // sequential: route() asks step_stream to start the decoder
   bool start_held_ = false;            // ... on the weight's kept bytes (its last piece came)
+  // GptqPacked's transposition: the held stored words, their geometry, the next word in column
+  // order, and the arena buffer the decoder reads them from (kTransposeBytes; null when no
+  // selected weight needs it).
+  const uint8_t* tr_base_ = nullptr;
+  uint64_t tr_rows_ = 0, tr_cols_ = 0, tr_next_ = 0;
+  uint8_t* tr_buf_ = nullptr;
 
   // Sequential: the held region's state (a HeldRegion, compacting blocks in address order; the
   // type is internal, its size checked where it is constructed).

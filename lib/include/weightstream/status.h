@@ -174,7 +174,9 @@ namespace ws {
      or the companion names say a scheme this reader does not decode (error_detail names it) */    \
   X(QuantizationUnsupported, "the model is quantized with a method this reader does not decode")      \
   /* config.json names a method this reader decodes, but no tensor is quantized with it */         \
-  X(QuantizationTensorsAbsent, "config.json names a quantization method, but no tensor is quantized with it")
+  X(QuantizationTensorsAbsent, "config.json names a quantization method, but no tensor is quantized with it") \
+  /* GPTQ (issue #28): a g_idx entry names a group past the scales' rows (or a negative one) */   \
+  X(QuantGroupIndexOutOfRange, "a g_idx value is not a group of the weight's scales")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

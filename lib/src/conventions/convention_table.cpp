@@ -14,7 +14,8 @@ namespace {
 // By id: the position is the id the descriptor states (checked below).
 const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
                                              &kUqffConvention,  &kFp8Convention, &kMxfp4BlocksConvention,
-                                             &kModelOptNvfp4Convention, &kCompressedTensorsConvention};
+                                             &kModelOptNvfp4Convention, &kCompressedTensorsConvention,
+                                             &kGptqConvention};
 constexpr uint32_t kRowCount = sizeof kRows / sizeof kRows[0];
 
 }  // namespace

@@ -31,6 +31,10 @@ LoadPlan plan_weight(const LogicalModel& m, uint32_t weight, uint64_t chunk) {
   p.packed_before_companion = p.piece_count > 1 && p.pieces[p.piece_count - 1].role != PieceRole::Packed;
   p.sequential_scratch = p.companion_bytes + (p.packed_before_companion ? packed : 0);
   p.seekable_scratch = p.companion_bytes + (packed < chunk ? packed : chunk);
+  if (w.decodable && w.format == QuantFormat::GptqPacked) {  // held whole, decoded down its columns
+    p.sequential_scratch = p.companion_bytes + packed + kTransposeScratchBytes;
+    p.seekable_scratch = p.companion_bytes + packed + kTransposeScratchBytes;
+  }
   for (uint32_t i = 0; i < p.piece_count; ++i)
     if (p.pieces[i].role != PieceRole::Packed) p.schedule[p.schedule_count++] = p.pieces[i];
   for (uint32_t i = 0; i < p.piece_count; ++i)
@@ -74,7 +78,9 @@ ModelPlan plan_model(const LogicalModel& m, uint64_t chunk) {
         held += size;  // a companion, or a packed piece that must wait for one
         if (held > out.sequential_peak) out.sequential_peak = held;
       } else {
-        const uint64_t with_last = held + (PieceRole(role) == PieceRole::Packed ? 0 : size);
+        const bool transposed = w.decodable && w.format == QuantFormat::GptqPacked;
+        const uint64_t with_last =
+            held + (PieceRole(role) == PieceRole::Packed && !transposed ? 0 : size) + (transposed ? kTransposeScratchBytes : 0);
         if (with_last > out.sequential_peak) out.sequential_peak = with_last;
         uint64_t total = 0;
         for (uint32_t k = 0; k < p.piece_count; ++k) total += p.pieces[k].size();

@@ -21,7 +21,7 @@ enum Ctx : uint8_t {
   // and values, and the section's `format` string.
   kCtGroupsKey, kCtGroupKey, kCtGroupValue, kCtWeightsKey, kCtWeightsValue, kCtFormat,
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCtGroups, kCtFormatKey };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCtGroups, kCtFormatKey, kCkptFormat };
 // A compressed-tensors `weights` key (QuantizationArgs' fields read here).
 enum CtKey : uint8_t { kCtOther, kCtNumBits, kCtGroupSize, kCtStrategy, kCtSymmetric, kCtType };
 
@@ -119,6 +119,22 @@ void MlxQuantConfig::defer(Status s, uint64_t at, JsonLexer::Token t, uint8_t ba
 // invalid, with its offset, for the FP8 build to report (block_size_invalid()).
 Status MlxQuantConfig::fp8_value(JsonLexer::Token t) {
   using L = JsonLexer;
+  if (ctx_ == kQuantValue && key_kind_ == kCkptFormat) {
+    // GPTQ's checkpoint_format (GPTQModel quantization/config.py FORMAT: "gptq" = v1, zero
+    // points stored minus one; "gptq_v2" as they are; vLLM gptq.py reads the same key).
+    if (t != L::kStringPiece) {
+      gptq_v2_ = false;
+      skipper_.start();
+      skip_return_ = kQuantKey;
+      ctx_ = kSkip;
+      if (skipper_.feed(t, lexer_)) ctx_ = kQuantKey;
+      return Status::Ok;
+    }
+    if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+    gptq_v2_ = small_is(small_, small_size_, small_overflow_, "gptq_v2");
+    ctx_ = kQuantKey;
+    return Status::Ok;
+  }
   if (ctx_ == kQuantValue && key_kind_ == kScaleFmt) {
     if (t != L::kStringPiece) {  // not a string: not "ue8m0"
       scale_fmt_ue8m0_ = false;
@@ -334,6 +350,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_algo")) return kAlgo;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "config_groups")) return kCtGroups;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "format")) return kCtFormatKey;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "checkpoint_format")) return kCkptFormat;
     return kOther;
   };
   switch (ctx_) {
@@ -420,7 +437,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         ctx_ = kQuantKey;
         return Status::Ok;
       }
-      if (key_kind_ == kBlockSizeKey || key_kind_ == kScaleFmt) return fp8_value(t);
+      if (key_kind_ == kBlockSizeKey || key_kind_ == kScaleFmt || key_kind_ == kCkptFormat) return fp8_value(t);
       if (key_kind_ == kCtGroups) {
         // compressed-tensors' config_groups: an object of groups (anything else is skipped).
         if (t != L::kObjectBegin) {

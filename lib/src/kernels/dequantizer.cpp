@@ -4,6 +4,7 @@
 #include "ct_packed.h"
 #include "fp8_block.h"
 #include "fp_convert.h"
+#include "gptq_packed.h"
 #include "kernel_api.h"
 #if !defined(WS_KERNELS_REFERENCE_ONLY)
 #include "simd128/f16_out.h"
@@ -100,6 +101,50 @@ Status Dequantizer::init_ct_packed(const DequantSpec& spec) {
   return Status::Ok;
 }
 
+// GptqPacked (gptq_packed.h): the geometry from the spec; every g_idx value a group of the scales
+// (always: a group past them would read past the companions), and, with `validate`, every
+// scale finite — checked once here.
+Status Dequantizer::init_gptq(const DequantSpec& spec) {
+  const uint32_t sb = kernels::fp8_scale_bytes(spec.scale_dtype);
+  const bool bits_ok = spec.bits == 2 || spec.bits == 4 || spec.bits == 8;
+  const bool dtype_ok = spec.scale_dtype == DType::F16 || spec.scale_dtype == DType::BF16 || spec.scale_dtype == DType::F32;
+  if (!bits_ok || !dtype_ok || !spec.scales || !spec.gptq_zeros || spec.row_elems == 0 || spec.gptq_groups == 0 ||
+      (!spec.gptq_g_idx && spec.group == 0) || spec.gptq_zero_add > 1 || spec.elements % spec.row_elems != 0)
+    return fail(Status::InvalidQuantParams, spec.input_offset);
+  const uint32_t per = 32 / spec.bits;
+  const uint64_t rows = spec.elements / spec.row_elems;
+  // Rows hold whole words; qzeros pack the rows (output features) in whole words too.
+  if (spec.row_elems % per != 0 || rows % per != 0) return fail(Status::InvalidQuantParams, spec.input_offset);
+  block_elems_ = per;
+  block_bytes_ = 4;
+  bool groups = true;
+  if (spec.gptq_g_idx) {
+    for (uint64_t i = 0; i < spec.row_elems; ++i) {
+      const uint32_t g = kernels::gptq_le32(spec.gptq_g_idx + 4 * i);
+      if (g >= spec.gptq_groups) return fail(Status::QuantGroupIndexOutOfRange, spec.gptq_g_idx_offset + 4 * i);
+      if (spec.group == 0 || g != i / spec.group) groups = false;
+    }
+  } else if ((spec.row_elems + spec.group - 1) / spec.group > spec.gptq_groups) {
+    return fail(Status::InvalidQuantParams, spec.input_offset);
+  }
+  spec_.gptq_g_idx_is_groups = groups;
+  if (!spec.validate) return Status::Ok;
+  const uint64_t n = uint64_t(spec.gptq_groups) * rows;
+  for (uint64_t i = 0; i < n; ++i) {
+    bool bad;
+    if (sb == 2) {
+      const uint16_t h = uint16_t(spec.scales[2 * i] | spec.scales[2 * i + 1] << 8);
+      bad = spec.scale_dtype == DType::F16 ? !fp16_is_finite(h) : (h & 0x7F80) == 0x7F80;
+    } else {
+      uint32_t u;
+      memcpy(&u, spec.scales + 4 * i, 4);
+      bad = (u & 0x7F800000u) == 0x7F800000u;
+    }
+    if (bad) return fail(Status::InvalidBlockData, spec.scales_offset + i * sb);
+  }
+  return Status::Ok;
+}
+
 Status Dequantizer::init(const DequantSpec& spec) {
   *this = Dequantizer();
   spec_ = spec;
@@ -148,6 +193,9 @@ Status Dequantizer::init(const DequantSpec& spec) {
     case QuantFormat::CtPacked:
       if (init_ct_packed(spec) != Status::Ok) return error_.code;
       break;
+    case QuantFormat::GptqPacked:
+      if (init_gptq(spec) != Status::Ok) return error_.code;
+      break;
     default:
       break;
   }
@@ -177,9 +225,9 @@ Status Dequantizer::init(const DequantSpec& spec) {
   if (!k) return fail(Status::UnsupportedFormat, spec.input_offset);
   kernel_ = reinterpret_cast<void (*)()>(k);  // cast back to BlockKernel before the call
 
-  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid and CtPacked's scales: above).
+  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid and CtPacked's and GptqPacked's scales: above).
   if (spec.validate && e.info.companion && spec.format != QuantFormat::Fp8Block &&
-      spec.format != QuantFormat::CtPacked) {
+      spec.format != QuantFormat::CtPacked && spec.format != QuantFormat::GptqPacked) {
     for (uint64_t g = 0; g < blocks; ++g) {
       bool bad;
       uint32_t sb = 1;

@@ -111,6 +111,9 @@ struct ModelLoader::WeightPieces {
   // Sequential: the weight's block holds every companion and, when it cannot stream through
   // (a companion comes after it, or I2_S), the packed piece; off[k] is piece k's place in it.
   bool packed_held = false;
+  // GptqPacked, decoding: the packed piece is held whole (sequential: in the block; seekable: in
+  // the scratch, after the companions) and handed to the decoder down its columns (transpose_*).
+  bool transposed = false;
   uint64_t off[4] = {};
   uint64_t block = 0;
   // Seekable decode: the companions' scratch (I2_S: its 4-byte scale) and their places in it.

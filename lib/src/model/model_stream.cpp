@@ -156,14 +156,17 @@ void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
   const uint64_t packed_bytes = p.end[p.packed] - p.begin[p.packed];
   p.i2s = !model_ && lw.decodable && lw.format == QuantFormat::I2_S;
   p.input_bytes = p.i2s ? lw.elements / 4 : packed_bytes;
-  p.packed_held = p.i2s || (p.n > 1 && p.role[p.n - 1] != PieceRole::Packed);
+  // GPTQ's packed words are decoded down the stored columns: the piece is held whole, in both
+  // modes (the first logical row needs a word of every stored row).
+  p.transposed = opt_.mode == ModelLoadMode::Decode && lw.decodable && lw.format == QuantFormat::GptqPacked && !passes_stored(w);
+  p.packed_held = p.i2s || p.transposed || (p.n > 1 && p.role[p.n - 1] != PieceRole::Packed);
   for (uint32_t k = 0; k < p.n; ++k) {
     const uint64_t size = round8_64(p.end[k] - p.begin[k]);
     if (p.role[k] != PieceRole::Packed || p.packed_held) {
       p.off[k] = p.block;
       p.block += size;
     }
-    if (p.role[k] != PieceRole::Packed) {
+    if (p.role[k] != PieceRole::Packed || p.transposed) {
       p.scratch_off[k] = p.companions;
       p.companions += size;
     }
@@ -311,7 +314,13 @@ bool ModelLoader::prepare_scratch() {
     blocks_need = sizeof(HeldBlock) * (blocks + 1) + 8;
     map_need = sizeof(uint32_t) * (size_t(n) + 1) + 8;
   }
-  const size_t need = out_need + scratch_need + held_need + blocks_need + map_need;
+  // GptqPacked's transposition buffer, when a selected weight decodes through it.
+  size_t tr_need = 0;
+  if (decode)
+    for (uint32_t w = 0; w < n && !tr_need; ++w)
+      if (selected(w) && weight(w).decodable && weight(w).format == QuantFormat::GptqPacked && !passes_stored(w))
+        tr_need = kTransposeBytes + 16;
+  const size_t need = out_need + scratch_need + held_need + blocks_need + map_need + tr_need;
   if (need > size_t(hi_ - lo_)) {
     fail_arena(need, kNoFile);
     return false;
@@ -325,6 +334,7 @@ bool ModelLoader::prepare_scratch() {
       out_cap_ = opt_.out_size;
     }
   }
+  if (tr_need) tr_buf_ = static_cast<uint8_t*>(take_low(kTransposeBytes, 16));
   if (scratch_need) {
     scratch_ = static_cast<uint8_t*>(take_low(scratch_need, 8));
     scratch_cap_ = scratch_need;
@@ -360,8 +370,16 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
         spec.scales = at;
         spec.scales_offset = p.begin[k];
         break;
-      case PieceRole::Biases: spec.biases = at; break;
+      case PieceRole::Biases:
+        spec.biases = at;
+        if (lw.format == QuantFormat::GptqPacked) spec.gptq_zeros = at;  // qzeros
+        break;
       case PieceRole::GlobalScale:
+        if (lw.format == QuantFormat::GptqPacked) {  // g_idx
+          spec.gptq_g_idx = at;
+          spec.gptq_g_idx_offset = p.begin[k];
+          break;
+        }
         spec.has_global_scale = true;
         spec.global_scale = f32le(at);
         spec.global_scale_offset = p.begin[k];
@@ -386,6 +404,41 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
   dec_src_ = nullptr;
   dec_left_ = 0;
   return weight_event(ModelEventType::WeightBegin, w);
+}
+
+// GptqPacked: the decoder's input is the stored [rows, cols] words read down each column (a
+// logical row); they are gathered from the held piece into tr_buf_, kTransposeBytes at a time.
+void ModelLoader::transpose_begin(uint32_t w, const uint8_t* base) {
+  const LogicalWeight& lw = weight(w);
+  tr_base_ = base;
+  tr_cols_ = lw.shape[0];
+  tr_rows_ = lw.params.bits ? lw.shape[1] * lw.params.bits / 32 : 0;
+  tr_next_ = 0;
+  dec_src_ = nullptr;
+  dec_left_ = 0;
+}
+
+bool ModelLoader::transpose_refill() {
+  if (!tr_base_ || dec_left_ != 0 || !tr_buf_) return dec_left_ != 0;
+  const uint64_t total = tr_rows_ * tr_cols_;
+  if (tr_next_ >= total) {
+    tr_base_ = nullptr;
+    return false;
+  }
+  uint64_t n = total - tr_next_;
+  if (n > kTransposeBytes / 4) n = kTransposeBytes / 4;
+  uint64_t col = tr_next_ / tr_rows_, row = tr_next_ % tr_rows_;
+  for (uint64_t k = 0; k < n; ++k) {
+    memcpy(tr_buf_ + 4 * k, tr_base_ + 4 * (row * tr_cols_ + col), 4);
+    if (++row == tr_rows_) {
+      row = 0;
+      ++col;
+    }
+  }
+  tr_next_ += n;
+  dec_src_ = tr_buf_;
+  dec_left_ = size_t(4 * n);
+  return true;
 }
 
 // One decoder call over the bytes at hand: a WeightData piece, or nothing yet (a partial block).
@@ -441,7 +494,7 @@ ModelEvent ModelLoader::finish_weight(uint32_t w) {
 
 ModelEvent ModelLoader::step_seek() {
   for (;;) {
-    if (decoding_ && dec_left_ > 0) {
+    if (decoding_ && (dec_left_ > 0 || transpose_refill())) {
       ModelEvent e;
       if (decode_step(&e)) return e;
       continue;
@@ -462,6 +515,15 @@ ModelEvent ModelLoader::step_seek() {
     // decoder takes; I2_S: its scale from the tail first).
     const uint32_t extra = !raw && p.i2s ? 1 : 0;
     const uint32_t count = p.n + extra;
+    // GptqPacked: every piece, the packed one too, is read into the scratch first; then the
+    // decoder starts on the held words (transpose_refill feeds it above).
+    const bool transposed = !raw && p.transposed;
+    if (sub_ >= count && transposed && !weight_begun_) {
+      weight_begun_ = true;
+      ModelEvent e = start_decode(cur_, false, p);
+      if (e.type != ModelEventType::Error) transpose_begin(cur_, scratch_ + p.scratch_off[p.packed]);
+      return e;
+    }
     if (sub_ >= count) {
       const uint32_t w = cur_;
       ++cur_;
@@ -501,7 +563,7 @@ ModelEvent ModelLoader::step_seek() {
         weight_begun_ = true;
         return weight_event(ModelEventType::WeightBegin, cur_);
       }
-      if (packed) {
+      if (packed && !transposed) {
         weight_begun_ = true;
         return start_decode(cur_, false, p);
       }
@@ -522,7 +584,7 @@ ModelEvent ModelLoader::step_seek() {
         e.size = answer_size_;
         return e;
       }
-      if (packed) {
+      if (packed && !transposed) {
         dec_src_ = answer_data_;
         dec_left_ = answer_size_;
       } else {
@@ -557,13 +619,17 @@ ModelEvent ModelLoader::step_stream() {
       out = start_decode(w, true, cur_pieces());
       if (out.type != ModelEventType::Error && start_held_) {
         // Its kept packed bytes are decoded now, then the weight ends.
-        dec_src_ = held().of(w) + cur_pieces().off[cur_pieces().packed];
-        dec_left_ = size_t(cur_pieces().input_bytes);
+        if (cur_pieces().transposed) {
+          transpose_begin(w, held().of(w) + cur_pieces().off[cur_pieces().packed]);
+        } else {
+          dec_src_ = held().of(w) + cur_pieces().off[cur_pieces().packed];
+          dec_left_ = size_t(cur_pieces().input_bytes);
+        }
         pending_end_ = true;
       }
       return out;
     }
-    if (decoding_ && dec_left_ > 0) {
+    if (decoding_ && (dec_left_ > 0 || transpose_refill())) {
       if (decode_step(&out)) return out;
       continue;
     }

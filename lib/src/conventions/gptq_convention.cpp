@@ -1,0 +1,213 @@
+// weightstream — GPTQ checkpoints (quant_method "gptq"; AutoGPTQ, GPTQModel, optimum exports):
+// `<m>.qweight` + `<m>.qzeros` + `<m>.scales` (+ `<m>.g_idx`) are the weight `<m>`, [out, in].
+//
+// Sources (facts, not code):
+// - The layout: AutoGPTQ auto_gptq/nn_modules/qlinear/qlinear_cuda_old.py QuantLinear (buffers
+//   qweight int32 [in * bits / 32, out], qzeros int32 [ceil(in / group), out * bits / 32],
+//   scales float16 [ceil(in / group), out], g_idx int32 [in]; group_size -1 = in) and its `pack`;
+//   GPTQModel gptqmodel/nn_modules/qlinear/__init__.py PackableQuantLinear (the same buffers and
+//   pack); `checkpoint_format` "gptq" (v1: zero points stored minus one) or "gptq_v2"
+//   (gptqmodel/quantization/config.py FORMAT). The packing and the values: lib/src/kernels/gptq_packed.h.
+// - The reader: vLLM model_executor/layers/quantization/gptq.py GPTQConfig (bits, group_size,
+//   desc_act, checkpoint_format; quantize_config.json) and GPTQLinearMethod.create_weights (the
+//   same shapes, qweight packed along the input dimension).
+// - Orientation: the logical weight is [out, in] (torch.nn.Linear's weight, what
+//   dequantize_weight().T gives in GPTQModel's TorchQuantLinear); the stored qweight is [in, out]
+//   packed, so the loader hands the decoder qweight's words down its columns (model_stream.cpp).
+// - Bits 2, 4 and 8 (3-bit words straddle: not yet); without a config the bits follow from
+//   qzeros' width (out * bits / 32) and the format is v1, vLLM's default.
+// - The logical weight is named `<m>` (the module): `<m>.weight`, the parameter's name, is no
+//   string of the header, and LogicalWeight names are views into it.
+#include "convention_descriptor.h"
+#include "name_match.h"
+#include "weightstream/mlx_config.h"
+
+namespace ws {
+
+using namespace conv;
+
+namespace {
+
+constexpr Convention kGptqId{8};
+
+// The first `.qweight`'s own shape tells GPTQ ([in * bits / 32, out]: its columns are its scales'
+// columns) from AWQ ([in, out * bits / 32]).
+bool gptq_shapes(const LogicalModel& m) {
+  for (uint32_t t = 0; t < m.table_count(); ++t)
+    for (uint32_t i = 0; i < m.table(t).count(); ++i) {
+      const StrView name = m.table(t).get(i).name;
+      size_t base = 0;
+      if (!ends_with(name, ".qweight", &base)) continue;
+      for (uint32_t u = 0; u < m.table_count(); ++u)
+        for (uint32_t j = 0; j < m.table(u).count(); ++j) {
+          const TensorInfo s = m.table(u).get(j);
+          if (!equals_concat(s.name, name.data, base, ".scales")) continue;
+          const TensorInfo q = m.table(t).get(i);
+          uint64_t qs[2], ss[2];
+          return q.rank == 2 && s.rank == 2 && q.copy_shape(qs, 2) == 2 && s.copy_shape(ss, 2) == 2 && qs[1] == ss[1];
+        }
+      return false;
+    }
+  return false;
+}
+
+// config.json (or quantize_config.json) names gptq; else (no quant_method) the names `.qweight`,
+// `.qzeros` and `.scales` with GPTQ's shapes.
+bool gptq_claims(const LogicalModel& m, const MlxQuantConfig* config) {
+  if (config && config->has_method()) return method_is(config, "gptq");
+  return any_name_ends(m, ".qweight") && any_name_ends(m, ".qzeros") && any_name_ends(m, ".scales") && gptq_shapes(m);
+}
+
+Status gptq_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_gptq(config); }
+
+void gptq_spec(const LogicalWeight& w, DequantSpec* s) {
+  if (w.format != QuantFormat::GptqPacked) return;
+  s->row_elems = w.shape[1];
+  s->gptq_groups = w.gptq_groups;
+  s->gptq_zero_add = w.gptq_zero_add;
+}
+
+uint32_t gptq_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
+  if (w.format != QuantFormat::GptqPacked) return 0;
+  uint32_t n = put_parameter(out, cap, 0, "method", "gptq");
+  n = put_parameter(out, cap, n, "bits", nullptr, w.params.bits);
+  n = put_parameter(out, cap, n, "group", nullptr, w.params.group);
+  n = put_parameter(out, cap, n, "checkpoint_format", w.gptq_zero_add ? "gptq" : "gptq_v2");
+  n = put_parameter(out, cap, n, "g_idx", w.ref(PieceRole::GlobalScale).present() ? "stored" : "none");
+  return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
+}
+
+// The weight `<m>` owns `<m>.qweight` (packed), `<m>.scales`, `<m>.qzeros` (the Biases piece)
+// and `<m>.g_idx` (the GlobalScale piece: the roles are shared by every convention).
+const CompanionName kGptqCompanions[] = {
+    {".qweight", "", false}, {".qzeros", "", false}, {".scales", "", false}, {".g_idx", "", false}};
+
+}  // namespace
+
+const ConventionDescriptor kGptqConvention = {
+    "gptq", kGptqId, false, /*rank*/ 8, kNoEntry, nullptr, ConfigRole::Ignored,
+    /*data_scalars*/ false, kGptqCompanions, 4, gptq_build, gptq_spec, gptq_parameters, gptq_claims};
+
+// A companion's shape check: [rows, cols] of `dtype` (any of `dtypes` when several are allowed).
+Status LogicalModel::gptq_shape(TensorRef r, bool dtype_ok, uint64_t rows, uint64_t cols, uint32_t rank) {
+  const TensorInfo c = tensor(r);
+  uint64_t s[2] = {};
+  if (!dtype_ok || c.rank != rank) return fail(Status::ConventionCompanionShape, r, c.name);
+  c.copy_shape(s, 2);
+  const uint64_t want[2] = {rows, cols};
+  for (uint32_t d = 0; d < rank; ++d)
+    if (s[d] != want[d]) {
+      fail(Status::ConventionCompanionShape, r, c.name);
+      error_.set_found(s[d]);
+      error_.set_expected(want[d]);
+      return error_.code;
+    }
+  return Status::Ok;
+}
+
+Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
+  if (build_index(false) != Status::Ok) return error_.code;
+  const bool named = method_is(config, "gptq");
+  const uint32_t stated_bits = named ? config->defaults().bits : 0;
+  const uint32_t stated_group = named ? config->defaults().group : 0;  // 0: -1 or not stated
+  const uint8_t zero_add = named && config->gptq_v2() ? 0 : 1;
+  bool any = false;
+  for (uint32_t t = 0; t < table_count_; ++t) {
+    const TensorTable& tab = *tables_[t].table;
+    for (uint32_t i = 0; i < tab.count(); ++i) {
+      const TensorRef r{t, i};
+      const StrView name = tab.get(i).name;
+      size_t base = 0;
+      if (ends_with(name, ".qzeros", &base) || ends_with(name, ".scales", &base) || ends_with(name, ".g_idx", &base)) {
+        if (!find_concat(name.data, base, ".qweight").present()) return fail(Status::ConventionOrphanCompanion, r, name);
+        continue;  // read with its qweight
+      }
+      LogicalWeight w;
+      plain_weight(r, &w);
+      if (!ends_with(name, ".qweight", &base)) {
+        if (add_weight(w) != Status::Ok) return error_.code;
+        continue;
+      }
+      const TensorRef zr = find_concat(name.data, base, ".qzeros"), sr = find_concat(name.data, base, ".scales");
+      const TensorRef gr = find_concat(name.data, base, ".g_idx");
+      if (!zr.present() || !sr.present()) return fail(Status::ConventionMissingCompanion, r, name);
+      // The weight's name `<m>` must not be a tensor's too.
+      if (find_tensor(name.data, base).present()) return fail(Status::DuplicateTensorName, r, name);
+      // qweight int32 [in * bits / 32, out]: out is its columns.
+      const TensorInfo q = tensor(r), s = tensor(sr), z = tensor(zr);
+      uint64_t qs[2] = {}, ss[2] = {}, zs[2] = {};
+      if ((q.dtype() != DType::I32 && q.dtype() != DType::U32) || q.rank != 2) return fail(Status::ConventionCompanionShape, r, name);
+      q.copy_shape(qs, 2);
+      if (!is_float_scale(s.dtype()) || s.rank != 2) return fail(Status::ConventionCompanionShape, sr, s.name);
+      s.copy_shape(ss, 2);
+      const uint64_t out = qs[1];
+      // Bits: stated, else from qzeros' width (out * bits / 32 words a group).
+      uint32_t bits = stated_bits;
+      if (bits == 0) {
+        if (z.rank == 2 && out != 0) {
+          z.copy_shape(zs, 2);
+          if ((zs[1] * 32) % out == 0) bits = uint32_t((zs[1] * 32) / out);
+        }
+        if (bits == 0) return fail(Status::ConventionUnknownParams, zr, z.name);
+      }
+      if (bits != 2 && bits != 4 && bits != 8) {
+        fail(Status::ConventionBitsNotAllowed, r, name);
+        error_.set_found(bits);
+        return error_.code;
+      }
+      const uint32_t per = 32 / bits;
+      if (out % per != 0) return fail(Status::ConventionCompanionShape, r, name);  // qzeros pack the outputs
+      // in: qweight's rows * 32 / bits; g_idx, when stored, has one entry an input.
+      uint64_t in = 0;
+      if (__builtin_mul_overflow(qs[0], uint64_t(per), &in)) return fail(Status::ShapeOverflow, r, name);
+      if (gr.present()) {
+        const TensorInfo g = tensor(gr);
+        uint64_t gs[2] = {};
+        if (g.dtype() != DType::I32 || g.rank != 1) return fail(Status::ConventionCompanionShape, gr, g.name);
+        g.copy_shape(gs, 1);
+        if (gs[0] != in) {
+          fail(Status::ConventionCompanionShape, r, name);
+          error_.set_found(qs[0]);
+          error_.set_expected(gs[0] / per);
+          return error_.code;
+        }
+      }
+      // The groups: ceil(in / group) for a stated group_size (AutoGPTQ's QuantLinear buffers),
+      // else the scales' rows (one: group_size -1).
+      const uint64_t groups = stated_group ? (in + stated_group - 1) / stated_group : ss[0];
+      if (groups == 0 || groups > 0xFFFFFFFFu) return fail(Status::ConventionCompanionShape, sr, s.name);
+      if (gptq_shape(sr, true, groups, out, 2) != Status::Ok) return error_.code;
+      if (gptq_shape(zr, z.dtype() == DType::I32 || z.dtype() == DType::U32, groups, out / per, 2) != Status::Ok)
+        return error_.code;
+      uint64_t group = stated_group;
+      if (group == 0) group = groups == 1 ? in : (in % groups == 0 ? in / groups : 0);
+      if (group == 0) return fail(Status::ConventionGroupNotDividing, sr, s.name);
+      w.name = StrView{name.data, base};
+      w.convention = kGptqId;
+      w.params = QuantParams{QuantMode::Affine, bits, uint32_t(group > 0xFFFFFFFFu ? 0 : group)};
+      w.piece[uint32_t(PieceRole::Scales)] = sr;
+      w.piece[uint32_t(PieceRole::Biases)] = zr;
+      if (gr.present()) w.piece[uint32_t(PieceRole::GlobalScale)] = gr;
+      w.format = QuantFormat::GptqPacked;
+      w.decodable = true;
+      w.scale_dtype = s.dtype();
+      w.gptq_groups = uint32_t(groups);
+      w.gptq_zero_add = zero_add;
+      w.rank = 2;
+      w.shape[0] = out;
+      w.shape[1] = in;
+      if (__builtin_mul_overflow(out, in, &w.elements)) return fail(Status::ShapeOverflow, r, name);
+      if (add_weight(w) != Status::Ok) return error_.code;
+      any = true;
+    }
+  }
+  if (named && !any) {
+    TensorRef at;
+    if (table_count_ && tables_[0].table->count()) at = TensorRef{0, 0};
+    static const char kWhy[] = "gptq (quant_method): no <m>.qweight with its <m>.qzeros and <m>.scales";
+    return refuse(Status::QuantizationTensorsAbsent, at, kWhy, sizeof kWhy - 1, nullptr);
+  }
+  return Status::Ok;
+}
+
+}  // namespace ws

@@ -1,0 +1,111 @@
+// GPTQ checkpoints (issue #28): the committed fixtures of tests/data/conventions/hub/gptq*
+// (ws-make-samples, laid out as AutoGPTQ's / GPTQModel's `pack`) decode to [out, in] with the
+// values computed here from the stored integers as vLLM reads them (zero lane + 1 for v1; value
+// scale[g][o] * (q - zero), g = g_idx[i]), f32 and f16, from a path and from 1- and 7-byte streams;
+// inspect() shows the convention and the parameters the library presents.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ws, repo, streamOf, decodeAll } from './helpers.mjs';
+
+const hub = join(repo, 'tests', 'data', 'conventions', 'hub');
+const L = 'model.layers.0.';
+const MODULES = [`${L}mlp.down_proj`, `${L}self_attn.q_proj`];
+
+function tensorOf(file, name) {
+  const n = Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true));
+  const h = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + n)));
+  const [a, b] = h[name].data_offsets;
+  const bytes = file.subarray(8 + n + a, 8 + n + b);
+  return { shape: h[name].shape, dv: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+}
+function f16ToF32(h) {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, m = h & 1023;
+  return e === 0 ? s * m * 2 ** -24 : s * (1 + m / 1024) * 2 ** (e - 15);
+}
+// The weight [out, in] from qweight [in * bits / 32, out], qzeros, scales and g_idx.
+function gptqValues(file, m, bits, v1) {
+  const qw = tensorOf(file, `${m}.qweight`), qz = tensorOf(file, `${m}.qzeros`);
+  const sc = tensorOf(file, `${m}.scales`), gi = tensorOf(file, `${m}.g_idx`);
+  const per = 32 / bits, mask = (1 << bits) - 1, out = qw.shape[1], inn = qw.shape[0] * per, zc = qz.shape[1];
+  const v = new Float32Array(out * inn);
+  for (let o = 0; o < out; o++)
+    for (let i = 0; i < inn; i++) {
+      const g = gi.dv.getInt32(4 * i, true);
+      const q = (qw.dv.getUint32(4 * (Math.floor(i / per) * out + o), true) >>> (bits * (i % per))) & mask;
+      const z = ((qz.dv.getUint32(4 * (g * zc + Math.floor(o / per)), true) >>> (bits * (o % per))) & mask) + (v1 ? 1 : 0);
+      v[o * inn + i] = Math.fround(f16ToF32(sc.dv.getUint16(2 * (g * out + o), true)) * (q - z));
+    }
+  return v;
+}
+function f16Of(v) {  // f32 -> binary16, round to nearest even (finite values, no subnormal results here)
+  const f = new Float32Array([v]), u = new Uint32Array(f.buffer)[0];
+  const sign = (u >>> 16) & 0x8000, a = u & 0x7fffffff;
+  if (a < 0x38800000) {
+    if (a < 0x33000000) return sign;
+    const e = a >>> 23, m = (a & 0x7fffff) | 0x800000, shift = 126 - e;
+    let q = m >>> shift;
+    const rem = m & ((1 << shift) - 1), half = 1 << (shift - 1);
+    if (rem > half || (rem === half && (q & 1))) q++;
+    return sign | q;
+  }
+  const r = a - 0x38000000;
+  let q = r >>> 13;
+  const rem = r & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && (q & 1))) q++;
+  return sign | q;
+}
+
+const CASES = [
+  ['gptq', 4, true], ['gptq-no-config', 4, true], ['gptq-desc-act', 4, true], ['gptq-8bit-v2', 8, false],
+  ['gptq-2bit', 2, true], ['gptq-v1-zero-spill', 4, true],
+];
+
+test('GPTQ: values are vLLM\'s reading of the packed integers, [out, in], f32 and f16, path and streams', async () => {
+  for (const [dir, bits, v1] of CASES) {
+    const d = join(hub, dir), file = join(d, 'model.safetensors');
+    const extra = existsSync(join(d, 'config.json')) ? { quantization: JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) } : {};
+    const bytes = new Uint8Array(readFileSync(file));
+    const want = Object.fromEntries(MODULES.map((m) => [m, gptqValues(bytes, m, bits, v1)]));
+    for (const source of [() => file, () => streamOf(bytes, 7), () => streamOf(bytes, 1)]) {
+      const f32 = await decodeAll(source(), { dtype: 'f32', ...extra });
+      const f16 = await decodeAll(source(), { dtype: 'f16', ...extra });
+      for (const m of MODULES) {
+        const w = f32.get(m);
+        assert.ok(w, `${dir}: ${m} decoded`);
+        assert.equal(w.t.quant.convention, 'gptq', dir);
+        assert.deepEqual(new Uint32Array(w.bytes.buffer.slice(w.bytes.byteOffset, w.bytes.byteOffset + w.bytes.byteLength)),
+          new Uint32Array(want[m].buffer), `${dir} ${m} f32`);
+        const h = f16.get(m).bytes, got16 = new Uint16Array(h.buffer.slice(h.byteOffset, h.byteOffset + h.byteLength));
+        for (let i = 0; i < want[m].length; i++) assert.equal(got16[i], f16Of(want[m][i]), `${dir} ${m} f16 value ${i}`);
+      }
+    }
+  }
+});
+
+test('GPTQ: inspect() shows the convention, the [out, in] shape and the parameters', async () => {
+  const d = join(hub, 'gptq-8bit-v2');
+  const info = await ws.inspect(join(d, 'model.safetensors'), { quantization: JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) });
+  assert.equal(info.logical.convention, 'gptq');
+  const w = info.logical.weights.get(`${L}mlp.down_proj`);
+  assert.equal(w.format, 'GptqPacked');
+  assert.deepEqual(w.parameters, { method: 'gptq', bits: 8, group: 32, checkpoint_format: 'gptq_v2', g_idx: 'stored', scale_dtype: 'F16' });
+  assert.equal(info.logical.weights.get(`${L}self_attn.q_proj.bias`).parameters, null);  // plain
+});
+
+test('GPTQ: a g_idx value past the groups is QuantGroupIndexOutOfRange at its byte', async () => {
+  const d = join(hub, 'gptq-g-idx-range'), file = join(d, 'model.safetensors');
+  const bytes = new Uint8Array(readFileSync(file));
+  const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+  const h = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const at = 8 + n + h[`${L}mlp.down_proj.g_idx`].data_offsets[0] + 4 * 40;
+  const quantization = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8'));
+  for (const source of [() => file, () => streamOf(bytes, 7)]) {
+    await assert.rejects(decodeAll(source(), { dtype: 'f32', quantization }), (e) => {
+      assert.equal(e.code, 'QuantGroupIndexOutOfRange');
+      assert.equal(e.offset, at);
+      return true;
+    });
+  }
+});
