@@ -174,7 +174,11 @@ namespace ws {
      or the companion names say a scheme this reader does not decode (error_detail names it) */    \
   X(QuantizationUnsupported, "the model is quantized with a method this reader does not decode")      \
   /* config.json names a method this reader decodes, but no tensor is quantized with it */         \
-  X(QuantizationTensorsAbsent, "config.json names a quantization method, but no tensor is quantized with it")
+  X(QuantizationTensorsAbsent, "config.json names a quantization method, but no tensor is quantized with it") \
+  /* the safetensors writer (safetensors_writer.h): offset is the output file's, tensor the one due */ \
+  X(WriterTensorOutOfOrder, "a data piece names another tensor than the one whose bytes are due")   \
+  X(WriterPastTensorEnd, "a data piece runs past the end of its tensor's planned bytes")            \
+  X(WriterIncomplete, "the output ended before every tensor's planned bytes were written")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,
