@@ -1,0 +1,115 @@
+// weightstream — convert's rules: a model's logical weights out as plain safetensors.
+//
+// Hosts (the CLI's `convert`, the JS package) execute a plan; every decision is made here, so
+// they write the same bytes:
+//   - convert_decide(): what one weight becomes (decoded to the target dtype, copied as stored,
+//     or left out) and its output bytes;
+//   - ShardAssigner: which output file each weight goes to (Hugging Face's max_shard_size rule)
+//     and convert_shard_name(): the files' names;
+//   - convert_metadata(): the output's __metadata__ (the input's, kept, and marked);
+//   - ConvertIndexWriter: model.safetensors.index.json of a sharded output;
+//   - config_without_quantization(): config.json without its quantization sections.
+// The bytes themselves come from ws::ModelLoader (Decode mode with the target OutType, and
+// pass_stored for the weights copied) and go out through ws::SafetensorsWriter. Nothing here
+// allocates.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weightstream/conventions.h"
+#include "weightstream/dequant.h"
+#include "weightstream/dtype.h"
+#include "weightstream/ggml_types.h"
+#include "weightstream/safetensors_writer.h"
+#include "weightstream/status.h"
+#include "weightstream/tensor_table.h"
+
+namespace ws {
+
+struct ConvertOptions {
+  OutType to = OutType::BF16;
+  // A bit per DType (1u << uint32_t(dtype)): plain weights stored in one of these dtypes are
+  // copied as stored instead of converted (`--keep f32` keeps f32 norms of a bf16 output).
+  uint32_t keep_dtypes = 0;
+  // The most tensor bytes one output file holds (Hugging Face's max_shard_size); 0: one file.
+  uint64_t max_shard_size = 0;
+};
+
+enum class ConvertAction : uint8_t {
+  Decode,      // through the Dequantizer to ConvertOptions::to
+  CopyStored,  // its stored bytes as they are (a plain weight of a kept dtype, or one without a
+               // float decoding that safetensors can hold: integers, F64, ...)
+  Skip,        // nothing safetensors can hold (a GGUF type without a decoding: TL1, TL2, I8_S)
+};
+const char* convert_action_name(ConvertAction a);
+
+struct ConvertDecision {
+  ConvertAction action = ConvertAction::Skip;
+  DType dtype = DType::F32;  // the output dtype
+  uint64_t bytes = 0;        // output bytes
+};
+
+// DType of an output type: F32, F16, BF16.
+DType out_type_dtype(OutType t);
+
+// What weight `w` becomes. `stored_type` is its packed piece's type (a DType for safetensors, a
+// GGML type id for GGUF: `gguf`), `stored_bytes` the packed piece's bytes.
+ConvertDecision convert_decide(const LogicalWeight& w, uint32_t stored_type, bool gguf, GgmlDialect dialect,
+                               uint64_t stored_bytes, const ConvertOptions& options);
+
+// Shards, in weight order (files keep the model's order): a weight goes to the current file
+// unless that file holds something already and the weight would take it past max_shard_size
+// (huggingface_hub serialization split_state_dict_into_shards_factory); a weight larger than the
+// limit is a file of its own. max_shard_size 0: everything in file 0.
+class ShardAssigner {
+ public:
+  explicit ShardAssigner(uint64_t max_shard_size) : max_(max_shard_size) {}
+  // The shard of the next weight of `bytes` output bytes (weights with no output: call anyway,
+  // they go where the cursor is and take nothing).
+  uint32_t add(uint64_t bytes);
+  uint32_t count() const { return any_ ? cur_ + 1 : 1; }
+
+ private:
+  uint64_t max_;
+  uint64_t size_ = 0;
+  uint32_t cur_ = 0;
+  bool any_ = false;
+};
+
+// "model.safetensors" for one file, else transformers' naming "model-00001-of-00003.safetensors"
+// (shard `i` 0-based, of `n`). Writes at most cap - 1 bytes and a NUL; returns the name's length.
+size_t convert_shard_name(uint32_t i, uint32_t n, char* out, size_t cap);
+constexpr const char* kConvertIndexName = "model.safetensors.index.json";
+
+// The output's __metadata__: the input's entries in their order (null `input`: none), each
+// "weightstream.*" key of it dropped, "format": "pt" first when the input has no "format" (the
+// marks make a metadata object, and transformers refuses one without a format it knows), then the
+// marks "weightstream.converted_from" (`from`: the convention's name, "gguf" for a GGUF model) and
+// "weightstream.converted_to" ("bf16", "f16", "f32"). Returns the count (at most
+// input entries + 3); out must have that room (cap).
+uint32_t convert_metadata(const TensorTable* input, const char* from, OutType to, WriterMetadata* out, uint32_t cap);
+
+// Where index and config bytes go: return false to stop (the writer then returns Aborted).
+using ByteSink = bool (*)(void* ctx, const uint8_t* data, size_t n);
+
+// model.safetensors.index.json as transformers' save_pretrained writes it (json.dumps(index,
+// indent=2, sort_keys=True) + "\n"): {"metadata": {"total_size": N}, "weight_map": {name: file,
+// ...}} with the names sorted by their bytes (Python sorts str keys by code point: the same order
+// for UTF-8), non-ASCII escaped as \uXXXX (json.dumps' ensure_ascii). `name(i)` / `shard(i)` give
+// weight i's name and shard; `order` is scratch of n u32. InvalidUtf8 for a name that is not UTF-8.
+struct ConvertIndexEntry {
+  const char* name;
+  size_t name_size;
+  uint32_t shard;
+};
+Status write_convert_index(const ConvertIndexEntry* entries, uint32_t n, uint32_t shard_count, uint64_t total_size,
+                           uint32_t* order, ByteSink sink, void* ctx);
+
+// config.json without its top-level "quantization_config" and "quantization" members (the Hub's
+// and mlx-lm's), every other byte as it was (the member's separator comma goes with it). A
+// document that is no JSON object: ConfigNotObject at the offset. `removed` (optional): how many
+// members went.
+Status config_without_quantization(const uint8_t* json, size_t n, ByteSink sink, void* ctx, uint32_t* removed);
+
+}  // namespace ws
