@@ -2,7 +2,6 @@
 // metadata, the index document and the config.json edit.
 #include "weightstream/convert_plan.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "weightstream/detail/heap_sort.h"
@@ -67,10 +66,47 @@ uint32_t ShardAssigner::add(uint64_t bytes) {
   return cur_;
 }
 
+namespace {
+
+// Decimal digits of v, at least `width` (zero-padded), into buf (20 bytes); returns the count.
+size_t put_decimal(uint64_t v, size_t width, char* buf) {
+  char tmp[20];
+  size_t k = 0;
+  do {
+    tmp[k++] = char('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (k < width && k < sizeof tmp) tmp[k++] = '0';
+  for (size_t i = 0; i < k; ++i) buf[i] = tmp[k - 1 - i];
+  return k;
+}
+
+}  // namespace
+
+// transformers' naming (modeling_utils: "model-{i:05d}-of-{n:05d}.safetensors" from the weights
+// name): printf's %05d, so wider numbers are not cut. No snprintf: lib/ stays free of stdio.
 size_t convert_shard_name(uint32_t i, uint32_t n, char* out, size_t cap) {
-  int k = n <= 1 ? snprintf(out, cap, "model.safetensors")
-                 : snprintf(out, cap, "model-%05u-of-%05u.safetensors", unsigned(i + 1), unsigned(n));
-  return k < 0 ? 0 : size_t(k);
+  char buf[64];
+  size_t k = 0;
+  if (n <= 1) {
+    memcpy(buf, "model.safetensors", 17);
+    k = 17;
+  } else {
+    memcpy(buf, "model-", 6);
+    k = 6;
+    k += put_decimal(uint64_t(i) + 1, 5, buf + k);
+    memcpy(buf + k, "-of-", 4);
+    k += 4;
+    k += put_decimal(n, 5, buf + k);
+    memcpy(buf + k, ".safetensors", 12);
+    k += 12;
+  }
+  if (cap) {
+    const size_t c = k < cap - 1 ? k : cap - 1;
+    memcpy(out, buf, c);
+    out[c] = 0;
+  }
+  return k;
 }
 
 uint32_t convert_metadata(const TensorTable* input, const char* from, OutType to, WriterMetadata* out, uint32_t cap) {
@@ -204,10 +240,10 @@ Status write_convert_index(const ConvertIndexEntry* entries, uint32_t n, uint32_
   Out o;
   o.sink = sink;
   o.ctx = ctx;
-  char num[24];
-  snprintf(num, sizeof num, "%llu", static_cast<unsigned long long>(total_size));
+  char num[20];
+  const size_t digits = put_decimal(total_size, 1, num);
   o.put("{\n  \"metadata\": {\n    \"total_size\": ");
-  o.put(num);
+  o.put(num, digits);
   o.put("\n  },\n  \"weight_map\": {");
   for (uint32_t k = 0; k < n; ++k) {
     const ConvertIndexEntry& e = entries[order[k]];
