@@ -309,6 +309,12 @@ constexpr HintEntry kHints[] = {
     {"QuantizationTensorsAbsent",
      "config.json says the model is quantized, but its tensors are not: the config belongs to other files "
      "(a dequantized copy, or a different download). Put the model's own config.json beside it."},
+    {"WriterTensorOutOfOrder",
+     "The program writing the safetensors file gave a tensor's bytes out of the planned order: a bug in that program (weightstream convert's, if it was convert); the partial file is not a model."},
+    {"WriterPastTensorEnd",
+     "The program writing the safetensors file gave more bytes for a tensor than its header plans: a bug in that program; the partial file is not a model."},
+    {"WriterIncomplete",
+     "The safetensors file was left before every tensor's bytes were written: run the conversion again (complete files are kept)."},
 };
 
 const HintEntry* find_entry(Status s) {
