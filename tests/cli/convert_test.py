@@ -136,6 +136,15 @@ def check(model, tmp):
                 first = blob
             assert blob == first, f"chunk {chunk} gives other bytes"
         first = None
+    # --keep BF16 --keep F16 with f32 output: weights stored so keep their stored halves (what
+    # dequant's f16 output is for F16, and the f32 values' exact bf16 for BF16), the rest is f32.
+    out = os.path.join(tmp, "out-keep")
+    run("convert", model, "-o", out, "--to", "f32", "--keep", "BF16", "--keep", "f16", "--no-progress")
+    _, tensors, _ = read_safetensors(os.path.join(out, "model.safetensors"))
+    for name, want32 in f32.items():
+        dtype, _, got = tensors[name]
+        want = {"F32": want32, "F16": f16[name], "BF16": bf16_of_f32(want32)}[dtype]
+        assert got == want, f"{name}: --keep gives other values ({dtype})"
 
 
 def check_shards(model, tmp):

@@ -311,6 +311,9 @@ bool Convert::on_event(ws::ModelLoader& L, const ws::ModelEvent& e) {
       return true;
     }
     case ws::ModelEventType::WeightData: {
+      // A weight passed stored hands out its packed piece (the output) and any companions
+      // (not outputs: a kept weight has none to decode with).
+      if (e.role != ws::PieceRole::Packed) return true;
       const Entry& en = entries_[size_t(cur_entry_)];
       Shard& s = shards_[en.shard];
       if (s.writer.data(en.row, e.size) != ws::Status::Ok) return writer_fail(s);

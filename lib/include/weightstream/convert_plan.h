@@ -29,8 +29,10 @@ namespace ws {
 
 struct ConvertOptions {
   OutType to = OutType::BF16;
-  // A bit per DType (1u << uint32_t(dtype)): plain weights stored in one of these dtypes are
-  // copied as stored instead of converted (`--keep f32` keeps f32 norms of a bf16 output).
+  // A bit per DType (1u << uint32_t(dtype)): weights stored in one of these dtypes whose decoding
+  // is that dtype's element-wise one (plain tensors, a convention's unquantized layers) are copied
+  // as stored instead of converted (`--keep f32` keeps f32 norms of a bf16 output). Hosts pass the
+  // dtypes' formats as ModelLoaderOptions::stored_formats, so the loader hands those out stored.
   uint32_t keep_dtypes = 0;
   // The most tensor bytes one output file holds (Hugging Face's max_shard_size); 0: one file.
   uint64_t max_shard_size = 0;

@@ -36,14 +36,19 @@ ConvertDecision convert_decide(const LogicalWeight& w, uint32_t stored_type, boo
     stored = static_cast<DType>(stored_type);
   }
   const bool plain = convention_info(w.convention).plain;
-  const bool keep = plain && has_dtype && (options.keep_dtypes >> uint32_t(stored) & 1u);
+  // Kept: a weight whose decoding is the element-wise one of its own stored dtype (a plain
+  // tensor, or a convention's unquantized layer), as ModelLoaderOptions::stored_formats passes
+  // weights by format: the decision and the loader's bytes agree.
+  QuantFormat own = QuantFormat::F32;
+  const bool elementwise = has_dtype && quant_format_from_dtype(stored, &own) && w.decodable && w.format == own;
+  const bool keep = elementwise && (options.keep_dtypes >> uint32_t(stored) & 1u);
   if (w.decodable && !keep) {
     d.action = ConvertAction::Decode;
     d.dtype = out_type_dtype(options.to);
     d.bytes = w.elements * out_type_bytes(options.to);
     return d;
   }
-  if (has_dtype && (plain || !w.decodable)) {
+  if (has_dtype && (plain || !w.decodable || keep)) {
     d.action = ConvertAction::CopyStored;
     d.dtype = stored;
     d.bytes = stored_bytes;
