@@ -1,4 +1,5 @@
-// weightstream CLI — `convert` (model_convert.h): plan from the library, bytes moved here.
+// weightstream CLI — `convert` (model_convert.h): the plan is the library's (ws::ConvertPlan, built
+// at ModelReady); this file opens files, moves the bytes, hashes and resumes.
 #include "model_convert.h"
 
 #include <errno.h>
@@ -53,18 +54,9 @@ class Hasher {
   ws::Sha256 own_;
 };
 
-struct Entry {
-  uint32_t weight = 0;
-  ws::ConvertDecision decision;
-  uint32_t shard = 0;
-  uint32_t row = 0;  // its row in the shard's table
-  std::vector<uint64_t> shape;
-};
-
+// The execution state of one of the plan's output files.
 struct Shard {
   std::string name;
-  std::vector<uint32_t> entries;  // into entries_
-  std::vector<ws::WriterTensor> rows;
   ws::SafetensorsWriter writer;
   std::string header;
   uint64_t size = 0;
@@ -143,12 +135,10 @@ class Convert {
   HostSettings settings_;
   ModelHost* host_ = nullptr;
   ws::ConvertOptions copt_;
-  std::vector<Entry> entries_;
-  std::vector<int64_t> entry_of_weight_;  // -1: not converted
+  ws::ConvertPlan plan_;
+  std::vector<uint64_t> plan_arena_;
   std::vector<std::string> skipped_;
   std::vector<Shard> shards_;
-  std::vector<ws::WriterMetadata> meta_;
-  std::string from_;
   uint64_t total_ = 0, written_total_ = 0;
   int cur_shard_ = -1;
   int64_t cur_entry_ = -1;
@@ -158,68 +148,40 @@ class Convert {
 };
 
 bool Convert::on_ready(ws::ModelLoader& L) {
-  entries_.clear();
   skipped_.clear();
   shards_.clear();
-  const bool gguf = L.format() == ws::Format::Gguf;
-  const ws::GgmlDialect dialect =
-      gguf ? L.file_reader(L.table_file(0))->gguf_dialect() : ws::GgmlDialect::Upstream;
-  entry_of_weight_.assign(L.weight_count(), -1);
-  ws::ShardAssigner assign(copt_.max_shard_size);
-  for (uint32_t i = 0; i < L.weight_count(); ++i) {
-    const ws::LogicalWeight& w = L.weight(i);
-    const std::string name = str(w.name);
-    if (!args_.filters.empty()) {
-      bool any = false;
-      for (const std::string& g : args_.filters) any = any || fnmatch(g.c_str(), name.c_str(), 0) == 0;
-      if (!any) continue;
-    }
-    const ws::TensorRef packed = w.ref(ws::PieceRole::Packed);
-    const ws::ConvertDecision d = ws::convert_decide(w, L.tensor(packed).type, gguf, dialect,
-                                                     L.piece_end(packed) - L.piece_begin(packed), copt_);
-    if (d.action == ws::ConvertAction::Skip) {
-      skipped_.push_back(name);
-      continue;
-    }
-    Entry e;
-    e.weight = i;
-    e.decision = d;
-    e.shard = assign.add(d.bytes);
-    e.shape.assign(w.shape, w.shape + w.rank);
-    entry_of_weight_[i] = int64_t(entries_.size());
-    entries_.push_back(std::move(e));
+  auto filter = [](void* ctx, const char* name, size_t n) {
+    const std::vector<std::string>& globs = *static_cast<const std::vector<std::string>*>(ctx);
+    const std::string s(name, n);
+    for (const std::string& g : globs)
+      if (fnmatch(g.c_str(), s.c_str(), 0) == 0) return true;
+    return false;
+  };
+  void* fctx = const_cast<std::vector<std::string>*>(&args_.filters);
+  ws::ConvertFilter f = args_.filters.empty() ? nullptr : +filter;
+  ws::Status st = plan_.build(L, copt_, f, fctx, plan_arena_.data(), plan_arena_.size() * 8);
+  if (st == ws::Status::ArenaExhausted) {
+    plan_arena_.assign(plan_.arena_needed() / 8 + 1, 0);
+    st = plan_.build(L, copt_, f, fctx, plan_arena_.data(), plan_arena_.size() * 8);
   }
-  const uint32_t n_shards = assign.count();
-  shards_.resize(n_shards);
-  for (uint32_t s = 0; s < n_shards; ++s) {
-    char name[64];
-    ws::convert_shard_name(s, n_shards, name, sizeof name);
-    shards_[s].name = name;
+  shards_.resize(plan_.shard_count());
+  for (uint32_t s = 0; s < plan_.shard_count(); ++s) shards_[s].name = plan_.shard(s).name;
+  if (st != ws::Status::Ok) {
+    const uint32_t s = plan_.failed_shard();
+    problem_ = usage_problem(ws::status_name(st),
+                             (s < shards_.size() ? shards_[s].name + ": " : std::string()) +
+                                 ws::status_description(st) + " at output offset " +
+                                 std::to_string(plan_.error().offset),
+                             "");
+    exit_ = 2;
+    return false;
   }
-  for (uint32_t k = 0; k < entries_.size(); ++k) {
-    Entry& e = entries_[k];
-    Shard& s = shards_[e.shard];
-    e.row = uint32_t(s.rows.size());
-    s.entries.push_back(k);
-    ws::WriterTensor t;
-    const ws::LogicalWeight& w = L.weight(e.weight);
-    t.name = w.name.data;
-    t.name_size = w.name.size;
-    t.dtype = e.decision.dtype;
-    t.shape = e.shape.data();
-    t.rank = uint32_t(e.shape.size());
-    t.byte_size = e.decision.bytes;
-    s.rows.push_back(t);
-  }
-  // Metadata: the first data file's (safetensors), kept and marked.
-  const ws::TensorTable* input = gguf ? nullptr : &L.file_reader(L.table_file(0))->tensors();
-  from_ = gguf ? "gguf" : ws::convention_name(L.convention());
-  meta_.resize((input ? input->metadata_count() : 0) + 3);
-  meta_.resize(ws::convert_metadata(input, from_.c_str(), copt_.to, meta_.data(), uint32_t(meta_.size())));
+  for (uint32_t i = 0; i < plan_.skipped_count(); ++i) skipped_.push_back(str(L.weight(plan_.skipped(i)).name));
   if (!plan_shard_headers(L)) return false;
   // The weights of the shards still to write.
   total_ = 0;
-  for (const Entry& e : entries_) {
+  for (uint32_t k = 0; k < plan_.entry_count(); ++k) {
+    const ws::ConvertEntry& e = plan_.entry(k);
     if (shards_[e.shard].kept) continue;
     L.select(e.weight);
     total_ += e.decision.bytes;
@@ -231,12 +193,9 @@ bool Convert::on_ready(ws::ModelLoader& L) {
 // Each shard's header from the plan, and whether an earlier run left it complete: the file there
 // with the planned size, the planned header, and the digest recorded when it was finished.
 bool Convert::plan_shard_headers(const ws::ModelLoader&) {
-  for (Shard& s : shards_) {
-    const uint32_t n = uint32_t(s.rows.size());
-    std::vector<uint32_t> scratch(ws::SafetensorsWriter::scratch_bytes(std::max<uint32_t>(n, uint32_t(meta_.size()))) / 4 + 1);
-    if (s.writer.init(s.rows.data(), n, meta_.data(), uint32_t(meta_.size()), true, scratch.data(),
-                      scratch.size() * 4) != ws::Status::Ok)
-      return writer_fail(s);
+  for (uint32_t i = 0; i < shards_.size(); ++i) {
+    Shard& s = shards_[i];
+    if (plan_.init_writer(i, &s.writer) != ws::Status::Ok) return writer_fail(s);
     s.size = s.writer.file_size();
     s.header.resize(size_t(s.writer.header_size()));
     size_t got = 0;
@@ -302,8 +261,8 @@ bool Convert::on_event(ws::ModelLoader& L, const ws::ModelEvent& e) {
     case ws::ModelEventType::ModelReady:
       return on_ready(L);
     case ws::ModelEventType::WeightBegin: {
-      cur_entry_ = entry_of_weight_[e.weight];
-      const Entry& en = entries_[size_t(cur_entry_)];
+      cur_entry_ = int64_t(plan_.entry_of_weight(e.weight));
+      const ws::ConvertEntry& en = plan_.entry(uint32_t(cur_entry_));
       if (cur_shard_ != int(en.shard)) {
         if (cur_shard_ >= 0 && !close_shard(uint32_t(cur_shard_))) return false;
         if (!open_shard(en.shard)) return false;
@@ -314,20 +273,21 @@ bool Convert::on_event(ws::ModelLoader& L, const ws::ModelEvent& e) {
       // A weight passed stored hands out its packed piece (the output) and any companions
       // (not outputs: a kept weight has none to decode with).
       if (e.role != ws::PieceRole::Packed) return true;
-      const Entry& en = entries_[size_t(cur_entry_)];
+      const ws::ConvertEntry& en = plan_.entry(uint32_t(cur_entry_));
       Shard& s = shards_[en.shard];
       if (s.writer.data(en.row, e.size) != ws::Status::Ok) return writer_fail(s);
-      if (fwrite(e.data, 1, e.size, s.file) != e.size) return io_fail("cannot write " + dir_ + "/" + s.name + ".partial");
+      if (fwrite(e.data, 1, e.size, s.file) != e.size)
+        return io_fail("cannot write " + dir_ + "/" + s.name + ".partial");
       s.sha->update(e.data, e.size);
       written_total_ += e.size;
       progress_->update(written_total_);
       return true;
     }
     case ws::ModelEventType::WeightEnd: {
-      const Entry& en = entries_[size_t(cur_entry_)];
+      const ws::ConvertEntry& en = plan_.entry(uint32_t(cur_entry_));
       Shard& s = shards_[en.shard];
       // The shard's last weight: the file is complete (zero-byte weights after it need no data).
-      if (s.writer.current_tensor() == s.rows.size() && !close_shard(en.shard)) return false;
+      if (s.writer.current_tensor() == plan_.shard(en.shard).count && !close_shard(en.shard)) return false;
       return true;
     }
     default:
@@ -409,21 +369,12 @@ int Convert::run() {
     shards_[size_t(cur_shard_)].file = nullptr;
   }
   if (!problem_ && shards_.size() > 1) {
-    std::vector<ws::ConvertIndexEntry> ie;
-    uint64_t total_size = 0;
-    for (const Entry& e : entries_) {
-      const ws::WriterTensor& t = shards_[e.shard].rows[e.row];
-      ie.push_back({t.name, t.name_size, e.shard});
-      total_size += e.decision.bytes;
-    }
-    std::vector<uint32_t> order(ie.size() + 1);
     std::string out;
     auto sink = [](void* ctx, const uint8_t* p, size_t n) {
       static_cast<std::string*>(ctx)->append(reinterpret_cast<const char*>(p), n);
       return true;
     };
-    ws::write_convert_index(ie.data(), uint32_t(ie.size()), uint32_t(shards_.size()), total_size, order.data(), sink,
-                            &out);
+    plan_.write_index(sink, &out);
     if (!write_whole(dir_ + "/" + ws::kConvertIndexName, out)) io_fail("cannot write the index");
   }
   if (!problem_) write_config();
@@ -434,8 +385,8 @@ int Convert::run() {
   uint32_t kept = 0;
   for (const Shard& s : shards_) kept += s.kept;
   for (const std::string& n : skipped_) printf("%s: skipped: no float decoding and no safetensors dtype\n", n.c_str());
-  printf("%zu weights to %s in %zu file%s (%s of %s from %s)%s\n", entries_.size(), dir_.c_str(), shards_.size(),
-         shards_.size() == 1 ? "" : "s", bytes_text(total_).c_str(), args_.to.c_str(), from_.c_str(),
+  printf("%u weights to %s in %zu file%s (%s of %s from %s)%s\n", plan_.entry_count(), dir_.c_str(), shards_.size(),
+         shards_.size() == 1 ? "" : "s", bytes_text(total_).c_str(), args_.to.c_str(), plan_.converted_from(),
          kept ? (", " + std::to_string(kept) + " kept from an earlier run").c_str() : "");
   return 0;
 }

@@ -8,7 +8,10 @@
 //     and convert_shard_name(): the files' names;
 //   - convert_metadata(): the output's __metadata__ (the input's, kept, and marked);
 //   - ConvertIndexWriter: model.safetensors.index.json of a sharded output;
-//   - config_without_quantization(): config.json without its quantization sections.
+//   - config_without_quantization(): config.json without its quantization sections;
+//   - ConvertPlan: all of the above put together for a loaded model (ModelLoader at ModelReady):
+//     the weights converted, in order, and per output file its name, its SafetensorsWriter table
+//     and sizes, in the caller's arena.
 // The bytes themselves come from ws::ModelLoader (Decode mode with the target OutType, and
 // pass_stored for the weights copied) and go out through ws::SafetensorsWriter. Nothing here
 // allocates.
@@ -113,5 +116,95 @@ Status write_convert_index(const ConvertIndexEntry* entries, uint32_t n, uint32_
 // document that is no JSON object: ConfigNotObject at the offset. `removed` (optional): how many
 // members went.
 Status config_without_quantization(const uint8_t* json, size_t n, ByteSink sink, void* ctx, uint32_t* removed);
+
+class ModelLoader;
+
+// Which weights a plan takes (a host's --filter): true to convert the weight named name[0, n).
+using ConvertFilter = bool (*)(void* ctx, const char* name, size_t n);
+
+// One weight of the plan, in the model's order.
+struct ConvertEntry {
+  uint32_t weight = 0;  // the loader's weight index
+  uint32_t shard = 0;   // its output file
+  uint32_t row = 0;     // its row in that file's table
+  ConvertDecision decision;
+};
+
+// One output file.
+struct ConvertShard {
+  char name[48] = {};     // convert_shard_name(); NUL-terminated
+  uint32_t first = 0;     // its entries: [first, first + count) of the plan's (and its table rows)
+  uint32_t count = 0;
+  uint64_t header_size = 0;  // 8-byte length + padded JSON
+  uint64_t data_size = 0;
+  uint64_t file_size = 0;
+};
+
+// A conversion's whole plan for a loaded model, built once at ModelReady: the weights taken (the
+// filter's, less those convert_decide skips), the output files (ShardAssigner, transformers'
+// names), each file's SafetensorsWriter table (rows point at the loader's names and shapes: the
+// loader must outlive the plan) and the shared __metadata__ (convert_metadata: a safetensors
+// model's first data file's, marked; a GGUF model's marks only). The host selects entry(k).weight
+// for each entry, opens shard(s)'s writer with init_writer() and moves the bytes; the index goes
+// through write_index() when shard_count() > 1.
+//
+// Nothing allocates: everything lives in the caller's arena (8-byte aligned, outliving the plan).
+// ArenaExhausted: arena_needed() is the size that suffices (build again with it).
+class ConvertPlan {
+ public:
+  // Call at ModelReady or later. `filter` (optional) picks the weights; `options` as for
+  // convert_decide. Errors: ArenaExhausted (error() found: the size given, expected: needed;
+  // also for an arena not 8-byte aligned); the first shard table's SafetensorsWriter::init error
+  // (error() says where: tensor is the row within that shard, failed_shard() which file).
+  Status build(const ModelLoader& loader, const ConvertOptions& options, ConvertFilter filter, void* filter_ctx,
+               void* arena, size_t arena_size);
+  size_t arena_needed() const { return arena_needed_; }
+
+  uint32_t entry_count() const { return entry_count_; }
+  const ConvertEntry& entry(uint32_t k) const { return entries_[k]; }
+  // The entry of loader weight `weight`, or kNotConverted (filtered out or skipped).
+  static constexpr uint32_t kNotConverted = ~uint32_t(0);
+  uint32_t entry_of_weight(uint32_t weight) const {
+    return weight < weight_count_ ? entry_of_weight_[weight] : kNotConverted;
+  }
+  // The weights the filter took that convert_decide skips (nothing safetensors can hold).
+  uint32_t skipped_count() const { return skipped_count_; }
+  uint32_t skipped(uint32_t i) const { return skipped_[i]; }
+
+  uint32_t shard_count() const { return shard_count_; }
+  const ConvertShard& shard(uint32_t s) const { return shards_[s]; }
+  const WriterTensor* shard_rows(uint32_t s) const { return rows_ + shards_[s].first; }
+  // A writer for shard s, initialized from its table and the metadata (duplicates checked).
+  Status init_writer(uint32_t s, SafetensorsWriter* writer) const;
+
+  uint32_t metadata_count() const { return meta_count_; }
+  const WriterMetadata* metadata() const { return meta_; }
+  const char* converted_from() const { return from_; }  // the convention's name, "gguf" for GGUF
+  OutType out_type() const { return to_; }
+  uint64_t total_size() const { return total_size_; }  // every entry's output bytes
+  // model.safetensors.index.json (write_convert_index) of this plan.
+  Status write_index(ByteSink sink, void* ctx) const;
+
+  const Error& error() const { return error_; }
+  uint32_t failed_shard() const { return failed_shard_; }
+
+ private:
+  ConvertEntry* entries_ = nullptr;
+  WriterTensor* rows_ = nullptr;
+  uint32_t* entry_of_weight_ = nullptr;
+  uint32_t* skipped_ = nullptr;
+  ConvertShard* shards_ = nullptr;
+  WriterMetadata* meta_ = nullptr;
+  uint32_t* scratch_ = nullptr;  // the writers' duplicate checks, then the index's order
+  size_t scratch_size_ = 0;
+  ConvertIndexEntry* index_ = nullptr;
+  uint32_t entry_count_ = 0, weight_count_ = 0, skipped_count_ = 0, shard_count_ = 0, meta_count_ = 0;
+  const char* from_ = "";
+  OutType to_ = OutType::BF16;
+  uint64_t total_size_ = 0;
+  size_t arena_needed_ = 0;
+  Error error_;
+  uint32_t failed_shard_ = 0;
+};
 
 }  // namespace ws
