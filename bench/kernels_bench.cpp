@@ -430,7 +430,7 @@ void decode_once(const Tensor& t, ws::OutType out, void* dst, size_t dst_bytes, 
 struct Result {
   bool mismatch = false;  // the two kernels disagreed on this row's inputs (see check_row)
   double ref = 0, simd = 0, memset = 0;  // GB/s of f32 output; memset: same output size, in cache
-  double deq32 = 0, deq16 = 0;  // 10^9 elements per second through the Dequantizer
+  double deq32 = 0, deq16 = 0, deqbf = 0;  // 10^9 elements per second through the Dequantizer
   bool has_big = false;
   double big_ref = 0, big_simd = 0, big_memset = 0, big_copy = 0;
 };
@@ -488,6 +488,18 @@ bool check_row(const Row& row, const Tensor& t) {
       ok = false;
       break;
     }
+    // bf16 output (issue #29): the reference rounded (BF16 as BF16: the stored halves).
+    decode_once(*x, ws::OutType::BF16, h.data(), x->spec.elements * 2, /*validate=*/false);
+    for (i = 0; i < x->spec.elements; ++i) {
+      uint16_t want = ws::f32_to_bf16(a.data()[i]);
+      if (row.format == ws::QuantFormat::BF16) memcpy(&want, x->data.data() + 2 * i, 2);
+      const uint16_t got = h.data()[i];
+      if (got == want || ((got & 0x7FFF) > 0x7F80 && (want & 0x7FFF) > 0x7F80)) continue;
+      fprintf(stderr, "%s: %s input: bf16 output differs from the rounded reference at element %zu (0x%04x vs 0x%04x)\n",
+              row.name.c_str(), x == &t ? "benchmark" : "random", i, got, want);
+      ok = false;
+      break;
+    }
   }
   return ok;
 }
@@ -511,6 +523,7 @@ void run_row(const Row& row, const Options& o, Result* res) {
         [&] { decode_once(t, ws::OutType::F32, out.data(), out_bytes); },
         [&] { decode_once(t, ws::OutType::F16, out16.data(), out_bytes / 2); },
         [&] { memset(out.data(), 0x3C, out_bytes); },
+        [&] { decode_once(t, ws::OutType::BF16, out16.data(), out_bytes / 2); },
     };
     std::vector<Timing> tm = measure(fns, o.chunk_measure);
     res->ref = gbps(out_bytes, tm[0].best_s);
@@ -518,6 +531,7 @@ void run_row(const Row& row, const Options& o, Result* res) {
     res->deq32 = double(t.spec.elements) / 1e9 / tm[2].best_s;
     res->deq16 = double(t.spec.elements) / 1e9 / tm[3].best_s;
     res->memset = gbps(out_bytes, tm[4].best_s);
+    res->deqbf = double(t.spec.elements) / 1e9 / tm[5].best_s;
   }
   if (o.big && (!o.big_targets_only || row.target)) {
     Tensor t = make_tensor(row, o.big_bytes, 99);
@@ -632,16 +646,16 @@ int main(int argc, char** argv) {
 
   printf("ws-bench-kernels: %s, %s, %u logical CPUs\n", kPlatform, cpu_model().c_str(), logical_cpus());
   printf("GB/s = 10^9 bytes of f32 output per second; Ge/s = 10^9 elements per second (deq: through\n"
-         "ws::Dequantizer, f32 and f16 output). chunk = %zu B of input, big = %zu B of input.\n"
+         "ws::Dequantizer, f32, f16 and bf16 output). chunk = %zu B of input, big = %zu B of input.\n"
          "Targets (`*` = missed): chunk simd/ref >= %.1f and big simd/memset >= %.2f on the six (T) formats;\n"
          "deq f16/f32 >= 1.0 for Q4_0, Q4_K, IQ4_NL, MXFP4, NVFP4, mlx-b4-*, MlxMxfp4, MlxNvfp4, >= 0.6 for Q8_0,\n"
          "Q6_K, Q5_K, mlx-b8-*, BF16.\n\n",
          o.chunk, o.big_bytes, kChunkTarget, kBigTarget);
-  const char* head = "%-20s| %7s %7s %8s %7s %8s | %7s %7s %8s | %7s %7s %7s %8s %7s %8s\n";
-  printf(head, "", "chunk", "", "", "", "", "deq f32", "deq f16", "", "big", "", "", "", "", "");
-  printf(head, "format", "ref", "simd", "simd/ref", "memset", "simd/mem", "Ge/s", "Ge/s", "f16/f32", "ref", "simd", "memset",
-         "simd/mem", "copy", "simd/cpy");
-  print_rule(20 + 1 + 8 * 5 + 3 + 8 * 3 + 3 + 8 * 6);
+  const char* head = "%-20s| %7s %7s %8s %7s %8s | %7s %7s %8s %8s | %7s %7s %7s %8s %7s %8s\n";
+  printf(head, "", "chunk", "", "", "", "", "deq f32", "deq f16", "", "deq bf16", "big", "", "", "", "", "");
+  printf(head, "format", "ref", "simd", "simd/ref", "memset", "simd/mem", "Ge/s", "Ge/s", "f16/f32", "Ge/s", "ref", "simd",
+         "memset", "simd/mem", "copy", "simd/cpy");
+  print_rule(20 + 1 + 8 * 5 + 3 + 8 * 4 + 3 + 8 * 6);
   fflush(stdout);
   int misses = 0, mismatches = 0, f16_misses = 0;
   for (const Row& row : all_rows()) {
@@ -653,10 +667,10 @@ int main(int argc, char** argv) {
     const double f16_ratio = r.deq16 / r.deq32;
     const bool miss_f16 = row.f16_target > 0 && ratio_missed(f16_ratio, row.f16_target);
     mismatches += r.mismatch;
-    printf("%-20s| %7.2f %7.2f %8s %7.2f %8.2f | %7.2f %7.2f %8s |",
+    printf("%-20s| %7.2f %7.2f %8s %7.2f %8.2f | %7.2f %7.2f %8s %8.2f |",
            (row.name + (row.target ? " (T)" : "") + (r.mismatch ? " !=" : "")).c_str(), r.ref, r.simd,
            ratio_cell(ratio, miss_chunk).c_str(), r.memset, r.simd / r.memset, r.deq32, r.deq16,
-           ratio_cell(f16_ratio, miss_f16).c_str());
+           ratio_cell(f16_ratio, miss_f16).c_str(), r.deqbf);
     misses += miss_chunk;
     f16_misses += miss_f16;
     if (r.has_big) {

@@ -1,7 +1,8 @@
 // Differential test: for every format, the SIMD128 kernel gives exactly the reference kernel's
 // output, decoded through the Dequantizer, for random blocks (block counts 1, 2, 7, 64, 257),
 // every chunking of the input (whole, 1-byte pieces, random pieces with random output room) and
-// both output types.
+// the three output types; BF16 output is also checked to be the reference's f32 output rounded by
+// ws::f32_to_bf16 (issue #29).
 //
 // Two kinds of input per case: "valid" (random bytes, with the scale fields that validation
 // rejects forced finite, validate = true) and "raw" (all random bytes, validate = false, so inf
@@ -188,7 +189,7 @@ std::vector<uint8_t> decode(const Inputs& in, ws::KernelImpl impl, ws::OutType o
     *err = "init: status " + std::to_string(int(d.error().code));
     return {};
   }
-  const size_t elem_bytes = out == ws::OutType::F16 ? 2 : 4;
+  const size_t elem_bytes = ws::out_type_bytes(out);
   std::vector<uint8_t> result(spec.elements * elem_bytes, 0xA5);
   const size_t block_out = d.block_output_bytes();
   Rng rng{seed};
@@ -258,7 +259,8 @@ long long first_difference(const std::vector<uint8_t>& a, const std::vector<uint
       memcpy(&x, &a[2 * i], 2);
       memcpy(&y, &b[2 * i], 2);
       if (x == y) continue;
-      bool xn = (x & 0x7FFF) > 0x7C00, yn = (y & 0x7FFF) > 0x7C00;
+      const uint16_t inf = out == ws::OutType::BF16 ? 0x7F80 : 0x7C00;
+      bool xn = (x & 0x7FFF) > inf, yn = (y & 0x7FFF) > inf;
       if (xn && yn && (!strict_nan_sign || (x >> 15) == (y >> 15))) continue;
       return (long long)i;
     }
@@ -296,16 +298,31 @@ TEST_P(SimdDifferential, MatchesReference) {
     for (bool valid : {true, false}) {
       ++seed;
       const Inputs in = make_inputs(c, n, valid, seed);
-      for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16}) {
+      for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16, ws::OutType::BF16}) {
         std::string err;
         const std::vector<uint8_t> want = decode(in, ws::KernelImpl::Reference, out, Chunking::Whole, 0, &err);
         ASSERT_EQ(err, "") << case_name(c) << " reference, " << n << " blocks";
+        if (out == ws::OutType::BF16) {
+          // The reference's bf16 is its f32 rounded once (BF16 as BF16: the stored halves).
+          const std::vector<uint8_t> f32 = decode(in, ws::KernelImpl::Reference, ws::OutType::F32, Chunking::Whole, 0, &err);
+          std::vector<uint8_t> rounded(f32.size() / 2);
+          for (size_t i = 0; i < f32.size() / 4; ++i) {
+            float v;
+            memcpy(&v, &f32[4 * i], 4);
+            uint16_t h = ws::f32_to_bf16(v);
+            if (c.format == QuantFormat::BF16) memcpy(&h, &in.data[2 * i], 2);
+            memcpy(&rounded[2 * i], &h, 2);
+          }
+          long long i = first_difference(rounded, want, out, nan_sign_strict(c.format));
+          ASSERT_EQ(i, -1) << case_name(c) << ": bf16 reference element " << i << " is " << hex_at(want, i, out)
+                           << ", its f32 rounded " << hex_at(rounded, i, out);
+        }
         for (Chunking ch : {Chunking::Whole, Chunking::Bytewise, Chunking::Random}) {
           const std::vector<uint8_t> got = decode(in, ws::KernelImpl::Simd128, out, ch, seed * 31, &err);
           ASSERT_EQ(err, "") << case_name(c) << " simd128, " << n << " blocks, chunking " << int(ch);
           long long i = first_difference(want, got, out, nan_sign_strict(c.format));
           ASSERT_EQ(i, -1) << case_name(c) << ": " << n << " blocks, " << (valid ? "valid" : "raw") << " input, "
-                           << (out == ws::OutType::F32 ? "f32" : "f16") << " out, chunking " << int(ch)
+                           << ws::out_type_name(out) << " out, chunking " << int(ch)
                            << ": element " << i << " reference " << hex_at(want, i, out) << " simd128 "
                            << hex_at(got, i, out);
         }

@@ -82,6 +82,8 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
     out->command = Command::Validate;
   } else if (cmd == "dequant") {
     out->command = Command::Dequant;
+  } else if (cmd == "convert") {
+    out->command = Command::Convert;
   } else {
     *error = "unknown command '" + cmd + "'";
     return false;
@@ -90,6 +92,7 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
   bool options_done = false;
   bool has_tensor = false;      // --tensor given (its value may be the empty name)
   std::string dequant_option;   // the last dequant-only option seen, for the error below
+  std::string convert_option;   // the last convert-only option seen
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (options_done || arg == "-" || arg.empty() || arg[0] != '-') {
@@ -191,7 +194,39 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
       dequant_option = "--tensor";
       continue;
     }
+    // convert's own options.
+    if (!take_value(argc, argv, &i, "--keep", &value, &matched, error)) return false;
+    if (matched) {
+      out->convert.keep.push_back(value);
+      convert_option = "--keep";
+      continue;
+    }
+    if (!take_value(argc, argv, &i, "--filter", &value, &matched, error)) return false;
+    if (matched) {
+      out->convert.filters.push_back(value);
+      convert_option = "--filter";
+      continue;
+    }
+    if (!take_value(argc, argv, &i, "--max-shard-size", &value, &matched, error)) return false;
+    if (matched) {
+      size_t v = 0;
+      if (!parse_size(value, ~size_t(0), &v)) {
+        *error = "--max-shard-size wants a byte count (k/M/G suffixes), not '" + value + "'";
+        return false;
+      }
+      out->convert.max_shard_size = v;
+      convert_option = "--max-shard-size";
+      continue;
+    }
     if (!take_value(argc, argv, &i, "--to", &value, &matched, error)) return false;
+    if (matched && out->command == Command::Convert) {
+      if (value != "f32" && value != "f16" && value != "bf16") {
+        *error = "--to wants bf16, f16 or f32, not '" + value + "'";
+        return false;
+      }
+      out->convert.to = value;
+      continue;
+    }
     if (matched) {
       if (value != "f32" && value != "f16") {
         *error = "--to wants f32 or f16, not '" + value + "'";
@@ -224,6 +259,25 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
   }
   if (out->command == Command::Inspect && out->files.size() != 1) {
     *error = "inspect takes one file (validate takes several)";
+    return false;
+  }
+  if (out->command == Command::Convert) {
+    if (!dequant_option.empty() && dequant_option != "-o") {
+      *error = dequant_option + " is an option of dequant";
+      return false;
+    }
+    if (out->files.size() != 1) {
+      *error = "convert takes one model";
+      return false;
+    }
+    if (out->dequant.output.empty() || out->dequant.output == "-") {
+      *error = "convert needs -o DIR";
+      return false;
+    }
+    return true;
+  }
+  if (!convert_option.empty()) {
+    *error = convert_option + " is an option of convert";
     return false;
   }
   if (out->command != Command::Dequant) {
@@ -265,6 +319,7 @@ std::string usage_text() {
          "  dequant FILE --tensor NAME -o OUT   write one tensor's (or logical weight's) values as\n"
          "                                      raw f32 (or f16)\n"
          "  dequant FILE --all -o DIR           every tensor (logical weight) to DIR/<name>.bin\n"
+         "  convert MODEL -o DIR [--to bf16|f16|f32]   the model as plain safetensors in DIR\n"
          "  help                 show this text\n"
          "  version              print the version\n"
          "\n"
@@ -304,6 +359,15 @@ std::string usage_text() {
          "  --to f32|f16         output type (default f32); values are little-endian, row-major\n"
          "  --json               describe each tensor (type, shape, sizes, output file) as JSON;\n"
          "                       without -o nothing is written\n"
+         "\n"
+         "convert options:\n"
+         "  --to bf16|f16|f32    the output dtype of every decoded weight (default bf16)\n"
+         "  --keep DTYPE         plain tensors stored as DTYPE (e.g. F32) are copied as stored;\n"
+         "                       repeatable\n"
+         "  --max-shard-size N   files of at most N bytes of tensors (k/M/G), with\n"
+         "                       model.safetensors.index.json (default: one model.safetensors)\n"
+         "  --filter GLOB        only the weights whose name the glob matches; repeatable\n"
+         "  A conversion run again with the same arguments keeps the shards already complete.\n"
          "\n"
          "exit status: 0 valid, 1 invalid input, 2 usage or I/O error\n";
 }

@@ -8,7 +8,7 @@
 
 namespace wscli {
 
-enum class Command { Help, Version, Inspect, Validate, Dequant };
+enum class Command { Help, Version, Inspect, Validate, Dequant, Convert };
 
 // `dequant` only: which tensors, to what, where.
 struct DequantArgs {
@@ -19,6 +19,15 @@ struct DequantArgs {
                        // with --json, which then only describes what would be written
 };
 
+// `convert` only (model_convert.h): the output directory, the target type, what is kept as stored,
+// the shard limit, which weights.
+struct ConvertArgs {
+  std::string to = "bf16";           // --to bf16|f16|f32
+  std::vector<std::string> keep;     // --keep DTYPE (repeatable): plain tensors of it copied as stored
+  uint64_t max_shard_size = 0;       // --max-shard-size N (k/M/G): 0, one file
+  std::vector<std::string> filters;  // --filter GLOB (repeatable): only the weights a glob matches
+};
+
 struct CliOptions {
   Command command = Command::Help;
   std::vector<std::string> files;
@@ -26,6 +35,7 @@ struct CliOptions {
   bool canonical = false;  // inspect --canonical
   ScanOptions scan;
   DequantArgs dequant;
+  ConvertArgs convert;
 };
 
 // Options may come before or after the files; "--" ends them (for files named like options).

@@ -312,6 +312,12 @@ constexpr HintEntry kHints[] = {
     {"QuantGroupIndexOutOfRange",
      "The weight's g_idx names a group its scales do not have: the checkpoint is damaged or its "
      "tensors come from different exports; download it again."},
+    {"WriterTensorOutOfOrder",
+     "The program writing the safetensors file gave a tensor's bytes out of the planned order: a bug in that program (weightstream convert's, if it was convert); the partial file is not a model."},
+    {"WriterPastTensorEnd",
+     "The program writing the safetensors file gave more bytes for a tensor than its header plans: a bug in that program; the partial file is not a model."},
+    {"WriterIncomplete",
+     "The safetensors file was left before every tensor's bytes were written: run the conversion again (complete files are kept)."},
 };
 
 const HintEntry* find_entry(Status s) {

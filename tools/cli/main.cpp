@@ -6,6 +6,7 @@
 
 #include "cli_args.h"
 #include "inspect.h"
+#include "model_convert.h"
 #include "model_dequant.h"
 #include "model_path.h"
 #include "validate.h"
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
   if (const char* t = getenv("HF_TOKEN")) options.scan.http.hf_token = t;
   // A model directory stands for its index, its first .uqff, or its one model file.
   if (options.command == wscli::Command::Inspect || options.command == wscli::Command::Validate ||
-      options.command == wscli::Command::Dequant) {
+      options.command == wscli::Command::Dequant || options.command == wscli::Command::Convert) {
     for (std::string& file : options.files) {
       std::string resolved, why;
       if (!wscli::resolve_model_dir(file, &resolved, &why)) continue;
@@ -58,6 +59,9 @@ int main(int argc, char** argv) {
       break;
     case wscli::Command::Dequant:
       status = wscli::run_dequant(options);
+      break;
+    case wscli::Command::Convert:
+      status = wscli::run_convert(options);
       break;
   }
   // A --sha256 FILE that no model had checked nothing: when everything else succeeded, that is the

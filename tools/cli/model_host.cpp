@@ -34,6 +34,18 @@ const ws::Sha256Engine kNettle = {
 };
 #endif
 
+}  // namespace
+
+const ws::Sha256Engine* host_sha256_engine() {
+#ifdef WS_CLI_NETTLE
+  return &kNettle;
+#else
+  return nullptr;
+#endif
+}
+
+namespace {
+
 constexpr size_t kOutputPiece = 1 << 20;  // decoded bytes per WeightData (as the CLI writes them)
 constexpr int kMaxAttempts = 8;     // ArenaExhausted retries: one per part whose size the input decides
 
@@ -165,6 +177,8 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
   opt.mode = s_.mode;
   opt.as_stored = s_.as_stored;
   opt.out = s_.out;
+  opt.pass_stored = s_.pass_stored;
+  opt.stored_formats = s_.stored_formats;
   opt.seekable = s_.entry_path != "-";
   // GGUF string arrays: the collector keeps the first kKeptArrayElements and the last
   // (gguf_kv.cpp); the loader skips the rest without an event each.

@@ -51,6 +51,10 @@ struct HostFile {
   uint64_t piece_at = 0;
 };
 
+// The SHA-256 the host hashes with: nettle's where the CLI is built with it (3-4x ws::Sha256), else
+// null (ws::Sha256).
+const ws::Sha256Engine* host_sha256_engine();
+
 struct HostSettings {
   std::string entry_path;  // as given ("-": standard input)
   ws::ModelEntry entry = ws::ModelEntry::File;
@@ -60,6 +64,8 @@ struct HostSettings {
   ws::ModelLoadMode mode = ws::ModelLoadMode::Validate;
   ws::OutType out = ws::OutType::F32;
   bool as_stored = false;  // every tensor its own weight, no convention (ModelLoaderOptions::as_stored)
+  bool pass_stored = false;       // ModelLoaderOptions::pass_stored (convert)
+  uint64_t stored_formats = 0;    // ModelLoaderOptions::stored_formats (convert --keep)
   ScanOptions scan;
 };
 

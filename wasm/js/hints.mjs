@@ -157,6 +157,9 @@ export const HINTS = Object.freeze({
   QuantizationUnsupported: "weightstream does not decode this quantization yet: read as plain tensors it would give wrong numbers. Use the runtime it was made for, or take the tensors as stored (the JS package's dtype 'raw').",
   QuantizationTensorsAbsent: "config.json says the model is quantized, but its tensors are not: the config belongs to other files (a dequantized copy, or a different download). Put the model's own config.json beside it.",
   QuantGroupIndexOutOfRange: "The weight's g_idx names a group its scales do not have: the checkpoint is damaged or its tensors come from different exports; download it again.",
+  WriterTensorOutOfOrder: "The program writing the safetensors file gave a tensor's bytes out of the planned order: a bug in that program (weightstream convert's, if it was convert); the partial file is not a model.",
+  WriterPastTensorEnd: "The program writing the safetensors file gave more bytes for a tensor than its header plans: a bug in that program; the partial file is not a model.",
+  WriterIncomplete: "The safetensors file was left before every tensor's bytes were written: run the conversion again (complete files are kept).",
 });
 
 // Codes of the JS bindings themselves (not ws::Status values), with their hints.

@@ -70,7 +70,19 @@ constexpr uint32_t kQuantFormatCount = static_cast<uint32_t>(QuantFormat::Count_
 // inf * 0 = NaN); the sign of a NaN that arithmetic creates is the platform's (x86 and wasm
 // differ), the NaN-ness is not. Element-wise inputs (F16/BF16/F32/F8) convert exactly, inf and
 // NaN included; BF16 -> F16 rounds as above.
-enum class OutType : uint8_t { F32, F16 };
+// BF16 output is the same f32 rounded once to bfloat16, round to nearest even as torch's
+// c10/util/BFloat16.h round_to_nearest_even and ggml's ggml_compute_fp32_to_bf16 do (add 0x7FFF
+// plus the lowest kept bit, keep the top 16 bits): values past bf16's largest finite become inf,
+// inf stays inf, f32 subnormals round like any other value (bf16 has f32's exponent range). NaN
+// stays a quiet NaN with its sign and the top 7 bits of its payload (the top 16 bits with the
+// quiet bit 0x0040 set: ggml's rule, as F16 output keeps NaNs; torch writes every NaN as
+// 0x7FC0). BF16 asked as BF16 is the stored halves, bit for bit.
+enum class OutType : uint8_t { F32, F16, BF16 };
+// Bytes of one output value: 4 for F32, 2 for F16 and BF16.
+inline uint32_t out_type_bytes(OutType t) { return t == OutType::F32 ? 4 : 2; }
+// "f32", "f16", "bf16"; and back (false for other names).
+const char* out_type_name(OutType t);
+bool out_type_from_name(const char* name, OutType* out);
 enum class KernelImpl : uint8_t { Auto, Reference, Simd128 };
 
 struct QuantFormatInfo {
@@ -175,7 +187,7 @@ class Dequantizer {
   // last block of a padded F8Q8 tensor writes only its values within `elements`.)
   // Alignment: `in` may have any alignment; `out` must be aligned to the output type (4 bytes
   // for F32, 2 for F16), and 16 bytes is recommended (the SIMD128 kernels write 16-byte
-  // vectors: an unaligned `out` works but splits stores across cache lines). Natively on x86,
+  // vectors: an unaligned `out` works but splits stores across cache lines; 2 bytes for BF16). Natively on x86,
   // a call writing >= 8 MiB of f32 to a 16-byte aligned `out` uses non-temporal stores (the
   // output bypasses the cache; about twice the memory bandwidth), smaller ones regular stores.
   Status decode(const uint8_t* in, size_t in_size, size_t* in_used, void* out, size_t out_cap,
@@ -228,6 +240,8 @@ Status dequantize(const DequantSpec& spec, const void* in, size_t in_bytes, void
 // its sign and is quiet).
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
+// f32 -> bf16 as BF16 output rounds (see OutType).
+uint16_t f32_to_bf16(float f);
 float bf16_to_f32(uint16_t b);
 // BF16 -> F16 for GPUs without bf16: exact where F16 can hold the value, else rounded (RNE).
 void bf16_to_f16(const uint16_t* in, size_t n, uint16_t* out);

@@ -176,7 +176,11 @@ namespace ws {
   /* config.json names a method this reader decodes, but no tensor is quantized with it */         \
   X(QuantizationTensorsAbsent, "config.json names a quantization method, but no tensor is quantized with it") \
   /* GPTQ (issue #28): a g_idx entry names a group past the scales' rows (or a negative one) */   \
-  X(QuantGroupIndexOutOfRange, "a g_idx value is not a group of the weight's scales")
+  X(QuantGroupIndexOutOfRange, "a g_idx value is not a group of the weight's scales") \
+  /* the safetensors writer (safetensors_writer.h): offset is the output file's, tensor the one due */ \
+  X(WriterTensorOutOfOrder, "a data piece names another tensor than the one whose bytes are due")   \
+  X(WriterPastTensorEnd, "a data piece runs past the end of its tensor's planned bytes")            \
+  X(WriterIncomplete, "the output ended before every tensor's planned bytes were written")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

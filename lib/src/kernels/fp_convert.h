@@ -61,6 +61,16 @@ inline uint16_t f32_to_fp16(float f) {
 
 inline float bf16_to_f32_bits(uint16_t b) { return bits_to_f32(uint32_t(b) << 16); }
 
+// binary32 -> bfloat16, round to nearest even (torch c10/util/BFloat16.h round_to_nearest_even,
+// ggml ggml-impl.h ggml_compute_fp32_to_bf16): the rounding bias 0x7FFF plus the lowest kept
+// bit; a carry out of the mantissa moves the exponent up, from the largest finite to inf. NaN:
+// the top 16 bits with the quiet bit set (ggml's; the sign and top payload bits kept).
+inline uint16_t f32_to_bf16_rne(float f) {
+  const uint32_t x = f32_to_bits(f);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return uint16_t((x >> 16) | 0x0040u);
+  return uint16_t((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
 // OCP E4M3 as MLX decodes it: bias 7, subnormals, no inf; 0x7F/0xFF are ±480 (the mantissa
 // pattern 111 at the top exponent reads as a number).
 inline float e4m3_to_f32(uint8_t x) {

@@ -85,7 +85,7 @@ uint64_t ModelLoader::output_bytes(uint32_t w) const {
     }
     if (passes_stored(w)) return stored_pieces_bytes(lw);
     if (!lw.decodable) return 0;
-    const uint64_t value = opt_.out == OutType::F16 ? 2 : 4;
+    const uint64_t value = out_type_bytes(opt_.out);
     return lw.elements > ~uint64_t(0) / value ? ~uint64_t(0) : lw.elements * value;
   }
   if (opt_.mode != ModelLoadMode::Raw) return 0;
@@ -477,7 +477,7 @@ bool ModelLoader::decode_step(ModelEvent* out) {
 ModelEvent ModelLoader::finish_weight(uint32_t w) {
   if (opt_.mode == ModelLoadMode::Decode) {
     const LogicalWeight& lw = weight(w);
-    const uint64_t want = lw.elements * (opt_.out == OutType::F16 ? 2 : 4);
+    const uint64_t want = lw.elements * (out_type_bytes(opt_.out));
     if (!dq_.done() || dec_out_pos_ != want || dec_input_left_ != 0) {
       fail(Status::InvalidQuantParams, piece_begin(lw.ref(PieceRole::Packed)), weight_file(w));
       error_.tensor_name = lw.name.data;

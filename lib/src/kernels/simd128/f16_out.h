@@ -18,6 +18,9 @@ namespace kernels {
 namespace simd128 {
 
 void f32_to_f16_row(const float* in, size_t n, uint16_t* out);
+// f32 -> bf16 of a row, bit-identical to f32_to_bf16_rne (fp_convert.h): BF16 output of every
+// format, after its SIMD128 f32 kernel.
+void f32_to_bf16_row(const float* in, size_t n, uint16_t* out);
 // The same from little-endian f32 bytes at any alignment (F32 tensors).
 void f32_bytes_to_f16_row(const uint8_t* in, size_t n, uint16_t* out);
 
