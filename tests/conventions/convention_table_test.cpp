@@ -42,7 +42,7 @@ TEST(ConventionTable, IdsNamesAndPlainness) {
     const ws::ConventionInfo i = ws::convention_info(ws::Convention{id});
     EXPECT_STREQ(i.name, names[id]);
     EXPECT_STREQ(ws::convention_name(ws::Convention{id}), names[id]);
-    EXPECT_EQ(i.plain, id == 0 || id == 7) << names[id];
+    EXPECT_EQ(i.plain, id == 0) << names[id];
     EXPECT_EQ(ws::convention_descriptor(ws::Convention{id}).id, ws::Convention{id});
   }
   EXPECT_STREQ(ws::convention_name(ws::Convention{9}), "?");
@@ -104,11 +104,11 @@ TEST(ConventionTable, ChooseTakesTheConfigsMethodFirst) {
             "mxfp4");
   EXPECT_TRUE(claimed);
   // A method no row decodes: resolution decides, unclaimed (the loader then refuses the method).
-  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"gptq"}})", ws::ModelEntry::File, 0, &claimed), "plain");
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"awq"}})", ws::ModelEntry::File, 0, &claimed), "plain");
   EXPECT_FALSE(claimed);
   EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"fp8x"}})", ws::ModelEntry::File, fp8, &claimed), "fp8");
   EXPECT_FALSE(claimed);
-  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"gptq"}})", ws::ModelEntry::OllamaManifest, 0, &claimed),
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"awq"}})", ws::ModelEntry::OllamaManifest, 0, &claimed),
             "ollama");
   EXPECT_FALSE(claimed);
   // No method: the entry and the signals; an MLX section; a plain model with no scheme's names.

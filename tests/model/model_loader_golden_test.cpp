@@ -133,7 +133,10 @@ TEST(ModelLoaderGolden, VerdictOfEveryModel) {
     h.mode = ws::ModelLoadMode::Validate;
     const LoadResult r = run(c, h);
     EXPECT_EQ(r.violation, "") << c.name;
-    const Verdict want = intended(c, cli_verdict(c));
+    Verdict want = intended(c, cli_verdict(c));
+    // Data a Validate load does not read (a GPTQ g_idx value past the groups: issue #28): the
+    // CLI's validate says valid as the loader does; only decoding (dequant's record) finds it.
+    if (want.code == "QuantGroupIndexOutOfRange" && c.rec.at("validate").exit == 0) want = Verdict();
     expect_same(want, loader_verdict(r), c.name);
     if (want.code != "Ok") ++invalid;
   }
@@ -203,8 +206,10 @@ TEST(ModelLoaderGolden, LogicalWeightsAndPlanAsInspectListedThem) {
   // (no quant_type: inferred from the shapes; an orphan .scale: a plain tensor). inspect lists no
   // plain model's weights. Issue #27: the five FP8 fixtures that decode (hub/fp8-block,
   // -block-default, -block-bf16, -block-e8m0, -tensor-channel); compressed-tensors' five
-  // (hub/ct-w4a16-group, -w4-asym-group, -w4-asym-legacy-zp, -w8-channel, -w2-asym-channel).
-  EXPECT_EQ(compared, 17u);
+  // (hub/ct-w4a16-group, -w4-asym-group, -w4-asym-legacy-zp, -w8-channel, -w2-asym-channel);
+  // issue #28: GPTQ's eight (hub/gptq, -no-config, -quantize-config, -desc-act, -8bit-v2, -2bit,
+  // -v1-zero-spill, -g-idx-range, whose g_idx only decoding reads).
+  EXPECT_EQ(compared, 25u);
 }
 
 TEST(ModelLoaderGolden, TensorTablesOfSingleFiles) {
