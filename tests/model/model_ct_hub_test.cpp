@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "hub_test_util.h"
 #include "model_host.h"
 #include "weightstream/conventions.h"
 #include "weightstream/mlx_config.h"
@@ -27,7 +28,10 @@ using Feed = modeltest::HostOptions::Feed;
 
 namespace {
 
-const std::string kHub = std::string(WS_SOURCE_DIR) + "/tests/data/conventions/hub";
+using hubtest::output_of;
+using hubtest::load;
+
+const std::string& kHub = hubtest::hub_dir();
 const std::string L = "model.layers.0.";
 
 Bytes read_file(const std::string& path) {
@@ -89,26 +93,7 @@ std::vector<float> ct_values(const Bytes& packed, const Bytes& scale, const Byte
 }
 
 // The output bytes the values give: f32 as they are, f16 rounded to nearest even.
-Bytes output_of(const std::vector<float>& v, ws::OutType out) {
-  Bytes b;
-  for (float f : v) {
-    if (out == ws::OutType::F32) {
-      uint8_t x[4];
-      memcpy(x, &f, 4);
-      b.insert(b.end(), x, x + 4);
-    } else {
-      const _Float16 h = static_cast<_Float16>(f);
-      uint8_t x[2];
-      memcpy(x, &h, 2);
-      b.insert(b.end(), x, x + 2);
-    }
-  }
-  return b;
-}
 
-LoadResult load(const std::string& dir, const HostOptions& o) {
-  return modeltest::load_model(modeltest::disk_files(kHub + "/" + dir), ws::ModelEntry::Auto, "model.safetensors", o);
-}
 
 struct Fixture {
   const char* dir;

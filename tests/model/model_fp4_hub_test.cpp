@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "hub_test_util.h"
 #include "model_host.h"
 #include "weightstream/conventions.h"
 #include "weightstream/mlx_config.h"
@@ -26,7 +27,11 @@ using Feed = modeltest::HostOptions::Feed;
 
 namespace {
 
-const std::string kHub = std::string(WS_SOURCE_DIR) + "/tests/data/conventions/hub";
+using hubtest::output_of;
+using hubtest::load;
+using hubtest::load_memory;
+
+const std::string& kHub = hubtest::hub_dir();
 const std::string L = "model.layers.0.";
 const std::string E = L + "mlp.experts.";
 
@@ -103,32 +108,8 @@ float f32_at(const Bytes& b, size_t i) {
   return f;
 }
 
-// The output bytes the values give: f32 as they are, f16 rounded to nearest even (the compiler's
-// _Float16 conversion).
-Bytes output_of(const std::vector<float>& v, ws::OutType out) {
-  Bytes b;
-  for (float f : v) {
-    if (out == ws::OutType::F32) {
-      uint8_t x[4];
-      memcpy(x, &f, 4);
-      b.insert(b.end(), x, x + 4);
-    } else {
-      const _Float16 h = static_cast<_Float16>(f);
-      uint8_t x[2];
-      memcpy(x, &h, 2);
-      b.insert(b.end(), x, x + 2);
-    }
-  }
-  return b;
-}
 
-LoadResult load(const std::string& dir, const HostOptions& o) {
-  return modeltest::load_model(modeltest::disk_files(kHub + "/" + dir), ws::ModelEntry::Auto, "model.safetensors", o);
-}
 
-LoadResult load_memory(const std::map<std::string, Bytes>& files, const HostOptions& o) {
-  return modeltest::load_model(modeltest::memory_files(files), ws::ModelEntry::Auto, "model.safetensors", o);
-}
 
 // Every mode of access and chunking, f32 and f16: `expect` (weight name -> values) decoded, the
 // other weights plain, the convention `conv`.

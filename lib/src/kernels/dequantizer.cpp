@@ -27,6 +27,28 @@ bool fp16_is_finite(uint16_t h) { return (h & 0x7C00) != 0x7C00; }
 
 uint32_t scale_bytes(DType d) { return d == DType::F32 ? 4 : 2; }
 
+// The index of the first of `count` companion scales of `dtype` that no decoder may multiply by
+// (F32/BF16/F16 inf or NaN; the E8M0 / UE8M0 NaN 0xFF), or `count` when all are finite: the
+// whole-array check Fp8Block, CtPacked and GptqPacked make once at init with `validate`.
+uint64_t first_bad_scale(const uint8_t* scales, uint64_t count, DType dtype) {
+  const uint32_t sb = kernels::fp8_scale_bytes(dtype);
+  for (uint64_t i = 0; i < count; ++i) {
+    bool bad;
+    if (sb == 1) {
+      bad = scales[i] == 0xFF;
+    } else if (sb == 2) {
+      const uint16_t h = uint16_t(scales[2 * i] | scales[2 * i + 1] << 8);
+      bad = dtype == DType::F16 ? !fp16_is_finite(h) : (h & 0x7F80) == 0x7F80;
+    } else {
+      uint32_t u;
+      memcpy(&u, scales + 4 * i, 4);
+      bad = (u & 0x7F800000u) == 0x7F800000u;
+    }
+    if (bad) return i;
+  }
+  return count;
+}
+
 }  // namespace
 
 Status Dequantizer::fail(Status s, uint64_t offset) {
@@ -53,21 +75,8 @@ Status Dequantizer::init_fp8_block(const DequantSpec& spec) {
   block_elems_ = spec_.group;
   block_bytes_ = spec_.group;
   if (!spec.validate) return Status::Ok;
-  for (uint64_t i = 0; i < grid; ++i) {
-    bool bad;
-    if (sb == 1) {
-      bad = spec.scales[i] == 0xFF;
-    } else if (sb == 2) {
-      const uint16_t h = uint16_t(spec.scales[2 * i] | spec.scales[2 * i + 1] << 8);
-      bad = spec.scale_dtype == DType::F16 ? !fp16_is_finite(h) : (h & 0x7F80) == 0x7F80;
-    } else {
-      uint32_t u;
-      memcpy(&u, spec.scales + 4 * i, 4);
-      bad = (u & 0x7F800000u) == 0x7F800000u;
-    }
-    if (bad) return fail(Status::InvalidBlockData, spec.scales_offset + i * sb);
-  }
-  return Status::Ok;
+  const uint64_t bad = first_bad_scale(spec.scales, grid, spec.scale_dtype);
+  return bad < grid ? fail(Status::InvalidBlockData, spec.scales_offset + bad * sb) : Status::Ok;
 }
 
 // CtPacked (ct_packed.h): the geometry from the spec (the unit one I32 word), and, with `validate`,
@@ -85,19 +94,8 @@ Status Dequantizer::init_ct_packed(const DequantSpec& spec) {
   block_elems_ = pf;
   block_bytes_ = 4;
   if (!spec.validate) return Status::Ok;
-  for (uint64_t i = 0; i < count; ++i) {
-    bool bad;
-    if (sb == 2) {
-      const uint16_t h = uint16_t(spec.scales[2 * i] | spec.scales[2 * i + 1] << 8);
-      bad = spec.scale_dtype == DType::F16 ? !fp16_is_finite(h) : (h & 0x7F80) == 0x7F80;
-    } else {
-      uint32_t u;
-      memcpy(&u, spec.scales + 4 * i, 4);
-      bad = (u & 0x7F800000u) == 0x7F800000u;
-    }
-    if (bad) return fail(Status::InvalidBlockData, spec.scales_offset + i * sb);
-  }
-  return Status::Ok;
+  const uint64_t bad = first_bad_scale(spec.scales, count, spec.scale_dtype);
+  return bad < count ? fail(Status::InvalidBlockData, spec.scales_offset + bad * sb) : Status::Ok;
 }
 
 // GptqPacked (gptq_packed.h): the geometry from the spec; every g_idx value a group of the scales
@@ -129,19 +127,8 @@ Status Dequantizer::init_gptq(const DequantSpec& spec) {
   spec_.gptq_g_idx_is_groups = groups;
   if (!spec.validate) return Status::Ok;
   const uint64_t n = uint64_t(spec.gptq_groups) * rows;
-  for (uint64_t i = 0; i < n; ++i) {
-    bool bad;
-    if (sb == 2) {
-      const uint16_t h = uint16_t(spec.scales[2 * i] | spec.scales[2 * i + 1] << 8);
-      bad = spec.scale_dtype == DType::F16 ? !fp16_is_finite(h) : (h & 0x7F80) == 0x7F80;
-    } else {
-      uint32_t u;
-      memcpy(&u, spec.scales + 4 * i, 4);
-      bad = (u & 0x7F800000u) == 0x7F800000u;
-    }
-    if (bad) return fail(Status::InvalidBlockData, spec.scales_offset + i * sb);
-  }
-  return Status::Ok;
+  const uint64_t bad = first_bad_scale(spec.scales, n, spec.scale_dtype);
+  return bad < n ? fail(Status::InvalidBlockData, spec.scales_offset + bad * sb) : Status::Ok;
 }
 
 Status Dequantizer::init(const DequantSpec& spec) {
