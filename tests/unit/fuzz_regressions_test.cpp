@@ -171,6 +171,25 @@ TEST(FuzzRegressions, ConfigArenaNeededCountsThePeak) {
   }
 }
 
+// fuzz_config_json (session 9): a quantization parameter whose value is a string arriving in
+// pieces ("group_size": "llama" fed a byte at a time) left its later pieces to be read as keys,
+// so the section's deferred error was lost and the verdict depended on the chunk size (whole:
+// ConfigInvalidQuantization at the string; 1-byte pieces: the parse went on). Every chunking must
+// give the whole verdict.
+TEST(FuzzRegressions, ConfigStringParameterInPiecesKeepsTheVerdict) {
+  const std::string in = R"({"model_type": "qwen3", "quantization": {"group_size": "llama", "bits": 4}, "x": 1})";
+  for (size_t chunk = 1; chunk <= in.size(); ++chunk) {
+    std::vector<uint64_t> a(1024);
+    ws::MlxQuantConfig cfg(a.data(), a.size() * 8);
+    ws::Status s = ws::Status::Ok;
+    for (size_t i = 0; i < in.size() && s == ws::Status::Ok; i += chunk)
+      s = cfg.feed(in.data() + i, std::min(chunk, in.size() - i));
+    if (s == ws::Status::Ok) s = cfg.finish();
+    EXPECT_EQ(s, ws::Status::ConfigInvalidQuantization) << "chunk " << chunk;
+    EXPECT_EQ(cfg.error().offset, 55u) << "chunk " << chunk;  // the string "llama"
+  }
+}
+
 // fuzz_gguf: with the input size declared, a GGUF whose only tensors are empty and which ends
 // before the data section's padding was TruncatedData; undeclared it was valid. The verdict must
 // not depend on the declaration — and ggml (gguf_init_from_file) rejects the file: it seeks to the
