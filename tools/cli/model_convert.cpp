@@ -333,9 +333,8 @@ int Convert::run() {
       return 2;
     }
     copt_.keep_dtypes |= 1u << uint32_t(d);
-    ws::QuantFormat f;
-    if (ws::quant_format_from_dtype(d, &f)) stored_formats |= uint64_t(1) << uint32_t(f);
   }
+  stored_formats = ws::convert_stored_formats(copt_.keep_dtypes);
   if (std::optional<Problem> p = prepare_output_dir(dir_)) {
     fprintf(stderr, "weightstream: %s\n", problem_line(*p).c_str());
     return 2;

@@ -58,6 +58,11 @@ struct ConvertDecision {
 // DType of an output type: F32, F16, BF16.
 DType out_type_dtype(OutType t);
 
+// The ModelLoaderOptions::stored_formats that go with `keep_dtypes` (a bit per QuantFormat: each
+// kept dtype's element-wise format), so the loader hands kept weights out stored, as
+// convert_decide() plans them.
+uint64_t convert_stored_formats(uint32_t keep_dtypes);
+
 // What weight `w` becomes. `stored_type` is its packed piece's type (a DType for safetensors, a
 // GGML type id for GGUF: `gguf`), `stored_bytes` the packed piece's bytes.
 ConvertDecision convert_decide(const LogicalWeight& w, uint32_t stored_type, bool gguf, GgmlDialect dialect,

@@ -129,6 +129,7 @@ class MlxQuantConfig {
   Status fail(Status s, uint64_t offset);
   Status handle(detail::JsonLexer::Token t);
   Status fp8_value(detail::JsonLexer::Token t);
+  Status string_is(detail::JsonLexer::Token t, const char* want, bool* flag);
   Status ct_value(detail::JsonLexer::Token t);
   void ct_bad(uint64_t at);
   Status param_value(detail::JsonLexer::Token t, QuantParams* target, uint64_t* at);

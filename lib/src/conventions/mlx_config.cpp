@@ -121,38 +121,29 @@ void MlxQuantConfig::defer(Status s, uint64_t at, JsonLexer::Token t, uint8_t ba
 // `weight_block_size`, a list of two positive integers; DeepSeek-V3.1's `scale_fmt`): kept as
 // stated, never an error here. A block size that is not a list of positive integers is kept as
 // invalid, with its offset, for the FP8 build to report (block_size_invalid()).
+// A section value that sets `*flag` to whether it is the string `want` (in pieces or whole); any
+// other value (a number, a container) is skipped whole and leaves the flag false.
+Status MlxQuantConfig::string_is(JsonLexer::Token t, const char* want, bool* flag) {
+  if (t != JsonLexer::kStringPiece) {
+    *flag = false;
+    skipper_.start();
+    skip_return_ = kQuantKey;
+    ctx_ = kSkip;
+    if (skipper_.feed(t, lexer_)) ctx_ = kQuantKey;
+    return Status::Ok;
+  }
+  if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+  *flag = small_is(small_, small_size_, small_overflow_, want);
+  ctx_ = kQuantKey;
+  return Status::Ok;
+}
+
 Status MlxQuantConfig::fp8_value(JsonLexer::Token t) {
   using L = JsonLexer;
-  if (ctx_ == kQuantValue && key_kind_ == kCkptFormat) {
-    // GPTQ's checkpoint_format (GPTQModel quantization/config.py FORMAT: "gptq" = v1, zero
-    // points stored minus one; "gptq_v2" as they are; vLLM gptq.py reads the same key).
-    if (t != L::kStringPiece) {
-      gptq_v2_ = false;
-      skipper_.start();
-      skip_return_ = kQuantKey;
-      ctx_ = kSkip;
-      if (skipper_.feed(t, lexer_)) ctx_ = kQuantKey;
-      return Status::Ok;
-    }
-    if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
-    gptq_v2_ = small_is(small_, small_size_, small_overflow_, "gptq_v2");
-    ctx_ = kQuantKey;
-    return Status::Ok;
-  }
-  if (ctx_ == kQuantValue && key_kind_ == kScaleFmt) {
-    if (t != L::kStringPiece) {  // not a string: not "ue8m0"
-      scale_fmt_ue8m0_ = false;
-      skipper_.start();
-      skip_return_ = kQuantKey;
-      ctx_ = kSkip;
-      if (skipper_.feed(t, lexer_)) ctx_ = kQuantKey;
-      return Status::Ok;
-    }
-    if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
-    scale_fmt_ue8m0_ = small_is(small_, small_size_, small_overflow_, "ue8m0");
-    ctx_ = kQuantKey;
-    return Status::Ok;
-  }
+  // GPTQ's checkpoint_format (GPTQModel quantization/config.py FORMAT: "gptq" = v1, zero points
+  // stored minus one; "gptq_v2" as they are; vLLM gptq.py reads the same key).
+  if (ctx_ == kQuantValue && key_kind_ == kCkptFormat) return string_is(t, "gptq_v2", &gptq_v2_);
+  if (ctx_ == kQuantValue && key_kind_ == kScaleFmt) return string_is(t, "ue8m0", &scale_fmt_ue8m0_);
   if (ctx_ == kQuantValue) {  // weight_block_size's value
     has_block_size_ = true;
     block_size_count_ = 0;

@@ -21,6 +21,16 @@ DType out_type_dtype(OutType t) {
   return t == OutType::F16 ? DType::F16 : t == OutType::BF16 ? DType::BF16 : DType::F32;
 }
 
+uint64_t convert_stored_formats(uint32_t keep_dtypes) {
+  uint64_t formats = 0;
+  for (uint32_t d = 0; d < 32; ++d) {
+    QuantFormat f;
+    if ((keep_dtypes >> d & 1u) && quant_format_from_dtype(static_cast<DType>(d), &f))
+      formats |= uint64_t(1) << uint32_t(f);
+  }
+  return formats;
+}
+
 ConvertDecision convert_decide(const LogicalWeight& w, uint32_t stored_type, bool gguf, GgmlDialect dialect,
                                uint64_t stored_bytes, const ConvertOptions& options) {
   ConvertDecision d;
