@@ -146,10 +146,12 @@ inline void describe_difference(const Run& a, const Run& b) {
 
 // Byte size a validated tensor must have, from dtype (or GGML type) × shape.
 inline void check_table(const ws::Reader& r) {
-  // The convention signal reads the (hostile) metadata: one of the three answers, never a crash.
+  // The convention signal reads the (hostile) metadata: a row of the table, never a crash
+  // (any row may gain a signal: FP8's `.weight_scale_inv` did, which broke a list of three rows
+  // here; fuzz/README.md finding 12).
   if (r.format() == ws::Format::Safetensors) {
     const ws::Convention c = ws::convention_signal(r.tensors());
-    WS_CHECK(c == ws::Convention::Plain || c == ws::Convention::Mlx || c == ws::Convention::Ollama, int(c.id));
+    WS_CHECK(c.id < ws::convention_count(), int(c.id), ws::convention_count());
   }
   const uint32_t n = r.tensor_count();
   uint64_t prev_end = 0;
