@@ -1,28 +1,26 @@
 #!/usr/bin/env bash
 # The CLI over the whole malformed corpus (tests/corpus/{safetensors,gguf,differential} and the fuzz regression
-# files) plus the Ollama fixture's manifest (tests/data/conventions/ollama), three ways:
-#   1. release build, one `weightstream validate --json FILE` per file: exit status 1 for every
-#      invalid file, 0 for every valid one, and the printed verdict (code, offset) equal to the
-#      corpus's expected.json (GGUF: the *_with_size verdict, since the CLI declares a regular
-#      file's size);
-#   2. the same binary under valgrind (memcheck, --error-exitcode=1), all files in one process
-#      (one valgrind start-up instead of ~300): no valgrind error, same verdicts;
-#   3. the ASan + UBSan build (build/asan, when present), one process per file: no sanitizer
-#      report, same exit statuses.
-# Builds the release CLI first, in its own directory (build/fuzz-cli; incremental), so the check
-# never runs a stale binary; the ASan CLI is used only when it is newer than every file of lib/.
+# files) plus the Ollama fixture's manifest (tests/data/conventions/ollama), two ways:
+#   1. the release CLI, every file in one `weightstream validate --json` process: the printed
+#      verdict (code, offset) equal to the corpus's expected.json (GGUF: the *_with_size verdict,
+#      since the CLI declares a regular file's size);
+#   2. the same run under valgrind (memcheck, leak check, --error-exitcode=1): no valgrind error,
+#      the same verdicts.
+# Each file's exit status and output, in a process of its own, release and ASan + UBSan, is
+# cli.golden's (tests/golden/cli_golden.py: every file of tests/corpus, ctest in both presets).
+# The CLI: $WS_CLI, else build/release's when it is newer than every file of lib/ and tools/cli/
+# (tools/test.sh builds it first), else a release build of its own in build/fuzz-cli (incremental).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cli=${WS_CLI:-build/fuzz-cli/tools/weightstream}
-asan_cli=${WS_ASAN_CLI:-build/asan/tools/weightstream}
-if [ -z "${WS_CLI:-}" ]; then
-  cmake -S . -B build/fuzz-cli -G Ninja -DCMAKE_BUILD_TYPE=Release -DWS_BUILD_TESTS=OFF >/dev/null
-  cmake --build build/fuzz-cli -j2 --target weightstream_cli >/dev/null
-fi
-if [ -x "$asan_cli" ] && [ -n "$(find lib tools/cli -newer "$asan_cli" -type f | head -1)" ]; then
-  echo "cli-corpus-check: $asan_cli is older than lib/ or tools/cli/: skipping its run (tools/test.sh rebuilds it)"
-  asan_cli=/nonexistent
+cli=${WS_CLI:-}
+if [ -z "$cli" ]; then
+  cli=build/release/tools/weightstream
+  if [ ! -x "$cli" ] || [ -n "$(find lib tools/cli -newer "$cli" -type f | head -1)" ]; then
+    cli=build/fuzz-cli/tools/weightstream
+    cmake -S . -B build/fuzz-cli -G Ninja -DCMAKE_BUILD_TYPE=Release -DWS_BUILD_TESTS=OFF >/dev/null
+    cmake --build build/fuzz-cli -j2 --target weightstream_cli >/dev/null
+  fi
 fi
 out=${WS_CLI_CHECK_OUT:-build/cli-corpus-check}
 mkdir -p "$out"
@@ -58,19 +56,15 @@ for line in sys.stdin:
 }
 
 fail=0
-# 1. Release, one process per file: exit status and verdict.
-: >"$out/release.tsv"
-while IFS=$'\t' read -r file status offset; do
-  rc=0
-  "$cli" validate --json --no-progress "$file" >"$out/one.json" 2>"$out/one.err" || rc=$?
-  want=1
-  [ "$status" = Ok ] && want=0
-  if [ "$rc" -ne "$want" ]; then
-    echo "exit status $rc, want $want: $file" >&2
-    fail=1
-  fi
-  verdicts <"$out/one.json" >>"$out/release.tsv"
-done <"$out/expected.tsv"
+# 1. Release, every file in one process (1: some files are invalid).
+mapfile -t files < <(cut -f1 "$out/expected.tsv")
+rc=0
+"$cli" validate --json --no-progress "${files[@]}" >"$out/release.json" 2>"$out/release.err" || rc=$?
+if [ "$rc" -ne 1 ]; then
+  echo "release run: exit status $rc, want 1 (log $out/release.err)" >&2
+  fail=1
+fi
+verdicts <"$out/release.json" >"$out/release.tsv"
 # Valid files: the JSON has no offset; compare codes for them and code + offset for the rest.
 python3 - "$out/expected.tsv" "$out/release.tsv" <<'EOF' || fail=1
 import sys
@@ -86,9 +80,8 @@ print(f"release CLI: {len(want) - bad}/{len(want)} verdicts as expected")
 sys.exit(1 if bad else 0)
 EOF
 
-# 2. valgrind, every file in one process.
+# 2. valgrind, the same run.
 if command -v valgrind >/dev/null; then
-  mapfile -t files < <(cut -f1 "$out/expected.tsv")
   rc=0
   valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite -q \
     "$cli" validate --json --no-progress "${files[@]}" >"$out/valgrind.json" 2>"$out/valgrind.log" || rc=$?
@@ -107,24 +100,6 @@ if command -v valgrind >/dev/null; then
 else
   echo "valgrind missing (tools/deps/fuzz.txt)" >&2
   fail=1
-fi
-
-# 3. ASan + UBSan CLI, when built (tools/test.sh builds it before the stages).
-if [ -x "$asan_cli" ]; then
-  k=0
-  while IFS=$'\t' read -r file status offset; do
-    rc=0
-    "$asan_cli" validate --json --no-progress "$file" >/dev/null 2>"$out/asan.err" || rc=$?
-    want=1
-    [ "$status" = Ok ] && want=0
-    if [ "$rc" -ne "$want" ] || grep -q 'Sanitizer\|runtime error' "$out/asan.err"; then
-      echo "ASan CLI: exit status $rc (want $want) on $file" >&2
-      head -20 "$out/asan.err" >&2
-      fail=1
-    fi
-    k=$((k + 1))
-  done <"$out/expected.tsv"
-  echo "ASan+UBSan CLI: $k files, no reports"
 fi
 
 if [ "$fail" -ne 0 ]; then

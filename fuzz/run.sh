@@ -7,6 +7,9 @@
 #
 # Environment:
 #   WS_FUZZ_BUILD  build directory            (default build/fuzz)
+#   WS_FUZZ_PREBUILT=1  take the targets already in $WS_FUZZ_BUILD and build nothing (CI's fuzz
+#                  stage: the OSS-Fuzz check's $OUT, built by fuzz/oss-fuzz/build.sh with ASan +
+#                  UBSan, so the smoke run needs no build of its own)
 #   WS_FUZZ_OUT    logs, working corpora and artifacts, recreated per target (default build/fuzz-run)
 #   WS_FUZZ_JOBS   targets run at once        (default 1; the long run uses 2)
 #   WS_FUZZ_MAX_LEN  -max_len for the reader targets (default 65536)
@@ -33,9 +36,13 @@ max_len=${WS_FUZZ_MAX_LEN:-65536}
 # Open findings tolerated until lib/ is fixed (fuzz/README.md, "Findings"); empty when none.
 export WS_FUZZ_ALLOW_OPEN=${WS_FUZZ_ALLOW_OPEN-}
 
-echo "=== fuzz: build ($build)"
-CC=clang CXX=clang++ cmake -S fuzz -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j2
+if [ "${WS_FUZZ_PREBUILT:-0}" = 1 ]; then
+  echo "=== fuzz: the targets in $build (prebuilt)"
+else
+  echo "=== fuzz: build ($build)"
+  CC=clang CXX=clang++ cmake -S fuzz -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$build" -j2
+fi
 
 # The targets, their seeds, dictionaries and size limits (shared with fuzz/oss-fuzz/build.sh).
 source fuzz/targets.sh

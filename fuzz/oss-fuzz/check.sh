@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Checks fuzz/oss-fuzz/build.sh as OSS-Fuzz would run it: clang with OSS-Fuzz's default libFuzzer +
-# AddressSanitizer flags, into a temporary $OUT; then every target must be there with its options,
-# dictionary and seed corpus, and must run once over its seeds (-runs=0: the seeds only) without a
-# finding. Part of the fuzz stage (tools/test-stages/60-fuzz.sh).
+# Checks fuzz/oss-fuzz/build.sh as OSS-Fuzz would run it: clang with OSS-Fuzz's libFuzzer +
+# AddressSanitizer flags, plus UndefinedBehaviorSanitizer's (OSS-Fuzz builds its ASan and UBSan
+# configurations separately; one build with both is a superset, and the fuzz stage's smoke run then
+# fuzzes these very binaries instead of building its own), into $OUT; then every target must be
+# there with its options, dictionary and seed corpus, and must run once over its seeds (-runs=0:
+# the seeds only) without a finding. Part of the fuzz stage (tools/test-stages/60-fuzz.sh).
+#   WS_OSS_FUZZ_OUT  keep $OUT there (recreated; default: a temporary directory, removed)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export CC=clang CXX=clang++ SRC=$PWD/.. OUT=$tmp/out WORK=$tmp/work
-export CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address -fsanitize-address-use-after-scope -fsanitize=fuzzer-no-link"
+out=$(realpath -m "${WS_OSS_FUZZ_OUT:-$tmp/out}")
+rm -rf "$out"
+export CC=clang CXX=clang++ SRC=$PWD/.. OUT=$out WORK=$tmp/work
+export CFLAGS="-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address -fsanitize-address-use-after-scope -fsanitize=undefined -fno-sanitize-recover=all -fsanitize=fuzzer-no-link"
 export CXXFLAGS="$CFLAGS"
 export LIB_FUZZING_ENGINE=-fsanitize=fuzzer
 mkdir -p "$OUT" "$WORK"

@@ -8,7 +8,7 @@
 # differences (tests/differential/README.md). Anything else fails the stage, and the mutant is
 # written to build/differential/unclassified/ (make it a regression file in
 # tests/corpus/differential once lib/ has decided it). Counts per class are printed.
-#   WS_DIFFERENTIAL_MUTANTS (default 30000), WS_DIFFERENTIAL_SEED (default 1)
+#   WS_DIFFERENTIAL_MUTANTS (default 10000; a longer campaign: tests/differential/README.md), WS_DIFFERENTIAL_SEED (default 1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -45,6 +45,6 @@ sys.exit(1 if bad or len(got) != len(json.load(open("tests/corpus/differential/e
 EOF
 
 echo "=== differential: campaign"
-"$bin" --mutants "${WS_DIFFERENTIAL_MUTANTS:-30000}" --seed "${WS_DIFFERENTIAL_SEED:-1}" --jobs 2 \
+"$bin" --mutants "${WS_DIFFERENTIAL_MUTANTS:-10000}" --seed "${WS_DIFFERENTIAL_SEED:-1}" --jobs 2 \
   --out build/differential tests/corpus/gguf tests/corpus/fuzz tests/corpus/differential \
   tests/data/real/gguf tests/data/synthetic/gguf
