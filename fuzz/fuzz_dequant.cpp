@@ -150,6 +150,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.element_dtype = (flags & 0x80) ? ws::DType::F8_E5M2 : ws::DType::F8_E4M3;
     spec.elements = uint64_t(blocks % 17) * spec.row_elems + (odd_elements ? 1 : 0);
   }
+  const bool bnb4 = spec.format == ws::QuantFormat::Bnb4;
+  if (bnb4) {
+    // bitsandbytes 4-bit: blocksizes 32..4096 (48: not a power of two), an even element count
+    // (odd: refused), F32 absmax or U8 codes with the nested absmax (per 256) and code.
+    spec.group = (shape_b & 8) ? 48 : 32u << (shape_b & 7);
+    spec.elements = uint64_t(blocks) * 2 * (1 + shape_a % 64) + (odd_elements ? 1 : 0);
+    spec.bnb_fp4 = (flags & 0x80) != 0;
+    if (spec.scale_dtype != ws::DType::U8) spec.scale_dtype = ws::DType::F32;
+    spec.nested_group = 256;
+    memcpy(&spec.nested_offset, &gbits, 4);
+  }
   if (global == 1 || global == 2 || spec.format == ws::QuantFormat::I2_S) {
     spec.has_global_scale = (global != 3) || spec.format == ws::QuantFormat::I2_S;
     spec.global_scale_is_ollama = global == 2;
@@ -168,6 +179,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       groups = size_t(((rows + spec.block_rows - 1) / spec.block_rows) *
                       ((spec.row_elems + spec.block_cols - 1) / spec.block_cols));
       sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
+    }
+    if (bnb4) {  // one absmax per blocksize values (the last block may be partial)
+      groups = size_t((spec.elements + spec.group - 1) / spec.group);
+      sb = spec.scale_dtype == ws::DType::U8 ? 1 : 4;
     }
     scales.assign(groups * sb ? groups * sb : 1, 0);  // never empty: data() must be non-null
     if (spec.format == ws::QuantFormat::MlxAffine) biases.assign(scales.size(), 0);
@@ -191,9 +206,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (n) memcpy(v.data(), data + take, n);
     take += n;
   };
+  // Bnb4 nested: the nested absmax (one f32 per 256 absmax) and the 256-entry code.
+  std::vector<uint8_t> nested_absmax, nested_code;
+  if (bnb4 && spec.scale_dtype == ws::DType::U8) {
+    nested_absmax.assign(4 * ((scales.size() + 255) / 256), 0);
+    nested_code.assign(4 * 256, 0);
+  }
   fill(in);
   fill(scales);
   fill(biases);
+  fill(nested_absmax);
+  fill(nested_code);
   // Companions in exactly-sized heap copies (ASan catches reads past them).
   uint8_t* sc = nullptr;
   uint8_t* bi = nullptr;
@@ -207,6 +230,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   spec.scales = sc;
   spec.biases = bi;
+  uint8_t* na = nullptr;
+  uint8_t* nc = nullptr;
+  if (!nested_absmax.empty()) {
+    na = static_cast<uint8_t*>(malloc(nested_absmax.size()));
+    memcpy(na, nested_absmax.data(), nested_absmax.size());
+    nc = static_cast<uint8_t*>(malloc(nested_code.size()));
+    memcpy(nc, nested_code.data(), nested_code.size());
+    spec.nested_absmax = na;
+    spec.nested_code = nc;
+  }
 
   Decoded ref = decode(spec, ws::KernelImpl::Reference, in.data(), in.size(), seed_a | uint64_t(seed_b) << 32);
   Decoded simd = decode(spec, ws::KernelImpl::Simd128, in.data(), in.size(), seed_b | uint64_t(seed_a) << 32);
@@ -216,7 +249,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ref.status == ws::Status::Ok) WS_CHECK(ref.out.size() == simd.out.size(), ref.out.size(), simd.out.size());
   compare(ref, simd, spec.out, nan_sign_strict(spec.format));
   if (ref.status != ws::Status::Ok)
-    WS_CHECK(ref.error_offset <= in.size() + scales.size(), ref.error_offset, in.size());
+    WS_CHECK(ref.error_offset <= in.size() + scales.size() + nested_absmax.size() + nested_code.size(), ref.error_offset,
+             in.size());
 
   // The one-shot API agrees with the streamed reference.
   // Open finding dequant-zero-elements: dequantize() of a 0-element tensor (0 bytes in, 0 out)
@@ -241,5 +275,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   free(sc);
   free(bi);
+  free(na);
+  free(nc);
   return 0;
 }

@@ -41,7 +41,9 @@ namespace ws {
   /* UQFF F8Q8: 33-byte blocks {e4m3 d; i8 qs[32]} */                                              \
   X(F8Q8)                                                                                          \
   /* Hub FP8 (quant_method "fp8"): F8_E4M3/F8_E5M2 weights times a scale per 2-D block */           \
-  X(Fp8Block)
+  X(Fp8Block)                                                                                      \
+  /* bitsandbytes 4-bit (NF4 / FP4): packed codes, high nibble first, an absmax per block */         \
+  X(Bnb4)
 
 enum class QuantFormat : uint8_t {
 #define WS_QF_ENUM(name) name,
@@ -130,6 +132,21 @@ struct DequantSpec {
   // scale that is zero, inf or NaN is InvalidBlockData at global_scale_offset (with validate).
   bool global_scale_is_modelopt = false;
   uint64_t global_scale_offset = 0;  // absolute file offset of the global scale (for errors)
+
+  // Bnb4 (bitsandbytes Params4bit, lib/src/kernels/bnb4.h): `elements` values packed two a byte,
+  // element 2i in the HIGH nibble of byte i; value = code[nibble] * absmax[e / group] in f32,
+  // code the NF4 table (bnb_fp4 false) or the FP4 one. `group` is the blocksize (a power of two,
+  // 32..4096); `elements` must be even. scale_dtype F32: `scales` holds the absmax floats.
+  // scale_dtype U8 (double quantization): `scales` holds one code byte per absmax, and absmax[j]
+  // = f32(f32(nested_code[q[j]] * nested_absmax[j / nested_group]) + nested_offset), two f32
+  // roundings (no fused multiply-add), nested_code F32[256], nested_absmax F32.
+  bool bnb_fp4 = false;
+  const uint8_t* nested_absmax = nullptr;
+  const uint8_t* nested_code = nullptr;
+  uint32_t nested_group = 0;
+  float nested_offset = 0.0f;
+  uint64_t nested_absmax_offset = 0;  // absolute file offsets of the two (for errors)
+  uint64_t nested_code_offset = 0;
 };
 
 class Dequantizer {
@@ -161,6 +178,7 @@ class Dequantizer {
  private:
   Status fail(Status s, uint64_t offset);
   Status init_fp8_block(const DequantSpec& spec);
+  Status init_bnb4(const DequantSpec& spec);
   // Decodes n_blocks whole blocks to dst; *out_bytes = the bytes written (less than n_blocks
   // blocks' output when they end with a padded last block).
   Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst, size_t* out_bytes);

@@ -1,6 +1,7 @@
 // The streaming dequantizer: chunking, one carried partial block, validation, f16 output.
 #include <string.h>
 
+#include "bnb4.h"
 #include "fp8_block.h"
 #include "fp_convert.h"
 #include "kernel_api.h"
@@ -69,6 +70,44 @@ Status Dequantizer::init_fp8_block(const DequantSpec& spec) {
   return Status::Ok;
 }
 
+// Bnb4 (bnb4.h): a blocksize bitsandbytes writes (a power of two, 32..4096), an even element
+// count, the absmax there (F32, or U8 codes with the nested absmax, code and offset), the unit;
+// with `validate`, every stored f32 (absmax, or nested absmax and code) finite, checked once here
+// (a non-finite nested offset, a number of the quant state, is no parameter a writer made).
+Status Dequantizer::init_bnb4(const DequantSpec& spec) {
+  const uint64_t bs = spec.group;
+  const bool bs_ok = bs >= 32 && bs <= 4096 && (bs & (bs - 1)) == 0;
+  const bool nested = spec.scale_dtype == DType::U8;
+  const uint64_t ng = spec.nested_group;
+  const bool nested_ok = !nested || (spec.nested_absmax && spec.nested_code && ng != 0 && (ng & (ng - 1)) == 0);
+  if (!bs_ok || spec.elements % 2 != 0 || !spec.scales || (spec.scale_dtype != DType::F32 && !nested) || !nested_ok)
+    return fail(Status::InvalidQuantParams, spec.input_offset);
+  spec_.group = uint32_t(bs);  // the blocksize; the unit below
+  block_elems_ = kernels::bnb4_unit(spec.elements, bs);
+  if (block_elems_ == 0) return fail(Status::InvalidQuantParams, spec.input_offset);
+  block_bytes_ = block_elems_ / 2;
+  if (!spec.validate) return Status::Ok;
+  auto finite = [](const uint8_t* p, uint64_t i) {
+    uint32_t u;
+    memcpy(&u, p + 4 * i, 4);
+    return (u & 0x7F800000u) != 0x7F800000u;
+  };
+  const uint64_t blocks = (spec.elements + bs - 1) / bs;
+  if (!nested) {
+    for (uint64_t j = 0; j < blocks; ++j)
+      if (!finite(spec.scales, j)) return fail(Status::InvalidBlockData, spec.scales_offset + 4 * j);
+    return Status::Ok;
+  }
+  uint32_t off;
+  memcpy(&off, &spec.nested_offset, 4);
+  if ((off & 0x7F800000u) == 0x7F800000u) return fail(Status::InvalidQuantParams, spec.input_offset);
+  for (uint64_t j = 0; j < (blocks + ng - 1) / ng; ++j)
+    if (!finite(spec.nested_absmax, j)) return fail(Status::InvalidBlockData, spec.nested_absmax_offset + 4 * j);
+  for (uint64_t k = 0; k < 256; ++k)
+    if (!finite(spec.nested_code, k)) return fail(Status::InvalidBlockData, spec.nested_code_offset + 4 * k);
+  return Status::Ok;
+}
+
 Status Dequantizer::init(const DequantSpec& spec) {
   *this = Dequantizer();
   spec_ = spec;
@@ -114,6 +153,9 @@ Status Dequantizer::init(const DequantSpec& spec) {
     case QuantFormat::Fp8Block:
       if (init_fp8_block(spec) != Status::Ok) return error_.code;
       break;
+    case QuantFormat::Bnb4:
+      if (init_bnb4(spec) != Status::Ok) return error_.code;
+      break;
     default:
       break;
   }
@@ -143,8 +185,8 @@ Status Dequantizer::init(const DequantSpec& spec) {
   if (!k) return fail(Status::UnsupportedFormat, spec.input_offset);
   kernel_ = reinterpret_cast<void (*)()>(k);  // cast back to BlockKernel before the call
 
-  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid: above).
-  if (spec.validate && e.info.companion && spec.format != QuantFormat::Fp8Block) {
+  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid, Bnb4's absmax: above).
+  if (spec.validate && e.info.companion && spec.format != QuantFormat::Fp8Block && spec.format != QuantFormat::Bnb4) {
     for (uint64_t g = 0; g < blocks; ++g) {
       bool bad;
       uint32_t sb = 1;
