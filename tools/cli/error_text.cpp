@@ -309,6 +309,9 @@ constexpr HintEntry kHints[] = {
     {"QuantizationTensorsAbsent",
      "config.json says the model is quantized, but its tensors are not: the config belongs to other files "
      "(a dequantized copy, or a different download). Put the model's own config.json beside it."},
+    {"BnbQuantStateInvalid",
+     "The quant_state tensor beside this bitsandbytes weight is not what bitsandbytes writes "
+     "(QuantState.as_dict(packed=True)): the file is damaged or was edited; download the model again."},
 };
 
 const HintEntry* find_entry(Status s) {

@@ -156,6 +156,7 @@ export const HINTS = Object.freeze({
   GgufSplitMissing: 'Put every split of the model beside the first (llama.cpp finds them by name), or pick all of them.',
   QuantizationUnsupported: "weightstream does not decode this quantization yet: read as plain tensors it would give wrong numbers. Use the runtime it was made for, or take the tensors as stored (the JS package's dtype 'raw').",
   QuantizationTensorsAbsent: "config.json says the model is quantized, but its tensors are not: the config belongs to other files (a dequantized copy, or a different download). Put the model's own config.json beside it.",
+  BnbQuantStateInvalid: 'The quant_state tensor beside this bitsandbytes weight is not what bitsandbytes writes (QuantState.as_dict(packed=True)): the file is damaged or was edited; download the model again.',
 });
 
 // Codes of the JS bindings themselves (not ws::Status values), with their hints.

@@ -174,7 +174,9 @@ namespace ws {
      or the companion names say a scheme this reader does not decode (error_detail names it) */    \
   X(QuantizationUnsupported, "the model is quantized with a method this reader does not decode")      \
   /* config.json names a method this reader decodes, but no tensor is quantized with it */         \
-  X(QuantizationTensorsAbsent, "config.json names a quantization method, but no tensor is quantized with it")
+  X(QuantizationTensorsAbsent, "config.json names a quantization method, but no tensor is quantized with it") \
+  /* bitsandbytes (issue #28): a quant_state.bitsandbytes__* tensor's JSON, at the offending byte */ \
+  X(BnbQuantStateInvalid, "a bitsandbytes quant_state JSON does not parse, or lacks or misstates an item bitsandbytes reads")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,
