@@ -267,6 +267,119 @@ TEST(Bnb4, NestedAbsmaxIsTwoRoundings) {
   }
 }
 
+// Upstream's values: the first 64-value block of two weights (randn * 0.02 in bf16, seed 28)
+// quantized and dequantized by bitsandbytes' own pure-torch CPU code (bitsandbytes-foundation/
+// bitsandbytes 95f9af3, backends/default/ops.py quantize_4bit / _dequantize_4bit_compute,
+// quantize_blockwise / _dequantize_blockwise_compute; functional.py get_4bit_type,
+// create_dynamic_map), run outside this repository on Debian's torch 1.13 (the one change: int64
+// instead of int32 gather indices, which that torch requires), as functional.py quantize_4bit /
+// dequantize_4bit chain them, nested: compress_statistics (absmax - mean, blocksize 256). The
+// f32 bits below are what that code returned; the whole run (8 weights, 787,328 values, both
+// kernels, f32 and f16) matched bit for bit but for one thing: FP4 code 8 is +0.0 on that CPU
+// path (get_4bit_type's list has the Python integer -0, which is 0) and -0.0 in the CUDA kernels
+// (dDequantizeFP4Tree: lut[0] * -1), which this reader follows.
+struct Upstream {
+  bool fp4;
+  uint8_t packed[32];
+  uint32_t absmax, qabsmax, nested_code, nested_absmax, offset;
+  uint32_t out[64], out_nested[64];
+};
+
+const Upstream kNf4 = {
+    false,
+    {
+    0xC4, 0x92, 0x97, 0x26, 0x8C, 0x38, 0x06, 0x7C,
+    0xB7, 0x78, 0x8C, 0xB7, 0xA6, 0x14, 0xAE, 0x66,
+    0x93, 0xC7, 0x44, 0xD4, 0x56, 0x68, 0x78, 0x63,
+    0xCE, 0x76, 0x65, 0x47, 0xB8, 0xA8, 0x58, 0x78,
+    },
+    0x3D7B0000u, 210u, 0x3EBF999Au, 0x3CBC2AAAu, 0x3D57EAABu,
+    {
+    0x3CDD3C80u, 0xBC8ECA21u, 0x3C2192EDu, 0xBD03CB18u, 0x3C2192EDu, 0x00000000u, 0xBD03CB18u, 0xBBB6D417u,
+    0x3B9FCC18u, 0x3CDD3C80u, 0xBCC63FA3u, 0x3B9FCC18u, 0xBD7B0000u, 0xBBB6D417u, 0x00000000u, 0x3CDD3C80u,
+    0x3CA9A22Au, 0x00000000u, 0x00000000u, 0x3B9FCC18u, 0x3B9FCC18u, 0x3CDD3C80u, 0x3CA9A22Au, 0x00000000u,
+    0x3C7718C5u, 0xBBB6D417u, 0xBD2EBE91u, 0xBC8ECA21u, 0x3C7718C5u, 0x3D357651u, 0xBBB6D417u, 0xBBB6D417u,
+    0x3C2192EDu, 0xBCC63FA3u, 0x3CDD3C80u, 0x00000000u, 0xBC8ECA21u, 0xBC8ECA21u, 0x3D0D3785u, 0xBC8ECA21u,
+    0xBC398335u, 0xBBB6D417u, 0xBBB6D417u, 0x3B9FCC18u, 0x00000000u, 0x3B9FCC18u, 0xBBB6D417u, 0xBCC63FA3u,
+    0x3CDD3C80u, 0x3D357651u, 0x00000000u, 0xBBB6D417u, 0xBBB6D417u, 0xBC398335u, 0xBC8ECA21u, 0x00000000u,
+    0x3CA9A22Au, 0x3B9FCC18u, 0x3C7718C5u, 0x3B9FCC18u, 0xBC398335u, 0x3B9FCC18u, 0x00000000u, 0x3B9FCC18u,
+    },
+    {
+    0x3CDD5894u, 0xBC8EDC40u, 0x3C21A76Du, 0xBD03DBD2u, 0x3C21A76Du, 0x00000000u, 0xBD03DBD2u, 0xBBB6EB4Au,
+    0x3B9FE05Fu, 0x3CDD5894u, 0xBCC658CBu, 0x3B9FE05Fu, 0xBD7B1FDAu, 0xBBB6EB4Au, 0x00000000u, 0x3CDD5894u,
+    0x3CA9B7B1u, 0x00000000u, 0x00000000u, 0x3B9FE05Fu, 0x3B9FE05Fu, 0x3CDD5894u, 0x3CA9B7B1u, 0x00000000u,
+    0x3C773820u, 0xBBB6EB4Au, 0xBD2ED4BDu, 0xBC8EDC40u, 0x3C773820u, 0x3D358D57u, 0xBBB6EB4Au, 0xBBB6EB4Au,
+    0x3C21A76Du, 0xBCC658CBu, 0x3CDD5894u, 0x00000000u, 0xBC8EDC40u, 0xBC8EDC40u, 0x3D0D4970u, 0xBC8EDC40u,
+    0xBC399ABFu, 0xBBB6EB4Au, 0xBBB6EB4Au, 0x3B9FE05Fu, 0x00000000u, 0x3B9FE05Fu, 0xBBB6EB4Au, 0xBCC658CBu,
+    0x3CDD5894u, 0x3D358D57u, 0x00000000u, 0xBBB6EB4Au, 0xBBB6EB4Au, 0xBC399ABFu, 0xBC8EDC40u, 0x00000000u,
+    0x3CA9B7B1u, 0x3B9FE05Fu, 0x3C773820u, 0x3B9FE05Fu, 0xBC399ABFu, 0x3B9FE05Fu, 0x00000000u, 0x3B9FE05Fu,
+    },
+};
+const Upstream kFp4 = {
+    true,
+    {
+    0xCE, 0xCE, 0xC6, 0x9F, 0xF2, 0x94, 0x5E, 0x6E,
+    0x4A, 0xF3, 0x44, 0x4D, 0x92, 0x6D, 0x4F, 0xEC,
+    0x8D, 0xC9, 0x4F, 0xE1, 0xF7, 0xE4, 0x19, 0xC1,
+    0x96, 0x41, 0x57, 0x4A, 0xFE, 0x4E, 0x4A, 0xD7,
+    },
+    0x3D6C0000u, 194u, 0x3E18CCCDu, 0x3CF51C72u, 0x3D5971C7u,
+    {
+    0xBC9D5556u, 0xBC1D5556u, 0xBC9D5556u, 0xBC1D5556u, 0xBC9D5556u, 0x3C1D5556u, 0xB99D5556u, 0xBC6C0000u,
+    0xBC6C0000u, 0x3D1D5556u, 0xB99D5556u, 0x3C9D5556u, 0x3CEC0000u, 0xBC1D5556u, 0x3C1D5556u, 0xBC1D5556u,
+    0x3C9D5556u, 0xBD1D5556u, 0xBC6C0000u, 0x3D6C0000u, 0x3C9D5556u, 0x3C9D5556u, 0x3C9D5556u, 0xBCEC0000u,
+    0xB99D5556u, 0x3D1D5556u, 0x3C1D5556u, 0xBCEC0000u, 0x3C9D5556u, 0xBC6C0000u, 0xBC1D5556u, 0xBC9D5556u,
+    0x00000000u, 0xBCEC0000u, 0xBC9D5556u, 0xB99D5556u, 0x3C9D5556u, 0xBC6C0000u, 0xBC1D5556u, 0x399D5556u,
+    0xBC6C0000u, 0x3C6C0000u, 0xBC1D5556u, 0x3C9D5556u, 0x399D5556u, 0xB99D5556u, 0xBC9D5556u, 0x399D5556u,
+    0xB99D5556u, 0x3C1D5556u, 0x3C9D5556u, 0x399D5556u, 0x3CEC0000u, 0x3C6C0000u, 0x3C9D5556u, 0xBD1D5556u,
+    0xBC6C0000u, 0xBC1D5556u, 0x3C9D5556u, 0xBC1D5556u, 0x3C9D5556u, 0xBD1D5556u, 0xBCEC0000u, 0x3C6C0000u,
+    },
+    {
+    0xBC9D279Au, 0xBC1D279Au, 0xBC9D279Au, 0xBC1D279Au, 0xBC9D279Au, 0x3C1D279Au, 0xB99D279Au, 0xBC6BBB66u,
+    0xBC6BBB66u, 0x3D1D279Au, 0xB99D279Au, 0x3C9D279Au, 0x3CEBBB66u, 0xBC1D279Au, 0x3C1D279Au, 0xBC1D279Au,
+    0x3C9D279Au, 0xBD1D279Au, 0xBC6BBB66u, 0x3D6BBB66u, 0x3C9D279Au, 0x3C9D279Au, 0x3C9D279Au, 0xBCEBBB66u,
+    0xB99D279Au, 0x3D1D279Au, 0x3C1D279Au, 0xBCEBBB66u, 0x3C9D279Au, 0xBC6BBB66u, 0xBC1D279Au, 0xBC9D279Au,
+    0x00000000u, 0xBCEBBB66u, 0xBC9D279Au, 0xB99D279Au, 0x3C9D279Au, 0xBC6BBB66u, 0xBC1D279Au, 0x399D279Au,
+    0xBC6BBB66u, 0x3C6BBB66u, 0xBC1D279Au, 0x3C9D279Au, 0x399D279Au, 0xB99D279Au, 0xBC9D279Au, 0x399D279Au,
+    0xB99D279Au, 0x3C1D279Au, 0x3C9D279Au, 0x399D279Au, 0x3CEBBB66u, 0x3C6BBB66u, 0x3C9D279Au, 0xBD1D279Au,
+    0xBC6BBB66u, 0xBC1D279Au, 0x3C9D279Au, 0xBC1D279Au, 0x3C9D279Au, 0xBD1D279Au, 0xBCEBBB66u, 0x3C6BBB66u,
+    },
+};
+
+TEST(Bnb4, TheValuesBitsandbytesComputes) {
+  for (const Upstream* u : {&kNf4, &kFp4}) {
+    std::vector<uint8_t> absmax(4), code(1024), nested(4);
+    memcpy(absmax.data(), &u->absmax, 4);
+    memcpy(code.data() + 4 * u->qabsmax, &u->nested_code, 4);
+    memcpy(nested.data(), &u->nested_absmax, 4);
+    const uint8_t qa[1] = {uint8_t(u->qabsmax)};
+    for (bool nest : {false, true})
+      for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128}) {
+        ws::DequantSpec s = plain_spec(absmax, 64, 64, u->fp4);
+        s.impl = impl;
+        if (nest) {
+          s.scale_dtype = DType::U8;
+          s.scales = qa;
+          s.nested_absmax = nested.data();
+          s.nested_code = code.data();
+          s.nested_group = 256;
+          memcpy(&s.nested_offset, &u->offset, 4);
+        }
+        uint32_t y[64];
+        ws::Error err;
+        ASSERT_EQ(ws::dequantize(s, u->packed, 32, y, sizeof y, &err), ws::Status::Ok);
+        const uint32_t* want = nest ? u->out_nested : u->out;
+        for (int i = 0; i < 64; ++i) {
+          const bool code8 = u->fp4 && ((i % 2 == 0 ? u->packed[i / 2] >> 4 : u->packed[i / 2] & 15) == 8);
+          EXPECT_EQ(y[i], code8 ? 0x80000000u : want[i]) << (u->fp4 ? "fp4" : "nf4") << " nested " << nest << " value " << i;
+          if (code8) {
+            EXPECT_EQ(want[i], 0u);  // upstream CPU path: +0.0
+          }
+        }
+      }
+  }
+}
+
 TEST(Bnb4, SpecAndStoredFloatChecks) {
   std::vector<uint8_t> absmax(4 * 8);
   for (size_t j = 0; j < 8; ++j) put_f32(&absmax, j, 1.0f);
