@@ -132,6 +132,13 @@ std::vector<Row> all_rows() {
     r.name = std::string("bnb-nf4-b64-") + (nested ? "nested" : "f32");
     rows.push_back(r);
   }
+  {  // bitsandbytes 8-bit (LLM.int8): I8 rows of 4096 values, an F32 SCB per row
+    Row r;
+    r.format = QuantFormat::BnbInt8;
+    r.scale_dtype = DType::F32;
+    r.name = "bnb-int8-row";
+    rows.push_back(r);
+  }
   for (QuantFormat f : {QuantFormat::MlxMxfp4, QuantFormat::MlxMxfp8, QuantFormat::MlxNvfp4, QuantFormat::F8_E4M3,
                         QuantFormat::F8_E5M2, QuantFormat::F8_E8M0, QuantFormat::Q8_K, QuantFormat::TQ1_0, QuantFormat::I2_S,
                         QuantFormat::F8Q8, QuantFormat::IQ2_XXS, QuantFormat::IQ2_XS, QuantFormat::IQ2_S,
@@ -183,12 +190,15 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
   // Fp8Block: the decoder's unit for rows of 2048 and 128-column blocks is 128 values; whole rows.
   constexpr size_t kFp8Cols = 2048, kFp8Block = 128;
   if (row.format == QuantFormat::Fp8Block) t.block_elems = t.block_bytes = kFp8Block;
+  constexpr size_t kInt8Cols = 4096;
+  if (row.format == QuantFormat::BnbInt8) t.block_elems = t.block_bytes = 256;  // the unit of 4096-value rows
   if (row.format == QuantFormat::Bnb4) {  // the decoder's unit for blocksize 64: one absmax block
     t.block_elems = row.group;
     t.block_bytes = row.group / 2;
   }
   t.blocks = std::max<size_t>(1, input_bytes / t.block_bytes);
   if (row.format == QuantFormat::Fp8Block) t.blocks = std::max<size_t>(1, t.blocks / 16) * 16;
+  if (row.format == QuantFormat::BnbInt8) t.blocks = std::max<size_t>(1, t.blocks / 16) * 16;  // whole rows
   t.data.resize(t.blocks * t.block_bytes);
   Rng r{seed};
   for (size_t i = 0; i < t.data.size(); i += 8) {
@@ -280,6 +290,15 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
     s.row_elems = kFp8Cols;
     s.block_rows = s.block_cols = kFp8Block;
     s.element_dtype = DType::F8_E4M3;
+  } else if (row.format == QuantFormat::BnbInt8) {
+    const size_t rows = size_t(s.elements / kInt8Cols);
+    t.scales.resize(rows * 4);
+    for (size_t g = 0; g < rows; ++g) {
+      const float f = scale_f32(r);
+      memcpy(&t.scales[g * 4], &f, 4);
+    }
+    s.scales = t.scales.data();
+    s.row_elems = kInt8Cols;
   } else if (row.format == QuantFormat::Bnb4) {
     const bool nested = row.scale_dtype == DType::U8;
     t.scales.resize(t.blocks * (nested ? 1 : 4));

@@ -161,6 +161,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.nested_group = 256;
     memcpy(&spec.nested_offset, &gbits, 4);
   }
+  if (spec.format == ws::QuantFormat::BnbInt8) {  // rows of any length, an F32 SCB per row
+    spec.row_elems = 1 + shape_a % 80;
+    spec.elements = uint64_t(blocks % 17) * spec.row_elems + (odd_elements ? 1 : 0);
+    spec.scale_dtype = ws::DType::F32;
+  }
   if (global == 1 || global == 2 || spec.format == ws::QuantFormat::I2_S) {
     spec.has_global_scale = (global != 3) || spec.format == ws::QuantFormat::I2_S;
     spec.global_scale_is_ollama = global == 2;
@@ -179,6 +184,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       groups = size_t(((rows + spec.block_rows - 1) / spec.block_rows) *
                       ((spec.row_elems + spec.block_cols - 1) / spec.block_cols));
       sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
+    }
+    if (spec.format == ws::QuantFormat::BnbInt8) {
+      groups = size_t(spec.elements / spec.row_elems);
+      sb = 4;
     }
     if (bnb4) {  // one absmax per blocksize values (the last block may be partial)
       groups = size_t((spec.elements + spec.group - 1) / spec.group);

@@ -67,6 +67,7 @@ std::vector<Case> all_cases() {
     c.format = static_cast<QuantFormat>(i);
     if (c.format == QuantFormat::Fp8Block) continue;  // 2-D scale grids: fp8_block_test.cpp
     if (c.format == QuantFormat::Bnb4) continue;      // absmax per blocksize, nested: bnb4_test.cpp
+    if (c.format == QuantFormat::BnbInt8) continue;   // an SCB per row: bnb_int8_test.cpp
     if (c.format == QuantFormat::MlxAffine) {
       for (uint32_t bits : {2u, 3u, 4u, 5u, 6u, 8u})
         for (uint32_t group : {32u, 64u, 128u})

@@ -43,7 +43,9 @@ namespace ws {
   /* Hub FP8 (quant_method "fp8"): F8_E4M3/F8_E5M2 weights times a scale per 2-D block */           \
   X(Fp8Block)                                                                                      \
   /* bitsandbytes 4-bit (NF4 / FP4): packed codes, high nibble first, an absmax per block */         \
-  X(Bnb4)
+  X(Bnb4)                                                                                          \
+  /* bitsandbytes 8-bit (LLM.int8): I8 rows times their SCB / 127 */                               \
+  X(BnbInt8)
 
 enum class QuantFormat : uint8_t {
 #define WS_QF_ENUM(name) name,
@@ -147,6 +149,9 @@ struct DequantSpec {
   float nested_offset = 0.0f;
   uint64_t nested_absmax_offset = 0;  // absolute file offsets of the two (for errors)
   uint64_t nested_code_offset = 0;
+  // BnbInt8 (bitsandbytes Int8Params, lib/src/kernels/bnb_int8.h): a [rows, row_elems] I8
+  // weight and `scales` F32 [rows] (SCB); value = f32(f32(q) * SCB[r]) * f32(1 / 127's constant),
+  // two f32 roundings (int8_vectorwise_dequant). `row_elems` as for Fp8Block; `group` not read.
 };
 
 class Dequantizer {
@@ -179,6 +184,7 @@ class Dequantizer {
   Status fail(Status s, uint64_t offset);
   Status init_fp8_block(const DequantSpec& spec);
   Status init_bnb4(const DequantSpec& spec);
+  Status init_bnb_int8(const DequantSpec& spec);
   // Decodes n_blocks whole blocks to dst; *out_bytes = the bytes written (less than n_blocks
   // blocks' output when they end with a padded last block).
   Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst, size_t* out_bytes);

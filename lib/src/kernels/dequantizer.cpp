@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "bnb4.h"
+#include "bnb_int8.h"
 #include "fp8_block.h"
 #include "fp_convert.h"
 #include "kernel_api.h"
@@ -108,6 +109,21 @@ Status Dequantizer::init_bnb4(const DequantSpec& spec) {
   return Status::Ok;
 }
 
+// BnbInt8 (bnb_int8.h): rows of row_elems values, an F32 SCB per row; the unit; with `validate`,
+// every SCB finite.
+Status Dequantizer::init_bnb_int8(const DequantSpec& spec) {
+  if (!spec.scales || spec.scale_dtype != DType::F32 || spec.row_elems == 0 || spec.elements % spec.row_elems != 0)
+    return fail(Status::InvalidQuantParams, spec.input_offset);
+  block_elems_ = block_bytes_ = kernels::bnb_int8_unit(spec.row_elems);
+  if (!spec.validate) return Status::Ok;
+  for (uint64_t r = 0; r < spec.elements / spec.row_elems; ++r) {
+    uint32_t u;
+    memcpy(&u, spec.scales + 4 * r, 4);
+    if ((u & 0x7F800000u) == 0x7F800000u) return fail(Status::InvalidBlockData, spec.scales_offset + 4 * r);
+  }
+  return Status::Ok;
+}
+
 Status Dequantizer::init(const DequantSpec& spec) {
   *this = Dequantizer();
   spec_ = spec;
@@ -156,6 +172,9 @@ Status Dequantizer::init(const DequantSpec& spec) {
     case QuantFormat::Bnb4:
       if (init_bnb4(spec) != Status::Ok) return error_.code;
       break;
+    case QuantFormat::BnbInt8:
+      if (init_bnb_int8(spec) != Status::Ok) return error_.code;
+      break;
     default:
       break;
   }
@@ -185,8 +204,10 @@ Status Dequantizer::init(const DequantSpec& spec) {
   if (!k) return fail(Status::UnsupportedFormat, spec.input_offset);
   kernel_ = reinterpret_cast<void (*)()>(k);  // cast back to BlockKernel before the call
 
-  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid, Bnb4's absmax: above).
-  if (spec.validate && e.info.companion && spec.format != QuantFormat::Fp8Block && spec.format != QuantFormat::Bnb4) {
+  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid, Bnb4's absmax,
+  // BnbInt8's SCB: above).
+  if (spec.validate && e.info.companion && spec.format != QuantFormat::Fp8Block && spec.format != QuantFormat::Bnb4 &&
+      spec.format != QuantFormat::BnbInt8) {
     for (uint64_t g = 0; g < blocks; ++g) {
       bool bad;
       uint32_t sb = 1;

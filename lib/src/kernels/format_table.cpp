@@ -80,6 +80,7 @@ const FormatEntry kTable[] = {
     E(F8Q8, 32, 33, false, 0, 0, 0, -1),
     E16(Fp8Block, 0, 0, true, 0, 0, 0, -1),
     E16(Bnb4, 0, 0, true, 0, 0, 0, -1),
+    E16(BnbInt8, 0, 0, true, 0, 0, 0, -1),
 };
 #undef E
 #undef E16
