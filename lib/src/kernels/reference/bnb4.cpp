@@ -16,8 +16,9 @@ void ref::Bnb4(const uint8_t* src, size_t n_blocks, float* dst, const KernelCont
     const uint8_t* q = src + b * (g / 2);
     float* y = dst + b * g;
     for (uint32_t j = 0; j < g / 2; ++j) {
-      y[2 * j] = code[q[j] >> 4] * absmax;
-      y[2 * j + 1] = code[q[j] & 0x0F] * absmax;
+      const uint8_t byte = q[j];
+      y[2 * j] = code[byte >> 4] * absmax;
+      y[2 * j + 1] = code[byte & 0x0F] * absmax;
     }
   }
 }
