@@ -143,6 +143,23 @@ std::vector<Row> all_rows() {
     r.name = "gptq-b4-g128";
     rows.push_back(r);
   }
+  // bitsandbytes 4-bit NF4 (unsloth's *-bnb-4bit uploads): blocksize 64, f32 absmax, and with
+  // double quantization (U8 absmax codes, a nested absmax per 256 and the 256-entry code).
+  for (bool nested : {false, true}) {
+    Row r;
+    r.format = QuantFormat::Bnb4;
+    r.group = 64;
+    r.scale_dtype = nested ? DType::U8 : DType::F32;
+    r.name = std::string("bnb-nf4-b64-") + (nested ? "nested" : "f32");
+    rows.push_back(r);
+  }
+  {  // bitsandbytes 8-bit (LLM.int8): I8 rows of 4096 values, an F32 SCB per row
+    Row r;
+    r.format = QuantFormat::BnbInt8;
+    r.scale_dtype = DType::F32;
+    r.name = "bnb-int8-row";
+    rows.push_back(r);
+  }
   for (QuantFormat f : {QuantFormat::MlxMxfp4, QuantFormat::MlxMxfp8, QuantFormat::MlxNvfp4, QuantFormat::F8_E4M3,
                         QuantFormat::F8_E5M2, QuantFormat::F8_E8M0, QuantFormat::Q8_K, QuantFormat::TQ1_0, QuantFormat::I2_S,
                         QuantFormat::F8Q8, QuantFormat::IQ2_XXS, QuantFormat::IQ2_XS, QuantFormat::IQ2_S,
@@ -179,6 +196,7 @@ struct Tensor {
   ws::DequantSpec spec;
   std::vector<uint8_t> data, scales, biases;
   std::vector<uint8_t> zeros, gidx;  // GptqPacked
+  std::vector<uint8_t> nested_absmax, nested_code;  // Bnb4 with double quantization
   size_t blocks = 0, block_bytes = 0, block_elems = 0;
 };
 
@@ -194,6 +212,12 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
   // Fp8Block: the decoder's unit for rows of 2048 and 128-column blocks is 128 values; whole rows.
   constexpr size_t kFp8Cols = 2048, kFp8Block = 128;
   if (row.format == QuantFormat::Fp8Block) t.block_elems = t.block_bytes = kFp8Block;
+  constexpr size_t kInt8Cols = 4096;
+  if (row.format == QuantFormat::BnbInt8) t.block_elems = t.block_bytes = 256;  // the unit of 4096-value rows
+  if (row.format == QuantFormat::Bnb4) {  // the decoder's unit for blocksize 64: one absmax block
+    t.block_elems = row.group;
+    t.block_bytes = row.group / 2;
+  }
   t.blocks = std::max<size_t>(1, input_bytes / t.block_bytes);
   if (row.format == QuantFormat::Fp8Block) t.blocks = std::max<size_t>(1, t.blocks / 16) * 16;
   // CtPacked: one I32 word (8 values) a block; whole rows of 2048 values (256 words).
@@ -210,6 +234,7 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
     t.block_bytes = 4;
     t.blocks = std::max<size_t>(1, input_bytes / 4 / (kGptqIn / 8 * 8)) * (kGptqIn / 8 * 8);
   }
+  if (row.format == QuantFormat::BnbInt8) t.blocks = std::max<size_t>(1, t.blocks / 16) * 16;  // whole rows
   t.data.resize(t.blocks * t.block_bytes);
   Rng r{seed};
   for (size_t i = 0; i < t.data.size(); i += 8) {
@@ -339,6 +364,43 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
     s.gptq_zeros = t.zeros.data();
     s.gptq_g_idx = t.gidx.data();
     s.gptq_g_idx_is_groups = true;  // what Dequantizer::init finds (the kernels are called directly)
+  } else if (row.format == QuantFormat::BnbInt8) {
+    const size_t rows = size_t(s.elements / kInt8Cols);
+    t.scales.resize(rows * 4);
+    for (size_t g = 0; g < rows; ++g) {
+      const float f = scale_f32(r);
+      memcpy(&t.scales[g * 4], &f, 4);
+    }
+    s.scales = t.scales.data();
+    s.row_elems = kInt8Cols;
+  } else if (row.format == QuantFormat::Bnb4) {
+    const bool nested = row.scale_dtype == DType::U8;
+    t.scales.resize(t.blocks * (nested ? 1 : 4));
+    for (size_t g = 0; g < t.blocks; ++g) {
+      if (nested) {
+        t.scales[g] = uint8_t(r.next());
+      } else {
+        const float f = scale_f32(r);
+        memcpy(&t.scales[g * 4], &f, 4);
+      }
+    }
+    if (nested) {
+      t.nested_absmax.resize(4 * ((t.blocks + 255) / 256));
+      for (size_t j = 0; j < t.nested_absmax.size() / 4; ++j) {
+        const float f = scale_f32(r);
+        memcpy(&t.nested_absmax[4 * j], &f, 4);
+      }
+      t.nested_code.resize(4 * 256);
+      for (size_t k = 0; k < 256; ++k) {
+        const float f = float(int(k) - 128) / 128.0f;
+        memcpy(&t.nested_code[4 * k], &f, 4);
+      }
+      s.nested_absmax = t.nested_absmax.data();
+      s.nested_code = t.nested_code.data();
+      s.nested_group = 256;
+      s.nested_offset = 0.01f;
+    }
+    s.scales = t.scales.data();
   } else if (e.info.companion) {
     const size_t sb = row.format == QuantFormat::MlxAffine ? (row.scale_dtype == DType::F32 ? 4 : 2) : 1;
     t.scales.resize(t.blocks * sb);

@@ -161,6 +161,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.gptq_groups = 1 + (seed_a >> 8) % 5;
     spec.gptq_zero_add = (flags & 0x80) ? 1 : 0;
   }
+  const bool bnb4 = spec.format == ws::QuantFormat::Bnb4;
+  if (bnb4) {
+    // bitsandbytes 4-bit: blocksizes 32..4096 (48: not a power of two), an even element count
+    // (odd: refused), F32 absmax or U8 codes with the nested absmax (per 256) and code.
+    spec.group = (shape_b & 8) ? 48 : 32u << (shape_b & 7);
+    spec.elements = uint64_t(blocks) * 2 * (1 + shape_a % 64) + (odd_elements ? 1 : 0);
+    spec.bnb_fp4 = (flags & 0x80) != 0;
+    if (spec.scale_dtype != ws::DType::U8) spec.scale_dtype = ws::DType::F32;
+    spec.nested_group = 256;
+    memcpy(&spec.nested_offset, &gbits, 4);
+  }
+  if (spec.format == ws::QuantFormat::BnbInt8) {  // rows of any length, an F32 SCB per row
+    spec.row_elems = 1 + shape_a % 80;
+    spec.elements = uint64_t(blocks % 17) * spec.row_elems + (odd_elements ? 1 : 0);
+    spec.scale_dtype = ws::DType::F32;
+  }
   bool ct_zero_points = false;
   if (spec.format == ws::QuantFormat::CtPacked) {
     // compressed-tensors pack-quantized: rows of whole I32 words (32 / bits values each), groups
@@ -207,17 +223,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       sb = spec.scale_dtype == ws::DType::F32 ? 4 : spec.scale_dtype == ws::DType::U8 ? 1 : 2;
       if (ct_zero_points) biases.assign(((rows + pf - 1) / pf) * g * 4, 0);
     }
+    if (spec.format == ws::QuantFormat::BnbInt8) {
+      groups = size_t(spec.elements / spec.row_elems);
+      sb = 4;
+    }
+    if (bnb4) {  // one absmax per blocksize values (the last block may be partial)
+      groups = size_t((spec.elements + spec.group - 1) / spec.group);
+      sb = spec.scale_dtype == ws::DType::U8 ? 1 : 4;
+    }
     scales.assign(groups * sb ? groups * sb : 1, 0);  // never empty: data() must be non-null
     if (spec.format == ws::QuantFormat::MlxAffine) biases.assign(scales.size(), 0);
   }
 
   // Data size: what the reference decoder says the tensor takes (init decides validity alone).
   ws::Dequantizer probe;
+  // Bnb4 nested: the nested absmax (one f32 per 256 absmax) and the 256-entry code, sized before
+  // the probe (init refuses a nested spec without them, which left nested data unfuzzed).
+  std::vector<uint8_t> nested_absmax, nested_code;
+  if (bnb4 && spec.scale_dtype == ws::DType::U8) {
+    nested_absmax.assign(4 * ((scales.size() + 255) / 256), 0);
+    nested_code.assign(4 * 256, 0);
+  }
   ws::DequantSpec probe_spec = spec;
   probe_spec.scales = scales.empty() ? nullptr : scales.data();
   probe_spec.biases = biases.empty() ? nullptr : biases.data();
   probe_spec.gptq_zeros = zeros.empty() ? nullptr : zeros.data();
   probe_spec.gptq_g_idx = gidx.empty() ? nullptr : gidx.data();
+  probe_spec.nested_absmax = nested_absmax.empty() ? nullptr : nested_absmax.data();
+  probe_spec.nested_code = nested_code.empty() ? nullptr : nested_code.data();
   probe_spec.validate = false;
   probe_spec.impl = ws::KernelImpl::Reference;
   size_t in_size = 0;
@@ -240,6 +273,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint32_t g = take < size ? data[take++] % (spec.gptq_groups + 1) : 0;
     memcpy(&gidx[i], &g, 4);
   }
+  fill(nested_absmax);
+  fill(nested_code);
   // Companions in exactly-sized heap copies (ASan catches reads past them).
   uint8_t* sc = nullptr;
   uint8_t* bi = nullptr;
@@ -265,6 +300,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   spec.gptq_zeros = ze;
   spec.gptq_g_idx = gi;
+  uint8_t* na = nullptr;
+  uint8_t* nc = nullptr;
+  if (!nested_absmax.empty()) {
+    na = static_cast<uint8_t*>(malloc(nested_absmax.size()));
+    memcpy(na, nested_absmax.data(), nested_absmax.size());
+    nc = static_cast<uint8_t*>(malloc(nested_code.size()));
+    memcpy(nc, nested_code.data(), nested_code.size());
+    spec.nested_absmax = na;
+    spec.nested_code = nc;
+  }
 
   Decoded ref = decode(spec, ws::KernelImpl::Reference, in.data(), in.size(), seed_a | uint64_t(seed_b) << 32);
   Decoded simd = decode(spec, ws::KernelImpl::Simd128, in.data(), in.size(), seed_b | uint64_t(seed_a) << 32);
@@ -274,7 +319,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ref.status == ws::Status::Ok) WS_CHECK(ref.out.size() == simd.out.size(), ref.out.size(), simd.out.size());
   compare(ref, simd, spec.out, nan_sign_strict(spec.format));
   if (ref.status != ws::Status::Ok)
-    WS_CHECK(ref.error_offset <= in.size() + scales.size(), ref.error_offset, in.size());
+    WS_CHECK(ref.error_offset <= in.size() + scales.size() + nested_absmax.size() + nested_code.size(), ref.error_offset,
+             in.size());
 
   // The one-shot API agrees with the streamed reference.
   // Open finding dequant-zero-elements: dequantize() of a 0-element tensor (0 bytes in, 0 out)
@@ -301,5 +347,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   free(bi);
   free(ze);
   free(gi);
+  free(na);
+  free(nc);
   return 0;
 }

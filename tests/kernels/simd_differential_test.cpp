@@ -69,6 +69,8 @@ std::vector<Case> all_cases() {
     if (c.format == QuantFormat::Fp8Block) continue;  // 2-D scale grids: fp8_block_test.cpp
     if (c.format == QuantFormat::GptqPacked) continue;  // zeros and g_idx: gptq_packed_test.cpp
     if (c.format == QuantFormat::CtPacked) continue;  // rows of words, zero points: model_ct_hub_test.cpp
+    if (c.format == QuantFormat::Bnb4) continue;      // absmax per blocksize, nested: bnb4_test.cpp
+    if (c.format == QuantFormat::BnbInt8) continue;   // an SCB per row: bnb_int8_test.cpp
     if (c.format == QuantFormat::MlxAffine) {
       for (uint32_t bits : {2u, 3u, 4u, 5u, 6u, 8u})
         for (uint32_t group : {32u, 64u, 128u})

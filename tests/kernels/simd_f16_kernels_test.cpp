@@ -34,7 +34,7 @@ TEST(SimdF16Kernels, TheFormatsWithAnF16Kernel) {
     const ws::kernels::FormatEntry& e = ws::kernels::format_entry(static_cast<QuantFormat>(i));
     if (e.simd128_f16) have += std::string(have.empty() ? "" : " ") + e.info.name;
   }
-  EXPECT_EQ(have, "F32 F16 BF16 Q4_0 Q4_1 Q8_0 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS MXFP4 NVFP4 MlxAffine MlxMxfp4 MlxNvfp4 Fp8Block CtPacked GptqPacked");
+  EXPECT_EQ(have, "F32 F16 BF16 Q4_0 Q4_1 Q8_0 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS MXFP4 NVFP4 MlxAffine MlxMxfp4 MlxNvfp4 Fp8Block CtPacked GptqPacked Bnb4 BnbInt8");
 }
 
 // Formats whose values add two products (NaN + NaN: the sign is the compiler's choice).

@@ -318,6 +318,9 @@ constexpr HintEntry kHints[] = {
      "The program writing the safetensors file gave more bytes for a tensor than its header plans: a bug in that program; the partial file is not a model."},
     {"WriterIncomplete",
      "The safetensors file was left before every tensor's bytes were written: run the conversion again (complete files are kept)."},
+    {"BnbQuantStateInvalid",
+     "The quant_state tensor beside this bitsandbytes weight is not what bitsandbytes writes "
+     "(QuantState.as_dict(packed=True)): the file is damaged or was edited; download the model again."},
 };
 
 const HintEntry* find_entry(Status s) {

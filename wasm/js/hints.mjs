@@ -160,6 +160,7 @@ export const HINTS = Object.freeze({
   WriterTensorOutOfOrder: "The program writing the safetensors file gave a tensor's bytes out of the planned order: a bug in that program (weightstream convert's, if it was convert); the partial file is not a model.",
   WriterPastTensorEnd: "The program writing the safetensors file gave more bytes for a tensor than its header plans: a bug in that program; the partial file is not a model.",
   WriterIncomplete: "The safetensors file was left before every tensor's bytes were written: run the conversion again (complete files are kept).",
+  BnbQuantStateInvalid: 'The quant_state tensor beside this bitsandbytes weight is not what bitsandbytes writes (QuantState.as_dict(packed=True)): the file is damaged or was edited; download the model again.',
 });
 
 // Codes of the JS bindings themselves (not ws::Status values), with their hints.

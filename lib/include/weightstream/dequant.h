@@ -45,7 +45,11 @@ namespace ws {
   /* compressed-tensors pack-quantized: ints packed along a row into I32 words, scales, zero points */ \
   X(CtPacked)                                                                                      \
   /* GPTQ (AutoGPTQ / GPTQModel qweight, transposed to logical rows): int32 words of 32/bits codes */ \
-  X(GptqPacked)
+  X(GptqPacked)                                                                                    \
+  /* bitsandbytes 4-bit (NF4 / FP4): packed codes, high nibble first, an absmax per block */         \
+  X(Bnb4)                                                                                          \
+  /* bitsandbytes 8-bit (LLM.int8): I8 rows times their SCB / 127 */                               \
+  X(BnbInt8)
 
 enum class QuantFormat : uint8_t {
 #define WS_QF_ENUM(name) name,
@@ -174,6 +178,24 @@ struct DequantSpec {
   // Set by the Dequantizer (not by callers): g_idx is null or input / group everywhere, so a
   // run of `group` inputs shares one scale and zero.
   bool gptq_g_idx_is_groups = false;
+
+  // Bnb4 (bitsandbytes Params4bit, lib/src/kernels/bnb4.h): `elements` values packed two a byte,
+  // element 2i in the HIGH nibble of byte i; value = code[nibble] * absmax[e / group] in f32,
+  // code the NF4 table (bnb_fp4 false) or the FP4 one. `group` is the blocksize (a power of two,
+  // 32..4096); `elements` must be even. scale_dtype F32: `scales` holds the absmax floats.
+  // scale_dtype U8 (double quantization): `scales` holds one code byte per absmax, and absmax[j]
+  // = f32(f32(nested_code[q[j]] * nested_absmax[j / nested_group]) + nested_offset), two f32
+  // roundings (no fused multiply-add), nested_code F32[256], nested_absmax F32.
+  bool bnb_fp4 = false;
+  const uint8_t* nested_absmax = nullptr;
+  const uint8_t* nested_code = nullptr;
+  uint32_t nested_group = 0;
+  float nested_offset = 0.0f;
+  uint64_t nested_absmax_offset = 0;  // absolute file offsets of the two (for errors)
+  uint64_t nested_code_offset = 0;
+  // BnbInt8 (bitsandbytes Int8Params, lib/src/kernels/bnb_int8.h): a [rows, row_elems] I8
+  // weight and `scales` F32 [rows] (SCB); value = f32(f32(q) * SCB[r]) * f32(1 / 127's constant),
+  // two f32 roundings (int8_vectorwise_dequant). `row_elems` as for Fp8Block; `group` not read.
 };
 
 class Dequantizer {
@@ -207,6 +229,8 @@ class Dequantizer {
   Status init_fp8_block(const DequantSpec& spec);
   Status init_ct_packed(const DequantSpec& spec);
   Status init_gptq(const DequantSpec& spec);
+  Status init_bnb4(const DequantSpec& spec);
+  Status init_bnb_int8(const DequantSpec& spec);
   // Decodes n_blocks whole blocks to dst; *out_bytes = the bytes written (less than n_blocks
   // blocks' output when they end with a padded last block).
   Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst, size_t* out_bytes);

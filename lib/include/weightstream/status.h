@@ -180,7 +180,9 @@ namespace ws {
   /* the safetensors writer (safetensors_writer.h): offset is the output file's, tensor the one due */ \
   X(WriterTensorOutOfOrder, "a data piece names another tensor than the one whose bytes are due")   \
   X(WriterPastTensorEnd, "a data piece runs past the end of its tensor's planned bytes")            \
-  X(WriterIncomplete, "the output ended before every tensor's planned bytes were written")
+  X(WriterIncomplete, "the output ended before every tensor's planned bytes were written")         \
+  /* bitsandbytes (issue #28): a quant_state.bitsandbytes__* tensor's JSON, at the offending byte */ \
+  X(BnbQuantStateInvalid, "a bitsandbytes quant_state JSON does not parse, or lacks or misstates an item bitsandbytes reads")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

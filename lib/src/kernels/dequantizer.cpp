@@ -1,6 +1,8 @@
 // The streaming dequantizer: chunking, one carried partial block, validation, f16 output.
 #include <string.h>
 
+#include "bnb4.h"
+#include "bnb_int8.h"
 #include "ct_packed.h"
 #include "fp8_block.h"
 #include "fp_convert.h"
@@ -131,6 +133,50 @@ Status Dequantizer::init_gptq(const DequantSpec& spec) {
   return bad < n ? fail(Status::InvalidBlockData, spec.scales_offset + bad * sb) : Status::Ok;
 }
 
+// Bnb4 (bnb4.h): a blocksize bitsandbytes writes (a power of two, 32..4096), an even element
+// count, the absmax there (F32, or U8 codes with the nested absmax, code and offset), the unit;
+// with `validate`, every stored f32 (absmax, or nested absmax and code) finite, checked once here
+// (a non-finite nested offset, a number of the quant state, is no parameter a writer made).
+Status Dequantizer::init_bnb4(const DequantSpec& spec) {
+  const uint64_t bs = spec.group;
+  const bool bs_ok = bs >= 32 && bs <= 4096 && (bs & (bs - 1)) == 0;
+  const bool nested = spec.scale_dtype == DType::U8;
+  const uint64_t ng = spec.nested_group;
+  const bool nested_ok = !nested || (spec.nested_absmax && spec.nested_code && ng != 0 && (ng & (ng - 1)) == 0);
+  if (!bs_ok || spec.elements % 2 != 0 || !spec.scales || (spec.scale_dtype != DType::F32 && !nested) || !nested_ok)
+    return fail(Status::InvalidQuantParams, spec.input_offset);
+  spec_.group = uint32_t(bs);  // the blocksize; the unit below
+  block_elems_ = kernels::bnb4_unit(spec.elements, bs);
+  if (block_elems_ == 0) return fail(Status::InvalidQuantParams, spec.input_offset);
+  block_bytes_ = block_elems_ / 2;
+  if (!spec.validate) return Status::Ok;
+  const uint64_t blocks = (spec.elements + bs - 1) / bs;
+  if (!nested) {
+    const uint64_t bad = first_bad_scale(spec.scales, blocks, DType::F32);
+    return bad < blocks ? fail(Status::InvalidBlockData, spec.scales_offset + 4 * bad) : Status::Ok;
+  }
+  uint32_t off;
+  memcpy(&off, &spec.nested_offset, 4);
+  if ((off & 0x7F800000u) == 0x7F800000u) return fail(Status::InvalidQuantParams, spec.input_offset);
+  const uint64_t nested_blocks = (blocks + ng - 1) / ng;
+  const uint64_t bad_absmax = first_bad_scale(spec.nested_absmax, nested_blocks, DType::F32);
+  if (bad_absmax < nested_blocks) return fail(Status::InvalidBlockData, spec.nested_absmax_offset + 4 * bad_absmax);
+  const uint64_t bad_code = first_bad_scale(spec.nested_code, 256, DType::F32);
+  return bad_code < 256 ? fail(Status::InvalidBlockData, spec.nested_code_offset + 4 * bad_code) : Status::Ok;
+}
+
+// BnbInt8 (bnb_int8.h): rows of row_elems values, an F32 SCB per row; the unit; with `validate`,
+// every SCB finite.
+Status Dequantizer::init_bnb_int8(const DequantSpec& spec) {
+  if (!spec.scales || spec.scale_dtype != DType::F32 || spec.row_elems == 0 || spec.elements % spec.row_elems != 0)
+    return fail(Status::InvalidQuantParams, spec.input_offset);
+  block_elems_ = block_bytes_ = kernels::bnb_int8_unit(spec.row_elems);
+  if (!spec.validate) return Status::Ok;
+  const uint64_t rows = spec.elements / spec.row_elems;
+  const uint64_t bad = first_bad_scale(spec.scales, rows, DType::F32);
+  return bad < rows ? fail(Status::InvalidBlockData, spec.scales_offset + 4 * bad) : Status::Ok;
+}
+
 Status Dequantizer::init(const DequantSpec& spec) {
   *this = Dequantizer();
   spec_ = spec;
@@ -184,6 +230,12 @@ Status Dequantizer::init(const DequantSpec& spec) {
     case QuantFormat::GptqPacked:
       if (init_gptq(spec) != Status::Ok) return error_.code;
       break;
+    case QuantFormat::Bnb4:
+      if (init_bnb4(spec) != Status::Ok) return error_.code;
+      break;
+    case QuantFormat::BnbInt8:
+      if (init_bnb_int8(spec) != Status::Ok) return error_.code;
+      break;
     default:
       break;
   }
@@ -213,9 +265,11 @@ Status Dequantizer::init(const DequantSpec& spec) {
   if (!k) return fail(Status::UnsupportedFormat, spec.input_offset);
   kernel_ = reinterpret_cast<void (*)()>(k);  // cast back to BlockKernel before the call
 
-  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid and CtPacked's and GptqPacked's scales: above).
+  // Companion scales are whole arrays: check them once, up front (Fp8Block's grid, CtPacked's and
+  // GptqPacked's scales, Bnb4's absmax, BnbInt8's SCB: above).
   if (spec.validate && e.info.companion && spec.format != QuantFormat::Fp8Block &&
-      spec.format != QuantFormat::CtPacked && spec.format != QuantFormat::GptqPacked) {
+      spec.format != QuantFormat::CtPacked && spec.format != QuantFormat::GptqPacked &&
+      spec.format != QuantFormat::Bnb4 && spec.format != QuantFormat::BnbInt8) {
     for (uint64_t g = 0; g < blocks; ++g) {
       bool bad;
       uint32_t sb = 1;

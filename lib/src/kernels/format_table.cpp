@@ -81,6 +81,8 @@ const FormatEntry kTable[] = {
     E16(Fp8Block, 0, 0, true, 0, 0, 0, -1),
     E16(CtPacked, 0, 4, true, 0, 0, 0, -1),
     E16(GptqPacked, 0, 4, true, 0, 0, 0, -1),
+    E16(Bnb4, 0, 0, true, 0, 0, 0, -1),
+    E16(BnbInt8, 0, 0, true, 0, 0, 0, -1),
 };
 #undef E
 #undef E16

@@ -40,7 +40,7 @@ WS_QUANT_FORMAT_LIST(WS_DECLARE_KERNEL)
 // The formats whose SIMD128 implementation has an f16 kernel, simd::NAME_f16.
 #define WS_SIMD_F16_FORMAT_LIST(X) \
   X(F32) X(F16) X(BF16) X(Q4_0) X(Q4_1) X(Q8_0) X(Q4_K) X(Q5_K) X(Q6_K) X(IQ4_NL) X(IQ4_XS) X(MXFP4) X(NVFP4) \
-  X(MlxAffine) X(MlxMxfp4) X(MlxNvfp4) X(Fp8Block) X(CtPacked) X(GptqPacked)
+  X(MlxAffine) X(MlxMxfp4) X(MlxNvfp4) X(Fp8Block) X(CtPacked) X(GptqPacked) X(Bnb4) X(BnbInt8)
 #define WS_DECLARE_F16_KERNEL(name) \
   void name##_f16(const uint8_t* src, size_t n_blocks, uint16_t* dst, const KernelContext& ctx);
 namespace simd {
