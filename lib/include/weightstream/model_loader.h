@@ -395,7 +395,8 @@ class ModelLoader {
   ModelEvent header_ready(uint32_t f);
   ModelEvent step_config();
   ModelEvent build();
-  ModelEvent step_uqff_scalars();
+  ModelEvent step_convention_data();
+  ModelEvent resolve_convention_data();
   ModelEvent model_ready();
   ModelEvent after_ready();
   uint32_t add_slot(ModelFileKind kind, const char* name, size_t n, bool copy);
@@ -487,7 +488,7 @@ class ModelLoader {
   // The files' header-metadata signals, a bit per convention id (convention_signal_bits()).
   uint32_t signal_bits_ = 0;
   uint8_t* config_mark_ = nullptr;  // lo_ before config.json's parser (dropped after the build)
-  bool uqff_stream_ = false;        // sequential UQFF: the stream feeds the scalars before ModelReady
+  bool data_stream_ = false;        // sequential: the stream feeds the convention's data phase before ModelReady
   bool streamed_ = false;           // every file was read to its end already
   uint64_t bytes_read_ = 0;         // every byte fed (bytes_read())
   uint64_t stream_rest_ = 0;        // at ModelReady: what the forward stream reads from there on

@@ -85,7 +85,7 @@ const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point",
 
 const ConventionDescriptor kCompressedTensorsConvention = {
     "compressed-tensors", kCtId, false, /*rank*/ 7, kNoEntry, nullptr, ConfigRole::Ignored,
-    /*data_scalars*/ false, kCtCompanions, 4, ct_build, ct_spec, ct_parameters, ct_claims};
+    /*data_phase*/ nullptr, kCtCompanions, 4, ct_build, ct_spec, ct_parameters, ct_claims};
 
 Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;

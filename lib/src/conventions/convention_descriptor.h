@@ -35,6 +35,19 @@ struct CompanionName {
 // No entry implies the convention.
 constexpr uint8_t kNoEntry = 0xFF;
 
+// A convention resolved in a second step from tensor data, after its header build: UQFF's scalars
+// (format tag, GGML type, shape...). The loader reads, before ModelReady, every tensor `wants`
+// names — by range when the host can seek, else as the stream passes (then every file is read
+// before ModelReady) — hands its bytes to `feed` in file order and pieces of any size, then calls
+// `resolve` once, whose error is the model's.
+struct ConventionDataPhase {
+  bool (*wants)(const LogicalModel& m, uint32_t table, uint32_t tensor);
+  // `offset`: the absolute file offset of data[0] (Event::offset).
+  Status (*feed)(LogicalModel& m, uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data,
+                 size_t size);
+  Status (*resolve)(LogicalModel& m);
+};
+
 struct ConventionDescriptor {
   const char* name;
   Convention id;
@@ -45,8 +58,9 @@ struct ConventionDescriptor {
   uint8_t entry;  // the ModelEntry that makes a model this convention, or kNoEntry
   bool (*metadata_signal)(const TensorTable& table);  // nullptr: the header never says
   ConfigRole config;
-  // Resolved in a second step from tensor data (UQFF's scalars), after the header build.
-  bool data_scalars;
+  // Resolved in a second step from tensor data (above); nullptr: the header build is the whole
+  // resolution.
+  const ConventionDataPhase* data_phase;
   const CompanionName* companions;
   uint8_t companion_count;
   Status (*build)(LogicalModel& model, const MlxQuantConfig* config);

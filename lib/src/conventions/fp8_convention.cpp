@@ -91,7 +91,7 @@ bool block_scale_dtype(DType d, bool ue8m0) {
 
 const ConventionDescriptor kFp8Convention = {
     "fp8", kFp8Id, false, /*rank*/ 3, kNoEntry, fp8_signal, ConfigRole::ParamSource,
-    /*data_scalars*/ false, kFp8Companions, 2, fp8_build, fp8_spec, fp8_parameters, fp8_claims};
+    /*data_phase*/ nullptr, kFp8Companions, 2, fp8_build, fp8_spec, fp8_parameters, fp8_claims};
 
 Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;

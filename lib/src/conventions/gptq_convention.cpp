@@ -86,7 +86,7 @@ const CompanionName kGptqCompanions[] = {
 
 const ConventionDescriptor kGptqConvention = {
     "gptq", kGptqId, false, /*rank*/ 8, kNoEntry, nullptr, ConfigRole::Ignored,
-    /*data_scalars*/ false, kGptqCompanions, 4, gptq_build, gptq_spec, gptq_parameters, gptq_claims};
+    /*data_phase*/ nullptr, kGptqCompanions, 4, gptq_build, gptq_spec, gptq_parameters, gptq_claims};
 
 // A companion's shape check: [rows, cols] of `dtype` (any of `dtypes` when several are allowed).
 Status LogicalModel::gptq_shape(TensorRef r, bool dtype_ok, uint64_t rows, uint64_t cols, uint32_t rank) {

@@ -31,7 +31,7 @@ const CompanionName kMlxCompanions[] = {{".scales", ".weight", false}, {".biases
 
 const ConventionDescriptor kMlxConvention = {
     "mlx", Convention::Mlx, false, /*rank*/ 2, kNoEntry, mlx_signal, ConfigRole::ParamSource,
-    /*data_scalars*/ false, kMlxCompanions, 2, mlx_build, nullptr, mlx_parameters};
+    /*data_phase*/ nullptr, kMlxCompanions, 2, mlx_build, nullptr, mlx_parameters};
 
 // MLX params from shapes alone: exactly one (mode, bits, group) must fit the packed words per row
 // (W) and scales per row (S). U8 scales: W/S = 2 nvfp4, 4 mxfp4, 8 mxfp8. Float scales (affine):

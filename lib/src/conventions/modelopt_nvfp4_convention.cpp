@@ -57,7 +57,7 @@ const CompanionName kModelOptCompanions[] = {{".weight_scale", ".weight", false}
 
 const ConventionDescriptor kModelOptNvfp4Convention = {
     "modelopt", Convention{6}, false, /*rank*/ 6, kNoEntry, nullptr, ConfigRole::Ignored,
-    /*data_scalars*/ false, kModelOptCompanions, 2, modelopt_build, modelopt_spec, modelopt_parameters,
+    /*data_phase*/ nullptr, kModelOptCompanions, 2, modelopt_build, modelopt_spec, modelopt_parameters,
     modelopt_claims};
 
 Status LogicalModel::build_modelopt_nvfp4(bool method_named) {

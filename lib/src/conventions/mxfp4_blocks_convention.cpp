@@ -54,7 +54,7 @@ const CompanionName kMxfp4Companions[] = {{"_blocks", "", false}, {"_scales", ""
 
 const ConventionDescriptor kMxfp4BlocksConvention = {
     "mxfp4", Convention{5}, false, /*rank*/ 5, kNoEntry, nullptr, ConfigRole::Ignored,
-    /*data_scalars*/ false, kMxfp4Companions, 2, mxfp4_build, nullptr, mxfp4_parameters, mxfp4_claims};
+    /*data_phase*/ nullptr, kMxfp4Companions, 2, mxfp4_build, nullptr, mxfp4_parameters, mxfp4_claims};
 
 Status LogicalModel::build_mxfp4_blocks(bool method_named) {
   if (build_index(false) != Status::Ok) return error_.code;

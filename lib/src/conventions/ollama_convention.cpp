@@ -48,7 +48,7 @@ const CompanionName kOllamaCompanions[] = {
 
 const ConventionDescriptor kOllamaConvention = {
     "ollama", Convention::Ollama, false, /*rank*/ 1, uint8_t(ModelEntry::OllamaManifest), ollama_signal,
-    ConfigRole::Ignored, /*data_scalars*/ false, kOllamaCompanions, 3, ollama_build, ollama_spec,
+    ConfigRole::Ignored, /*data_phase*/ nullptr, kOllamaCompanions, 3, ollama_build, ollama_spec,
     ollama_parameters};
 
 // A metadata group_size: "" = not stated (Ollama tests gs != ""), "0" too (strconv.Atoi gives 0,

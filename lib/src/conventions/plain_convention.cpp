@@ -15,6 +15,6 @@ Status plain_build(LogicalModel& m, const MlxQuantConfig*) { return m.build_plai
 
 const ConventionDescriptor kPlainConvention = {
     "plain", Convention::Plain, true, /*rank*/ 255, kNoEntry, nullptr, ConfigRole::MaySignalOther,
-    /*data_scalars*/ false, nullptr, 0, plain_build, nullptr, nullptr};
+    /*data_phase*/ nullptr, nullptr, 0, plain_build, nullptr, nullptr};
 
 }  // namespace ws

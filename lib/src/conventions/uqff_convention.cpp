@@ -20,10 +20,19 @@ uint32_t uqff_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t c
 
 const CompanionName kUqffCompanions[] = {{".weight.", ".weight", true}};
 
+// The layers' scalar tensors and the version tensors (uqff_layers.cpp).
+bool uqff_data_wants(const LogicalModel& m, uint32_t table, uint32_t tensor) { return m.uqff_wants(table, tensor); }
+Status uqff_data_feed(LogicalModel& m, uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data,
+                      size_t size) {
+  return m.feed_uqff(table, tensor, offset, data, size);
+}
+Status uqff_data_resolve(LogicalModel& m) { return m.resolve_uqff(); }
+const ConventionDataPhase kUqffDataPhase = {uqff_data_wants, uqff_data_feed, uqff_data_resolve};
+
 }  // namespace
 
 const ConventionDescriptor kUqffConvention = {
     "uqff", Convention::Uqff, false, /*rank*/ 0, uint8_t(ModelEntry::UqffFiles), nullptr, ConfigRole::Ignored,
-    /*data_scalars*/ true, kUqffCompanions, 1, uqff_build, nullptr, uqff_parameters};
+    &kUqffDataPhase, kUqffCompanions, 1, uqff_build, nullptr, uqff_parameters};
 
 }  // namespace ws

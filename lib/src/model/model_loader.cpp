@@ -543,7 +543,7 @@ ModelEvent ModelLoader::step() {
     case Phase::EntryDoc: return step_entry_doc();
     case Phase::Headers: return step_headers();
     case Phase::Config: return step_config();
-    case Phase::UqffScalars: return step_uqff_scalars();
+    case Phase::ConventionData: return step_convention_data();
     case Phase::Ready: return after_ready();
     case Phase::Seek: return step_seek();
     case Phase::Stream: return step_stream();
@@ -1113,16 +1113,16 @@ ModelEvent ModelLoader::build() {
     error_detail_ = model_->error_detail();
     return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
   }
-  if (convention_descriptor(convention_).data_scalars) {  // (never as_stored: no scalars are read)
+  if (convention_descriptor(convention_).data_phase) {  // (never as_stored: no data is read)
     cur_ = 0;
     sub_ = 0;
     at_ = 0;
     if (opt_.seekable) {
-      phase_ = Phase::UqffScalars;
+      phase_ = Phase::ConventionData;
     } else {
-      // A stream that cannot seek: the scalars are fed as they pass and the model resolves after
-      // the last file, so everything is read (and validated) before ModelReady.
-      uqff_stream_ = true;
+      // A stream that cannot seek: the wanted tensors are fed as they pass and the model resolves
+      // after the last file, so everything is read (and validated) before ModelReady.
+      data_stream_ = true;
       phase_ = Phase::Stream;
     }
     return again();
@@ -1130,26 +1130,30 @@ ModelEvent ModelLoader::build() {
   return model_ready();
 }
 
-// Seekable UQFF: each scalar the model wants, read by range (a few bytes each), then resolved.
-ModelEvent ModelLoader::step_uqff_scalars() {
-  for (;;) {
-    if (cur_ >= table_count_) {
-      if (model_->resolve_uqff() != Status::Ok) {
-        const uint32_t t = model_->error_table();
-        convention_error_ = true;
+// The convention's data phase resolved (its error is the model's), then ModelReady.
+ModelEvent ModelLoader::resolve_convention_data() {
+  if (convention_descriptor(convention_).data_phase->resolve(*model_) != Status::Ok) {
+    const uint32_t t = model_->error_table();
+    convention_error_ = true;
+    error_detail_ = model_->error_detail();
+    return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
+  }
+  return model_ready();
+}
 
-        error_detail_ = model_->error_detail();
-        return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
-      }
-      return model_ready();
-    }
+// Seekable: each tensor the convention's data phase wants (UQFF: a few bytes each), read by range
+// in table order, then resolved.
+ModelEvent ModelLoader::step_convention_data() {
+  const ConventionDataPhase& data = *convention_descriptor(convention_).data_phase;
+  for (;;) {
+    if (cur_ >= table_count_) return resolve_convention_data();
     const TensorTable& tab = model_->table(cur_);
     if (sub_ >= tab.count()) {
       ++cur_;
       sub_ = 0;
       continue;
     }
-    if (!model_->uqff_wants(cur_, sub_)) {
+    if (!data.wants(*model_, cur_, sub_)) {
       ++sub_;
       continue;
     }
@@ -1159,7 +1163,7 @@ ModelEvent ModelLoader::step_uqff_scalars() {
     if (at_ < begin) at_ = begin;
     if (answer_ == Answer::Data) {
       answer_ = Answer::None;
-      if (model_->feed_uqff(cur_, sub_, at_, answer_data_, answer_size_) != Status::Ok)
+      if (data.feed(*model_, cur_, sub_, at_, answer_data_, answer_size_) != Status::Ok)
         return fail_error(model_->error(), f);
       at_ += answer_size_;
     } else if (answer_ == Answer::Eof || answer_ == Answer::Missing) {

@@ -88,7 +88,7 @@ enum class ModelLoader::Phase : uint8_t {
   EntryDoc,     // index.json / manifest
   Headers,      // every data file's header, one Reader each
   Config,       // config.json beside an MLX / plain model
-  UqffScalars,  // seekable UQFF: the scalar tensors by range
+  ConventionData,  // seekable: the tensors a convention's data phase wants, by range
   Ready,        // ModelReady returned; the next call starts the data phase
   Seek,         // selected weights by range
   Stream,       // every file forward through its Reader

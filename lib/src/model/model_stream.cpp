@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model_loader_internal.h"
+#include "../conventions/convention_descriptor.h"
 #include "weightstream/manifest_blobs.h"
 #include "weightstream/ollama_manifest.h"
 
@@ -733,10 +734,13 @@ ModelEvent ModelLoader::fail_reader(uint32_t f) {
   return fail_error(err, f);
 }
 
-// One tensor event of table t: UQFF scalars to the model, or a selected weight's piece.
+// One tensor event of table t: a tensor the convention's data phase wants (UQFF's scalars), or a
+// selected weight's piece.
 bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
-  if (uqff_stream_) {
-    if (e.type == EventType::TensorBytes && model_->feed_uqff(t, e.tensor, e.offset, e.data, e.size) != Status::Ok) {
+  if (data_stream_) {
+    const ConventionDataPhase& data = *convention_descriptor(convention_).data_phase;
+    if (e.type == EventType::TensorBytes && data.wants(*model_, t, e.tensor) &&
+        data.feed(*model_, t, e.tensor, e.offset, e.data, e.size) != Status::Ok) {
       *out = fail_error(model_->error(), table_file(t));
       return true;
     }
@@ -807,16 +811,9 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
 
 ModelEvent ModelLoader::stream_end() {
   streamed_ = true;
-  if (uqff_stream_) {
-    uqff_stream_ = false;
-    if (model_->resolve_uqff() != Status::Ok) {
-      const uint32_t t = model_->error_table();
-      convention_error_ = true;
-
-      error_detail_ = model_->error_detail();
-      return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
-    }
-    return model_ready();
+  if (data_stream_) {
+    data_stream_ = false;
+    return resolve_convention_data();
   }
   phase_ = Phase::Done;
   return again();
