@@ -3,7 +3,7 @@
 // Plain ES module on the package in wasm/dist (served at /dist/ by serve.mjs); models.mjs turns
 // what the user gave into the model the package loads (one file, sharded, UQFF, Ollama manifest).
 import { validate, inspect, createReader, loadToWebGPU, plan, init, cacheInfo, evict, persist, WeightstreamError } from './dist/weightstream.mjs';
-import { fromFiles, fromUrlText, attachConfig } from './models.mjs';
+import { fromFiles, fromUrlText } from './models.mjs';
 import { setupGpu, readTensor } from './gpu-check.mjs';
 import { loadInWorker } from './dist/worker.mjs';
 
@@ -190,19 +190,16 @@ async function open(input) {
 }
 
 // A single file (or a sharded index): the package's inspect(), which also groups an MLX or Ollama
-// safetensors file into its logical weights. An MLX file's config.json beside its URL is fetched
-// first (bits, group size, per-layer overrides); the file picker takes it with the file.
+// safetensors file into its logical weights. The package reads a config.json beside a URL itself
+// when the model's convention reads one (the file picker gives it with the file); inspect() says
+// which document the parameters came from, and the source line names it.
 async function fileHeader(spec) {
-  if (spec.kind === 'file' && !spec.quantization && spec.files[0].url && !/\.gguf$/i.test(spec.files[0].name)) {
-    const h = await inspect(spec.source);
-    const names = new Set(h.tensors.map((t) => t.name));
-    const mlx = h.format === 'safetensors' && h.tensors.some((t) => t.dtype === 'U32' && t.name.endsWith('.weight') && names.has(`${t.name.slice(0, -7)}.scales`));
-    if (!mlx) return withLogical(h, '');
-    await attachConfig(spec, spec.files[0].url);
-    if (!spec.configName) return withLogical(h, '');
+  const h = await inspect(spec.source, modelOptions());
+  if (h.logical?.config && !spec.configName) {
+    spec.configName = h.logical.config;
     $('source-name').textContent = state.sourceName = describeSpec(spec);
   }
-  return withLogical(await inspect(spec.source, modelOptions()), '');
+  return withLogical(h, '');
 }
 
 // A UQFF directory or an Ollama manifest: inspect() gives every file's header and the model's

@@ -6,7 +6,8 @@
 //                             { ollama: manifest, blobs } for an Ollama model by its manifest,
 //                             { index, shards } for a sharded model from files)
 //     files: [{ name, size, url }],   every file of the model, in load order (size null when unknown)
-//     quantization, configName,       an MLX config.json found beside the model (or given), or null
+//     quantization, configName,       a config.json given with the files, or null (beside a URL the
+//                                     package reads it itself; the page names it from inspect())
 //     missing: [names], notes: [text] shards the page looked for and did not find; what it did
 //     layers, manifestName, blobsDir } an Ollama manifest's tensor layers ({name, digest, size,
 //                                     source: the blob alone}), where its blobs were found
@@ -95,9 +96,8 @@ export async function fromUrlText(text, { fetch: fetchFn = globalThis.fetch.bind
   const name = base(url);
   if (isUqff(name)) return discoverUqff(url, fetchFn);
   if (isIndex(name)) {
-    const spec = { kind: 'sharded', source: tokens[0], files: [{ name, size: null, url }], quantization: null, configName: null, missing: [], notes: [] };
-    await attachConfig(spec, url, fetchFn);
-    return spec;
+    // Its config.json, if the model's convention reads one, is the package's to fetch.
+    return { kind: 'sharded', source: tokens[0], files: [{ name, size: null, url }], quantization: null, configName: null, missing: [], notes: [] };
   }
   if (/\.json$/i.test(name) || /\/manifests\//.test(new URL(url).pathname)) {
     const json = await fetchJson(url, fetchFn);
@@ -162,15 +162,6 @@ function manifestSpec(name, layers) {
     files: layers.map((l) => ({ name: blobName(l.digest), size: l.size, url: typeof l.source === 'string' ? l.source : null })),
     quantization: null, configName: null, missing: [], notes: [],
   };
-}
-
-// An MLX model's config.json beside a URL (best effort: none is fine).
-export async function attachConfig(spec, url, fetchFn = globalThis.fetch.bind(globalThis)) {
-  const configUrl = new URL('config.json', url).href;
-  const config = await fetchJson(configUrl, fetchFn);
-  const q = quantizationOf(config);
-  if (q) { spec.quantization = q; spec.configName = configUrl; }
-  return spec;
 }
 
 // ---------------- files (picker, drop) ----------------

@@ -356,14 +356,18 @@ test('inspect of an MLX file (with its config) and of Ollama blobs: the logical 
   assert.equal(info.logical.convention, 'mlx');
   assert.deepEqual(asCli(info.logical.weights), fromCli(c));
   assert.deepEqual(info.logical.plan, { chunk: c.plan.chunk, sequentialPeak: c.plan.sequential_peak, seekablePeak: c.plan.seekable_peak });
-  // A path: its config.json beside it is read, as the CLI reads it (the same logical weights).
+  assert.equal(info.logical.config, 'config.json');  // the option, standing for config.json
+  // A path: its config.json beside it is read, as the CLI reads it (the same logical weights), and
+  // inspect says where the parameters came from (what the page shows; it fetches nothing itself).
   const beside = await ws.inspect(mlx);
   assert.equal(beside.logical.convention, 'mlx');
   assert.deepEqual(asCli(beside.logical.weights), fromCli(c));
+  assert.equal(beside.logical.config, 'config.json');
   // Bytes given alone have nothing beside them: the library cannot tell bits from group here, and
   // the header is still valid.
   const bare = await ws.inspect(new Uint8Array(readFileSync(mlx)));
   assert.equal(bare.logical.error.code, 'ConventionUnknownParams');
+  assert.equal(bare.logical.config, null);
   for (const blob of ollamaBlobs) {
     const o = await ws.inspect(blob);
     assert.equal(o.logical.convention, 'ollama');

@@ -81,11 +81,17 @@ export async function inspect(source, options = {}) {
   return options.plainArrays ? plain(out) : out;
 }
 
+// The configuration documents the library took the quantization parameters from (the loader says
+// whether it did; the files are those of kind 'config' it read), or null.
+const configOf = (ready) => (ready.model.configUsed
+  ? ready.files.filter((f) => f.kind === 'config' && f.present).map((f) => f.name).join(' + ') || null
+  : null);
+
 function inspected(model, ready, conventionError, weights) {
   const files = dataFiles(ready.files);
   const logicalOf = (convention) => (conventionError
-    ? { convention: null, weights: emptyWeights(), plan: null, error: conventionError.toJSON() }
-    : { convention, weights: weights ?? emptyWeights(), plan: ready.model.plan, error: null });
+    ? { convention: null, weights: emptyWeights(), plan: null, config: null, error: conventionError.toJSON() }
+    : { convention, weights: weights ?? emptyWeights(), plan: ready.model.plan, config: configOf(ready), error: null });
   const quantized = conventionError || ready.model.convention === 'ollama' || weights?.quantized === true;
   // Several files' tensors as one list, each object with its file's field.
   const joined = (parts, field) => TensorList.concat(parts.map((p) => ({ list: p.tensors, extra: { [field]: p.key } })));

@@ -407,6 +407,10 @@ export interface LogicalInfo {
   weights: LazyList<LogicalWeightInfo>;
   /** Peak scratch bytes: streaming every file in order, and reading by range in `chunk`-byte reads. */
   plan: { chunk: number; sequentialPeak: number; seekablePeak: number } | null;
+  /** The configuration document(s) the quantization parameters came from ('config.json', read
+   * beside a URL or path or given as the `quantization` option; GPTQ's 'quantize_config.json', ...;
+   * several joined by ' + '), or null when the model's own files gave them. */
+  config: string | null;
   /** A convention error (the header itself is valid); weights is then empty. */
   error: ErrorInfo | null;
 }
