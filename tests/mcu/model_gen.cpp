@@ -123,4 +123,45 @@ ShardedModel make_sharded() {
   return m;
 }
 
+Fp8Model make_fp8() {
+  Rng r{0x57534638u};  // "WSF8"
+  constexpr uint32_t kOut = 130, kIn = 200;  // 2 x 2 blocks of 128, the last ones partial
+  std::string h =
+      "{\"model.layers.0.mlp.down_proj.weight\":{\"dtype\":\"F8_E4M3\",\"shape\":[130,200],\"data_offsets\":[0,26000]},"
+      "\"model.layers.0.mlp.down_proj.weight_scale_inv\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[26000,26016]},"
+      "\"model.norm.weight\":{\"dtype\":\"BF16\",\"shape\":[8],\"data_offsets\":[26016,26032]}}";
+  while (h.size() % 8) h.push_back(' ');
+  Fp8Model m;
+  u64(m.shard, h.size());
+  m.shard.insert(m.shard.end(), h.begin(), h.end());
+  for (uint32_t i = 0; i < kOut * kIn; ++i) {
+    // Any E4M3 byte but NaN (0x7F / 0xFF): the checkpoint's values, subnormals and zeros included.
+    uint8_t b = uint8_t(r.next());
+    if ((b & 0x7F) == 0x7F) b ^= 0x01;
+    m.shard.push_back(b);
+  }
+  for (int i = 0; i < 4; ++i) {  // scale_inv: a power of two times a random mantissa, ~1e-3
+    const float f = (1.0f + float(r.next() % 4096) / 4096.0f) / 1024.0f;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u32(m.shard, u);
+  }
+  for (int i = 0; i < 8; ++i) {
+    const uint16_t b = uint16_t((127 << 7) | (r.next() & 0x7F));  // BF16 in [1, 2)
+    m.shard.push_back(uint8_t(b));
+    m.shard.push_back(uint8_t(b >> 8));
+  }
+  const std::string index =
+      "{\"metadata\": {\"total_size\": 26032}, \"weight_map\": {"
+      "\"model.layers.0.mlp.down_proj.weight\": \"model-00001-of-00001.safetensors\", "
+      "\"model.layers.0.mlp.down_proj.weight_scale_inv\": \"model-00001-of-00001.safetensors\", "
+      "\"model.norm.weight\": \"model-00001-of-00001.safetensors\"}}";
+  m.index.assign(index.begin(), index.end());
+  const std::string config =
+      "{\"architectures\": [\"Qwen3ForCausalLM\"], \"quantization_config\": {\"activation_scheme\": \"dynamic\", "
+      "\"fmt\": \"e4m3\", \"quant_method\": \"fp8\", \"weight_block_size\": [128, 128]}}";
+  m.config.assign(config.begin(), config.end());
+  return m;
+}
+
 }  // namespace mcu

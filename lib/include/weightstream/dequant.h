@@ -236,6 +236,7 @@ class Dequantizer {
   Status run(const uint8_t* src, size_t n_blocks, uint8_t* dst, size_t* out_bytes);
   void decode_blocks(const uint8_t* src, size_t n_blocks, uint8_t* dst, uint64_t first_block);
   void decode_padded_block(const uint8_t* src, uint8_t* dst, uint64_t block, size_t out_bytes);
+  void decode_via_tile(const uint8_t* src, size_t n_blocks, uint8_t* dst, uint64_t first_block);
   // Output bytes of block `b` (a padded last block's are fewer), and how many of the blocks from
   // `b` on fit in `room` output bytes.
   size_t output_of_block(uint64_t b) const;

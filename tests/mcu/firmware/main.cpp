@@ -1,6 +1,7 @@
 // Firmware: both sample models from flash through the reader (and the dequantizer, in the
-// configurations that have it), or (the model-loader configuration) a two-file sharded model
-// through ws::ModelLoader; checksums and measurements over semihosting.
+// configurations that have it), or (the model-loader configuration) a two-file sharded model and
+// a block-FP8 model with its config.json through ws::ModelLoader; checksums and measurements over
+// semihosting.
 #include "../app.h"
 #include "../models.h"
 #include "models_data.h"  // generated: the model arrays and WS_MCU_ARENA_BYTES
@@ -13,7 +14,7 @@ void put(const char* s) { semihost_write0(s); }
 namespace {
 // Sized at build time by the library's own report (ws-mcu-host sizes it: Reader::arena_needed()).
 #if WS_MCU_DEQUANT == 3
-// The model loader's: the sharded model's index, both shards' readers, its weights and scratch.
+// The model loader's: the larger need of the two models (index, readers, config, weights, scratch).
 alignas(16) uint8_t g_arena[WS_MCU_LOADER_ARENA_BYTES];
 #elif WS_MCU_DEQUANT == 4
 // ... and the three files' digest records.
@@ -46,6 +47,14 @@ extern "C" int main() {
       {"model-00002-of-00002.safetensors", mcu::kShard2, sizeof mcu::kShard2},
   };
   rc |= mcu::run_loader("sharded", files, 3, g_arena, sizeof g_arena);
+  // A block-FP8 model: config.json (quant_method fp8) read from flash, the weight decoded with its
+  // 2 x 2 scale grid.
+  static const mcu::FlashFile fp8_files[] = {
+      {"model.safetensors.index.json", mcu::kFp8Index, sizeof mcu::kFp8Index},
+      {"model-00001-of-00001.safetensors", mcu::kFp8Shard, sizeof mcu::kFp8Shard},
+      {"config.json", mcu::kFp8Config, sizeof mcu::kFp8Config},
+  };
+  rc |= mcu::run_loader("fp8", fp8_files, 3, g_arena, sizeof g_arena);
 #elif WS_MCU_DEQUANT == 4
   // The same model, every file verified against its SHA-256 while it streams.
   (void)models;
