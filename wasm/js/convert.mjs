@@ -245,7 +245,10 @@ class OutFile {
     let stream;
     try {
       stream = await sink(this.name);
-      this.writer = stream.getWriter();
+      // A WritableStream (File System Access's FileSystemWritableFileStream is one), or an object
+      // with its write/close/abort methods.
+      this.writer = typeof stream?.getWriter === 'function' ? stream.getWriter() : stream;
+      if (typeof this.writer?.write !== 'function' || typeof this.writer?.close !== 'function') throw new TypeError('the sink gave no WritableStream');
     } catch (e) {
       throw ioError(`cannot open ${this.name} for writing: ${e?.message ?? e}`, null, e, { shard: this.name });
     }
@@ -272,8 +275,7 @@ class OutFile {
   abort(reason) {
     const w = this.writer;
     this.writer = null;
-    if (w) return w.abort(reason).catch(() => {});
-    return Promise.resolve();
+    return Promise.resolve().then(() => w?.abort?.(reason)).catch(() => {});
   }
 }
 
