@@ -329,7 +329,9 @@ export async function convert(source, options = {}) {
   let skipped = [];       // names of the weights nothing safetensors can hold
   try {
     const storedFormats = plan.storedFormats(keep);
-    const onReady = (L, ready) => {
+    // Allocations may grow wasm memory: not while another call's caller holds a view of it.
+    const onReady = async (L, ready) => {
+      await wasm.whenIdle();
       format = ready.model.format;
       let take = null;
       if (select) {
@@ -351,6 +353,7 @@ export async function convert(source, options = {}) {
       progress.setTotal(plan.shards.reduce((n, s) => n + s.size, 0));
       progress.bytes = 0;
     };
+    await wasm.whenIdle();
     buf = wasm.alloc(HEADER_PIECE);
     const openShard = async (s) => {
       const f = files[s];
@@ -411,6 +414,7 @@ export async function convert(source, options = {}) {
       await closeShard(s);
     }
     const written = files.map((f) => ({ name: f.name, size: f.size }));
+    await wasm.whenIdle();
     if (plan.shardCount > 1) {
       const index = plan.index();
       await writeWhole(sink, INDEX_NAME, index);
@@ -419,6 +423,7 @@ export async function convert(source, options = {}) {
     if (format === 'safetensors') {
       const config = await configBeside(model, opts);
       if (config !== null) {
+        await wasm.whenIdle();
         const out = plan.config(config);
         await writeWhole(sink, 'config.json', out);
         written.push({ name: 'config.json', size: out.length });
