@@ -139,7 +139,7 @@ test('convert: f32 output holds createReader\'s f32 values, in a valid file with
   assert.equal((await ws.validate(new Blob([files.get('model.safetensors')]))).valid, true);
 });
 
-test('convert: the three sinks get the same bytes (a function, a directory handle, a Node directory); a stream source with the quantization option writes no config.json', async () => {
+test('convert: the three sinks get the same bytes (a function, a directory handle, a Node directory); a stream source with the quantization option writes no config.json unless `config` gives one', async () => {
   const src = join(conv, 'hub', 'fp8-block', 'model.safetensors');
   const mem = memorySink();
   await ws.convert(src, { to: 'bf16', output: mem.sink, maxShardSize: 1 });
@@ -161,6 +161,18 @@ test('convert: the three sinks get the same bytes (a function, a directory handl
   await ws.convert(streamOf(new Uint8Array(bytes), 7), { to: 'bf16', output: s.sink, maxShardSize: 1, quantization: config });
   assert.deepEqual([...s.files.keys()].sort(), [...mem.files.keys()].filter((n) => n !== 'config.json').sort());
   for (const [name, b] of s.files) assert.ok(Buffer.compare(b, mem.files.get(name)) === 0, `${name} from a 7-byte stream`);
+  // config.json given (a Blob), beside the stream: written, edited, as from the path.
+  const g = memorySink();
+  await ws.convert(streamOf(new Uint8Array(bytes), 7), { to: 'bf16', output: g.sink, maxShardSize: 1, quantization: config,
+    config: new Blob([readFileSync(join(conv, 'hub', 'fp8-block', 'config.json'))]) });
+  assert.deepEqual([...g.files.keys()].sort(), [...mem.files.keys()].sort());
+  assert.ok(Buffer.compare(g.files.get('config.json'), mem.files.get('config.json')) === 0);
+  // config: false — none, beside a path that has one.
+  const n = memorySink();
+  await ws.convert(src, { to: 'bf16', output: n.sink, config: false });
+  assert.deepEqual([...n.files.keys()], ['model.safetensors']);
+  // A config given that is not there is an error (one beside that is not there is none).
+  await assert.rejects(ws.convert(src, { output: memorySink().sink, config: join(tmp, 'nowhere.json') }), (e) => e.code === 'IoError');
 });
 
 test('convert: onProgress reports the output bytes up to every file\'s size', async () => {

@@ -292,18 +292,23 @@ async function writeWhole(sink, name, bytes) {
   }
 }
 
-// config.json as the loader would read it beside the model (a URL or path's sibling, one of
-// `{ index, shards }`'s files), or null: none given, or not there. The `quantization` option is not
-// a file: with it, nothing is read (and no config.json written).
+// The config.json to write (edited): the `config` option's source (a File, bytes, a URL or path;
+// false: none), else the one the loader would read beside the model (a URL or path's sibling, one
+// of `{ index, shards }`'s files), or null: none given, or not there. The `quantization` option is
+// not a file: with it and no `config`, nothing is read (and no config.json written).
 async function configBeside(model, options) {
-  if (model.configFromOption) return null;
-  const input = await model.input({ kind: 'config', name: 'config.json', index: null }, null);
+  if (options.config === false || options.config === null) return null;
+  let input = options.config;
+  if (input === undefined) {
+    if (model.configFromOption) return null;
+    input = await model.input({ kind: 'config', name: 'config.json', index: null }, null);
+  }
   if (input === null || input === undefined) return null;
   if (input instanceof Uint8Array) return input;
   try {
     return await readAll(await toSource(input, options), options.signal);
   } catch (e) {
-    if (isMissing(e)) return null;
+    if (isMissing(e) && options.config === undefined) return null;
     throw e;
   }
 }

@@ -688,8 +688,13 @@ export interface ConvertOptions extends CommonOptions {
   /** Reports the output bytes written: bytes of totalBytes (every shard's size), weights done. */
   onProgress?: (p: ProgressEvent) => void;
   progressInterval?: number;
-  /** The model's config.json or its quantization section; given, no config.json is written. */
+  /** The model's config.json or its quantization section (for decoding); given without `config`,
+   *  no config.json is written. */
   quantization?: Record<string, unknown> | null | false;
+  /** The config.json written beside the output (without its quantization sections): a File, bytes,
+   *  a URL or path; false: none. Default: the one beside the model's URL or path (or among
+   *  `{ index, shards }`), if any. */
+  config?: Source | false | null;
   kernel?: 'auto' | 'reference' | 'simd128';
 }
 
