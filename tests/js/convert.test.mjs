@@ -187,7 +187,7 @@ test('convert: onProgress reports the output bytes up to every file\'s size', as
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i].bytes >= seen[i - 1].bytes);
 });
 
-test('convert: an abort rejects with Aborted, aborts the open file, closes none after it and frees every handle', async () => {
+test('convert: an abort rejects with Aborted (also while a stalled sink holds a write), aborts the open file, closes none after it and frees every handle', async () => {
   const wasm = await ws.init();
   const base = { ...wasm.live };
   const ctl = new AbortController();
@@ -204,6 +204,12 @@ test('convert: an abort rejects with Aborted, aborts the open file, closes none 
   await assert.rejects(ws.convert(join(conv, 'mlx', 'model.safetensors'), { to: 'f32', output: sink, signal: ctl.signal }),
     (e) => e instanceof ws.WeightstreamError && e.code === 'Aborted' && e.name === 'AbortError' && e.cause?.message === 'stop');
   assert.deepEqual(events, [['open', 'model.safetensors'], ['abort', 'model.safetensors']]);
+  // A sink that stalls (its write never settles): the abort still rejects at once.
+  const stall = new AbortController();
+  const stalled = (name) => new WritableStream({ write() { if (name === 'model.safetensors') setTimeout(() => stall.abort(), 20); return new Promise(() => {}); } });
+  const t0 = performance.now();
+  await assert.rejects(ws.convert(join(conv, 'mlx', 'model.safetensors'), { output: stalled, signal: stall.signal }), (e) => e.code === 'Aborted');
+  assert.ok(performance.now() - t0 < 5000);
   // Aborted before it starts: nothing opened.
   const opened = [];
   await assert.rejects(ws.convert(join(conv, 'mlx', 'model.safetensors'), { output: (n) => { opened.push(n); return new WritableStream(); }, signal: AbortSignal.abort() }),

@@ -17,7 +17,7 @@ import { loadModel, Mode, isMissing } from './host.mjs';
 import { toSelect, withEvents, Progress } from './options.mjs';
 import { makeError, abortError, ioError, WeightstreamError } from './errors.mjs';
 import { readError, NONE } from './words.mjs';
-import { toSource, readAll } from './sources.mjs';
+import { toSource, readAll, raceAbort } from './sources.mjs';
 
 const TARGETS = { f32: 0, f16: 1, bf16: 2 };  // ws::OutType
 const ACTIONS = ['decode', 'copy', 'skip'];    // ws::ConvertAction
@@ -240,7 +240,7 @@ class Plan {
 
 // One output file open on its sink: the stream's writer, what was written.
 class OutFile {
-  constructor(name, size) { this.name = name; this.size = size; this.writer = null; this.written = 0; }
+  constructor(name, size) { this.name = name; this.size = size; this.writer = null; this.written = 0; this.inflight = null; }
   async open(sink) {
     let stream;
     try {
@@ -253,10 +253,17 @@ class OutFile {
       throw ioError(`cannot open ${this.name} for writing: ${e?.message ?? e}`, null, e, { shard: this.name });
     }
   }
-  async write(bytes) {
+  // Resolves when the sink took the bytes; rejects at once on an abort, even while a stalled sink
+  // still holds the write.
+  async write(bytes, signal) {
+    const p = this.writer.write(bytes);
+    this.inflight = p;
+    const settled = () => { if (this.inflight === p) this.inflight = null; };
+    p.then(settled, settled);
     try {
-      await this.writer.write(bytes);
+      await raceAbort(p, signal, null);
     } catch (e) {
+      if (e instanceof WeightstreamError && e.code === 'Aborted') throw e;
       throw ioError(`cannot write ${this.name}: ${e?.message ?? e}`, this.written, e, { shard: this.name });
     }
     this.written += bytes.length;
@@ -272,19 +279,21 @@ class OutFile {
   }
   // After a failure or an abort: the sink discards what it can (File System Access keeps the file
   // as it was; the Node directory leaves <name>.partial).
+  // Not awaited while a write is still held by the sink (a WritableStream's abort waits for it).
   abort(reason) {
     const w = this.writer;
     this.writer = null;
-    return Promise.resolve().then(() => w?.abort?.(reason)).catch(() => {});
+    const done = Promise.resolve().then(() => w?.abort?.(reason)).catch(() => {});
+    return this.inflight ? undefined : done;
   }
 }
 
 // A whole small file (the index, config.json).
-async function writeWhole(sink, name, bytes) {
+async function writeWhole(sink, name, bytes, signal) {
   const f = new OutFile(name, bytes.length);
   await f.open(sink);
   try {
-    await f.write(bytes);
+    await f.write(bytes, signal);
     await f.close();
   } catch (e) {
     await f.abort(e);
@@ -367,7 +376,7 @@ export async function convert(source, options = {}) {
       plan.open(s, f.name);
       for (;;) {
         const { n, done } = plan.header(buf, HEADER_PIECE, f.name);
-        if (n) await f.write(wasm.u8.slice(buf, buf + n));
+        if (n) await f.write(wasm.u8.slice(buf, buf + n), signal);
         progress.bytes += n;
         if (done) break;
       }
@@ -397,7 +406,7 @@ export async function convert(source, options = {}) {
           if (ev.role !== 0) break;
           const f = files[entry.shard];
           plan.data(entry.row, ev.size, f.name);
-          await f.write(wasm.u8.slice(ev.ptr, ev.ptr + ev.size));  // a copy: the view is the loader's
+          await f.write(wasm.u8.slice(ev.ptr, ev.ptr + ev.size), signal);  // a copy: the view is the loader's
           progress.bytes += ev.size;
           progress.maybe();
           break;
@@ -422,7 +431,7 @@ export async function convert(source, options = {}) {
     await wasm.whenIdle();
     if (plan.shardCount > 1) {
       const index = plan.index();
-      await writeWhole(sink, INDEX_NAME, index);
+      await writeWhole(sink, INDEX_NAME, index, signal);
       written.push({ name: INDEX_NAME, size: index.length });
     }
     if (format === 'safetensors') {
@@ -430,7 +439,7 @@ export async function convert(source, options = {}) {
       if (config !== null) {
         await wasm.whenIdle();
         const out = plan.config(config);
-        await writeWhole(sink, 'config.json', out);
+        await writeWhole(sink, 'config.json', out, signal);
         written.push({ name: 'config.json', size: out.length });
       }
     }
