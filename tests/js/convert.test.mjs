@@ -83,6 +83,7 @@ const CASES = [
   { name: 'GGUF blocks to bf16', source: ggufBlocks, options: { to: 'bf16' }, args: ['--to', 'bf16'], needs: ggufBlocks },
   { name: 'GGUF blocks to f32, sharded by 4096 bytes', source: ggufBlocks, options: { to: 'f32', maxShardSize: 4096 }, args: ['--to', 'f32', '--max-shard-size', '4096'], needs: ggufBlocks },
   { name: 'Ollama to bf16', source: { ollama: join(conv, 'ollama', 'manifest.json'), blobs: join(conv, 'ollama', 'blobs') }, cliModel: join(conv, 'ollama', 'manifest.json'), options: { to: 'bf16' }, args: ['--to', 'bf16'] },
+  { name: 'a filter function (name, {name, index})', source: join(conv, 'sharded-mlx', 'model.safetensors.index.json'), options: { to: 'bf16', filter: (n, w) => n === w.name && Number.isInteger(w.index) && n.includes('.mlp.') }, args: ['--to', 'bf16', '--filter', '*.mlp.*'] },
   { name: 'a filter (a RegExp; the CLI: a glob)', source: join(conv, 'mlx', 'model.safetensors'), options: { to: 'f16', filter: /^model\.layers\.0\.mlp\./ }, args: ['--to', 'f16', '--filter', 'model.layers.0.mlp.*'] },
 ];
 

@@ -164,6 +164,11 @@ class Plan {
     for (let i = 0; i < skippedCount; i++) this.skipped.push(x.ws_convert_skipped(this.c, i));
   }
 
+  weightName(L, i) {
+    this.wasm.x.ws_convert_weight_name(this.c, L.h, i);
+    return this.wasm.text(this.wasm.u32[this.item], this.wasm.u32[this.item + 1]);
+  }
+
   shardInfo(s) {
     const wasm = this.wasm;
     wasm.x.ws_convert_shard(this.c, s);
@@ -352,15 +357,15 @@ export async function convert(source, options = {}) {
         // The filter sees each weight's name (and its packed tensor's index in the weight list).
         take = new Uint8Array(ready.model.weightCount);
         for (let i = 0; i < take.length; i++) {
-          const name = L.weight(i, ready.model.plan.chunk).name;
+          const name = plan.weightName(L, i);
           take[i] = select({ name, index: i }) ? 1 : 0;
         }
       }
       plan.build(L, { to, keep, maxShardSize, take });
-      skipped = plan.skipped.map((w) => L.weight(w, 1).name);
+      skipped = plan.skipped.map((w) => plan.weightName(L, w));
       for (const e of plan.entries.values()) {
         const s = L.select(e.weight);
-        if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: null, tensor: L.weight(e.weight, 1).name }, wasm.statusDescription(s));
+        if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: null, tensor: plan.weightName(L, e.weight) }, wasm.statusDescription(s));
       }
       files.length = 0;
       for (const s of plan.shards) files.push(new OutFile(s.name, s.size));

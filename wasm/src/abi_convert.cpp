@@ -154,6 +154,15 @@ WS_EXPORT(ws_convert_entry_of) uint32_t ws_convert_entry_of(WsConvert* c, uint32
   return c->plan.entry_of_weight(weight);
 }
 
+// Loader weight i's name into item words 0 (ptr), 1 (length): what a filter sees, without the
+// load plan ws_loader_weight computes.
+WS_EXPORT(ws_convert_weight_name) uint32_t* ws_convert_weight_name(WsConvert* c, WsLoader* h, uint32_t i) {
+  const ws::StrView n = wsabi::loader_of(h).weight(i).name;
+  c->item[0] = ptr32(n.data);
+  c->item[1] = static_cast<uint32_t>(n.size);
+  return c->item;
+}
+
 // The loader weight of skipped weight i.
 WS_EXPORT(ws_convert_skipped) uint32_t ws_convert_skipped(WsConvert* c, uint32_t i) { return c->plan.skipped(i); }
 
