@@ -16,7 +16,7 @@ import { describeModel } from './model-files.mjs';
 import { loadModel, Mode, isMissing } from './host.mjs';
 import { toSelect, withEvents, Progress } from './options.mjs';
 import { makeError, abortError, ioError, WeightstreamError } from './errors.mjs';
-import { readError, NONE } from './words.mjs';
+import { readError } from './words.mjs';
 import { toSource, readAll, raceAbort } from './sources.mjs';
 
 const TARGETS = { f32: 0, f16: 1, bf16: 2 };  // ws::OutType
@@ -354,7 +354,7 @@ export async function convert(source, options = {}) {
       format = ready.model.format;
       let take = null;
       if (select) {
-        // The filter sees each weight's name (and its packed tensor's index in the weight list).
+        // The filter sees each weight's (logical) name and its index among the model's weights.
         take = new Uint8Array(ready.model.weightCount);
         for (let i = 0; i < take.length; i++) {
           const name = plan.weightName(L, i);
