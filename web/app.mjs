@@ -2,7 +2,7 @@
 // into WebGPU with progress and cancel, then read tensors back from the GPU and check them.
 // Plain ES module on the package in wasm/dist (served at /dist/ by serve.mjs); models.mjs turns
 // what the user gave into the model the package loads (one file, sharded, UQFF, Ollama manifest).
-import { validate, inspect, createReader, loadToWebGPU, plan, init, cacheInfo, evict, persist, WeightstreamError } from './dist/weightstream.mjs';
+import { validate, inspect, createReader, loadToWebGPU, plan, init, cacheInfo, evict, persist, convert, WeightstreamError } from './dist/weightstream.mjs';
 import { fromFiles, fromUrlText } from './models.mjs';
 import { setupGpu, readTensor } from './gpu-check.mjs';
 import { loadInWorker } from './dist/worker.mjs';
@@ -26,6 +26,7 @@ const state = {
   source: null, sourceName: '', header: null, verdict: null,
   gpu: null,            // {adapter, device} or {error}
   model: null, loading: null, lastLoad: null,
+  converting: null, lastConvert: null,  // convert(): the AbortController of the one running, its outcome
   peaks: { jsHeap: 0, wasm: 0 },
   sort: { key: null, dir: 1 },
   generation: 0,
@@ -124,6 +125,8 @@ async function open(input) {
   $('logical').hidden = true;
   $('manifest').hidden = true;
   $('gpu').hidden = true;
+  $('convert').hidden = true;
+  state.converting?.abort(new DOMException('another model was opened', 'AbortError'));
   $('check').hidden = true;
   $('preflight').hidden = true;
   state.plan = null;
@@ -166,6 +169,10 @@ async function open(input) {
   state.header = header;
   showHeader(header);
   $('gpu').hidden = false;
+  // Convert needs a directory to write to: File System Access (Chromium); hidden elsewhere.
+  $('convert').hidden = typeof window.showDirectoryPicker !== 'function';
+  $('convert-status').textContent = '';
+  $('convert-status').dataset.state = 'none';
   resetLoadUi();
   preflight();  // not awaited: the table fills in while the data is validated
   const size = header.totalSize ?? header.size ?? (spec.source instanceof Blob ? spec.source.size : null);
@@ -1132,6 +1139,8 @@ function bind() {
     renderTable();
   });
   $('load').addEventListener('click', onLoadClick);
+  $('convert-go').addEventListener('click', onConvert);
+  $('convert-cancel').addEventListener('click', () => state.converting?.abort(new DOMException('cancelled by the user', 'AbortError')));
   for (const id of ['dtype', 'decode', 'split', 'budget', 'cache']) $(id).addEventListener('change', () => preflight());
   $('cancel').addEventListener('click', cancelLoad);
   $('cache-clear').addEventListener('click', async () => {
@@ -1150,6 +1159,47 @@ function bind() {
     const fs = [...(e.dataTransfer?.files ?? [])];
     if (fs.length) open(fs);
   });
+}
+
+// ---------------- convert ----------------
+// The model as plain safetensors into a directory the user picks: the package's convert() (the
+// bytes of `weightstream convert`), each file written through the directory handle's
+// createWritable(); config.json beside the model (or picked with it) is written without its
+// quantization sections.
+async function onConvert() {
+  if (!state.source || state.converting) return;
+  let dir;
+  try {
+    dir = await window.showDirectoryPicker({ id: 'weightstream-convert', mode: 'readwrite' });
+  } catch {
+    return;  // the picker was dismissed
+  }
+  const ctl = new AbortController();
+  state.converting = ctl;
+  const status = $('convert-status');
+  $('convert-go').disabled = true;
+  $('convert-cancel').disabled = false;
+  status.dataset.state = 'running';
+  status.textContent = 'converting…';
+  const t0 = performance.now();
+  try {
+    const r = await convert(state.source, {
+      ...modelOptions(), config: state.spec?.config, to: $('convert-to').value, output: dir, signal: ctl.signal,
+      onProgress: (p) => { if (p.totalBytes) status.textContent = `${fmtBytes(p.bytes)} of ${fmtBytes(p.totalBytes)} written`; },
+    });
+    state.lastConvert = { ok: true, ...r };
+    status.dataset.state = 'done';
+    status.textContent = `${fmtInt(r.weights)} weights (${fmtBytes(r.totalSize)} of ${r.to} from ${r.from}) → ${r.files.map((f) => f.name).join(', ')} in ${fmtSecs(performance.now() - t0)}` +
+      (r.skipped.length ? `; skipped (no float decoding): ${r.skipped.join(', ')}` : '');
+  } catch (e) {
+    state.lastConvert = { ok: false, code: e.code ?? e.name, message: e.message };
+    status.dataset.state = e.code === 'Aborted' ? 'cancelled' : 'error';
+    status.textContent = e.code === 'Aborted' ? 'Cancelled: the file being written was discarded.' : e.message;
+  } finally {
+    if (state.converting === ctl) state.converting = null;
+    $('convert-go').disabled = false;
+    $('convert-cancel').disabled = true;
+  }
 }
 
 // Hooks for the Playwright tests (and the console).

@@ -171,7 +171,8 @@ async function attachConfigFile(spec, configs) {
   if (!configs.length) return;
   const config = await configs[0].text().then(JSON.parse).catch(() => null);
   const q = quantizationOf(config);
-  if (q) { spec.quantization = q; spec.configName = configs[0].name; } else spec.notes.push('config.json has no quantization section');
+  // (spec.config: the File itself, the config.json convert() writes edited beside its output.)
+  if (q) { spec.quantization = q; spec.configName = configs[0].name; spec.config = configs[0]; } else spec.notes.push('config.json has no quantization section');
 }
 
 // A sharded model from files: its index, the .safetensors files (the package takes the ones the

@@ -14,11 +14,11 @@ export const FILE_KINDS = ['file', 'index', 'manifest', 'shard', 'uqffPart', 'bl
 export const DIGEST_STATES = ['none', 'pending', 'verified', 'mismatch'];
 const hexOf = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0')).join('');
 const KERNELS = { auto: 0, reference: 1, simd128: 2 };
-const OUT = { f32: 0, f16: 1 };
+const OUT = { f32: 0, f16: 1, bf16: 2 };  // ws::OutType
 const utf8 = new TextEncoder();
 
 export class Loader {
-  // o: {arenaSize, seekable, mode (Mode), dtype ('f32' | 'f16'), kernel, validateBlocks, readSize,
+  // o: {arenaSize, seekable, mode (Mode), dtype ('f32' | 'f16' | 'bf16'), kernel, validateBlocks, readSize,
   // outSize, limits, passStored, asStored, storedFormats, arrayFull, arrayHead}. Allocates everything the load
   // needs, once. arrayFull/arrayHead: the loader's preview of long GGUF string arrays (ModelLoader
   // Options::gguf_array_full/head): past arrayFull elements, only the first arrayHead and the last come out.

@@ -103,7 +103,7 @@ export class Wasm {
     // The conventions whose weights are the stored tensors (nothing to group or list).
     this.plainConventions = new Set(this.conventionNames.filter((_, i) => exports.ws_convention_plain(i)));
     // Handles alive now, by kind: what tests check to be back to baseline after an error or abort.
-    this.live = { sessions: 0, dequantizers: 0, indexes: 0, models: 0, manifests: 0, loaders: 0, buffers: 0 };
+    this.live = { sessions: 0, dequantizers: 0, indexes: 0, models: 0, manifests: 0, loaders: 0, converts: 0, buffers: 0 };
     this.scratchDims = 64;
     this.scratch = this.alloc(8 * this.scratchDims);  // dimension lists, read at header time
     // Tensor tables in bulk (header.mjs, ws_loader_file_tensors): 8 io words, then the records'

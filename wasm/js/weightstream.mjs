@@ -6,6 +6,8 @@
 //   loadToWebGPU(device, source, options) → {tensors: name → {buffer, dtype, shape, …}, metadata}
 //   plan(source, { device | limits, dtype, filter, split, budget }) → sizes, limits and budget
 //                                      checked from the headers alone (a preflight)
+//   convert(source, { to, output, keep, maxShardSize, filter }) → the model as plain safetensors
+//                                      (bf16 / f16 / f32) written to output's files: the CLI's bytes
 //   cacheInfo() / evict(url?)         the OPFS cache's entries (options.cache: 'opfs')
 //   GPU_FORMATS, WGSL_COMMON, WGSL_FORMATS, WGSL_COMPANION_FORMATS, wgslDecoder(format)   the WGSL
 //                                      decoders loadToWebGPU's
@@ -20,6 +22,7 @@ export { validate, inspect } from './validate.mjs';
 export { createReader } from './reader.mjs';
 export { loadToWebGPU } from './webgpu.mjs';
 export { plan } from './plan.mjs';
+export { convert } from './convert.mjs';
 export { WeightstreamError } from './errors.mjs';
 export { supportedFormats, fileKind } from './api-extras.mjs';
 export { cacheInfo, evict } from './opfs-cache.mjs';

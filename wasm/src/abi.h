@@ -21,7 +21,10 @@
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
 
+struct WsLoader;  // abi_loader.cpp: a ws::ModelLoader behind a handle
+
 namespace ws {
+class ModelLoader;
 class Reader;
 struct LogicalWeight;
 struct LoadPlan;
@@ -98,6 +101,9 @@ void put_weight(uint32_t* o, const ws::LogicalWeight& w, const ws::LoadPlan& p);
 // Limits as JS passes them (8 words: 0-1 max_header_bytes, 2 max_tensors, 3-4 max_name_bytes,
 // 5 max_rank, 6 max_nesting, 7 keep_metadata); the defaults when `w` is null.
 ws::Limits read_limits(const uint32_t* w);
+
+// The model loader behind a ws_loader_create handle (abi_convert.cpp plans a conversion of it).
+ws::ModelLoader& loader_of(WsLoader* h);
 
 // A 64-byte aligned block of at least n bytes (ws_alloc's), or null.
 void* alloc64(size_t n);

@@ -76,6 +76,8 @@ WS_EXPORT(ws_loader_create) WsLoader* ws_loader_create(uint32_t arena_size, cons
   return h;
 }
 
+ws::ModelLoader& wsabi::loader_of(WsLoader* h) { return *h->loader; }
+
 WS_EXPORT(ws_loader_destroy) void ws_loader_destroy(WsLoader* h) {
   if (!h) return;
   h->loader->~ModelLoader();

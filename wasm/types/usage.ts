@@ -1,5 +1,5 @@
 // Compiled (not run) by `npm run typecheck`: the README's uses of the API must type-check.
-import { validate, inspect, createReader, loadToWebGPU, plan, cacheInfo, evict, persist, WeightstreamError, type ReaderEvent } from './weightstream.js';
+import { validate, inspect, createReader, loadToWebGPU, plan, cacheInfo, evict, persist, convert, WeightstreamError, type ReaderEvent } from './weightstream.js';
 
 export async function examples(device: GPUDevice, file: File, signal: AbortSignal): Promise<void> {
   const v = await validate('https://example.com/model.safetensors');
@@ -25,6 +25,13 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
   console.log(s.shards.map((sh) => sh.file), s.logical?.weights.length);
   const sv = await validate({ index: new Uint8Array(0), shards: (name: string) => (name === 'a.safetensors' ? file : null) });
   if (!sv.valid && sv.error?.code === 'ShardNotGiven') console.log(sv.error.shard);
+
+  // convert(): to a directory the user picked (File System Access), or a sink per file.
+  const dir = { getFileHandle: async (_name: string, _o: { create: true }) => ({ createWritable: async () => new WritableStream<Uint8Array>() }) };
+  const conv = await convert('https://host/repo/model.safetensors.index.json', { to: 'bf16', output: dir, maxShardSize: 5e9, keep: ['F32'], signal,
+    onProgress: (p) => console.log(p.bytes, p.totalBytes) });
+  console.log(conv.files.map((f) => [f.name, f.size]), conv.from, conv.skipped.length);
+  await convert(file, { output: (name) => new WritableStream<Uint8Array>({ write: (chunk) => console.log(name, chunk.byteLength) }), filter: /^model\./, to: 'f16' });
 
   const reader = createReader({ dtype: 'f16', filter: ['lm_head.weight'], signal });
   for await (const ev of reader.read(await fetch('/model.gguf'))) {

@@ -662,6 +662,67 @@ export interface Plan {
   warnings: PlanWarning[];
 }
 
+/** Where convert() writes a file: a WritableStream (File System Access's createWritable() gives
+ * one) or an object with its write/close (and abort) methods. */
+export type ConvertWritable = WritableStream<Uint8Array> | {
+  write(chunk: Uint8Array): unknown;
+  close(): unknown;
+  abort?(reason?: unknown): unknown;
+};
+
+/** A directory convert() can create files in (a FileSystemDirectoryHandle). */
+export interface ConvertDirectory {
+  getFileHandle(name: string, options: { create: true }): Promise<{ createWritable(): Promise<ConvertWritable> }>;
+}
+
+export interface ConvertOptions extends CommonOptions {
+  /** The output files' sink: (name) => a WritableStream, a directory handle, or (Node) a directory
+   *  path or file: URL (each file written as <name>.partial and renamed when complete). */
+  output: ((name: string) => ConvertWritable | Promise<ConvertWritable>) | ConvertDirectory | string | URL;
+  /** The type decoded weights are written in; default 'bf16'. */
+  to?: 'bf16' | 'f16' | 'f32';
+  /** Safetensors dtypes (F32, BF16, ...; any case) whose plain weights are copied as stored
+   *  (the CLI's --keep). */
+  keep?: string | string[] | Set<string>;
+  /** The most tensor bytes one output file holds (Hugging Face's max_shard_size); 0 or absent:
+   *  one file. Several files get transformers' names and a model.safetensors.index.json. */
+  maxShardSize?: number | bigint;
+  /** The weights to convert, by their (logical) names; the function gets (name, {name, index}). */
+  filter?: string[] | Set<string> | RegExp | string | ((name: string, weight: { name: string; index: number }) => boolean);
+  /** Reports the output bytes written: bytes of totalBytes (every shard's size), weights done. */
+  onProgress?: (p: ProgressEvent) => void;
+  progressInterval?: number;
+  /** The model's config.json or its quantization section (for decoding); given without `config`,
+   *  no config.json is written. */
+  quantization?: Record<string, unknown> | null | false;
+  /** The config.json written beside the output (without its quantization sections): a File, bytes,
+   *  a URL or path; false: none. Default: the one beside the model's URL or path (or among
+   *  `{ index, shards }`), if any. */
+  config?: Source | false | null;
+  kernel?: 'auto' | 'reference' | 'simd128';
+}
+
+export interface ConvertResult {
+  /** The files written, in order: the shards, model.safetensors.index.json (several shards),
+   *  config.json (a safetensors model with one beside it), with their sizes. */
+  files: { name: string; size: number }[];
+  /** The weights written. */
+  weights: number;
+  /** Their bytes (the shards' data sections). */
+  totalSize: number;
+  to: 'bf16' | 'f16' | 'f32';
+  /** The convention converted from ('mlx', 'fp8', 'gptq', ..., 'plain'; 'gguf' for a GGUF model). */
+  from: string;
+  /** Weights with nothing safetensors can hold (GGUF TL1, TL2, I8_S): left out. */
+  skipped: string[];
+}
+
+/** The model's weights as plain safetensors (bf16, f16 or f32), the bytes the CLI's
+ *  `weightstream convert` writes, streamed to `output` one file after the other (memory: the
+ *  loader's arena and one output piece). Rejects with a WeightstreamError (Aborted on the signal,
+ *  IoError when a sink fails, naming the file in `shard`); the file being written is aborted. */
+export declare function convert(source: ModelSource, options: ConvertOptions): Promise<ConvertResult>;
+
 /** A preflight: what loadToWebGPU would create and read, from the headers alone. */
 export declare function plan(source: ModelSource, options?: PlanOptions): Promise<Plan>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -615,6 +615,75 @@ test('MLX with config.json (found beside the URL; given with the file picker): l
   await page.setInputFiles('#file', [join(conventions, 'mlx', 'model.safetensors'), join(conventions, 'mlx', 'config.json')]);
   await page.waitForFunction(() => /\+ config\.json$/.test(document.getElementById('source-name').textContent) && document.getElementById('verdict').dataset.state === 'valid', null, { timeout: 30000 });
   assert.deepEqual((await logicalRows()).sort(byFirst), cliRows(join(conventions, 'mlx', 'model.safetensors')).sort(byFirst));
+});
+
+// The CLI's `convert` output: name → bytes (its hidden resume records left out).
+let converts = 0;
+function cliConvert(model, args) {
+  const dir = join(tmp, `convert-${converts++}`);
+  execFileSync(cli, ['convert', model, '-o', dir, '--no-progress', ...args], { stdio: 'pipe' });
+  return Object.fromEntries(readdirSync(dir).filter((n) => !n.startsWith('.')).map((n) => [n, sha(readFileSync(join(dir, n)))]));
+}
+
+// Clicks "Convert to safetensors…" with the directory picker answered by an in-memory directory
+// (a headless test has no dialog): the files written, name → SHA-256, and the outcome.
+async function convertInPage(to, { stall = false } = {}) {
+  await page.evaluate((stall) => {
+    window.__converted = new Map();
+    window.showDirectoryPicker = async () => ({
+      async getFileHandle(name) {
+        return {
+          async createWritable() {
+            const parts = [];
+            return new WritableStream({
+              write(c) { parts.push(c.slice()); return stall ? new Promise(() => {}) : undefined; },
+              close() { window.__converted.set(name, new Blob(parts)); },
+            });
+          },
+        };
+      },
+    });
+  }, stall);
+  await page.selectOption('#convert-to', to);
+  await page.click('#convert-go');
+  if (stall) {
+    await page.waitForFunction(() => document.getElementById('convert-status').dataset.state === 'running');
+    await page.click('#convert-cancel');
+  }
+  await page.waitForFunction(() => ['done', 'error', 'cancelled'].includes(document.getElementById('convert-status').dataset.state), null, { timeout: 60000 });
+  const files = await page.evaluate(async () => {
+    const out = {};
+    for (const [n, b] of window.__converted) {
+      const d = await crypto.subtle.digest('SHA-256', await b.arrayBuffer());
+      out[n] = Array.from(new Uint8Array(d), (x) => x.toString(16).padStart(2, '0')).join('');
+    }
+    return out;
+  });
+  return { files, last: await page.evaluate(() => window.wsPage.state.lastConvert), status: await page.textContent('#convert-status') };
+}
+
+test('convert: MLX by URL (config.json beside it) and sharded MLX from picked files (config.json among them) into a picked directory = the CLI\'s convert, file for file; cancel while the sink stalls', { skip: noCli }, async () => {
+  assert.equal(await openUrl('conventions/mlx/model.safetensors'), 'valid');
+  assert.equal(await page.isVisible('#convert'), true);
+  let r = await convertInPage('f16');
+  assert.equal(r.last.ok, true, JSON.stringify(r.last));
+  assert.deepEqual(r.files, cliConvert(join(conventions, 'mlx', 'model.safetensors'), ['--to', 'f16']));
+  assert.deepEqual(Object.keys(r.files).sort(), ['config.json', 'model.safetensors']);
+  assert.match(r.status, /^6 weights .* of f16 from mlx\) → model\.safetensors, config\.json in /);
+  await shot('30-convert-done');
+  const dir = join(conventions, 'sharded-mlx');
+  await page.setInputFiles('#file', ['model.safetensors.index.json', 'model-00001-of-00003.safetensors', 'model-00002-of-00003.safetensors',
+    'model-00003-of-00003.safetensors', 'config.json'].map((n) => join(dir, n)));
+  await page.waitForFunction(() => /index\.json.*\+ config\.json$/.test(document.getElementById('source-name').textContent) && document.getElementById('verdict').dataset.state === 'valid', null, { timeout: 30000 });
+  r = await convertInPage('bf16');
+  assert.equal(r.last.ok, true, JSON.stringify(r.last));
+  assert.deepEqual(r.files, cliConvert(join(dir, 'model.safetensors.index.json'), ['--to', 'bf16']));
+  r = await convertInPage('f32', { stall: true });
+  assert.equal(r.last.ok, false);
+  assert.equal(r.last.code, 'Aborted');
+  assert.deepEqual(r.files, {});
+  assert.match(r.status, /^Cancelled/);
+  assert.equal(await page.isEnabled('#convert-go'), true);
 });
 
 test('sharded MLX (index.json + config.json; a weight and its scales in different shards): logical weights = the CLI, loaded and checked', { skip: noCli }, async () => {
