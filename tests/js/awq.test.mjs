@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { File } from 'node:buffer';
 import { ws, repo, streamOf, decodeAll } from './helpers.mjs';
 
 const hub = join(repo, 'tests', 'data', 'conventions', 'hub');
@@ -71,6 +72,29 @@ test('AWQ: values are AutoAWQ\'s reading of the packed integers, [out, in], f32 
         for (let i = 0; i < want[m].length; i++) assert.equal(got16[i], f16Of(want[m][i]), `${dir} ${m} f16 value ${i}`);
       }
       assert.equal(f32.get('lm_head.weight').bytes.byteLength, 8 * 32 * 4, `${dir}: lm_head plain`);
+    }
+  }
+});
+
+// AutoAWQ's older quant_config.json beside the model names the method: from a path it is read
+// beside the file; picked files give it as one of the shards of an index (as a page does).
+test('AWQ: quant_config.json (w_bit, q_group_size) beside the model, from a path and as picked files', async () => {
+  const d = join(hub, 'awq-quant-config'), file = join(d, 'model.safetensors');
+  const bytes = new Uint8Array(readFileSync(file));
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const weightMap = Object.fromEntries(Object.keys(header).map((k) => [k, 'model.safetensors']));
+  const index = new File([new TextEncoder().encode(JSON.stringify({ metadata: {}, weight_map: weightMap }))], 'model.safetensors.index.json');
+  const picked = { index, shards: [{ name: 'model.safetensors', source: bytes },
+    { name: 'quant_config.json', source: new Uint8Array(readFileSync(join(d, 'quant_config.json'))) }] };
+  for (const source of [file, picked]) {
+    const got = await decodeAll(source, { dtype: 'f32' });
+    for (const m of MODULES) {
+      const w = got.get(m);
+      assert.ok(w, `${m} decoded`);
+      assert.equal(w.t.quant.convention, 'awq');
+      assert.deepEqual(new Uint32Array(w.bytes.buffer.slice(w.bytes.byteOffset, w.bytes.byteOffset + w.bytes.byteLength)),
+        new Uint32Array(awqValues(bytes, m).buffer), m);
     }
   }
 });
