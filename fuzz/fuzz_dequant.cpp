@@ -160,6 +160,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.elements = uint64_t(per) * (1 + shape_b % 3) * spec.row_elems + (odd_elements ? 1 : 0);
     spec.gptq_groups = 1 + (seed_a >> 8) % 5;
     spec.gptq_zero_add = (flags & 0x80) ? 1 : 0;
+    // AWQ's zero lanes (issue #28: the 0,4,1,5,2,6,3,7 lane of each output) at 4 bits.
+    spec.gptq_awq_zeros = spec.bits == 4 && (seed_a & 0x10000u) != 0;
   }
   const bool bnb4 = spec.format == ws::QuantFormat::Bnb4;
   if (bnb4) {

@@ -973,15 +973,17 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
   // statuses, a detail only where the method is named) and the refusals named by
   // quantize_config.json / quant_config.json (2), which the CLI reads beside the file;
   // compressed-tensors' malformed neighbours and undecoded variants (8); issue #28:
-  // GPTQ's 11 cases (6 decoded, 5 malformed), gptq-quantize-config decoded now.
-  ASSERT_EQ(cases.items.size(), 41u);
+  // GPTQ's 11 cases (6 decoded, 5 malformed), gptq-quantize-config decoded now; AWQ's 11 (3
+  // decoded, 8 refused or malformed), awq-quant-config decoded now.
+  ASSERT_EQ(cases.items.size(), 52u);
   for (const Json& c : cases.items) {
     const std::string model = kDir + "/hub/" + c["dir"].str() + "/model.safetensors", what = c["dir"].str();
     const bool named = !c["detail"].str().empty();
     TempDir out;
-    if (c["status"].str() == "Ok") {  // FP8, GPTQ: decoded, every weight written, the method and parameters named
-      const bool gptq = what.rfind("gptq", 0) == 0;
-      const std::string conv = gptq ? "gptq" : "fp8";
+    if (c["status"].str() == "Ok") {  // FP8, GPTQ, AWQ: decoded, every weight written, the method and parameters named
+      const bool awq = what.rfind("awq", 0) == 0;
+      const bool gptq = what.rfind("gptq", 0) == 0 || awq;  // AWQ decodes with GPTQ's kernels
+      const std::string conv = awq ? "awq" : gptq ? "gptq" : "fp8";
       RunResult r = cli_fixture({"dequant", model, "--all", "--json", "-o", out.file("all")});
       EXPECT_EQ(r.exit_code, 0) << what << "\n" << r.out << r.err;
       size_t quantized = 0;
@@ -991,7 +993,7 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
         if (gptq && t["format"].str() != "GptqPacked") continue;  // its bias and norm: plain F16
         ++quantized;
         EXPECT_EQ(t["format"].str(), gptq ? "GptqPacked" : "Fp8Block") << what;
-        EXPECT_EQ(t["parameters"].str().rfind(gptq ? "method=gptq bits=" : "method=fp8 scaling=", 0), 0u)
+        EXPECT_EQ(t["parameters"].str().rfind(awq ? "method=awq bits=" : gptq ? "method=gptq bits=" : "method=fp8 scaling=", 0), 0u)
             << what << ": " << t["parameters"].str();
         EXPECT_TRUE(t["written"].boolean) << what;
       }

@@ -36,16 +36,16 @@ std::string params_of(const ws::LogicalWeight& w) {
 }
 
 TEST(ConventionTable, IdsNamesAndPlainness) {
-  ASSERT_EQ(ws::convention_count(), 9u);
-  const char* names[] = {"plain", "mlx", "ollama", "uqff", "fp8", "mxfp4", "modelopt", "compressed-tensors", "gptq"};  // issue #27: 4..7; #28: 8
-  for (uint8_t id = 0; id < 9; ++id) {
+  ASSERT_EQ(ws::convention_count(), 10u);
+  const char* names[] = {"plain", "mlx", "ollama", "uqff", "fp8", "mxfp4", "modelopt", "compressed-tensors", "gptq", "awq"};  // issue #27: 4..7; #28: 8, 9
+  for (uint8_t id = 0; id < 10; ++id) {
     const ws::ConventionInfo i = ws::convention_info(ws::Convention{id});
     EXPECT_STREQ(i.name, names[id]);
     EXPECT_STREQ(ws::convention_name(ws::Convention{id}), names[id]);
     EXPECT_EQ(i.plain, id == 0) << names[id];
     EXPECT_EQ(ws::convention_descriptor(ws::Convention{id}).id, ws::Convention{id});
   }
-  EXPECT_STREQ(ws::convention_name(ws::Convention{9}), "?");
+  EXPECT_STREQ(ws::convention_name(ws::Convention{10}), "?");
   EXPECT_FALSE(ws::convention_info(ws::Convention{200}).plain);
 }
 
@@ -112,12 +112,15 @@ TEST(ConventionTable, ChooseTakesTheConfigsMethodFirst) {
   EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"mxfp4"}})", ws::ModelEntry::File, mlx, &claimed),
             "mxfp4");
   EXPECT_TRUE(claimed);
+  // AWQ (issue #28) claims its method, over the entry too.
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"awq"}})", ws::ModelEntry::File, mlx, &claimed), "awq");
+  EXPECT_TRUE(claimed);
   // A method no row decodes: resolution decides, unclaimed (the loader then refuses the method).
-  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"awq"}})", ws::ModelEntry::File, 0, &claimed), "plain");
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"hqq"}})", ws::ModelEntry::File, 0, &claimed), "plain");
   EXPECT_FALSE(claimed);
   EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"fp8x"}})", ws::ModelEntry::File, fp8, &claimed), "fp8");
   EXPECT_FALSE(claimed);
-  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"awq"}})", ws::ModelEntry::OllamaManifest, 0, &claimed),
+  EXPECT_EQ(choose(R"({"quantization_config":{"quant_method":"hqq"}})", ws::ModelEntry::OllamaManifest, 0, &claimed),
             "ollama");
   EXPECT_FALSE(claimed);
   // No method: the entry and the signals; an MLX section; a plain model with no scheme's names.

@@ -4,7 +4,8 @@
 // the words handed to the decoder down qweight's columns (the logical rows), and every value
 // checked against scale * (q - zero) computed here from the integers, with zero read as vLLM's
 // q_gemm.cu reads a lane ((qzeros >> shift) & mask, + 1 for v1). Reference and SIMD128, f32 and
-// f16, every chunking; the Dequantizer's checks of the spec, the g_idx and the scales.
+// f16, every chunking; the Dequantizer's checks of the spec, the g_idx and the scales; AWQ's zero
+// lanes (gptq_awq_zeros).
 #include <gtest/gtest.h>
 #include <math.h>
 #include <string.h>
@@ -183,6 +184,64 @@ TEST(GptqPacked, ReferenceAndSimdAreTheFormulaInEveryChunking) {
         }
     }
   }
+}
+
+// AWQ's zero points (issue #28; AutoAWQ awq/modules/linear/gemm.py WQLinear_GEMM.from_linear):
+// the 8 outputs of a qzeros word in AWQ_ORDER = 0,2,4,6,1,3,5,7 (lane j holds output 8c +
+// AWQ_ORDER[j]), read with gptq_awq_zeros from lane AWQ_REVERSE_ORDER[o % 8]; nothing added.
+// The words of the logical rows are the same stream (the loader gathers AWQ's qweight into it).
+TEST(GptqPacked, AwqZeroLanesInEveryChunking) {
+  const uint32_t kOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+  uint64_t seed = 40;
+  for (const Geometry& g : {Geometry{256, 16, 4, 128, false, false}, Geometry{64, 32, 4, 32, false, false},
+                            Geometry{40, 8, 4, 8, false, false}, Geometry{96, 24, 4, 0, false, false}}) {
+    Tensor t = make(g, ++seed);
+    const std::vector<float> want = formula(t, g);  // zeros as meant, no + 1
+    std::vector<uint16_t> want16;
+    for (float v : want) want16.push_back(ws::f32_to_f16(v));
+    for (uint32_t gr = 0; gr < t.groups; ++gr)
+      for (uint32_t c = 0; c < g.out / 8; ++c) {
+        uint32_t w = 0;
+        for (uint32_t j = 0; j < 8; ++j) w |= t.zero[size_t(gr) * g.out + 8 * c + kOrder[j]] << (4 * j);
+        put32(&t.qzeros, size_t(gr) * (g.out / 8) + c, w);
+      }
+    ws::DequantSpec base = t.spec;
+    base.gptq_g_idx = nullptr;
+    base.gptq_awq_zeros = true;
+    for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128})
+      for (int cut = 0; cut < 3; ++cut) {
+        Pieces p;
+        p.kind = cut == 0 ? Pieces::Whole : cut == 1 ? Pieces::Fixed : Pieces::Random;
+        p.size = 1;
+        p.max_size = 300;
+        p.seed = seed + uint64_t(cut);
+        ws::DequantSpec s = base;
+        s.impl = impl;
+        s.out = ws::OutType::F32;
+        const std::vector<float> got =
+            kernel_test::as_floats(kernel_test::decode_in_pieces(s, t.stream.data(), t.stream.size(), p));
+        ASSERT_EQ(got.size(), want.size()) << name_of(g);
+        EXPECT_TRUE(kernel_test::floats_identical(got.data(), want.data(), want.size()))
+            << name_of(g) << " awq impl " << int(impl) << " cut " << cut;
+        s.out = ws::OutType::F16;
+        const std::vector<uint8_t> h = kernel_test::decode_in_pieces(s, t.stream.data(), t.stream.size(), p);
+        ASSERT_EQ(h.size(), 2 * want16.size()) << name_of(g);
+        EXPECT_TRUE(kernel_test::halves_identical(reinterpret_cast<const uint16_t*>(h.data()), want16.data(), want16.size()))
+            << name_of(g) << " awq f16 impl " << int(impl) << " cut " << cut;
+      }
+    // Read in GPTQ's lane order instead, the same words give other values (the interleave matters).
+    ws::DequantSpec plain = base;
+    plain.gptq_awq_zeros = false;
+    std::vector<float> other(want.size());
+    ws::Error e;
+    ASSERT_EQ(ws::dequantize(plain, t.stream.data(), t.stream.size(), other.data(), other.size() * 4, &e), ws::Status::Ok);
+    EXPECT_FALSE(kernel_test::floats_identical(other.data(), want.data(), want.size())) << name_of(g);
+  }
+  // AWQ's lanes are 8 a word: with 8 bits the spec is refused.
+  Tensor t = make({128, 12, 8, 64, false, false}, 3);
+  t.spec.gptq_awq_zeros = true;
+  ws::Dequantizer d;
+  EXPECT_EQ(d.init(t.spec), ws::Status::InvalidQuantParams);
 }
 
 // The v1 hazard by hand: 4-bit, zero points {0, 5, ...}: the first is stored as -1, so the

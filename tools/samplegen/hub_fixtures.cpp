@@ -9,6 +9,7 @@
 #include <map>
 
 #include "convention_fixtures.h"
+#include "awq_fixtures.h"
 #include "gptq_fixtures.h"
 #include "half_float.h"
 #include "prng.h"
@@ -480,15 +481,94 @@ void add_gptq_cases(std::vector<HubCase>* out) {
   }
 }
 
+// An AWQ model (awq_fixtures.cpp: AutoAWQ's WQLinear_GEMM.from_linear): down_proj [out 32, in 64]
+// and k_proj [out 32, in 96] quantized with group_size 32 (two groups and three), k_proj's bias, a
+// norm and lm_head unquantized (F16: AutoAWQ leaves them, lm_head by modules_to_not_convert).
+// (from_linear sizes its packed buffers out // 32 * w_bit words: its outputs are multiples of 32.)
+std::vector<RawTensor> awq_model() {
+  std::vector<RawTensor> t = awq_module_tensors({L + "mlp.down_proj", 64, 32, 32, 31});
+  for (RawTensor& x : awq_module_tensors({L + "self_attn.k_proj", 96, 32, 32, 32})) t.push_back(x);
+  t.push_back(f16_tensor(L + "self_attn.k_proj.bias", "F16", {32}));
+  t.push_back(f16_tensor(L + "post_attention_layernorm.weight", "F16", {32}));
+  t.push_back(f16_tensor("lm_head.weight", "F16", {8, 32}));
+  return t;
+}
+
+// config.json's quantization_config as AutoAWQ's save_quantized writes it
+// (awq/models/_config.py AwqConfig.to_transformers_dict; transformers sorts the keys).
+std::string awq_config(const std::string& bits, const std::string& version, const std::string& zero_point) {
+  return "{\n  \"model_type\": \"llama\",\n  \"num_hidden_layers\": 1,\n  \"quantization_config\": {\n"
+         "    \"bits\": " + bits + ",\n    \"group_size\": 32,\n    \"modules_to_not_convert\": [\n"
+         "      \"lm_head\"\n    ],\n    \"quant_method\": \"awq\",\n    \"version\": \"" + version + "\",\n"
+         "    \"zero_point\": " + zero_point + "\n  }\n}\n";
+}
+
+// AWQ (awq_convention.cpp, issue #28): GEMM decoded, the other layouts refused by name, and the
+// malformed neighbours.
+void add_awq_cases(std::vector<HubCase>* out) {
+  const std::string ok = "Ok";
+  const std::string D = L + "mlp.down_proj";
+  const std::string c = awq_config("4", "gemm", "true");
+  out->push_back(make_case("awq", awq_model(), c.c_str(), "", "",
+                           "AutoAWQ GEMM 4-bit g32 (the 0,2,4,6,1,3,5,7 interleave, zeros too), lm_head in "
+                           "modules_to_not_convert: decoded [out, in]",
+                           ok));
+  out->push_back(make_case("awq-no-config", awq_model(), nullptr, "", "",
+                           "the same tensors without config.json: qweight [in, out / 8] beside scales [groups, out] "
+                           "is AWQ's shape; the group from the scales' rows",
+                           ok));
+  const std::string cx = awq_config("4", "exllama", "true");
+  out->push_back(make_case("awq-exllama", awq_model(), cx.c_str(), "", "",
+                           "version exllama: AutoAWQ's exllama modules load the GEMM tensors as stored: decoded", ok));
+  const std::string cv = awq_config("4", "gemv", "true");
+  out->push_back(make_case("awq-gemv", awq_model(), cv.c_str(), D + ".qweight",
+                           "awq version gemv (only the GEMM layout, and exllama/ipex which store it, is decoded)",
+                           "version gemv (WQLinear_GEMV packs [out, in / 8] with its own zeros): refused by name"));
+  const std::string cz = awq_config("4", "gemm", "false");
+  out->push_back(make_case("awq-zero-point-false", awq_model(), cz.c_str(), D + ".qweight",
+                           "awq zero_point false (AutoAWQ writes no GEMM checkpoint without zero points)",
+                           "zero_point false: AutoAWQ's from_linear needs zeros; refused by name"));
+  const std::string c8 = awq_config("8", "gemm", "true");
+  out->push_back(make_case("awq-8bit", awq_model(), c8.c_str(), D + ".qweight", "",
+                           "bits 8: WQLinear_GEMM packs only 4", "ConventionBitsNotAllowed"));
+  out->push_back(make_case("awq-qweight-cols",
+                           replaced(awq_model(), RawTensor{D + ".qweight", "I32", {64, 5}, std::vector<uint8_t>(1280, 0x11)}),
+                           c.c_str(), D + ".qweight", "", "down_proj's qweight has 5 columns for 32 outputs (8 a word: 4)",
+                           "ConventionCompanionShape"));
+  out->push_back(make_case("awq-scales-shape",
+                           replaced(awq_model(), RawTensor{D + ".scales", "F16", {3, 32}, std::vector<uint8_t>(192, 0x30)}),
+                           c.c_str(), D + ".scales", "", "down_proj's scales have 3 rows for 64 inputs in groups of 32",
+                           "ConventionCompanionShape"));
+  out->push_back(make_case("awq-qzeros-shape",
+                           replaced(awq_model(), RawTensor{D + ".qzeros", "I32", {2, 32}, std::vector<uint8_t>(256, 0x77)}),
+                           c.c_str(), D + ".qzeros", "", "down_proj's qzeros unpacked, [2, 32], where AWQ packs [2, 4]",
+                           "ConventionCompanionShape"));
+  {
+    std::vector<RawTensor> t = awq_model();
+    t.push_back(f16_tensor(L + "mlp.up_proj.scales", "F16", {2, 32}));
+    out->push_back(make_case("awq-orphan-scales", t, c.c_str(), L + "mlp.up_proj.scales", "",
+                             "an up_proj.scales with no up_proj.qweight", "ConventionOrphanCompanion"));
+  }
+  {
+    static const char kWhy[] = "awq (quant_method): no <m>.qweight with its <m>.qzeros and <m>.scales";
+    out->push_back(make_case("awq-config-no-tensors",
+                             {f16_tensor(L + "mlp.up_proj.weight", "F16", {4, 8}), f16_tensor(L + "input_layernorm.weight", "F16", {8})},
+                             c.c_str(), L + "input_layernorm.weight", kWhy,
+                             "config.json names awq over F16 tensors (a dequantized copy): its tensors are absent",
+                             "QuantizationTensorsAbsent"));
+  }
+}
+
 // Older repos keep the method beside the model, not in config.json (vLLM gptq.py / awq.py
 // get_config_filenames): AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json, read
-// when the tensor names show a scheme and config.json names none; refused by name, the method
-// the file's (their decoders are issue #28's).
+// when the tensor names show a scheme and config.json names none; the method the
+// file's (GPTQ and AWQ decoded, issue #28).
 const char kQuantizeConfig[] =
     "{\n  \"bits\": 4,\n  \"group_size\": 128,\n  \"damp_percent\": 0.01,\n  \"desc_act\": false,\n"
     "  \"static_groups\": false,\n  \"sym\": true,\n  \"true_sequential\": true,\n  \"model_name_or_path\": null,\n"
     "  \"model_file_base_name\": \"model\",\n  \"quant_method\": \"gptq\",\n  \"checkpoint_format\": \"gptq\"\n}";
-const char kAwqQuantConfig[] = "{\n  \"zero_point\": true,\n  \"q_group_size\": 128,\n  \"w_bit\": 4,\n  \"version\": \"GEMM\"\n}";
+// (q_group_size 32: AutoAWQ's default 128 does not divide the fixture's 64 inputs.)
+const char kAwqQuantConfig[] = "{\n  \"zero_point\": true,\n  \"q_group_size\": 32,\n  \"w_bit\": 4,\n  \"version\": \"GEMM\"\n}";
 
 void add_other_config_refusals(std::vector<HubCase>* out) {
   HubCase g = make_case("gptq-quantize-config", gptq_tensors(), nullptr, "", "",
@@ -497,9 +577,10 @@ void add_other_config_refusals(std::vector<HubCase>* out) {
                         "Ok");
   g.files.push_back({"quantize_config.json", bytes_of(kQuantizeConfig)});
   out->push_back(g);
-  HubCase a = make_case("awq-quant-config", gptq_tensors(), nullptr, L + "mlp.down_proj.qweight", "awq (quant_config.json)",
-                        "qweight + qzeros with AutoAWQ's older quant_config.json (w_bit, q_group_size, zero_point) beside "
-                        "them: awq, the file's writer");
+  HubCase a = make_case("awq-quant-config", awq_model(), nullptr, "", "",
+                        "AWQ without a quantization_config in config.json; AutoAWQ's older quant_config.json beside it "
+                        "(w_bit 4, q_group_size 32, zero_point, version GEMM) names awq, the file's writer: decoded",
+                        "Ok");
   a.files.push_back({"quant_config.json", bytes_of(kAwqQuantConfig)});
   out->push_back(a);
 }
@@ -754,6 +835,7 @@ std::vector<HubCase> hub_cases() {
   // the names show. Header order: dtype descending, then name (F32 scales before F8 weights).
   add_fp8_cases(&out);
   add_gptq_cases(&out);
+  add_awq_cases(&out);
   {
     // A quant_method transformers does not know, over plain tensors: refused all the same; the
     // tensor named is the first in the header.

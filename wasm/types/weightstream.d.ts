@@ -375,8 +375,8 @@ export interface Header {
 /** One logical weight as the library groups it (inspect(): MLX, Ollama, UQFF). */
 export interface LogicalWeightInfo {
   name: string;
-  /** fp8: the Hub's FP8 (block / tensor / channel scales); mxfp4: gpt-oss's `<p>_blocks` + `<p>_scales`; modelopt: NVIDIA ModelOpt NVFP4; compressed-tensors: pack-quantized; gptq: GPTQ's qweight / qzeros / scales / g_idx. */
-  convention: 'plain' | 'mlx' | 'ollama' | 'uqff' | 'fp8' | 'mxfp4' | 'modelopt' | 'compressed-tensors' | 'gptq';
+  /** fp8: the Hub's FP8 (block / tensor / channel scales); mxfp4: gpt-oss's `<p>_blocks` + `<p>_scales`; modelopt: NVIDIA ModelOpt NVFP4; compressed-tensors: pack-quantized; gptq: GPTQ's qweight / qzeros / scales / g_idx; awq: AutoAWQ's GEMM qweight / qzeros / scales. */
+  convention: 'plain' | 'mlx' | 'ollama' | 'uqff' | 'fp8' | 'mxfp4' | 'modelopt' | 'compressed-tensors' | 'gptq' | 'awq';
   /** 'none' for plain weights, GGML-block / F8Q8 UQFF layers and FP8 weights. */
   mode: 'none' | 'affine' | 'mxfp4' | 'mxfp8' | 'nvfp4';
   /** The packed tensor's stored dtype. */
@@ -403,7 +403,7 @@ export interface LogicalWeightInfo {
 }
 
 export interface LogicalInfo {
-  convention: 'mlx' | 'ollama' | 'uqff' | 'fp8' | 'mxfp4' | 'modelopt' | 'compressed-tensors' | 'gptq' | null;
+  convention: 'mlx' | 'ollama' | 'uqff' | 'fp8' | 'mxfp4' | 'modelopt' | 'compressed-tensors' | 'gptq' | 'awq' | null;
   weights: LazyList<LogicalWeightInfo>;
   /** Peak scratch bytes: streaming every file in order, and reading by range in `chunk`-byte reads. */
   plan: { chunk: number; sequentialPeak: number; seekablePeak: number } | null;

@@ -134,6 +134,10 @@ struct LogicalWeight {
   // g_idx the GlobalScale piece (gptq_convention.cpp).
   uint32_t gptq_groups = 0;
   uint8_t gptq_zero_add = 0;
+  // AWQ (awq_convention.cpp; QuantFormat::GptqPacked too): the stored qweight is [in, out / 8]
+  // int32, packed along the output dimension in AWQ's interleave, and its qzeros likewise; the
+  // loader gathers each logical row's words from it (model_stream.cpp transpose_refill).
+  bool awq_packed = false;
 
   const TensorRef& ref(PieceRole r) const { return piece[uint32_t(r)]; }
   // A ready spec (its convention adds what is its own, such as Ollama's global-scale rule); the
@@ -212,6 +216,9 @@ class LogicalModel {
   // GPTQ (gptq_convention.cpp): `<m>.qweight` + `<m>.qzeros` + `<m>.scales` (+ `<m>.g_idx`) is
   // the weight `<m>`, [out, in]; every other tensor plain. `config` may be null.
   Status build_gptq(const MlxQuantConfig* config);
+  // AWQ GEMM (awq_convention.cpp): `<m>.qweight` [in, out / 8] + `<m>.qzeros` + `<m>.scales` is
+  // the weight `<m>`, [out, in]; every other tensor plain. `config` may be null.
+  Status build_awq(const MlxQuantConfig* config);
   // UQFF, header step (see the top of this file); then feed_uqff() for the scalars' bytes and
   // resolve_uqff(). `offset` is the absolute file offset of data[0] (Event::offset).
   Status build_uqff();

@@ -175,6 +175,11 @@ struct DequantSpec {
   const uint8_t* gptq_zeros = nullptr;
   const uint8_t* gptq_g_idx = nullptr;
   uint64_t gptq_g_idx_offset = 0;
+  // AWQ (issue #28; AutoAWQ awq/modules/linear/gemm.py WQLinear_GEMM.from_linear): the qzeros
+  // words hold their 8 outputs in AWQ's interleave (lane j holds output 8c + AWQ_ORDER[j],
+  // AWQ_ORDER = 0,2,4,6,1,3,5,7; awq/utils/packing_utils.py), so the zero of output o is lane
+  // AWQ_REVERSE_ORDER[o % 8] = 0,4,1,5,2,6,3,7 of word o / 8. bits 4 only; zero_add 0.
+  bool gptq_awq_zeros = false;
   // Set by the Dequantizer (not by callers): g_idx is null or input / group everywhere, so a
   // run of `group` inputs shares one scale and zero.
   bool gptq_g_idx_is_groups = false;

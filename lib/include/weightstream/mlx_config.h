@@ -79,6 +79,17 @@ class MlxQuantConfig {
   // GPTQ (quant_method "gptq"): `checkpoint_format` "gptq_v2" (zero points stored as they are);
   // false for "gptq" (v1, stored minus one), absent, or anything else.
   bool gptq_v2() const { return gptq_v2_; }
+  // AWQ (quant_method "awq"; AutoAWQ awq/models/_config.py AwqConfig, transformers
+  // AwqConfig): `version` as stated ("gemm", "GEMM", "gemv", "exllama", ...; up to 23 bytes,
+  // awq_version_truncated() when longer; empty when absent or not a string), and `zero_point:
+  // false` stated. AutoAWQ's own quant_config.json spells bits and group_size `w_bit` and
+  // `q_group_size`: they are read as `bits` and `group_size` (defaults()).
+  StrView awq_version() const { return StrView{awq_version_, awq_version_size_}; }
+  bool awq_version_truncated() const { return awq_version_overflow_; }
+  bool zero_point_false() const { return zero_point_false_; }
+  // transformers AwqConfig's `backend: "llm-awq"` (AwqBackendPackingMethod.LLMAWQ: MIT's llm-awq
+  // WQLinear packing, not AutoAWQ's).
+  bool awq_llm_backend() const { return awq_llm_backend_; }
   // NVIDIA ModelOpt's `quant_algo` in the same section ("NVFP4", "FP8", ...), when it is a string
   // (up to 23 bytes; algo_truncated() when longer). Read whatever the quant_method.
   bool has_algo() const { return has_algo_; }
@@ -174,6 +185,12 @@ class MlxQuantConfig {
   bool block_size_bad_ = false;
   bool scale_fmt_ue8m0_ = false;
   bool gptq_v2_ = false;
+  // AWQ parameters (see awq_version()).
+  char awq_version_[24] = {};
+  uint32_t awq_version_size_ = 0;
+  bool awq_version_overflow_ = false;
+  bool zero_point_false_ = false;
+  bool awq_llm_backend_ = false;
   uint32_t block_size_count_ = 0;
   uint32_t block_size_[2] = {};
   uint64_t block_size_pos_ = 0;

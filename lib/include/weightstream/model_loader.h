@@ -537,6 +537,7 @@ class ModelLoader {
   // selected weight needs it).
   const uint8_t* tr_base_ = nullptr;
   uint64_t tr_rows_ = 0, tr_cols_ = 0, tr_next_ = 0;
+  bool tr_awq_ = false;  // AWQ's [in, out / 8] interleaved words (LogicalWeight::awq_packed)
   uint8_t* tr_buf_ = nullptr;
 
   // Sequential: the held region's state (a HeldRegion, compacting blocks in address order; the

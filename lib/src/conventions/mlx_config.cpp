@@ -21,7 +21,7 @@ enum Ctx : uint8_t {
   // and values, and the section's `format` string.
   kCtGroupsKey, kCtGroupKey, kCtGroupValue, kCtWeightsKey, kCtWeightsValue, kCtFormat,
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCtGroups, kCtFormatKey, kCkptFormat };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCtGroups, kCtFormatKey, kCkptFormat, kAwqVersion, kZeroPoint, kAwqBackend };
 // A compressed-tensors `weights` key (QuantizationArgs' fields read here).
 enum CtKey : uint8_t { kCtOther, kCtNumBits, kCtGroupSize, kCtStrategy, kCtSymmetric, kCtType };
 
@@ -338,6 +338,12 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
   auto key_kind = [&]() {
     if (small_is(small_, small_size_, small_overflow_, "group_size")) return kGroup;
     if (small_is(small_, small_size_, small_overflow_, "bits")) return kBits;
+    // AutoAWQ's quant_config.json spellings (awq/models/_config.py AwqConfig.to_dict).
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "q_group_size")) return kGroup;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "w_bit")) return kBits;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "version")) return kAwqVersion;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "zero_point")) return kZeroPoint;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "backend")) return kAwqBackend;
     if (small_is(small_, small_size_, small_overflow_, "mode")) return kMode;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "quant_method")) return kMethod;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "weight_block_size")) return kBlockSizeKey;
@@ -433,6 +439,24 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         return Status::Ok;
       }
       if (key_kind_ == kBlockSizeKey || key_kind_ == kScaleFmt || key_kind_ == kCkptFormat) return fp8_value(t);
+      // transformers AwqConfig's backend: "llm-awq" packs as MIT's llm-awq WQLinear, not AutoAWQ.
+      if (key_kind_ == kAwqBackend) return string_is(t, "llm-awq", &awq_llm_backend_);
+      if (key_kind_ == kZeroPoint) {
+        // AWQ's zero_point (a boolean; anything else is skipped).
+        zero_point_false_ = t == L::kFalse;
+        start_skip(kQuantKey);
+        return Status::Ok;
+      }
+      if (key_kind_ == kAwqVersion) {
+        // AWQ's version: a string, kept as stated (in pieces); any other value is skipped.
+        if (t != L::kStringPiece) {
+          start_skip(kQuantKey);
+          return Status::Ok;
+        }
+        if (!conv_detail::small_piece(lexer_, awq_version_, &awq_version_size_, &awq_version_overflow_)) return Status::Ok;
+        ctx_ = kQuantKey;
+        return Status::Ok;
+      }
       if (key_kind_ == kCtGroups) {
         // compressed-tensors' config_groups: an object of groups (anything else is skipped).
         if (t != L::kObjectBegin) {

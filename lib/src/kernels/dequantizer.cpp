@@ -108,7 +108,8 @@ Status Dequantizer::init_gptq(const DequantSpec& spec) {
   const bool bits_ok = spec.bits == 2 || spec.bits == 4 || spec.bits == 8;
   const bool dtype_ok = spec.scale_dtype == DType::F16 || spec.scale_dtype == DType::BF16 || spec.scale_dtype == DType::F32;
   if (!bits_ok || !dtype_ok || !spec.scales || !spec.gptq_zeros || spec.row_elems == 0 || spec.gptq_groups == 0 ||
-      (!spec.gptq_g_idx && spec.group == 0) || spec.gptq_zero_add > 1 || spec.elements % spec.row_elems != 0)
+      (!spec.gptq_g_idx && spec.group == 0) || spec.gptq_zero_add > 1 || spec.elements % spec.row_elems != 0 ||
+      (spec.gptq_awq_zeros && spec.bits != 4))  // AWQ's interleave is of 8 lanes
     return fail(Status::InvalidQuantParams, spec.input_offset);
   const uint32_t per = 32 / spec.bits;
   const uint64_t rows = spec.elements / spec.row_elems;

@@ -45,12 +45,19 @@ inline uint32_t gptq_group_of(const DequantSpec& s, uint64_t i) {
   return s.gptq_g_idx ? gptq_le32(s.gptq_g_idx + 4 * i) : uint32_t(i / s.group);
 }
 
-// The zero point of row (output) o in group g, as vLLM reads it: the lane's code plus zero_add.
+// AWQ's lane of output o % 8 in a zero word (AutoAWQ awq/utils/packing_utils.py
+// AWQ_REVERSE_ORDER, which reverse_awq_order applies after unpack_awq; the inverse of the
+// AWQ_ORDER that WQLinear_GEMM.from_linear packs with).
+constexpr uint8_t kAwqReverseOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+
+// The zero point of row (output) o in group g, as vLLM reads it: the lane's code plus zero_add
+// (AWQ's words: the lane its interleave gives output o, spec.gptq_awq_zeros).
 inline int32_t gptq_zero(const DequantSpec& s, uint64_t rows, uint32_t g, uint64_t o) {
   const uint32_t per = gptq_per_word(s);
   const uint64_t words = rows / per;
   const uint32_t w = gptq_le32(s.gptq_zeros + 4 * (uint64_t(g) * words + o / per));
-  return int32_t((w >> (s.bits * uint32_t(o % per))) & ((1u << s.bits) - 1)) + int32_t(s.gptq_zero_add);
+  const uint32_t lane = s.gptq_awq_zeros ? kAwqReverseOrder[o % 8] : uint32_t(o % per);
+  return int32_t((w >> (s.bits * lane)) & ((1u << s.bits) - 1)) + int32_t(s.gptq_zero_add);
 }
 
 // The scale of row o in group g (scales are [groups, rows]).

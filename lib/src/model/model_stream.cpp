@@ -6,6 +6,7 @@
 // sized by a dry run over the same stream (sim_sequential), so the arena need is exact.
 #include <string.h>
 
+#include "../kernels/gptq_packed.h"  // AWQ's lane order (kAwqReverseOrder), its word reads
 #include "model_loader_internal.h"
 #include "../conventions/convention_descriptor.h"
 #include "weightstream/manifest_blobs.h"
@@ -409,9 +410,14 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
 
 // GptqPacked: the decoder's input is the stored [rows, cols] words read down each column (a
 // logical row); they are gathered from the held piece into tr_buf_, kTransposeBytes at a time.
+// AWQ (LogicalWeight::awq_packed; awq_convention.cpp): the stored words are [in, out / 8], each
+// holding 8 outputs of one input in AWQ's interleave; a logical row's word (8 inputs of one
+// output, low nibble first) is gathered a nibble from each of 8 stored rows.
 void ModelLoader::transpose_begin(uint32_t w, const uint8_t* base) {
   const LogicalWeight& lw = weight(w);
   tr_base_ = base;
+  tr_awq_ = lw.awq_packed;
+  // tr_rows_: the words of a logical row; tr_cols_: the logical rows (outputs).
   tr_cols_ = lw.shape[0];
   tr_rows_ = lw.params.bits ? lw.shape[1] * lw.params.bits / 32 : 0;
   tr_next_ = 0;
@@ -430,7 +436,19 @@ bool ModelLoader::transpose_refill() {
   if (n > kTransposeBytes / 4) n = kTransposeBytes / 4;
   uint64_t col = tr_next_ / tr_rows_, row = tr_next_ % tr_rows_;
   for (uint64_t k = 0; k < n; ++k) {
-    memcpy(tr_buf_ + 4 * k, tr_base_ + 4 * (row * tr_cols_ + col), 4);
+    if (tr_awq_) {
+      // col: the output o; row: its inputs 8 * row .. 8 * row + 7. The code of (input i, output
+      // o) is lane AWQ_REVERSE_ORDER[o % 8] of stored word [i][o / 8] (AutoAWQ
+      // awq/utils/packing_utils.py unpack_awq + reverse_awq_order).
+      const uint32_t shift = 4u * kernels::kAwqReverseOrder[col % 8];
+      const uint64_t stride = tr_cols_ / 8;  // words of a stored row
+      const uint8_t* at = tr_base_ + 4 * (row * 8 * stride + col / 8);
+      uint32_t word = 0;
+      for (uint32_t j = 0; j < 8; ++j, at += 4 * stride) word |= ((kernels::gptq_le32(at) >> shift) & 0xFu) << (4 * j);
+      memcpy(tr_buf_ + 4 * k, &word, 4);
+    } else {
+      memcpy(tr_buf_ + 4 * k, tr_base_ + 4 * (row * tr_cols_ + col), 4);
+    }
     if (++row == tr_rows_) {
       row = 0;
       ++col;

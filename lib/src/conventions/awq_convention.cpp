@@ -1,0 +1,220 @@
+// weightstream — AWQ checkpoints (quant_method "awq"; AutoAWQ's GEMM exports, and the exllama /
+// ipex versions that load the same tensors): `<m>.qweight` + `<m>.qzeros` + `<m>.scales` are the
+// weight `<m>`, [out, in], decoded by GPTQ's kernels (QuantFormat::GptqPacked).
+//
+// Sources (facts, not code):
+// - The layout: AutoAWQ awq/modules/linear/gemm.py WQLinear_GEMM (buffers qweight int32
+//   [in, out / 8], qzeros int32 [in / group, out / 8], scales float16 [in / group, out]; group_size
+//   -1 = in; only w_bit 4: "Only 4-bit are supported for now") and its from_linear: the codes of
+//   outputs 8c .. 8c + 7 of one input go into word c in AWQ_ORDER = 0,2,4,6,1,3,5,7 (lane j holds
+//   output 8c + AWQ_ORDER[j]), the zero points likewise. The values: awq/utils/packing_utils.py
+//   dequantize_gemm (unpack_awq, reverse_awq_order with AWQ_REVERSE_ORDER = 0,4,1,5,2,6,3,7, then
+//   (iweight - izeros) * scales: no +1, unlike GPTQ v1).
+// - The exllama and ipex versions (awq/modules/linear/exllama.py, gemm_ipex.py) hold the GEMM
+//   buffers as stored and repack them only after loading (exllama_post_init, ipex_post_init), so
+//   a checkpoint saved with version "exllama" or "ipex" is the GEMM layout.
+// - GEMV (gemv.py WQLinear_GEMV: qweight [out, in / 8] in natural order, qzeros and scales
+//   [out, padded groups]), gemv_fast and marlin pack otherwise: refused by name, as are
+//   transformers' backend "llm-awq" (MIT llm-awq's WQLinear) and zero_point false (AutoAWQ's
+//   quantizer then has no zeros and from_linear asserts zeros is not None: no writer).
+// - The config: transformers utils/quantization_config.py AwqConfig (bits, group_size,
+//   zero_point, version case-insensitive: AWQLinearVersion.from_str lowers it; backend) in
+//   config.json; AutoAWQ's older quant_config.json (awq/models/_config.py AwqConfig.to_dict:
+//   w_bit, q_group_size, zero_point, version "GEMM"), which mlx_config.cpp reads as bits and
+//   group_size.
+// - modules_to_not_convert (AwqConfig; AutoAWQ's exclude_layers_to_not_quantize): those modules
+//   are saved as plain `<m>.weight` tensors, which the names alone make plain weights here.
+// - Orientation: the logical weight is [out, in] (torch.nn.Linear's weight; dequantize_gemm gives
+//   [in, out]); the loader gathers each logical row's codes from the stored words
+//   (model_stream.cpp transpose_refill, LogicalWeight::awq_packed).
+#include "convention_descriptor.h"
+#include "name_match.h"
+#include "weightstream/mlx_config.h"
+
+namespace ws {
+
+using namespace conv;
+
+namespace {
+
+constexpr Convention kAwqId{9};
+constexpr uint32_t kAwqBits = 4;        // WQLinear_GEMM's only w_bit
+constexpr uint32_t kAwqPerWord = 32 / kAwqBits;
+
+// The first `.qweight` with a `.scales` beside it has AWQ's shapes: [in, out / 8] and
+// [groups, out] (GPTQ's qweight shares its scales' columns: gptq_convention.cpp).
+bool awq_shapes(const LogicalModel& m) {
+  for (uint32_t t = 0; t < m.table_count(); ++t)
+    for (uint32_t i = 0; i < m.table(t).count(); ++i) {
+      const StrView name = m.table(t).get(i).name;
+      size_t base = 0;
+      if (!ends_with(name, ".qweight", &base)) continue;
+      for (uint32_t u = 0; u < m.table_count(); ++u)
+        for (uint32_t j = 0; j < m.table(u).count(); ++j) {
+          const TensorInfo s = m.table(u).get(j);
+          if (!equals_concat(s.name, name.data, base, ".scales")) continue;
+          const TensorInfo q = m.table(t).get(i);
+          uint64_t qs[2], ss[2];
+          return q.rank == 2 && s.rank == 2 && q.copy_shape(qs, 2) == 2 && s.copy_shape(ss, 2) == 2 &&
+                 qs[1] != ss[1] && qs[1] <= (~uint64_t(0) >> 3) && qs[1] * kAwqPerWord == ss[1];
+        }
+      return false;
+    }
+  return false;
+}
+
+// config.json (or quant_config.json) names awq; else (no quant_method) the names `.qweight`,
+// `.qzeros` and `.scales` with AWQ's GEMM shapes.
+bool awq_claims(const LogicalModel& m, const MlxQuantConfig* config) {
+  if (config && config->has_method()) return method_is(config, "awq");
+  return any_name_ends(m, ".qweight") && any_name_ends(m, ".qzeros") && any_name_ends(m, ".scales") && awq_shapes(m);
+}
+
+Status awq_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_awq(config); }
+
+void awq_spec(const LogicalWeight& w, DequantSpec* s) {
+  if (w.format != QuantFormat::GptqPacked || !w.awq_packed) return;
+  s->row_elems = w.shape[1];
+  s->gptq_groups = w.gptq_groups;
+  s->gptq_zero_add = 0;  // dequantize_gemm: iweight - izeros
+  s->gptq_awq_zeros = true;
+}
+
+uint32_t awq_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
+  if (w.format != QuantFormat::GptqPacked) return 0;
+  uint32_t n = put_parameter(out, cap, 0, "method", "awq");
+  n = put_parameter(out, cap, n, "bits", nullptr, w.params.bits);
+  n = put_parameter(out, cap, n, "group", nullptr, w.params.group);
+  n = put_parameter(out, cap, n, "version", "gemm");
+  return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
+}
+
+// The weight `<m>` owns `<m>.qweight` (packed), `<m>.scales` and `<m>.qzeros` (the Biases piece,
+// as GPTQ's).
+const CompanionName kAwqCompanions[] = {{".qweight", "", false}, {".qzeros", "", false}, {".scales", "", false}};
+
+// `s` equals `lower` ignoring ASCII case (AWQLinearVersion.from_str lowers the version).
+bool equals_lower(StrView s, const char* lower) {
+  size_t i = 0;
+  for (; i < s.size && lower[i]; ++i) {
+    char c = s.data[i];
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return i == s.size && lower[i] == '\0';
+}
+
+}  // namespace
+
+const ConventionDescriptor kAwqConvention = {
+    "awq", kAwqId, false, /*rank*/ 9, kNoEntry, nullptr, ConfigRole::Ignored,
+    /*data_scalars*/ false, kAwqCompanions, 3, awq_build, awq_spec, awq_parameters, awq_claims};
+
+Status LogicalModel::build_awq(const MlxQuantConfig* config) {
+  if (build_index(false) != Status::Ok) return error_.code;
+  const bool named = method_is(config, "awq");
+  TensorRef first;
+  if (table_count_ && tables_[0].table->count()) first = TensorRef{0, 0};
+  if (named) {
+    // What the GEMM layout is not: refused by name before any tensor is read as it.
+    const StrView v = config->awq_version();
+    const bool gemm = v.size == 0 || equals_lower(v, "gemm") || equals_lower(v, "exllama") || equals_lower(v, "ipex");
+    if (config->awq_version_truncated() || !gemm) {
+      static const char kWhy[] = "awq version ";
+      char text[48];
+      size_t n = 0;
+      for (const char* p = kWhy; *p; ++p) text[n++] = *p;
+      for (size_t i = 0; i < v.size && n < sizeof text - 1; ++i) text[n++] = v.data[i];
+      return refuse(Status::QuantizationUnsupported, first, text, n,
+                    " (only the GEMM layout, and exllama/ipex which store it, is decoded)");
+    }
+    if (config->awq_llm_backend()) {
+      static const char kWhy[] = "awq backend llm-awq (MIT llm-awq's packing; AutoAWQ's GEMM layout is decoded)";
+      return refuse(Status::QuantizationUnsupported, first, kWhy, sizeof kWhy - 1, nullptr);
+    }
+    if (config->zero_point_false()) {
+      static const char kWhy[] = "awq zero_point false (AutoAWQ writes no GEMM checkpoint without zero points)";
+      return refuse(Status::QuantizationUnsupported, first, kWhy, sizeof kWhy - 1, nullptr);
+    }
+  }
+  const uint32_t stated_bits = named ? config->defaults().bits : 0;  // 0: not stated (4)
+  const uint32_t stated_group = named ? config->defaults().group : 0;  // 0: -1 or not stated
+  bool any = false;
+  for (uint32_t t = 0; t < table_count_; ++t) {
+    const TensorTable& tab = *tables_[t].table;
+    for (uint32_t i = 0; i < tab.count(); ++i) {
+      const TensorRef r{t, i};
+      const StrView name = tab.get(i).name;
+      size_t base = 0;
+      if (ends_with(name, ".qzeros", &base) || ends_with(name, ".scales", &base)) {
+        if (!find_concat(name.data, base, ".qweight").present()) return fail(Status::ConventionOrphanCompanion, r, name);
+        continue;  // read with its qweight
+      }
+      LogicalWeight w;
+      plain_weight(r, &w);
+      if (!ends_with(name, ".qweight", &base)) {
+        if (add_weight(w) != Status::Ok) return error_.code;
+        continue;
+      }
+      const TensorRef zr = find_concat(name.data, base, ".qzeros"), sr = find_concat(name.data, base, ".scales");
+      if (!zr.present() || !sr.present()) return fail(Status::ConventionMissingCompanion, r, name);
+      if (stated_bits != 0 && stated_bits != kAwqBits) {
+        fail(Status::ConventionBitsNotAllowed, r, name);
+        error_.set_found(stated_bits);
+        return error_.code;
+      }
+      // The weight's name `<m>` must not be a tensor's too.
+      if (find_tensor(name.data, base).present()) return fail(Status::DuplicateTensorName, r, name);
+      const TensorInfo q = tensor(r), s = tensor(sr), z = tensor(zr);
+      uint64_t qs[2] = {}, ss[2] = {};
+      if ((q.dtype() != DType::I32 && q.dtype() != DType::U32) || q.rank != 2) return fail(Status::ConventionCompanionShape, r, name);
+      q.copy_shape(qs, 2);
+      if (!is_float_scale(s.dtype()) || s.rank != 2) return fail(Status::ConventionCompanionShape, sr, s.name);
+      s.copy_shape(ss, 2);
+      // out: the scales' columns (the one unpacked dimension); qweight holds out / 8 words a row.
+      const uint64_t in = qs[0], out = ss[1];
+      if (out == 0 || out % kAwqPerWord != 0) return fail(Status::ConventionCompanionShape, sr, s.name);
+      if (qs[1] != out / kAwqPerWord) {
+        fail(Status::ConventionCompanionShape, r, name);
+        error_.set_found(qs[1]);
+        error_.set_expected(out / kAwqPerWord);
+        return error_.code;
+      }
+      // The groups: in / group for a stated group_size (WQLinear_GEMM asserts in % group == 0),
+      // else the scales' rows (one: group_size -1).
+      if (stated_group && (in == 0 || in % stated_group != 0)) return fail(Status::ConventionGroupNotDividing, sr, s.name);
+      const uint64_t groups = stated_group ? in / stated_group : ss[0];
+      if (groups == 0 || groups > 0xFFFFFFFFu) return fail(Status::ConventionCompanionShape, sr, s.name);
+      if (gptq_shape(sr, true, groups, out, 2) != Status::Ok) return error_.code;
+      if (gptq_shape(zr, z.dtype() == DType::I32 || z.dtype() == DType::U32, groups, out / kAwqPerWord, 2) != Status::Ok)
+        return error_.code;
+      const uint64_t group = stated_group ? stated_group : (in % groups == 0 ? in / groups : 0);
+      // GptqPacked decodes whole words of a logical row: in must be a multiple of 8 too.
+      if (group == 0 || in % kAwqPerWord != 0) return fail(Status::ConventionGroupNotDividing, sr, s.name);
+      w.name = StrView{name.data, base};
+      w.convention = kAwqId;
+      w.params = QuantParams{QuantMode::Affine, kAwqBits, uint32_t(group > 0xFFFFFFFFu ? 0 : group)};
+      w.piece[uint32_t(PieceRole::Scales)] = sr;
+      w.piece[uint32_t(PieceRole::Biases)] = zr;
+      w.format = QuantFormat::GptqPacked;
+      w.decodable = true;
+      w.scale_dtype = s.dtype();
+      w.gptq_groups = uint32_t(groups);
+      w.gptq_zero_add = 0;
+      w.awq_packed = true;
+      w.rank = 2;
+      w.shape[0] = out;
+      w.shape[1] = in;
+      if (__builtin_mul_overflow(out, in, &w.elements)) return fail(Status::ShapeOverflow, r, name);
+      if (add_weight(w) != Status::Ok) return error_.code;
+      any = true;
+    }
+  }
+  if (named && !any) {
+    static const char kWhy[] = "awq (quant_method): no <m>.qweight with its <m>.qzeros and <m>.scales";
+    return refuse(Status::QuantizationTensorsAbsent, first, kWhy, sizeof kWhy - 1, nullptr);
+  }
+  return Status::Ok;
+}
+
+}  // namespace ws

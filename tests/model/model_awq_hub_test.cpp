@@ -1,0 +1,282 @@
+// AWQ checkpoints (issue #28): recognised by config.json's / quant_config.json's quant_method
+// "awq" or, without one, by `.qweight` + `.qzeros` + `.scales` with AWQ's GEMM shapes, and decoded
+// to [out, in] as AutoAWQ reads them (awq/utils/packing_utils.py dequantize_gemm: unpack_awq, then
+// reverse_awq_order — the code of output o is lane AWQ_REVERSE_ORDER[o % 8] = 0,4,1,5,2,6,3,7 of
+// its word, zeros too — then (q - zero) * scale, no + 1) — recomputed here from the fixtures'
+// stored integers, f32 exactly and f16 as that rounded to nearest even, in every chunking,
+// seekable and sequential, with output pieces smaller than a row. Fixtures:
+// tests/data/conventions/hub/awq* (tools/samplegen/awq_fixtures.cpp, laid out as AutoAWQ's
+// WQLinear_GEMM.from_linear; their refusals' verdicts are hub/expected.json's, checked by
+// model_quantized_test).
+#include <gtest/gtest.h>
+#include <string.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hub_test_util.h"
+#include "model_host.h"
+#include "weightstream/conventions.h"
+#include "weightstream/load_plan.h"
+
+using modeltest::Bytes;
+using modeltest::HostOptions;
+using modeltest::LoadResult;
+using Feed = modeltest::HostOptions::Feed;
+
+namespace {
+
+using hubtest::load;
+using hubtest::load_memory;
+using hubtest::output_of;
+
+const std::string& kHub = hubtest::hub_dir();
+const std::string L = "model.layers.0.";
+
+Bytes read_file(const std::string& path) {
+  Bytes b;
+  EXPECT_TRUE(modeltest::disk_files("")(path, &b)) << path;
+  return b;
+}
+
+// A stored tensor's bytes and shape, from the file's header (the test's own reading).
+struct Stored {
+  uint64_t at = 0;
+  Bytes bytes;
+  std::vector<uint64_t> shape;
+};
+Stored stored(const Bytes& file, const std::string& name) {
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const size_t e = h.find("\"" + name + "\":");
+  EXPECT_NE(e, std::string::npos) << name;
+  Stored s;
+  size_t p = h.find("\"shape\":[", e) + 9;
+  while (h[p] != ']') {
+    s.shape.push_back(strtoull(h.c_str() + p, nullptr, 10));
+    p = h.find_first_of(",]", p);
+    if (h[p] == ',') ++p;
+  }
+  const size_t o = h.find("\"data_offsets\":[", e) + 16;
+  const uint64_t a = strtoull(h.c_str() + o, nullptr, 10);
+  const uint64_t b = strtoull(h.c_str() + h.find(',', o) + 1, nullptr, 10);
+  s.at = 8 + n + a;
+  s.bytes.assign(file.begin() + long(s.at), file.begin() + long(8 + n + b));
+  return s;
+}
+
+// The offset of a tensor's header entry (its quoted name), where the loader's shape errors point.
+uint64_t entry_offset(const Bytes& file, const std::string& name) {
+  return std::string(file.begin(), file.end()).find("\"" + name + "\"");
+}
+
+uint32_t u32_at(const Bytes& b, size_t i) {
+  uint32_t v;
+  memcpy(&v, b.data() + 4 * i, 4);
+  return v;
+}
+float f16_at(const Bytes& b, size_t i) {
+  _Float16 h;
+  memcpy(&h, b.data() + 2 * i, 2);
+  return float(h);
+}
+
+// AutoAWQ's lane of output o % 8 (AWQ_REVERSE_ORDER).
+const uint32_t kReverse[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+
+// The module's weight [out, in], from its stored integers: qweight [in, out / 8], qzeros
+// [groups, out / 8], scales [groups, out]; q = (qweight[i][o / 8] >> 4 * R[o % 8]) & 15, zero
+// likewise from qzeros[g]; value = scale[g][o] * (q - zero), g = i / (in / groups).
+std::vector<float> awq_values(const Bytes& file, const std::string& m) {
+  const Stored qw = stored(file, m + ".qweight"), qz = stored(file, m + ".qzeros"), sc = stored(file, m + ".scales");
+  const uint64_t in = qw.shape[0], words = qw.shape[1], out = sc.shape[1], group = in / sc.shape[0];
+  EXPECT_EQ(words * 8, out);
+  std::vector<float> v;
+  for (uint64_t o = 0; o < out; ++o)
+    for (uint64_t i = 0; i < in; ++i) {
+      const uint64_t g = i / group;
+      const uint32_t shift = 4 * kReverse[o % 8];
+      const int32_t q = int32_t((u32_at(qw.bytes, i * words + o / 8) >> shift) & 15);
+      const int32_t z = int32_t((u32_at(qz.bytes, g * words + o / 8) >> shift) & 15);
+      v.push_back(f16_at(sc.bytes, g * out + o) * float(q - z));
+    }
+  return v;
+}
+
+const char* const kModules[] = {"mlp.down_proj", "self_attn.k_proj"};
+
+// Both modules decoded in every access, chunking and output type; the bias, the norm and lm_head
+// (modules_to_not_convert) plain.
+void check_everywhere(const std::string& dir) {
+  const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+  std::map<std::string, std::vector<float>> expect;
+  for (const char* m : kModules) expect[L + m] = awq_values(file, L + m);
+  for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+    for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+      for (bool seekable : {true, false}) {
+        HostOptions o;
+        o.out = out;
+        o.feed = feed;
+        o.seekable = seekable;
+        o.seed = 17;
+        o.out_size = feed == Feed::Random ? 96 : 1 << 16;  // pieces of part of a row too
+        const LoadResult r = load(dir, o);
+        const std::string what = dir + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " +
+                                 std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+        ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+        EXPECT_EQ(std::string(ws::convention_name(r.convention)), "awq") << what;
+        EXPECT_EQ(r.weight_names.size(), 5u) << what;
+        EXPECT_TRUE(r.violation.empty()) << what << ": " << r.violation;
+        for (const auto& e : expect) {
+          ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+          EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+        }
+        ASSERT_EQ(r.weights.count("lm_head.weight"), 1u) << what;  // plain, as stored
+        EXPECT_EQ(r.weights.at("lm_head.weight").bytes.size(), out == ws::OutType::F16 ? 512u : 1024u) << what;
+      }
+}
+
+TEST(AwqHub, DecodesAsAutoAwqReadsThePackedIntegers) {
+  check_everywhere("awq");               // config.json, version gemm
+  check_everywhere("awq-no-config");     // names and shapes alone
+  check_everywhere("awq-quant-config");  // AutoAWQ's quant_config.json (w_bit, q_group_size)
+  check_everywhere("awq-exllama");       // version exllama: the same GEMM tensors
+}
+
+// The interleave is real: decoding the words in GPTQ's lane order would give other values, and
+// the fixture's first word holds output 8c + AWQ_ORDER[j] in lane j.
+TEST(AwqHub, FixtureHoldsTheInterleave) {
+  const Bytes file = read_file(kHub + "/awq/model.safetensors");
+  const Stored qw = stored(file, L + "mlp.down_proj.qweight");
+  const std::vector<float> v = awq_values(file, L + "mlp.down_proj");
+  // Output 1 of input 0 is lane 4 (AWQ_ORDER[4] = 1), not lane 1.
+  const uint32_t w0 = u32_at(qw.bytes, 0);
+  EXPECT_NE((w0 >> 4) & 15, (w0 >> 16) & 15);
+  const Stored qz = stored(file, L + "mlp.down_proj.qzeros"), sc = stored(file, L + "mlp.down_proj.scales");
+  const int32_t q = int32_t((w0 >> 16) & 15), z = int32_t((u32_at(qz.bytes, 0) >> 16) & 15);
+  EXPECT_EQ(v[64], f16_at(sc.bytes, 1) * float(q - z));  // row 1 (output 1), input 0
+}
+
+TEST(AwqHub, WeightIsNamedShapedAndParameterised) {
+  HostOptions o;
+  o.mode = ws::ModelLoadMode::Headers;
+  bool seen = false;
+  o.on_ready = [&](const ws::ModelLoader& ld) {
+    for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+      const ws::LogicalWeight& w = ld.weight(i);
+      if (std::string(w.name.data, w.name.size) != L + "self_attn.k_proj") continue;
+      seen = true;
+      EXPECT_EQ(w.rank, 2u);
+      EXPECT_EQ(w.shape[0], 32u);  // out
+      EXPECT_EQ(w.shape[1], 96u);  // in
+      EXPECT_EQ(w.format, ws::QuantFormat::GptqPacked);
+      EXPECT_TRUE(w.awq_packed);
+      const ws::DequantSpec s = w.spec();
+      EXPECT_TRUE(s.gptq_awq_zeros);
+      EXPECT_EQ(s.gptq_zero_add, 0u);
+      EXPECT_EQ(s.gptq_groups, 3u);
+      ws::QuantParameter q[ws::kMaxQuantParameters];
+      ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), 5u);
+      EXPECT_STREQ(q[0].text, "awq");
+      EXPECT_EQ(q[1].number, 4u);   // bits
+      EXPECT_EQ(q[2].number, 32u);  // group
+      EXPECT_STREQ(q[3].text, "gemm");
+      EXPECT_STREQ(q[4].text, "F16");
+      const ws::LogicalModel& m = *ld.model();
+      ws::PieceRole role;
+      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
+      EXPECT_EQ(role, ws::PieceRole::Packed);
+      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Biases), &role), i);  // qzeros
+      EXPECT_EQ(role, ws::PieceRole::Biases);
+      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Scales), &role), i);
+      // Plan numbers: both modes hold the stored qweight ([96, 4] words: 1,536 B) and every
+      // companion (qzeros [3, 4] words, scales [3, 32] halves), plus the transposition buffer.
+      const ws::LoadPlan p = ws::plan_weight(m, i, 1 << 20);
+      EXPECT_EQ(p.sequential_scratch, 1536u + 3u * 4 * 4 + 3u * 32 * 2 + ws::kTransposeScratchBytes);
+      EXPECT_EQ(p.seekable_scratch, p.sequential_scratch);
+    }
+  };
+  const LoadResult r = load("awq", o);
+  ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  EXPECT_TRUE(seen);
+}
+
+// The config's other spellings and values, over the awq fixture's tensors: version case and the
+// layouts that store GEMM decode; GEMV, gemv_fast, marlin, llm-awq and zero_point false are refused
+// by name; bits other than 4 by their bits; a group that does not divide the inputs.
+TEST(AwqHub, ConfigVariants) {
+  const Bytes model = read_file(kHub + "/awq/model.safetensors");
+  auto run = [&](const std::string& section) {
+    const std::string t = "{\"quantization_config\": {" + section + "}}";
+    HostOptions o;
+    return load_memory({{"model.safetensors", model}, {"config.json", Bytes(t.begin(), t.end())}}, o);
+  };
+  for (const char* v : {"\"GEMM\"", "\"Exllama\"", "\"ipex\""}) {
+    const LoadResult r = run(std::string("\"quant_method\": \"awq\", \"bits\": 4, \"version\": ") + v);
+    EXPECT_EQ(r.code, ws::Status::Ok) << v << ": " << r.verdict();
+    EXPECT_EQ(std::string(ws::convention_name(r.convention)), "awq") << v;
+  }
+  for (const char* v : {"gemv", "GEMV", "gemv_fast", "marlin"}) {
+    const LoadResult r = run(std::string("\"quant_method\": \"awq\", \"version\": \"") + v + "\"");
+    EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << v << ": " << r.verdict();
+    EXPECT_EQ(r.detail, std::string("awq version ") + v + " (only the GEMM layout, and exllama/ipex which store it, is decoded)");
+    EXPECT_EQ(r.tensor, L + "mlp.down_proj.qweight");
+  }
+  {
+    const LoadResult r = run("\"backend\": \"llm-awq\", \"quant_method\": \"awq\"");
+    EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << r.verdict();
+    EXPECT_EQ(r.detail, "awq backend llm-awq (MIT llm-awq's packing; AutoAWQ's GEMM layout is decoded)");
+  }
+  {
+    const LoadResult r = run("\"backend\": \"autoawq\", \"quant_method\": \"awq\", \"zero_point\": true");
+    EXPECT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  }
+  {
+    const LoadResult r = run("\"quant_method\": \"awq\", \"zero_point\": false");
+    EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << r.verdict();
+    EXPECT_EQ(r.detail, "awq zero_point false (AutoAWQ writes no GEMM checkpoint without zero points)");
+  }
+  {
+    const LoadResult r = run("\"bits\": 3, \"quant_method\": \"awq\"");
+    EXPECT_EQ(r.code, ws::Status::ConventionBitsNotAllowed) << r.verdict();
+    EXPECT_EQ(r.tensor, L + "mlp.down_proj.qweight");
+    EXPECT_EQ(r.offset, entry_offset(model, L + "mlp.down_proj.qweight"));
+    EXPECT_TRUE(r.has_found);
+    EXPECT_EQ(r.found, 3u);
+  }
+  {
+    // group_size 24 does not divide down_proj's 64 inputs (WQLinear_GEMM asserts it does).
+    const LoadResult r = run("\"group_size\": 24, \"quant_method\": \"awq\"");
+    EXPECT_EQ(r.code, ws::Status::ConventionGroupNotDividing) << r.verdict();
+    EXPECT_EQ(r.tensor, L + "mlp.down_proj.scales");
+  }
+  {
+    // group_size 64: one group for down_proj, but its scales have two rows.
+    const LoadResult r = run("\"group_size\": 64, \"quant_method\": \"awq\"");
+    EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << r.verdict();
+    EXPECT_EQ(r.tensor, L + "mlp.down_proj.scales");
+    EXPECT_EQ(r.found, 2u);
+    EXPECT_EQ(r.expected, 1u);
+  }
+}
+
+// The malformed neighbours' found / expected values (their statuses, tensors and offsets are
+// expected.json's).
+TEST(AwqHub, ShapeErrorsSayWhatWasExpected) {
+  {
+    const LoadResult r = load("awq-qweight-cols", HostOptions());
+    EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << r.verdict();
+    EXPECT_EQ(r.found, 5u);
+    EXPECT_EQ(r.expected, 4u);
+  }
+  {
+    const LoadResult r = load("awq-qzeros-shape", HostOptions());
+    EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << r.verdict();
+    EXPECT_EQ(r.found, 32u);
+    EXPECT_EQ(r.expected, 4u);
+  }
+}
+
+}  // namespace
