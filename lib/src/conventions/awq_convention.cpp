@@ -108,7 +108,7 @@ bool equals_lower(StrView s, const char* lower) {
 
 const ConventionDescriptor kAwqConvention = {
     "awq", kAwqId, false, /*rank*/ 9, kNoEntry, nullptr, ConfigRole::Ignored,
-    /*data_scalars*/ false, kAwqCompanions, 3, awq_build, awq_spec, awq_parameters, awq_claims};
+    /*data_phase*/ nullptr, kAwqCompanions, 3, awq_build, awq_spec, awq_parameters, awq_claims};
 
 Status LogicalModel::build_awq(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;
