@@ -973,8 +973,9 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
   // statuses, a detail only where the method is named) and the refusals named by
   // quantize_config.json / quant_config.json (2), which the CLI reads beside the file;
   // compressed-tensors' malformed neighbours and undecoded variants (8); issue #28:
-  // GPTQ's 11 cases (6 decoded, 5 malformed), gptq-quantize-config decoded now.
-  ASSERT_EQ(cases.items.size(), 41u);
+  // GPTQ's 11 cases (6 decoded, 5 malformed), gptq-quantize-config decoded now; bitsandbytes' 10
+  // malformed neighbours (its decoded fixtures are model_bnb_hub_test's and the goldens').
+  ASSERT_EQ(cases.items.size(), 51u);
   for (const Json& c : cases.items) {
     const std::string model = kDir + "/hub/" + c["dir"].str() + "/model.safetensors", what = c["dir"].str();
     const bool named = !c["detail"].str().empty();

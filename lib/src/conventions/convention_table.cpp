@@ -11,11 +11,18 @@ namespace ws {
 
 namespace {
 
+// Id 9 is awq's (issue #28, its own branch): a row that nothing chooses (no entry, signal, config
+// role or claim) keeps bitsandbytes at its fixed id 10 until kAwqConvention takes the place.
+Status reserved_build(LogicalModel& m, const MlxQuantConfig*) { return m.build_plain(); }
+const ConventionDescriptor kReservedAwqRow = {
+    "awq", Convention{9}, false, /*rank*/ 9, kNoEntry, nullptr, ConfigRole::Ignored,
+    nullptr, nullptr, 0, reserved_build, nullptr, nullptr, nullptr};
+
 // By id: the position is the id the descriptor states (checked below).
 const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
                                              &kUqffConvention,  &kFp8Convention, &kMxfp4BlocksConvention,
                                              &kModelOptNvfp4Convention, &kCompressedTensorsConvention,
-                                             &kGptqConvention};
+                                             &kGptqConvention, &kReservedAwqRow, &kBnbConvention};
 constexpr uint32_t kRowCount = sizeof kRows / sizeof kRows[0];
 
 }  // namespace
