@@ -21,11 +21,15 @@
 // Decisions:
 // - The logical weight is the dequantized parameter `<m>.weight` with the JSON's shape (a 4-bit
 //   weight's shape is only in its JSON: it is read in the data phase, before ModelReady; a
-//   sequential source is read whole then, so a 4-bit model decodes from a seekable one).
+//   sequential source is read whole then, so a bitsandbytes model, 8-bit too (its weight_format is
+//   read there), decodes from a seekable one).
 // - The kernels decode with their built-in code tables (as bitsandbytes' CUDA and CPU kernels do;
 //   the saved quant_map is not read by them), so a quant_map that is not its quant_type's table
 //   (value for value: the CPU-built FP4 map has +0.0 where the CUDA table has -0.0) is refused,
-//   BnbQuantMapMismatch, rather than decoded with other numbers than the runtimes'.
+//   BnbQuantMapMismatch, rather than decoded with other numbers than the runtimes'. FP4 is the
+//   CUDA kernels' table (get_4bit_type's values, which the saved quant_map holds); bitsandbytes'
+//   CPU backend (backends/utils.py _FP4_QUANT_TABLE) rounds it to 4 decimals, so its FP4 output
+//   differs from its own CUDA kernels' and from ours (NF4's tables agree).
 // - The JSON must agree with the tensors: its element count with the packed bytes (a packed byte
 //   holds two values), its blocks with absmax, its nested items with the nested tensors.
 #include <new>
