@@ -230,15 +230,41 @@ TEST(BnbHub, WeightIsNamedShapedAndParameterised) {
   EXPECT_TRUE(seen);
 }
 
-// In memory: an empty quant_state (no document), the JSON's nested items without the nested
-// tensors, a weight_format without SCB.
+// bnb_4bit_quant_storage other than uint8 (Params4bit keeps the same packed bytes as a view of
+// another dtype: [bytes / itemsize, 1]): q_proj's 512 bytes stored as F16 [256, 1] decode to the
+// same values.
+TEST(BnbHub, OtherQuantStorageDtypesAreViewsOfTheSameBytes) {
+  const Bytes file = read_file(kHub + "/bnb-nf4/model.safetensors");
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+  std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const std::string from = "\"" + L + "self_attn.q_proj.weight\":{\"dtype\":\"U8\",\"shape\":[512,1]";
+  const size_t at = h.find(from);
+  ASSERT_NE(at, std::string::npos);
+  h.replace(at, from.size(), "\"" + L + "self_attn.q_proj.weight\":{\"dtype\":\"F16\",\"shape\":[256,1]");
+  while (!h.empty() && h.back() == ' ') h.pop_back();
+  while (h.size() % 8) h += ' ';
+  Bytes f;
+  for (int k = 0; k < 8; ++k) f.push_back(uint8_t(uint64_t(h.size()) >> (8 * k)));
+  f.insert(f.end(), h.begin(), h.end());
+  f.insert(f.end(), file.begin() + 8 + long(n), file.end());
+  const std::vector<float> want = bnb4_values(file, L + "self_attn.q_proj.weight", 32 * 32, {false, 64, false, 0.0f});
+  HostOptions o;
+  o.seekable = true;
+  const LoadResult r = hubtest::load_memory({{"model.safetensors", f}}, o);
+  ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  ASSERT_EQ(r.weights.count(L + "self_attn.q_proj.weight"), 1u);
+  EXPECT_TRUE(r.weights.at(L + "self_attn.q_proj.weight").bytes == output_of(want, ws::OutType::F32));
+}
+
+// In memory, the JSON edited in place (same length: the header is unchanged): "float16" and a
+// space after it is still bitsandbytes' JSON (Ok); a '[' for its first byte is
+// BnbQuantStateInvalid at that byte.
 TEST(BnbHub, EditedNeighboursAreRefusedAtTheirBytes) {
   const std::string dir = kHub + "/bnb-nf4";
   const Bytes file = read_file(dir + "/model.safetensors");
   HostOptions o;
   o.seekable = true;
-  // The JSON says nested (replaced in place, same length: the header is unchanged) but no
-  // nested tensor is there.
   {
     Bytes f = file;
     const std::string from = "\"dtype\": \"bfloat16\"", to = "\"dtype\": \"float16\" ";
@@ -247,7 +273,6 @@ TEST(BnbHub, EditedNeighboursAreRefusedAtTheirBytes) {
     ASSERT_NE(at, std::string::npos);
     memcpy(f.data() + at, to.data(), to.size());
     const LoadResult r = hubtest::load_memory({{"model.safetensors", f}}, o);
-    // (a space after a value is JSON whitespace: this one is still valid, float16)
     EXPECT_EQ(r.code, ws::Status::Ok) << r.verdict();
   }
   {
