@@ -974,8 +974,9 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
   // quantize_config.json / quant_config.json (2), which the CLI reads beside the file;
   // compressed-tensors' malformed neighbours and undecoded variants (8); issue #28:
   // GPTQ's 11 cases (6 decoded, 5 malformed), gptq-quantize-config decoded now; AWQ's 11 (3
-  // decoded, 8 refused or malformed), awq-quant-config decoded now.
-  ASSERT_EQ(cases.items.size(), 52u);
+  // decoded, 8 refused or malformed), awq-quant-config decoded now; bitsandbytes' 10 malformed
+  // neighbours (its decoded fixtures are model_bnb_hub_test's and the goldens').
+  ASSERT_EQ(cases.items.size(), 62u);
   for (const Json& c : cases.items) {
     const std::string model = kDir + "/hub/" + c["dir"].str() + "/model.safetensors", what = c["dir"].str();
     const bool named = !c["detail"].str().empty();

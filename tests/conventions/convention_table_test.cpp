@@ -36,16 +36,18 @@ std::string params_of(const ws::LogicalWeight& w) {
 }
 
 TEST(ConventionTable, IdsNamesAndPlainness) {
-  ASSERT_EQ(ws::convention_count(), 10u);
-  const char* names[] = {"plain", "mlx", "ollama", "uqff", "fp8", "mxfp4", "modelopt", "compressed-tensors", "gptq", "awq"};  // issue #27: 4..7; #28: 8, 9
-  for (uint8_t id = 0; id < 10; ++id) {
+  ASSERT_EQ(ws::convention_count(), 11u);
+  // issue #27: 4..7; #28: 8 gptq, 9 awq, 10 bitsandbytes
+  const char* names[] = {"plain", "mlx", "ollama", "uqff", "fp8", "mxfp4", "modelopt", "compressed-tensors", "gptq",
+                         "awq", "bitsandbytes"};
+  for (uint8_t id = 0; id < 11; ++id) {
     const ws::ConventionInfo i = ws::convention_info(ws::Convention{id});
     EXPECT_STREQ(i.name, names[id]);
     EXPECT_STREQ(ws::convention_name(ws::Convention{id}), names[id]);
     EXPECT_EQ(i.plain, id == 0) << names[id];
     EXPECT_EQ(ws::convention_descriptor(ws::Convention{id}).id, ws::Convention{id});
   }
-  EXPECT_STREQ(ws::convention_name(ws::Convention{10}), "?");
+  EXPECT_STREQ(ws::convention_name(ws::Convention{11}), "?");
   EXPECT_FALSE(ws::convention_info(ws::Convention{200}).plain);
 }
 
@@ -67,7 +69,7 @@ TEST(ConventionTable, ResolutionOrder) {
   EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), mlx, false).config, ws::ConfigRole::ParamSource);
   EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), ollama, false).config, ws::ConfigRole::Ignored);
   EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::UqffFiles), 0, false).config, ws::ConfigRole::Ignored);
-  // A data phase: UQFF's alone so far (its scalars), every hook set.
+  // A data phase: UQFF's (its scalars) and bitsandbytes' (the quant_state JSON), every hook set.
   uint32_t rows = 0;
   const ws::ConventionDescriptor* const* all = ws::convention_rows(&rows);
   std::string with_data;
@@ -76,7 +78,7 @@ TEST(ConventionTable, ResolutionOrder) {
       with_data += all[i]->name;
       EXPECT_TRUE(d->wants && d->feed && d->resolve) << all[i]->name;
     }
-  EXPECT_EQ(with_data, "uqff");
+  EXPECT_EQ(with_data, "uqffbitsandbytes");
   // FP8 (issue #27): `.weight_scale_inv` names signal it after MLX; an MLX section still wins, and
   // config.json is its parameter source. quant_method "fp8" names its row (any other: none).
   const uint32_t fp8 = 1u << 4;

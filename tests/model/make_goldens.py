@@ -52,9 +52,9 @@ def fixture_cases():
     # Issue #27's FP8 fixtures (records appended to the goldens by the CLI that decodes them,
     # branch issue-27-fp8): decoded, or refused with their exact statuses.
     for name in sorted(os.listdir(os.path.join(ROOT, conv, 'hub'))):
-        # compressed-tensors' (ct-*; branch issue-27-ct) likewise; issue #28: GPTQ's (gptq, gptq-*) and
-        # AWQ's (awq, awq-*) too.
-        if name.startswith(('fp8-', 'ct-', 'gptq-', 'awq-')) or name in ('gptq', 'awq'):
+        # compressed-tensors' (ct-*; branch issue-27-ct) likewise; issue #28: GPTQ's (gptq, gptq-*),
+        # AWQ's (awq, awq-*) and bitsandbytes' (bnb-*) too.
+        if name.startswith(('fp8-', 'ct-', 'gptq-', 'awq-', 'bnb-')) or name in ('gptq', 'awq'):
             cases.append((f'conv/hub/{name}', f'{conv}/hub/{name}/model.safetensors'))
     for sub in ('tests/data/real/safetensors', 'tests/data/real/gguf', 'tests/data/synthetic/gguf',
                 'tests/corpus/safetensors', 'tests/corpus/gguf', 'tests/corpus/fuzz'):

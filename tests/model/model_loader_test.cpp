@@ -38,6 +38,16 @@ LoadResult run(const Case& c, const HostOptions& h) {
 
 bool is_uqff(const Case& c) { return modeltest::open_case(c).entry == ws::ModelEntry::UqffFiles; }
 
+// A model whose convention reads tensor data before ModelReady (UQFF's scalars, bitsandbytes'
+// quant_state JSON): from a sequential source it is validated, not decoded.
+bool reads_data_first(const Case& c) {
+  if (is_uqff(c)) return true;
+  HostOptions h;
+  h.mode = ws::ModelLoadMode::Headers;
+  const LoadResult r = run(c, h);
+  return r.code == ws::Status::Ok && std::string(ws::convention_name(r.convention)) == "bitsandbytes";
+}
+
 // Verdict and every weight's bytes, as one comparable text.
 std::string summary(const LoadResult& r) {
   std::string s = r.verdict() + "\n";
@@ -68,8 +78,8 @@ TEST(ModelLoader, EveryWayOfReadingGivesTheSameModel) {
       h.seed = uint32_t(compared + 1);
       const std::string what = c.name + (way.seekable ? " seekable" : " sequential") + " feed " +
                                std::to_string(int(way.feed)) + " read " + std::to_string(way.read_size);
-      if (!way.seekable && is_uqff(c)) {
-        // A sequential UQFF model resolves after its last byte: its verdict, not its weights.
+      if (!way.seekable && reads_data_first(c)) {
+        // A sequential UQFF (bitsandbytes) model resolves after its last byte: its verdict, not its weights.
         h.mode = ws::ModelLoadMode::Validate;
         HostOptions v = base;
         v.mode = ws::ModelLoadMode::Validate;
@@ -126,7 +136,7 @@ TEST(ModelLoader, NeverAllocates) {
       continue;
     for (bool seekable : {true, false}) {
       for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Decode, ws::ModelLoadMode::Raw, ws::ModelLoadMode::Validate}) {
-        if (!seekable && mode != ws::ModelLoadMode::Validate && is_uqff(c)) continue;
+        if (!seekable && mode != ws::ModelLoadMode::Validate && reads_data_first(c)) continue;
         HostOptions h;
         h.mode = mode;
         h.seekable = seekable;
@@ -165,7 +175,7 @@ TEST(ModelLoader, RawPiecesAreTheStoredBytes) {
       }
     };
     for (bool seekable : {true, false}) {
-      if (!seekable && o.entry == ws::ModelEntry::UqffFiles) continue;
+      if (!seekable && reads_data_first(c)) continue;
       h.seekable = seekable;
       h.feed = seekable ? Feed::Whole : Feed::Random;
       const LoadResult r = modeltest::load_model(o.files, o.entry, o.name, h, o.listing);
@@ -192,7 +202,7 @@ void check_arena_retries(bool estimate) {
   for (const Case& c : modeltest::cases()) {
     if (!modeltest::valid_model_case(c)) continue;
     for (bool seekable : {true, false}) {
-      if (!seekable && is_uqff(c)) continue;
+      if (!seekable && reads_data_first(c)) continue;
       HostOptions big;
       big.seekable = seekable;
       const LoadResult want = run(c, big);

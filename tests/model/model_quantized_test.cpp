@@ -40,7 +40,7 @@ LoadResult load_dir(const std::string& dir, const HostOptions& o) {
 
 TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
   const Json cases = parse_json(read_text(kHub + "/expected.json"))["cases"];
-  ASSERT_EQ(cases.items.size(), 52u);  // 41 + the awq* cases (issue #28)
+  ASSERT_EQ(cases.items.size(), 62u);  // 41 + the awq* cases + 10 bitsandbytes (issue #28)
   for (const Json& c : cases.items) {
     const std::string dir = kHub + "/" + c["dir"].str();
     for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Headers, ws::ModelLoadMode::Validate, ws::ModelLoadMode::Decode})
@@ -128,11 +128,6 @@ TEST(QuantizedHub, CompanionNamesAloneNameTheScheme) {
     std::string tensor, detail;
   };
   const std::vector<Case> cases = {
-      {{{"m.weight", "U8", {8, 1}, 8},
-        {"m.weight.absmax", "F32", {1}, 4},
-        {"m.weight.quant_map", "F32", {16}, 64},
-        {"m.weight.quant_state.bitsandbytes__nf4", "U8", {4}, 4}},
-       "m.weight.absmax", "bitsandbytes, by its companion names (.absmax + .quant_state.bitsandbytes__*)"},
       {{{"m.weight", "F8_E4M3", {2, 2}, 4}, {"m.weight_scale", "F32", {}, 4}},
        "m.weight_scale", "fp8, compressed-tensors or modelopt, by its companion name (.weight_scale)"},
   };
@@ -141,6 +136,17 @@ TEST(QuantizedHub, CompanionNamesAloneNameTheScheme) {
     EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << c.tensor << ": " << r.verdict();
     EXPECT_EQ(r.tensor, c.tensor);
     EXPECT_EQ(r.detail, c.detail);
+  }
+  // bitsandbytes' `.absmax` + `.quant_state.bitsandbytes__*` are claimed by its row
+  // (bnb_convention.cpp; model_bnb_hub_test.cpp): here four zero bytes are no quant_state JSON.
+  {
+    const LoadResult b = load_memory(safetensors({{"m.weight", "U8", {8, 1}, 8},
+                                                  {"m.weight.absmax", "F32", {1}, 4},
+                                                  {"m.weight.quant_map", "F32", {16}, 64},
+                                                  {"m.weight.quant_state.bitsandbytes__nf4", "U8", {4}, 4}}),
+                                     nullptr);
+    EXPECT_EQ(b.code, ws::Status::BnbQuantStateInvalid) << b.verdict();
+    EXPECT_EQ(b.tensor, "m.weight.quant_state.bitsandbytes__nf4");
   }
   // gpt-oss's `_blocks` + `_scales` and ModelOpt's `.weight_scale_2` name schemes this reader
   // decodes (model_fp4_hub_test.cpp): recognised, not refused.

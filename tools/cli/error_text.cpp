@@ -321,6 +321,9 @@ constexpr HintEntry kHints[] = {
     {"BnbQuantStateInvalid",
      "The quant_state tensor beside this bitsandbytes weight is not what bitsandbytes writes "
      "(QuantState.as_dict(packed=True)): the file is damaged or was edited; download the model again."},
+    {"BnbQuantMapMismatch",
+     "The quant_map beside this bitsandbytes weight is not the NF4 or FP4 table its quant_state names, "
+     "which bitsandbytes' kernels decode with: the file was edited or written by another tool."},
 };
 
 const HintEntry* find_entry(Status s) {

@@ -10,6 +10,7 @@
 
 #include "convention_fixtures.h"
 #include "awq_fixtures.h"
+#include "bnb_fixtures.h"
 #include "gptq_fixtures.h"
 #include "half_float.h"
 #include "prng.h"
@@ -827,6 +828,170 @@ void add_ct_decoded(std::vector<SampleFile>* out) {
   // 2-bit asymmetric per channel: 16 values a word, zero points 16 rows a word.
   model("ct-w2-asym-channel", ct_tensors(ct_args(2, 0, false), ct_args(2, 0, false)), ct_config(2, "channel", "null", false));
 }
+
+// --- bitsandbytes (decoded; issue #28) ---------------------------------------------------------
+
+// A bitsandbytes model (bnb_fixtures.cpp): down_proj [64, 320] (320 blocks of 64: two nested
+// blocks of 256 when double quantized) and q_proj [32, 32] quantized, q_proj's bias and a norm
+// left BF16 (Linear4bit quantizes weights only).
+std::vector<RawTensor> bnb4_model(bool fp4, uint32_t blocksize, bool nested) {
+  std::vector<RawTensor> t = bnb4_module_tensors({L + "mlp.down_proj", 64, 320, fp4, blocksize, nested, 31});
+  for (RawTensor& x : bnb4_module_tensors({L + "self_attn.q_proj", 32, 32, fp4, blocksize, nested, 32})) t.push_back(x);
+  t.push_back(f16_tensor(L + "self_attn.q_proj.bias", "BF16", {32}));
+  t.push_back(f16_tensor(L + "post_attention_layernorm.weight", "BF16", {32}));
+  return t;
+}
+std::vector<RawTensor> bnb8_model() {
+  std::vector<RawTensor> t = bnb8_module_tensors(L + "mlp.down_proj", 24, 40, 41);
+  for (RawTensor& x : bnb8_module_tensors(L + "self_attn.q_proj", 16, 16, 42)) t.push_back(x);
+  t.push_back(f16_tensor(L + "self_attn.q_proj.bias", "F16", {16}));
+  t.push_back(f16_tensor(L + "post_attention_layernorm.weight", "F16", {16}));
+  return t;
+}
+
+// transformers BitsAndBytesConfig.to_dict() as save_pretrained writes it (sorted keys).
+std::string bnb_config(bool four, const std::string& quant_type, bool double_quant) {
+  const std::string t = four ? "true" : "false", e = four ? "false" : "true";
+  return "{\n  \"model_type\": \"llama\",\n  \"num_hidden_layers\": 1,\n  \"quantization_config\": {\n"
+         "    \"_load_in_4bit\": " + t + ",\n    \"_load_in_8bit\": " + e + ",\n"
+         "    \"bnb_4bit_compute_dtype\": \"bfloat16\",\n    \"bnb_4bit_quant_storage\": \"uint8\",\n"
+         "    \"bnb_4bit_quant_type\": \"" + quant_type + "\",\n    \"bnb_4bit_use_double_quant\": " +
+         (double_quant ? "true" : "false") + ",\n    \"llm_int8_enable_fp32_cpu_offload\": false,\n"
+         "    \"llm_int8_has_fp16_weight\": false,\n    \"llm_int8_skip_modules\": null,\n"
+         "    \"llm_int8_threshold\": 6.0,\n    \"load_in_4bit\": " + t + ",\n    \"load_in_8bit\": " + e + ",\n"
+         "    \"quant_method\": \"bitsandbytes\"\n  },\n  \"torch_dtype\": \"bfloat16\"\n}\n";
+}
+
+// The absolute offset of a tensor's data in a reference_file().
+uint64_t data_begin(const std::vector<uint8_t>& file, const std::string& name) {
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const size_t o = h.find("\"data_offsets\":[", h.find("\"" + name + "\":")) + 16;
+  return 8 + n + strtoull(h.c_str() + o, nullptr, 10);
+}
+
+RawTensor& named(std::vector<RawTensor>& t, const std::string& name) {
+  for (RawTensor& x : t)
+    if (x.name == name) return x;
+  return t.front();
+}
+std::vector<RawTensor> without(std::vector<RawTensor> t, const std::string& name) {
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i].name == name) t.erase(t.begin() + long(i));
+  return t;
+}
+
+// The malformed neighbours of a bitsandbytes model (bnb_convention.cpp), each refused before
+// ModelReady with its status at its offset.
+void add_bnb_cases(std::vector<HubCase>* out) {
+  const std::string D = L + "mlp.down_proj.weight", S = D + ".quant_state.bitsandbytes__nf4";
+  const std::string cfg = bnb_config(true, "nf4", false), cfg8 = bnb_config(false, "fp4", false);
+  auto data_case = [&](const std::string& dir, const std::vector<RawTensor>& t, const std::string& config,
+                       const std::string& tensor, uint64_t past_begin, const std::string& status,
+                       const std::string& description) {
+    HubCase c = make_case(dir, t, config.c_str(), tensor, "", description, status);
+    c.offset = data_begin(c.files[0].bytes, tensor) + past_begin;
+    out->push_back(c);
+  };
+  {  // the JSON cut before its closing brace: an error at the byte after it
+    std::vector<RawTensor> t = bnb4_model(false, 64, false);
+    RawTensor& st = named(t, S);
+    st.data.pop_back();
+    st.shape = {st.data.size()};
+    const uint64_t size = st.data.size();
+    data_case("bnb-state-not-json", t, cfg, S, size, "BnbQuantStateInvalid",
+              "a quant_state JSON cut before its closing brace: it does not parse (the error at the byte after "
+              "its last)");
+  }
+  {  // the JSON names [64, 64]: 4096 values where the packed bytes hold 20480
+    std::vector<RawTensor> t = bnb4_model(false, 64, false);
+    RawTensor& st = named(t, S);
+    std::string j(st.data.begin(), st.data.end());
+    j.replace(j.find("[64, 320]"), 9, "[64, 64]");
+    st.data.assign(j.begin(), j.end());
+    st.shape = {st.data.size()};
+    data_case("bnb-state-shape", t, cfg, S, 0, "ConventionCompanionShape",
+              "a quant_state whose shape [64, 64] names 4096 values where the packed weight holds 20480: refused "
+              "at the JSON's data");
+  }
+  {  // blocksize 96: not a power of two
+    std::vector<RawTensor> t = bnb4_model(false, 64, false);
+    RawTensor& st = named(t, S);
+    std::string j(st.data.begin(), st.data.end());
+    j.replace(j.find("\"blocksize\": 64"), 15, "\"blocksize\": 96");
+    st.data.assign(j.begin(), j.end());
+    data_case("bnb-blocksize", t, cfg, S, 0, "BnbQuantStateInvalid",
+              "a quant_state blocksize of 96, not a power of two (bitsandbytes writes 64 to 4096): refused at the "
+              "JSON's data");
+  }
+  {  // an nf4 state whose quant_map is the FP4 table
+    std::vector<RawTensor> t = bnb4_model(false, 64, false);
+    std::vector<RawTensor> fp4 = bnb4_module_tensors({"x", 32, 32, true, 64, false, 1});
+    named(t, D + ".quant_map").data = named(fp4, "x.weight.quant_map").data;
+    data_case("bnb-quant-map", t, cfg, D + ".quant_map", 0, "BnbQuantMapMismatch",
+              "an nf4 weight whose quant_map is the FP4 table: the kernels decode with their own NF4 table, so "
+              "it is refused, not decoded with other numbers");
+  }
+  {  // two quant states for one weight
+    std::vector<RawTensor> t = bnb4_model(false, 64, false);
+    RawTensor extra = named(t, S);
+    extra.name = D + ".quant_state.bitsandbytes__fp4";
+    t.push_back(extra);
+    out->push_back(make_case("bnb-two-states", t, cfg.c_str(), extra.name, "",
+                             "quant_state.bitsandbytes__nf4 and __fp4 beside one weight: which one bitsandbytes would "
+                             "read is undefined; refused at the second",
+                             "BnbQuantStateInvalid"));
+  }
+  out->push_back(make_case("bnb-missing-absmax", without(bnb4_model(false, 64, false), D + ".absmax"), cfg.c_str(), D,
+                           "", "a 4-bit weight with its quant_state and quant_map but no absmax",
+                           "ConventionMissingCompanion"));
+  {
+    std::vector<RawTensor> t = bnb4_model(false, 64, false);
+    RawTensor orphan = named(t, D + ".absmax");
+    orphan.name = L + "mlp.gate_proj.weight.absmax";
+    t.push_back(orphan);
+    out->push_back(make_case("bnb-orphan-absmax", t, cfg.c_str(), orphan.name, "",
+                             "an absmax whose weight (mlp.gate_proj.weight) is not in the model",
+                             "ConventionOrphanCompanion"));
+  }
+  {  // absmax one block short: 319 of 320
+    std::vector<RawTensor> t = bnb4_model(false, 64, false);
+    RawTensor& a = named(t, D + ".absmax");
+    a.data.resize(a.data.size() - 4);
+    a.shape = {319};
+    out->push_back(make_case("bnb-absmax-count", t, cfg.c_str(), D + ".absmax", "",
+                             "319 absmax for the 320 blocks of 64 the quant_state's [64, 320] makes",
+                             "ConventionCompanionShape"));
+  }
+  {  // 8-bit weight_format 1 ("col32"): bitsandbytes refuses every format but "row"
+    std::vector<RawTensor> t = bnb8_model();
+    named(t, D + "_format").data = {1};
+    data_case("bnb-int8-weight-format", t, cfg8, D + "_format", 0, "UnsupportedFormat",
+              "an 8-bit weight_format of 1 (col32): bitsandbytes' maybe_rearrange_weight takes only 0 (row)");
+  }
+  {
+    static const char kWhy[] =
+        "bitsandbytes (quant_method): no <m>.weight with its quant_state and absmax (4-bit) or SCB (8-bit)";
+    std::vector<RawTensor> t = {f16_tensor(L + "mlp.down_proj.weight", "BF16", {4, 8}),
+                                f16_tensor(L + "input_layernorm.weight", "BF16", {8})};
+    out->push_back(make_case("bnb-config-no-tensors", t, cfg.c_str(), L + "input_layernorm.weight", kWhy,
+                             "config.json names bitsandbytes over BF16 tensors (a dequantized copy): its tensors are "
+                             "absent",
+                             "QuantizationTensorsAbsent"));
+  }
+}
+
+void add_bnb_decoded(std::vector<SampleFile>* out) {
+  auto model = [&](const std::string& dir, const std::vector<RawTensor>& t, const std::string& config) {
+    out->push_back({"hub/" + dir + "/model.safetensors", reference_file(t)});
+    if (!config.empty()) out->push_back({"hub/" + dir + "/config.json", bytes_of(config)});
+  };
+  model("bnb-nf4", bnb4_model(false, 64, false), bnb_config(true, "nf4", false));
+  model("bnb-nf4-nested", bnb4_model(false, 64, true), bnb_config(true, "nf4", true));
+  model("bnb-fp4-no-config", bnb4_model(true, 128, false), "");
+  model("bnb-int8", bnb8_model(), bnb_config(false, "fp4", false));
+}
 }  // namespace
 
 std::vector<HubCase> hub_cases() {
@@ -851,6 +1016,7 @@ std::vector<HubCase> hub_cases() {
   add_fp4_refusals(&out);
   add_other_config_refusals(&out);
   add_ct_cases(&out);
+  add_bnb_cases(&out);
   return out;
 }
 
@@ -879,6 +1045,7 @@ std::vector<SampleFile> build_hub_fixtures() {
   out.push_back({"hub/expected.json", bytes_of(json)});
   add_fp4_decoded(&out);
   add_ct_decoded(&out);
+  add_bnb_decoded(&out);
   return out;
 }
 

@@ -161,6 +161,7 @@ export const HINTS = Object.freeze({
   WriterPastTensorEnd: "The program writing the safetensors file gave more bytes for a tensor than its header plans: a bug in that program; the partial file is not a model.",
   WriterIncomplete: "The safetensors file was left before every tensor's bytes were written: run the conversion again (complete files are kept).",
   BnbQuantStateInvalid: 'The quant_state tensor beside this bitsandbytes weight is not what bitsandbytes writes (QuantState.as_dict(packed=True)): the file is damaged or was edited; download the model again.',
+  BnbQuantMapMismatch: "The quant_map beside this bitsandbytes weight is not the NF4 or FP4 table its quant_state names, which bitsandbytes' kernels decode with: the file was edited or written by another tool.",
 });
 
 // Codes of the JS bindings themselves (not ws::Status values), with their hints.

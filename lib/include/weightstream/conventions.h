@@ -138,6 +138,15 @@ struct LogicalWeight {
   // int32, packed along the output dimension in AWQ's interleave, and its qzeros likewise; the
   // loader gathers each logical row's words from it (model_stream.cpp transpose_refill).
   bool awq_packed = false;
+  // bitsandbytes 4-bit (QuantFormat::Bnb4, bnb_convention.cpp): what its quant_state JSON says
+  // (quant_type fp4, the nested blocksize and offset, the dtype quantized from) and the data
+  // phase's progress (kBnb* bits). Its absmax is the Scales piece, nested_absmax the Biases piece,
+  // nested_quant_map the GlobalScale piece, the JSON the Format piece and quant_map the Shape piece;
+  // 8-bit (QuantFormat::BnbInt8): SCB the Scales piece, weight_format the Format piece.
+  uint8_t bnb_flags = 0;
+  DType bnb_dtype = DType::F32;
+  uint32_t bnb_nested_group = 0;
+  float bnb_nested_offset = 0.0f;
 
   const TensorRef& ref(PieceRole r) const { return piece[uint32_t(r)]; }
   // A ready spec (its convention adds what is its own, such as Ollama's global-scale rule); the
@@ -227,6 +236,15 @@ class LogicalModel {
   // True when feed_uqff() wants this tensor's bytes (a version tensor, any copy, or a layer's
   // scalar).
   bool uqff_wants(uint32_t table, uint32_t tensor) const;
+  // bitsandbytes (bnb_convention.cpp), header step: `<m>.weight` with its quant_state,
+  // absmax and quant_map (4-bit) or its SCB (8-bit) is the weight `<m>.weight`; every other tensor
+  // plain. Then feed_bnb() for the quant_state JSON, quant_map and weight_format bytes and
+  // resolve_bnb(), which gives each 4-bit weight its shape and parameters. `method_named`:
+  // config.json said bitsandbytes, so a model without such a weight is an error.
+  Status build_bnb(bool method_named);
+  bool bnb_wants(uint32_t table, uint32_t tensor) const;
+  Status feed_bnb(uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data, size_t size);
+  Status resolve_bnb();
   // The version tensors (major, minor, patch) after build_uqff(): the first copy in table order.
   TensorRef uqff_version_ref(uint32_t i) const { return version_ref_[i < 3 ? i : 0]; }
   // After resolve_uqff(): the version the file states.
@@ -293,6 +311,8 @@ class LogicalModel {
   Status finish_quantized(LogicalWeight* w);
   Status plain_weight(TensorRef r, LogicalWeight* w) const;
   Status gptq_shape(TensorRef r, bool dtype_ok, uint64_t rows, uint64_t cols, uint32_t rank);
+  Status bnb_resolve_weight(LogicalWeight* w);
+  Status bnb_companion_count(TensorRef r, DType dtype, uint64_t count);
 
   LogicalWeight* weights_;
   uint32_t capacity_;
@@ -315,6 +335,10 @@ class LogicalModel {
   bool index_pending_ = false;  // build_plain's hash is not built yet (ensure_index)
   TensorRef version_ref_[3];
   uint8_t version_bytes_[12] = {};  // the version (the first copy's bytes), after resolve_uqff()
+  // bitsandbytes: the quant_state JSON parser (bnb_quant_state.h; one document is fed at a time,
+  // in file order) in opaque storage, and the weight whose JSON it is reading.
+  alignas(8) uint8_t bnb_parser_[456];
+  uint32_t bnb_parsing_ = kNoTensor;
   LogicalTable inline_tables_[kInlineTables];
   uint32_t inline_slots_[kInlineSlots] = {};
 };

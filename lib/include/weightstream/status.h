@@ -182,7 +182,8 @@ namespace ws {
   X(WriterPastTensorEnd, "a data piece runs past the end of its tensor's planned bytes")            \
   X(WriterIncomplete, "the output ended before every tensor's planned bytes were written")         \
   /* bitsandbytes (issue #28): a quant_state.bitsandbytes__* tensor's JSON, at the offending byte */ \
-  X(BnbQuantStateInvalid, "a bitsandbytes quant_state JSON does not parse, or lacks or misstates an item bitsandbytes reads")
+  X(BnbQuantStateInvalid, "a bitsandbytes quant_state JSON does not parse, or lacks or misstates an item bitsandbytes reads") \
+  X(BnbQuantMapMismatch, "a bitsandbytes quant_map is not its quant_type's code table (the kernels decode with their own)")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

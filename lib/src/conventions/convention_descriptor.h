@@ -86,6 +86,7 @@ extern const ConventionDescriptor kModelOptNvfp4Convention;  // modelopt_nvfp4_c
 extern const ConventionDescriptor kCompressedTensorsConvention;  // compressed_tensors_convention.cpp
 extern const ConventionDescriptor kGptqConvention;           // gptq_convention.cpp
 extern const ConventionDescriptor kAwqConvention;            // awq_convention.cpp
+extern const ConventionDescriptor kBnbConvention;            // bnb_convention.cpp (bitsandbytes)
 
 // Every row, in id order.
 const ConventionDescriptor* const* convention_rows(uint32_t* count);

@@ -15,7 +15,7 @@ namespace {
 const ConventionDescriptor* const kRows[] = {&kPlainConvention, &kMlxConvention, &kOllamaConvention,
                                              &kUqffConvention,  &kFp8Convention, &kMxfp4BlocksConvention,
                                              &kModelOptNvfp4Convention, &kCompressedTensorsConvention,
-                                             &kGptqConvention,  &kAwqConvention};
+                                             &kGptqConvention,  &kAwqConvention,   &kBnbConvention};
 constexpr uint32_t kRowCount = sizeof kRows / sizeof kRows[0];
 
 }  // namespace

@@ -15,8 +15,7 @@
 // inference/fp8_cast_bf16.py (`weight_scale_inv`), vllm-project/compressed-tensors
 // compressors/quantized_compressors/pack_quantized.py (`weight_packed`, `weight_shape`), AutoGPTQ
 // nn_modules/qlinear/qlinear_cuda_old.py and AutoAWQ awq/modules/linear/gemm.py (`qweight`,
-// `qzeros`), bitsandbytes nn/modules.py Params4bit (`weight.absmax`,
-// `weight.quant_state.bitsandbytes__nf4|fp4`), transformers integrations/mxfp4.py (gpt-oss
+// `qzeros`), transformers integrations/mxfp4.py (gpt-oss
 // `<p>_blocks`, `<p>_scales`).
 #include <string.h>
 
@@ -45,12 +44,11 @@ struct NamedScheme {
   bool infix;
 };
 
-// In order of precedence (the first whose names are all present wins).
+// In order of precedence (the first whose names are all present wins). bitsandbytes' names
+// (`.absmax` + `.quant_state.bitsandbytes__*`, `.SCB`) are its row's claim (bnb_convention.cpp).
 const NamedScheme kNamedSchemes[] = {
     {"fp8, by its companion names (.weight_scale_inv)", ".weight_scale_inv", nullptr, false},
     {"gptq or awq, by their companion names (.qweight + .qzeros)", ".qweight", ".qzeros", false},
-    {"bitsandbytes, by its companion names (.absmax + .quant_state.bitsandbytes__*)", ".absmax",
-     ".quant_state.bitsandbytes__", true},
     {"mxfp4 (gpt-oss), by its companion names (_blocks + _scales)", "_blocks", "_scales", false},
     {"fp8, compressed-tensors or modelopt, by its companion name (.weight_scale)", ".weight_scale", nullptr,
      false},

@@ -1163,8 +1163,10 @@ ModelEvent ModelLoader::step_convention_data() {
     if (at_ < begin) at_ = begin;
     if (answer_ == Answer::Data) {
       answer_ = Answer::None;
-      if (data.feed(*model_, cur_, sub_, at_, answer_data_, answer_size_) != Status::Ok)
+      if (data.feed(*model_, cur_, sub_, at_, answer_data_, answer_size_) != Status::Ok) {
+        convention_error_ = true;  // (bitsandbytes' quant_state JSON: an error of the model's)
         return fail_error(model_->error(), f);
+      }
       at_ += answer_size_;
     } else if (answer_ == Answer::Eof || answer_ == Answer::Missing) {
       return fail_piece_read(f, sub_, tab.get(sub_).name);

@@ -196,8 +196,9 @@ ModelEvent ModelLoader::after_ready() {
       break;
   }
   if (streamed_) {
-    // A sequential UQFF model resolves only after its last file: its weights' bytes have passed.
-    static const char kWhy[] = "a UQFF model is decoded from a source that can seek";
+    // A sequential model whose convention reads tensor data before ModelReady (UQFF's scalars,
+    // bitsandbytes' quant_state) resolves only after its last file: its weights' bytes have passed.
+    static const char kWhy[] = "a UQFF or bitsandbytes model is decoded from a source that can seek";
     error_detail_.data = kWhy;
     error_detail_.size = sizeof kWhy - 1;
     return fail(Status::UsageError, 0, kNoFile);
@@ -373,6 +374,11 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
         spec.scales_offset = p.begin[k];
         break;
       case PieceRole::Biases:
+        if (lw.format == QuantFormat::Bnb4) {  // nested_absmax (bnb_convention.cpp)
+          spec.nested_absmax = at;
+          spec.nested_absmax_offset = p.begin[k];
+          break;
+        }
         spec.biases = at;
         if (lw.format == QuantFormat::GptqPacked) spec.gptq_zeros = at;  // qzeros
         break;
@@ -380,6 +386,11 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
         if (lw.format == QuantFormat::GptqPacked) {  // g_idx
           spec.gptq_g_idx = at;
           spec.gptq_g_idx_offset = p.begin[k];
+          break;
+        }
+        if (lw.format == QuantFormat::Bnb4) {  // nested_quant_map
+          spec.nested_code = at;
+          spec.nested_code_offset = p.begin[k];
           break;
         }
         spec.has_global_scale = true;
@@ -759,6 +770,7 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
     const ConventionDataPhase& data = *convention_descriptor(convention_).data_phase;
     if (e.type == EventType::TensorBytes && data.wants(*model_, t, e.tensor) &&
         data.feed(*model_, t, e.tensor, e.offset, e.data, e.size) != Status::Ok) {
+      convention_error_ = true;
       *out = fail_error(model_->error(), table_file(t));
       return true;
     }

@@ -1,0 +1,290 @@
+// bitsandbytes checkpoints (issue #28): recognised by config.json's quant_method "bitsandbytes"
+// or, without one, by `.quant_state.bitsandbytes__nf4|fp4` + `.absmax` (4-bit) or `.SCB`
+// (8-bit), and decoded as bitsandbytes decodes them — recomputed here from the fixtures' stored
+// bytes: 4-bit value e = code[nibble e] * absmax[e / blocksize], the nibble of byte e / 2 high
+// first; with double quantization absmax[j] = f32(f32(nested_quant_map[q[j]] *
+// nested_absmax[j / 256]) + nested_offset); 8-bit value = f32(f32(q * SCB[row]) *
+// 7.874015718698502e-3f). f32 exactly and f16 as that rounded to nearest even, in every chunking,
+// from a seekable source (a 4-bit weight's shape is in its quant_state JSON, read before
+// ModelReady: a sequential source is read whole then and is validated, not decoded).
+// Fixtures: tests/data/conventions/hub/bnb* (tools/samplegen/bnb_fixtures.cpp, laid out as
+// bitsandbytes' Linear4bit / Linear8bitLt _save_to_state_dict; the malformed neighbours' verdicts
+// are in hub/expected.json, model_quantized_test.cpp).
+#include <gtest/gtest.h>
+#include <string.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hub_test_util.h"
+#include "model_host.h"
+#include "weightstream/conventions.h"
+
+using modeltest::Bytes;
+using modeltest::HostOptions;
+using modeltest::LoadResult;
+using Feed = modeltest::HostOptions::Feed;
+
+namespace {
+
+using hubtest::load;
+using hubtest::output_of;
+
+const std::string& kHub = hubtest::hub_dir();
+const std::string L = "model.layers.0.";
+
+Bytes read_file(const std::string& path) {
+  Bytes b;
+  EXPECT_TRUE(modeltest::disk_files("")(path, &b)) << path;
+  return b;
+}
+
+// A stored tensor's bytes, from the file's header (the test's own reading); empty when absent.
+Bytes stored(const Bytes& file, const std::string& name) {
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const size_t e = h.find("\"" + name + "\":");
+  if (e == std::string::npos) return {};
+  const size_t o = h.find("\"data_offsets\":[", e) + 16;
+  const uint64_t a = strtoull(h.c_str() + o, nullptr, 10);
+  const uint64_t b = strtoull(h.c_str() + h.find(',', o) + 1, nullptr, 10);
+  return Bytes(file.begin() + long(8 + n + a), file.begin() + long(8 + n + b));
+}
+
+float f32_at(const Bytes& b, size_t i) {
+  float v;
+  memcpy(&v, b.data() + 4 * i, 4);
+  return v;
+}
+
+// bitsandbytes functional.py get_4bit_type("nf4"), and FP4 as its CUDA kernels decode it
+// (csrc/kernels.cu dDequantizeFP4Tree: the magnitude of code & 7, negative from code 8: -0.0).
+const float kNf4[16] = {-1.0f, -0.6961928009986877f, -0.5250730514526367f, -0.39491748809814453f,
+                        -0.28444138169288635f, -0.18477343022823334f, -0.09105003625154495f, 0.0f,
+                        0.07958029955625534f, 0.16093020141124725f, 0.24611230194568634f, 0.33791524171829224f,
+                        0.44070982933044434f, 0.5626170039176941f, 0.7229568362236023f, 1.0f};
+float fp4_code(uint32_t v) {
+  const float mag[8] = {0.0f, 0.0625f / 12.0f, 8.0f / 12.0f, 1.0f, 4.0f / 12.0f, 6.0f / 12.0f, 2.0f / 12.0f, 3.0f / 12.0f};
+  return v < 8 ? mag[v] : -mag[v - 8];
+}
+
+struct Four {
+  bool fp4;
+  uint32_t blocksize;
+  bool nested;
+  float offset;  // nested_offset
+};
+
+std::vector<float> bnb4_values(const Bytes& file, const std::string& w, uint64_t n, const Four& f) {
+  const Bytes packed = stored(file, w), absmax = stored(file, w + ".absmax");
+  const Bytes nested = stored(file, w + ".nested_absmax"), code2 = stored(file, w + ".nested_quant_map");
+  EXPECT_EQ(packed.size(), n / 2);
+  std::vector<float> v;
+  for (uint64_t e = 0; e < n; ++e) {
+    const uint32_t nib = e % 2 == 0 ? packed[e / 2] >> 4 : packed[e / 2] & 15;
+    const uint64_t j = e / f.blocksize;
+    float a;
+    if (f.nested) {
+      volatile float scaled = f32_at(code2, absmax[j]) * f32_at(nested, j / 256);  // two roundings
+      a = scaled + f.offset;
+    } else {
+      a = f32_at(absmax, j);
+    }
+    v.push_back((f.fp4 ? fp4_code(nib) : kNf4[nib]) * a);
+  }
+  return v;
+}
+
+std::vector<float> bnb8_values(const Bytes& file, const std::string& w, uint64_t rows, uint64_t cols) {
+  const Bytes q = stored(file, w);
+  const Bytes scb = stored(file, w.substr(0, w.size() - 7) + ".SCB");
+  std::vector<float> v;
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t c = 0; c < cols; ++c) {
+      volatile float scaled = float(int8_t(q[r * cols + c])) * f32_at(scb, r);
+      v.push_back(scaled * 7.874015718698502e-3f);
+    }
+  return v;
+}
+
+// Every quantized weight decoded in every chunking and output type, seekable; the plain bias as
+// stored; sequential: validated (Ok), and a decode refused as the loader's usage (the bytes have
+// passed when the shapes are known).
+void check_everywhere(const std::string& dir, const std::map<std::string, std::vector<float>>& expect,
+                      size_t weights, size_t bias_bytes) {
+  for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+    for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random}) {
+      HostOptions o;
+      o.out = out;
+      o.feed = feed;
+      o.seekable = true;
+      o.seed = 17;
+      o.out_size = feed == Feed::Random ? 1024 : 1 << 16;  // one 256-value unit at f32 (ModelLoadOptions: 1 KiB covers every format)
+      const LoadResult r = load(dir, o);
+      const std::string what = dir + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " + std::to_string(int(feed));
+      ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+      EXPECT_EQ(std::string(ws::convention_name(r.convention)), "bitsandbytes") << what;
+      EXPECT_EQ(r.weight_names.size(), weights) << what;
+      EXPECT_TRUE(r.violation.empty()) << what << ": " << r.violation;
+      for (const auto& e : expect) {
+        ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+        EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+      }
+      ASSERT_EQ(r.weights.count(L + "self_attn.q_proj.bias"), 1u) << what;
+      EXPECT_EQ(r.weights.at(L + "self_attn.q_proj.bias").bytes.size(), bias_bytes * (out == ws::OutType::F16 ? 1 : 2))
+          << what;
+    }
+  for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random}) {
+    HostOptions o;
+    o.feed = feed;
+    o.seekable = false;
+    o.seed = 17;
+    o.mode = ws::ModelLoadMode::Validate;
+    const LoadResult v = load(dir, o);
+    EXPECT_EQ(v.code, ws::Status::Ok) << dir << " sequential validate: " << v.verdict();
+    EXPECT_EQ(std::string(ws::convention_name(v.convention)), "bitsandbytes") << dir;
+    o.mode = ws::ModelLoadMode::Decode;
+    const LoadResult d = load(dir, o);
+    EXPECT_EQ(d.code, ws::Status::UsageError) << dir << " sequential decode: " << d.verdict();
+    EXPECT_EQ(d.detail, "a UQFF or bitsandbytes model is decoded from a source that can seek") << dir;
+  }
+}
+
+std::map<std::string, std::vector<float>> four_bit(const std::string& dir, const Four& f) {
+  const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+  return {{L + "mlp.down_proj.weight", bnb4_values(file, L + "mlp.down_proj.weight", 64 * 320, f)},
+          {L + "self_attn.q_proj.weight", bnb4_values(file, L + "self_attn.q_proj.weight", 32 * 32, f)}};
+}
+
+TEST(BnbHub, FourBitDecodesAsBitsandbytesFromThePackedBytes) {
+  check_everywhere("bnb-nf4", four_bit("bnb-nf4", {false, 64, false, 0.0f}), 4, 64);
+  check_everywhere("bnb-nf4-nested", four_bit("bnb-nf4-nested", {false, 64, true, 0.03125f}), 4, 64);
+  check_everywhere("bnb-fp4-no-config", four_bit("bnb-fp4-no-config", {true, 128, false, 0.0f}), 4, 64);
+}
+
+TEST(BnbHub, EightBitDecodesAsBitsandbytesFromTheStoredRows) {
+  const Bytes file = read_file(kHub + "/bnb-int8/model.safetensors");
+  check_everywhere("bnb-int8",
+                   {{L + "mlp.down_proj.weight", bnb8_values(file, L + "mlp.down_proj.weight", 24, 40)},
+                    {L + "self_attn.q_proj.weight", bnb8_values(file, L + "self_attn.q_proj.weight", 16, 16)}},
+                   4, 32);
+}
+
+// The fixtures hold what they name: two nested absmax blocks (320 blocks of 64), FP4 codes of 8
+// (-0.0 once decoded), negative int8 rows.
+TEST(BnbHub, FixturesHoldTheCasesTheyName) {
+  const Bytes nested = read_file(kHub + "/bnb-nf4-nested/model.safetensors");
+  EXPECT_EQ(stored(nested, L + "mlp.down_proj.weight.nested_absmax").size(), 8u);
+  EXPECT_EQ(stored(nested, L + "mlp.down_proj.weight.absmax").size(), 320u);
+  const Bytes fp4 = read_file(kHub + "/bnb-fp4-no-config/model.safetensors");
+  const Bytes p = stored(fp4, L + "mlp.down_proj.weight");
+  size_t eights = 0;
+  for (uint8_t b : p) eights += (b >> 4) == 8 || (b & 15) == 8;
+  EXPECT_GT(eights, 0u);
+  const std::string json = [&] {
+    const Bytes j = stored(nested, L + "mlp.down_proj.weight.quant_state.bitsandbytes__nf4");
+    return std::string(j.begin(), j.end());
+  }();
+  EXPECT_EQ(json,
+            "{\"quant_type\": \"nf4\", \"blocksize\": 64, \"dtype\": \"bfloat16\", \"shape\": [64, 320], "
+            "\"nested_blocksize\": 256, \"nested_dtype\": \"float32\", \"nested_offset\": 0.03125}");
+}
+
+// The logical weight: `<m>.weight`, the JSON's shape, the parameters its row presents; every
+// companion owned by it (the JSON and quant_map as the data phase's pieces).
+TEST(BnbHub, WeightIsNamedShapedAndParameterised) {
+  HostOptions o;
+  o.mode = ws::ModelLoadMode::Headers;
+  bool seen = false;
+  o.on_ready = [&](const ws::ModelLoader& ld) {
+    const ws::LogicalModel& m = *ld.model();
+    for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+      const ws::LogicalWeight& w = ld.weight(i);
+      if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj.weight") continue;
+      seen = true;
+      EXPECT_EQ(w.rank, 2u);
+      EXPECT_EQ(w.shape[0], 64u);
+      EXPECT_EQ(w.shape[1], 320u);
+      EXPECT_EQ(w.elements, 20480u);
+      EXPECT_EQ(w.format, ws::QuantFormat::Bnb4);
+      ws::QuantParameter q[ws::kMaxQuantParameters];
+      ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), 5u);
+      EXPECT_STREQ(q[0].text, "bitsandbytes");
+      EXPECT_STREQ(q[1].text, "nf4");
+      EXPECT_EQ(q[2].number, 64u);
+      EXPECT_STREQ(q[3].text, "true");
+      EXPECT_STREQ(q[4].text, "BF16");
+      for (ws::PieceRole role : {ws::PieceRole::Packed, ws::PieceRole::Scales, ws::PieceRole::Biases,
+                                 ws::PieceRole::GlobalScale, ws::PieceRole::Format, ws::PieceRole::Shape}) {
+        ws::PieceRole got;
+        ASSERT_TRUE(w.ref(role).present()) << int(role);
+        EXPECT_EQ(m.owner(w.ref(role), &got), i) << int(role);
+        EXPECT_EQ(got, role);
+      }
+    }
+  };
+  const LoadResult r = load("bnb-nf4-nested", o);
+  ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  EXPECT_TRUE(seen);
+}
+
+// bnb_4bit_quant_storage other than uint8 (Params4bit keeps the same packed bytes as a view of
+// another dtype: [bytes / itemsize, 1]): q_proj's 512 bytes stored as F16 [256, 1] decode to the
+// same values.
+TEST(BnbHub, OtherQuantStorageDtypesAreViewsOfTheSameBytes) {
+  const Bytes file = read_file(kHub + "/bnb-nf4/model.safetensors");
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+  std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const std::string from = "\"" + L + "self_attn.q_proj.weight\":{\"dtype\":\"U8\",\"shape\":[512,1]";
+  const size_t at = h.find(from);
+  ASSERT_NE(at, std::string::npos);
+  h.replace(at, from.size(), "\"" + L + "self_attn.q_proj.weight\":{\"dtype\":\"F16\",\"shape\":[256,1]");
+  while (!h.empty() && h.back() == ' ') h.pop_back();
+  while (h.size() % 8) h += ' ';
+  Bytes f;
+  for (int k = 0; k < 8; ++k) f.push_back(uint8_t(uint64_t(h.size()) >> (8 * k)));
+  f.insert(f.end(), h.begin(), h.end());
+  f.insert(f.end(), file.begin() + 8 + long(n), file.end());
+  const std::vector<float> want = bnb4_values(file, L + "self_attn.q_proj.weight", 32 * 32, {false, 64, false, 0.0f});
+  HostOptions o;
+  o.seekable = true;
+  const LoadResult r = hubtest::load_memory({{"model.safetensors", f}}, o);
+  ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  ASSERT_EQ(r.weights.count(L + "self_attn.q_proj.weight"), 1u);
+  EXPECT_TRUE(r.weights.at(L + "self_attn.q_proj.weight").bytes == output_of(want, ws::OutType::F32));
+}
+
+// In memory, the JSON edited in place (same length: the header is unchanged): "float16" and a
+// space after it is still bitsandbytes' JSON (Ok); a '[' for its first byte is
+// BnbQuantStateInvalid at that byte.
+TEST(BnbHub, EditedNeighboursAreRefusedAtTheirBytes) {
+  const std::string dir = kHub + "/bnb-nf4";
+  const Bytes file = read_file(dir + "/model.safetensors");
+  HostOptions o;
+  o.seekable = true;
+  {
+    Bytes f = file;
+    const std::string from = "\"dtype\": \"bfloat16\"", to = "\"dtype\": \"float16\" ";
+    std::string s(f.begin(), f.end());
+    const size_t at = s.find(from);
+    ASSERT_NE(at, std::string::npos);
+    memcpy(f.data() + at, to.data(), to.size());
+    const LoadResult r = hubtest::load_memory({{"model.safetensors", f}}, o);
+    EXPECT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  }
+  {
+    Bytes f = file;
+    std::string s(f.begin(), f.end());
+    const size_t at = s.find("{\"quant_type\"");
+    ASSERT_NE(at, std::string::npos);
+    f[at] = '[';
+    const LoadResult r = hubtest::load_memory({{"model.safetensors", f}}, o);
+    EXPECT_EQ(r.code, ws::Status::BnbQuantStateInvalid) << r.verdict();
+    EXPECT_EQ(r.offset, at);
+  }
+}
+
+}  // namespace
