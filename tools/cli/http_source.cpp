@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "curl_runtime.h"
 #include "weightstream/version.h"
 
 namespace wscli {
@@ -80,7 +81,8 @@ HttpFile::~HttpFile() {
 
 ByteSource::Opened HttpFile::open(uint64_t offset, size_t length) {
   if (!multi_ || !easy_) {
-    error_ = "cannot start libcurl for " + url_;
+    const char* why = curl_runtime_error();
+    error_ = why ? std::string(why) + " (" + url_ + ")" : "cannot start libcurl for " + url_;
     return Opened::Failed;
   }
   // The first request asks for the first read's bytes: its response says whether the file is
