@@ -44,23 +44,9 @@ constexpr uint32_t kAwqPerWord = 32 / kAwqBits;
 // The first `.qweight` with a `.scales` beside it has AWQ's shapes: [in, out / 8] and
 // [groups, out] (GPTQ's qweight shares its scales' columns: gptq_convention.cpp).
 bool awq_shapes(const LogicalModel& m) {
-  for (uint32_t t = 0; t < m.table_count(); ++t)
-    for (uint32_t i = 0; i < m.table(t).count(); ++i) {
-      const StrView name = m.table(t).get(i).name;
-      size_t base = 0;
-      if (!ends_with(name, ".qweight", &base)) continue;
-      for (uint32_t u = 0; u < m.table_count(); ++u)
-        for (uint32_t j = 0; j < m.table(u).count(); ++j) {
-          const TensorInfo s = m.table(u).get(j);
-          if (!equals_concat(s.name, name.data, base, ".scales")) continue;
-          const TensorInfo q = m.table(t).get(i);
-          uint64_t qs[2], ss[2];
-          return q.rank == 2 && s.rank == 2 && q.copy_shape(qs, 2) == 2 && s.copy_shape(ss, 2) == 2 &&
-                 qs[1] != ss[1] && qs[1] <= (~uint64_t(0) >> 3) && qs[1] * kAwqPerWord == ss[1];
-        }
-      return false;
-    }
-  return false;
+  uint64_t qs[2], ss[2];
+  return first_qweight_shapes(m, qs, ss) && qs[1] != ss[1] && qs[1] <= (~uint64_t(0) >> 3) &&
+         qs[1] * kAwqPerWord == ss[1];
 }
 
 // config.json (or quant_config.json) names awq; else (no quant_method) the names `.qweight`,

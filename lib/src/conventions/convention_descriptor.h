@@ -122,6 +122,10 @@ bool quant_method_known(const char* method, size_t n);
 // Parameter helpers shared by the descriptors (convention_table.cpp).
 uint32_t put_parameter(QuantParameter* out, uint32_t cap, uint32_t n, const char* key, const char* text,
                        uint64_t number = 0);
+// GPTQ and AWQ share `.qweight` + `.scales` names and differ in their shapes: the first `.qweight`
+// (table order) with a `.scales` beside it, both of rank 2, their shapes into qs and ss. False
+// when there is none (or a rank differs).
+bool first_qweight_shapes(const LogicalModel& m, uint64_t qs[2], uint64_t ss[2]);
 // mode, bits, group, scale_dtype of an MLX-layout weight (MLX, Ollama, UQFF Afq/Mxfp4).
 uint32_t mlx_layout_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap, uint32_t n);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "convention_descriptor.h"
+#include "name_match.h"
 #include "weightstream/dtype.h"
 
 namespace ws {
@@ -125,6 +126,25 @@ uint32_t put_parameter(QuantParameter* out, uint32_t cap, uint32_t n, const char
     out[n].number = number;
   }
   return n + 1;
+}
+
+bool first_qweight_shapes(const LogicalModel& m, uint64_t qs[2], uint64_t ss[2]) {
+  using namespace conv;
+  for (uint32_t t = 0; t < m.table_count(); ++t)
+    for (uint32_t i = 0; i < m.table(t).count(); ++i) {
+      const StrView name = m.table(t).get(i).name;
+      size_t base = 0;
+      if (!ends_with(name, ".qweight", &base)) continue;
+      for (uint32_t u = 0; u < m.table_count(); ++u)
+        for (uint32_t j = 0; j < m.table(u).count(); ++j) {
+          const TensorInfo s = m.table(u).get(j);
+          if (!equals_concat(s.name, name.data, base, ".scales")) continue;
+          const TensorInfo q = m.table(t).get(i);
+          return q.rank == 2 && s.rank == 2 && q.copy_shape(qs, 2) == 2 && s.copy_shape(ss, 2) == 2;
+        }
+      return false;
+    }
+  return false;
 }
 
 uint32_t mlx_layout_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap, uint32_t n) {

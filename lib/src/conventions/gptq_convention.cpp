@@ -33,22 +33,8 @@ constexpr Convention kGptqId{8};
 // The first `.qweight`'s own shape tells GPTQ ([in * bits / 32, out]: its columns are its scales'
 // columns) from AWQ ([in, out * bits / 32]).
 bool gptq_shapes(const LogicalModel& m) {
-  for (uint32_t t = 0; t < m.table_count(); ++t)
-    for (uint32_t i = 0; i < m.table(t).count(); ++i) {
-      const StrView name = m.table(t).get(i).name;
-      size_t base = 0;
-      if (!ends_with(name, ".qweight", &base)) continue;
-      for (uint32_t u = 0; u < m.table_count(); ++u)
-        for (uint32_t j = 0; j < m.table(u).count(); ++j) {
-          const TensorInfo s = m.table(u).get(j);
-          if (!equals_concat(s.name, name.data, base, ".scales")) continue;
-          const TensorInfo q = m.table(t).get(i);
-          uint64_t qs[2], ss[2];
-          return q.rank == 2 && s.rank == 2 && q.copy_shape(qs, 2) == 2 && s.copy_shape(ss, 2) == 2 && qs[1] == ss[1];
-        }
-      return false;
-    }
-  return false;
+  uint64_t qs[2], ss[2];
+  return first_qweight_shapes(m, qs, ss) && qs[1] == ss[1];
 }
 
 // config.json (or quantize_config.json) names gptq; else (no quant_method) the names `.qweight`,
