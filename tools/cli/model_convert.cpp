@@ -296,8 +296,8 @@ bool Convert::on_event(ws::ModelLoader& L, const ws::ModelEvent& e) {
 }
 
 bool Convert::write_config() {
-  // config.json beside a safetensors model: without its quantization sections.
-  if (host_->loader().format() != ws::Format::Safetensors) return true;
+  // config.json beside the model, without its quantization sections, when the plan writes one.
+  if (!plan_.writes_config()) return true;
   bool ok = false;
   const std::string in = read_small(host_->dir() + "config.json", &ok);
   if (!ok) return true;  // no config.json: none written

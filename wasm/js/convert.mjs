@@ -152,6 +152,7 @@ class Plan {
     const skippedCount = u[fw + 2];
     this.from = wasm.text(u[fw + 3], u[fw + 4]);
     this.totalSize = u64(u[fw + 5], u[fw + 6]);
+    this.writesConfig = u[fw + 9] !== 0;  // the plan's rule: a config.json beside safetensors only
     this.entries = new Map();  // loader weight -> {entry, weight, shard, row, action, dtype, bytes}
     for (let k = 0; k < this.entryCount; k++) {
       x.ws_convert_entry(this.c, k);
@@ -343,7 +344,6 @@ export async function convert(source, options = {}) {
   const files = [];       // OutFile per output file, by shard
   let cur = null;         // the file being written
   let entry = null;       // the weight being written
-  let format = null;
   let buf = 0;            // header pieces
   let skipped = [];       // names of the weights nothing safetensors can hold
   try {
@@ -351,7 +351,6 @@ export async function convert(source, options = {}) {
     // Allocations may grow wasm memory: not while another call's caller holds a view of it.
     const onReady = async (L, ready) => {
       await wasm.whenIdle();
-      format = ready.model.format;
       let take = null;
       if (select) {
         // The filter sees each weight's (logical) name and its index among the model's weights.
@@ -439,7 +438,7 @@ export async function convert(source, options = {}) {
       await writeWhole(sink, INDEX_NAME, index, signal);
       written.push({ name: INDEX_NAME, size: index.length });
     }
-    if (format === 'safetensors') {
+    if (plan.writesConfig) {
       const config = await configBeside(model, opts);
       if (config !== null) {
         await wasm.whenIdle();

@@ -132,6 +132,7 @@ WS_EXPORT(ws_convert_facts) uint32_t* ws_convert_facts(WsConvert* c) {
   put_u64(w + 5, p.total_size());
   w[7] = p.failed_shard();
   w[8] = p.metadata_count();
+  w[9] = p.writes_config() ? 1 : 0;
   return w;
 }
 

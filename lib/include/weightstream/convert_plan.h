@@ -185,6 +185,10 @@ class ConvertPlan {
   uint32_t metadata_count() const { return meta_count_; }
   const WriterMetadata* metadata() const { return meta_; }
   const char* converted_from() const { return from_; }  // the convention's name, "gguf" for GGUF
+  // Whether the output gets a config.json (config_without_quantization of the one beside the
+  // input): a safetensors model's config.json is its own; a GGUF file carries its settings in its
+  // metadata, and a config.json beside it belongs to another model.
+  bool writes_config() const { return writes_config_; }
   OutType out_type() const { return to_; }
   uint64_t total_size() const { return total_size_; }  // every entry's output bytes
   // model.safetensors.index.json (write_convert_index) of this plan.
@@ -205,6 +209,7 @@ class ConvertPlan {
   ConvertIndexEntry* index_ = nullptr;
   uint32_t entry_count_ = 0, weight_count_ = 0, skipped_count_ = 0, shard_count_ = 0, meta_count_ = 0;
   const char* from_ = "";
+  bool writes_config_ = false;
   OutType to_ = OutType::BF16;
   uint64_t total_size_ = 0;
   size_t arena_needed_ = 0;

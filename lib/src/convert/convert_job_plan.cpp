@@ -132,6 +132,7 @@ Status ConvertPlan::build(const ModelLoader& L, const ConvertOptions& options, C
     total_size_ += d.bytes;
   }
   from_ = gguf ? "gguf" : convention_name(L.convention());
+  writes_config_ = L.format() == Format::Safetensors;
   meta_count_ = convert_metadata(input, from_, to_, meta_, meta_cap);
   // Every file's header, so the sizes are known (and a table the writer refuses fails here).
   for (uint32_t s = 0; s < shards; ++s) {
