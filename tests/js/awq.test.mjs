@@ -63,12 +63,12 @@ test('AWQ: values are AutoAWQ\'s reading of the packed integers, [out, in], f32 
       const f32 = await decodeAll(source(), { dtype: 'f32', ...extra });
       const f16 = await decodeAll(source(), { dtype: 'f16', ...extra });
       for (const m of MODULES) {
-        const w = f32.get(m);
+        const w = f32.get(`${m}.weight`);  // the parameter's name, as transformers loads it
         assert.ok(w, `${dir}: ${m} decoded`);
         assert.equal(w.t.quant.convention, 'awq', dir);
         assert.deepEqual(new Uint32Array(w.bytes.buffer.slice(w.bytes.byteOffset, w.bytes.byteOffset + w.bytes.byteLength)),
           new Uint32Array(want[m].buffer), `${dir} ${m} f32`);
-        const h = f16.get(m).bytes, got16 = new Uint16Array(h.buffer.slice(h.byteOffset, h.byteOffset + h.byteLength));
+        const h = f16.get(`${m}.weight`).bytes, got16 = new Uint16Array(h.buffer.slice(h.byteOffset, h.byteOffset + h.byteLength));
         for (let i = 0; i < want[m].length; i++) assert.equal(got16[i], f16Of(want[m][i]), `${dir} ${m} f16 value ${i}`);
       }
       assert.equal(f32.get('lm_head.weight').bytes.byteLength, 8 * 32 * 4, `${dir}: lm_head plain`);
@@ -90,7 +90,7 @@ test('AWQ: quant_config.json (w_bit, q_group_size) beside the model, from a path
   for (const source of [file, picked]) {
     const got = await decodeAll(source, { dtype: 'f32' });
     for (const m of MODULES) {
-      const w = got.get(m);
+      const w = got.get(`${m}.weight`);
       assert.ok(w, `${m} decoded`);
       assert.equal(w.t.quant.convention, 'awq');
       assert.deepEqual(new Uint32Array(w.bytes.buffer.slice(w.bytes.byteOffset, w.bytes.byteOffset + w.bytes.byteLength)),
@@ -103,7 +103,7 @@ test('AWQ: inspect() shows the convention, the [out, in] shape and the parameter
   const d = join(hub, 'awq');
   const info = await ws.inspect(join(d, 'model.safetensors'), { quantization: JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) });
   assert.equal(info.logical.convention, 'awq');
-  const w = info.logical.weights.get(`${L}self_attn.k_proj`);
+  const w = info.logical.weights.get(`${L}self_attn.k_proj.weight`);
   assert.equal(w.format, 'GptqPacked');
   assert.deepEqual(w.shape, [32, 96]);
   assert.deepEqual(w.parameters, { method: 'awq', bits: 4, group: 32, version: 'gemm', scale_dtype: 'F16' });

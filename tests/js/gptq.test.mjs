@@ -72,12 +72,12 @@ test('GPTQ: values are vLLM\'s reading of the packed integers, [out, in], f32 an
       const f32 = await decodeAll(source(), { dtype: 'f32', ...extra });
       const f16 = await decodeAll(source(), { dtype: 'f16', ...extra });
       for (const m of MODULES) {
-        const w = f32.get(m);
+        const w = f32.get(`${m}.weight`);  // the parameter's name, as transformers loads it
         assert.ok(w, `${dir}: ${m} decoded`);
         assert.equal(w.t.quant.convention, 'gptq', dir);
         assert.deepEqual(new Uint32Array(w.bytes.buffer.slice(w.bytes.byteOffset, w.bytes.byteOffset + w.bytes.byteLength)),
           new Uint32Array(want[m].buffer), `${dir} ${m} f32`);
-        const h = f16.get(m).bytes, got16 = new Uint16Array(h.buffer.slice(h.byteOffset, h.byteOffset + h.byteLength));
+        const h = f16.get(`${m}.weight`).bytes, got16 = new Uint16Array(h.buffer.slice(h.byteOffset, h.byteOffset + h.byteLength));
         for (let i = 0; i < want[m].length; i++) assert.equal(got16[i], f16Of(want[m][i]), `${dir} ${m} f16 value ${i}`);
       }
     }
@@ -88,7 +88,7 @@ test('GPTQ: inspect() shows the convention, the [out, in] shape and the paramete
   const d = join(hub, 'gptq-8bit-v2');
   const info = await ws.inspect(join(d, 'model.safetensors'), { quantization: JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) });
   assert.equal(info.logical.convention, 'gptq');
-  const w = info.logical.weights.get(`${L}mlp.down_proj`);
+  const w = info.logical.weights.get(`${L}mlp.down_proj.weight`);
   assert.equal(w.format, 'GptqPacked');
   assert.deepEqual(w.parameters, { method: 'gptq', bits: 8, group: 32, checkpoint_format: 'gptq_v2', g_idx: 'stored', scale_dtype: 'F16' });
   assert.equal(info.logical.weights.get(`${L}self_attn.q_proj.bias`).parameters, null);  // plain

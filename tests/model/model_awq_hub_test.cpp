@@ -112,7 +112,7 @@ const char* const kModules[] = {"mlp.down_proj", "self_attn.k_proj"};
 void check_everywhere(const std::string& dir) {
   const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
   std::map<std::string, std::vector<float>> expect;
-  for (const char* m : kModules) expect[L + m] = awq_values(file, L + m);
+  for (const char* m : kModules) expect[L + m + ".weight"] = awq_values(file, L + m);
   for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
     for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
       for (bool seekable : {true, false}) {
@@ -166,7 +166,7 @@ TEST(AwqHub, WeightIsNamedShapedAndParameterised) {
   o.on_ready = [&](const ws::ModelLoader& ld) {
     for (uint32_t i = 0; i < ld.weight_count(); ++i) {
       const ws::LogicalWeight& w = ld.weight(i);
-      if (std::string(w.name.data, w.name.size) != L + "self_attn.k_proj") continue;
+      if (std::string(w.name.data, w.name.size) != L + "self_attn.k_proj.weight") continue;
       seen = true;
       EXPECT_EQ(w.rank, 2u);
       EXPECT_EQ(w.shape[0], 32u);  // out

@@ -102,7 +102,7 @@ const char* const kModules[] = {"mlp.down_proj", "self_attn.q_proj"};
 void check_everywhere(const std::string& dir, uint32_t bits, bool v1) {
   const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
   std::map<std::string, std::vector<float>> expect;
-  for (const char* m : kModules) expect[L + m] = gptq_values(file, L + m, bits, v1);
+  for (const char* m : kModules) expect[L + m + ".weight"] = gptq_values(file, L + m, bits, v1);
   for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
     for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
       for (bool seekable : {true, false}) {
@@ -161,7 +161,7 @@ TEST(GptqHub, WeightIsNamedShapedAndParameterised) {
   o.on_ready = [&](const ws::ModelLoader& ld) {
     for (uint32_t i = 0; i < ld.weight_count(); ++i) {
       const ws::LogicalWeight& w = ld.weight(i);
-      if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj") continue;
+      if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj.weight") continue;
       seen = true;
       EXPECT_EQ(w.rank, 2u);
       EXPECT_EQ(w.shape[0], 32u);  // out
@@ -209,8 +209,33 @@ TEST(GptqHub, GroupIndexPastTheGroupsIsRefusedAtItsByte) {
       const LoadResult r = load("gptq-g-idx-range", o);
       EXPECT_EQ(r.code, ws::Status::QuantGroupIndexOutOfRange) << r.verdict();
       EXPECT_EQ(r.offset, gi.at + 4 * 40);
-      EXPECT_EQ(r.tensor, L + "mlp.down_proj");
+      EXPECT_EQ(r.tensor, L + "mlp.down_proj.weight");
     }
+}
+
+// The weight of `<m>.qweight` is named `<m>.weight` (composed: no header string spells it); a
+// tensor already so named is a second weight of that name, refused at the packed tensor's entry.
+TEST(GptqHub, ATensorNamedAsTheDequantizedWeightIsADuplicate) {
+  const Bytes file = read_file(kHub + "/gptq/model.safetensors");
+  uint64_t n = 0;
+  memcpy(&n, file.data(), 8);
+  std::string header(file.begin() + 8, file.begin() + 8 + long(n));
+  const std::string from = "\"" + L + "self_attn.q_proj.bias\"", to = "\"" + L + "mlp.down_proj.weight\"";
+  const size_t at = header.find(from);
+  ASSERT_NE(at, std::string::npos);
+  header.replace(at, from.size(), to + " ");  // one byte shorter: a space keeps the length
+  Bytes edited(file);
+  memcpy(edited.data() + 8, header.data(), header.size());
+  for (bool seekable : {true, false}) {
+    HostOptions o;
+    o.seekable = seekable;
+    o.feed = Feed::OneByte;
+    const LoadResult r = hubtest::load_memory(
+        {{"model.safetensors", edited}, {"config.json", read_file(kHub + "/gptq/config.json")}}, o);
+    EXPECT_EQ(r.code, ws::Status::DuplicateTensorName) << r.verdict();
+    EXPECT_EQ(r.tensor, L + "mlp.down_proj.qweight");
+    EXPECT_EQ(r.offset, 8 + header.find("\"" + L + "mlp.down_proj.qweight\""));
+  }
 }
 
 }  // namespace

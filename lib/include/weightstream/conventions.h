@@ -108,7 +108,9 @@ const char* piece_role_name(PieceRole r);
 constexpr uint32_t kMaxLogicalRank = 4;
 
 struct LogicalWeight {
-  StrView name;                 // the packed (or plain) tensor's name
+  // The dequantized parameter's name: a view of the packed (or plain) tensor's name, or composed
+  // in the model's name storage when no header string spells it (GPTQ/AWQ `<m>.weight`).
+  StrView name;
   Convention convention = Convention::Plain;
   QuantParams params;           // mode None for a plain tensor
   QuantFormat format = QuantFormat::F32;
@@ -198,6 +200,13 @@ class LogicalModel {
   void set_index_slots(uint32_t* slots, uint32_t n);
   static constexpr uint32_t kInlineSlots = 1024;
   static uint32_t index_slots_for(uint64_t tensors);
+  // Optional, before a build: `n` bytes of caller memory for the names of weights that no header
+  // string spells (GPTQ's and AWQ's `<m>.weight`, grouped from `<m>.qweight`); a build that needs
+  // more fails with ArenaExhausted at the packed tensor. Kept until the next call.
+  void set_name_storage(char* storage, size_t n);
+  // The bytes of name storage one table's tensors can need (0 for a model of no such convention):
+  // sum this over the tables a model will have.
+  static uint64_t name_storage_for(const TensorTable& table);
   // Adds one validated table (a shard or a blob); it must outlive the model. `data_start` is the
   // absolute offset of its data section (Reader::data_start()), used by load plans.
   Status add_table(const TensorTable* table, uint64_t data_start);
@@ -223,10 +232,10 @@ class LogicalModel {
   // (block scales) or `<p>.weight_scale` (per tensor / channel); `config` may be null.
   Status build_fp8(const MlxQuantConfig* config);
   // GPTQ (gptq_convention.cpp): `<m>.qweight` + `<m>.qzeros` + `<m>.scales` (+ `<m>.g_idx`) is
-  // the weight `<m>`, [out, in]; every other tensor plain. `config` may be null.
+  // the weight `<m>.weight` (name storage), [out, in]; every other tensor plain. `config` may be null.
   Status build_gptq(const MlxQuantConfig* config);
   // AWQ GEMM (awq_convention.cpp): `<m>.qweight` [in, out / 8] + `<m>.qzeros` + `<m>.scales` is
-  // the weight `<m>`, [out, in]; every other tensor plain. `config` may be null.
+  // the weight `<m>.weight` (name storage), [out, in]; every other tensor plain. `config` may be null.
   Status build_awq(const MlxQuantConfig* config);
   // UQFF, header step (see the top of this file); then feed_uqff() for the scalars' bytes and
   // resolve_uqff(). `offset` is the absolute file offset of data[0] (Event::offset).
@@ -289,6 +298,8 @@ class LogicalModel {
  private:
   Status fail(Status s, TensorRef at, const StrView& name);
   Status fail_data(Status s, TensorRef at, const StrView& name);  // offset = the tensor's data
+  // The weight name `packed`'s name up to `base` + `suffix`, composed in the name storage.
+  Status compose_name(TensorRef packed, size_t base, const char* suffix, StrView* out);
   TensorRef find_tensor(const char* name, size_t n) const;
   TensorRef ref_of(uint32_t id) const;  // a model-wide tensor number (the name hash's) -> table, index
   // Tensor named a + b. `table` = kNoTensor: any table (first or, with `last`, last added);
@@ -324,6 +335,9 @@ class LogicalModel {
   uint32_t error_table_ = kNoTensor;
   StrView detail_;
   char refusal_[128] = {};  // refuse()'s detail
+  char* names_ = nullptr;   // set_name_storage(): composed weight names
+  size_t names_cap_ = 0;
+  size_t names_used_ = 0;
   // Name hash: [0, half) tensors (model-wide number + 1: LogicalTable::first + index), [half,
   // 2 half) weights (index + 1);
   // 0 = empty. indexed_ is false when the model does not fit (linear scans then).

@@ -1,6 +1,6 @@
 // weightstream — AWQ checkpoints (quant_method "awq"; AutoAWQ's GEMM exports, and the exllama /
 // ipex versions that load the same tensors): `<m>.qweight` + `<m>.qzeros` + `<m>.scales` are the
-// weight `<m>`, [out, in], decoded by GPTQ's kernels (QuantFormat::GptqPacked).
+// weight `<m>.weight`, [out, in], decoded by GPTQ's kernels (QuantFormat::GptqPacked).
 //
 // Sources (facts, not code):
 // - The layout: AutoAWQ awq/modules/linear/gemm.py WQLinear_GEMM (buffers qweight int32
@@ -75,9 +75,10 @@ uint32_t awq_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t ca
   return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
 }
 
-// The weight `<m>` owns `<m>.qweight` (packed), `<m>.scales` and `<m>.qzeros` (the Biases piece,
+// The weight `<m>.weight` owns `<m>.qweight` (packed), `<m>.scales` and `<m>.qzeros` (the Biases piece,
 // as GPTQ's).
-const CompanionName kAwqCompanions[] = {{".qweight", "", false}, {".qzeros", "", false}, {".scales", "", false}};
+const CompanionName kAwqCompanions[] = {
+    {".qweight", ".weight", false}, {".qzeros", ".weight", false}, {".scales", ".weight", false}};
 
 // `s` equals `lower` ignoring ASCII case (AWQLinearVersion.from_str lowers the version).
 bool equals_lower(StrView s, const char* lower) {
@@ -94,10 +95,12 @@ bool equals_lower(StrView s, const char* lower) {
 
 const ConventionDescriptor kAwqConvention = {
     "awq", kAwqId, false, /*rank*/ 9, kNoEntry, nullptr, ConfigRole::Ignored,
-    /*data_phase*/ nullptr, kAwqCompanions, 3, awq_build, awq_spec, awq_parameters, awq_claims};
+    /*data_phase*/ nullptr, kAwqCompanions, 3, awq_build, awq_spec, awq_parameters, awq_claims,
+    &kQweightRenamed};
 
 Status LogicalModel::build_awq(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;
+  names_used_ = 0;  // a rebuild composes its names again
   const bool named = method_is(config, "awq");
   TensorRef first;
   if (table_count_ && tables_[0].table->count()) first = TensorRef{0, 0};
@@ -149,8 +152,8 @@ Status LogicalModel::build_awq(const MlxQuantConfig* config) {
         error_.set_found(stated_bits);
         return error_.code;
       }
-      // The weight's name `<m>` must not be a tensor's too.
-      if (find_tensor(name.data, base).present()) return fail(Status::DuplicateTensorName, r, name);
+      // The weight's name `<m>.weight` must not be a tensor's too.
+      if (find_concat(name.data, base, ".weight").present()) return fail(Status::DuplicateTensorName, r, name);
       const TensorInfo q = tensor(r), s = tensor(sr), z = tensor(zr);
       uint64_t qs[2] = {}, ss[2] = {};
       if ((q.dtype() != DType::I32 && q.dtype() != DType::U32) || q.rank != 2) return fail(Status::ConventionCompanionShape, r, name);
@@ -177,7 +180,7 @@ Status LogicalModel::build_awq(const MlxQuantConfig* config) {
       const uint64_t group = stated_group ? stated_group : (in % groups == 0 ? in / groups : 0);
       // GptqPacked decodes whole words of a logical row: in must be a multiple of 8 too.
       if (group == 0 || in % kAwqPerWord != 0) return fail(Status::ConventionGroupNotDividing, sr, s.name);
-      w.name = StrView{name.data, base};
+      if (compose_name(r, base, kQweightRenamed.weight_suffix, &w.name) != Status::Ok) return error_.code;
       w.convention = kAwqId;
       w.params = QuantParams{QuantMode::Affine, kAwqBits, uint32_t(group > 0xFFFFFFFFu ? 0 : group)};
       w.piece[uint32_t(PieceRole::Scales)] = sr;

@@ -73,6 +73,11 @@ struct ConventionDescriptor {
   // when the tensor names show its scheme. choose_convention() asks it with that precedence; the
   // refusal of quant_methods.cpp does not apply to a model a row claims. nullptr: claims nothing.
   bool (*claims)(const LogicalModel& m, const MlxQuantConfig* config) = nullptr;
+  // A packed tensor whose weight has a name no header string spells: `text` its suffix,
+  // `weight_suffix` the weight's (GPTQ's and AWQ's `<m>.qweight` is the weight `<m>.weight`, the
+  // parameter transformers dequantizes it into). The name is composed in the model's name storage
+  // (LogicalModel::set_name_storage); nullptr: a weight's name is a view of its packed tensor's.
+  const CompanionName* renamed = nullptr;
 };
 
 // The rows, one per file (plain_convention.cpp, mlx_convention.cpp, ...).
@@ -126,6 +131,8 @@ uint32_t put_parameter(QuantParameter* out, uint32_t cap, uint32_t n, const char
 // (table order) with a `.scales` beside it, both of rank 2, their shapes into qs and ss. False
 // when there is none (or a rank differs).
 bool first_qweight_shapes(const LogicalModel& m, uint64_t qs[2], uint64_t ss[2]);
+// GPTQ's and AWQ's packed tensor: `<m>.qweight` is the weight `<m>.weight` (their `renamed`).
+extern const CompanionName kQweightRenamed;
 // mode, bits, group, scale_dtype of an MLX-layout weight (MLX, Ollama, UQFF Afq/Mxfp4).
 uint32_t mlx_layout_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap, uint32_t n);
 

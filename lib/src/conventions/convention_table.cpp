@@ -147,6 +147,8 @@ bool first_qweight_shapes(const LogicalModel& m, uint64_t qs[2], uint64_t ss[2])
   return false;
 }
 
+const CompanionName kQweightRenamed = {".qweight", ".weight", false};
+
 uint32_t mlx_layout_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap, uint32_t n) {
   if (w.params.mode == QuantMode::None) return n;
   n = put_parameter(out, cap, n, "mode", quant_mode_name(w.params.mode));

@@ -16,8 +16,8 @@
 //   packed, so the loader hands the decoder qweight's words down its columns (model_stream.cpp).
 // - Bits 2, 4 and 8 (3-bit words straddle: not yet); without a config the bits follow from
 //   qzeros' width (out * bits / 32) and the format is v1, vLLM's default.
-// - The logical weight is named `<m>` (the module): `<m>.weight`, the parameter's name, is no
-//   string of the header, and LogicalWeight names are views into it.
+// - The logical weight is named `<m>.weight`, the parameter GPTQModel's dequantize gives and
+//   transformers loads (composed in the model's name storage: no header string spells it).
 #include "convention_descriptor.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
@@ -63,16 +63,19 @@ uint32_t gptq_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t c
   return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
 }
 
-// The weight `<m>` owns `<m>.qweight` (packed), `<m>.scales`, `<m>.qzeros` (the Biases piece)
-// and `<m>.g_idx` (the GlobalScale piece: the roles are shared by every convention).
-const CompanionName kGptqCompanions[] = {
-    {".qweight", "", false}, {".qzeros", "", false}, {".scales", "", false}, {".g_idx", "", false}};
+// The weight `<m>.weight` owns `<m>.qweight` (packed), `<m>.scales`, `<m>.qzeros` (the Biases
+// piece) and `<m>.g_idx` (the GlobalScale piece: the roles are shared by every convention).
+const CompanionName kGptqCompanions[] = {{".qweight", ".weight", false},
+                                         {".qzeros", ".weight", false},
+                                         {".scales", ".weight", false},
+                                         {".g_idx", ".weight", false}};
 
 }  // namespace
 
 const ConventionDescriptor kGptqConvention = {
     "gptq", kGptqId, false, /*rank*/ 8, kNoEntry, nullptr, ConfigRole::Ignored,
-    /*data_phase*/ nullptr, kGptqCompanions, 4, gptq_build, gptq_spec, gptq_parameters, gptq_claims};
+    /*data_phase*/ nullptr, kGptqCompanions, 4, gptq_build, gptq_spec, gptq_parameters, gptq_claims,
+    &kQweightRenamed};
 
 // A companion's shape check: [rows, cols] of `dtype` (any of `dtypes` when several are allowed).
 Status LogicalModel::gptq_shape(TensorRef r, bool dtype_ok, uint64_t rows, uint64_t cols, uint32_t rank) {
@@ -93,6 +96,7 @@ Status LogicalModel::gptq_shape(TensorRef r, bool dtype_ok, uint64_t rows, uint6
 
 Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;
+  names_used_ = 0;  // a rebuild composes its names again
   const bool named = method_is(config, "gptq");
   const uint32_t stated_bits = named ? config->defaults().bits : 0;
   const uint32_t stated_group = named ? config->defaults().group : 0;  // 0: -1 or not stated
@@ -117,8 +121,8 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
       const TensorRef zr = find_concat(name.data, base, ".qzeros"), sr = find_concat(name.data, base, ".scales");
       const TensorRef gr = find_concat(name.data, base, ".g_idx");
       if (!zr.present() || !sr.present()) return fail(Status::ConventionMissingCompanion, r, name);
-      // The weight's name `<m>` must not be a tensor's too.
-      if (find_tensor(name.data, base).present()) return fail(Status::DuplicateTensorName, r, name);
+      // The weight's name `<m>.weight` must not be a tensor's too.
+      if (find_concat(name.data, base, ".weight").present()) return fail(Status::DuplicateTensorName, r, name);
       // qweight int32 [in * bits / 32, out]: out is its columns.
       const TensorInfo q = tensor(r), s = tensor(sr), z = tensor(zr);
       uint64_t qs[2] = {}, ss[2] = {}, zs[2] = {};
@@ -168,7 +172,7 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
       uint64_t group = stated_group;
       if (group == 0) group = groups == 1 ? in : (in % groups == 0 ? in / groups : 0);
       if (group == 0) return fail(Status::ConventionGroupNotDividing, sr, s.name);
-      w.name = StrView{name.data, base};
+      if (compose_name(r, base, kQweightRenamed.weight_suffix, &w.name) != Status::Ok) return error_.code;
       w.convention = kGptqId;
       w.params = QuantParams{QuantMode::Affine, bits, uint32_t(group > 0xFFFFFFFFu ? 0 : group)};
       w.piece[uint32_t(PieceRole::Scales)] = sr;

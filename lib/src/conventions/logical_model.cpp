@@ -124,6 +124,46 @@ void LogicalModel::set_index_slots(uint32_t* slots, uint32_t n) {
   slot_count_ = n;
 }
 
+void LogicalModel::set_name_storage(char* storage, size_t n) {
+  names_ = storage;
+  names_cap_ = storage ? n : 0;
+  names_used_ = 0;
+}
+
+// One table's share: for each descriptor's rename (GPTQ and AWQ share one), the bytes its packed
+// tensors' weight names take; the most of any, since a model follows one convention.
+uint64_t LogicalModel::name_storage_for(const TensorTable& table) {
+  uint32_t rows = 0;
+  const ConventionDescriptor* const* row = convention_rows(&rows);
+  uint64_t most = 0;
+  for (uint32_t c = 0; c < rows; ++c) {
+    const CompanionName* rn = row[c]->renamed;
+    bool seen = rn == nullptr;
+    for (uint32_t d = 0; d < c && !seen; ++d) seen = row[d]->renamed == rn;
+    if (seen) continue;
+    const size_t suffix = strlen(rn->weight_suffix);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < table.count(); ++i) {
+      size_t base = 0;
+      if (conv::ends_with(table.name(i), rn->text, &base)) bytes += base + suffix;
+    }
+    if (bytes > most) most = bytes;
+  }
+  return most;
+}
+
+Status LogicalModel::compose_name(TensorRef packed, size_t base, const char* suffix, StrView* out) {
+  const StrView stored = tensor(packed).name;
+  const size_t n = strlen(suffix);
+  if (base > stored.size || names_cap_ - names_used_ < base + n) return fail(Status::ArenaExhausted, packed, stored);
+  char* at = names_ + names_used_;
+  memcpy(at, stored.data, base);
+  memcpy(at + base, suffix, n);
+  names_used_ += base + n;
+  *out = StrView{at, base + n};
+  return Status::Ok;
+}
+
 uint32_t LogicalModel::index_slots_for(uint64_t tensors) {
   // Two halves (tensors, weights), each a power of two with at least twice as many slots as names.
   uint64_t half = 1;

@@ -828,7 +828,8 @@ ModelEvent ModelLoader::step_headers() {
         if (s.reader->error().code == Status::ArenaExhausted) {
           // The reader counted its header through: its need is exact, and so is the count of its
           // tensors. When it is the model's last file, what follows is known too (save the
-          // scratch of a selection and a config.json's document), so one retry suffices.
+          // scratch of a selection and a config.json's document), so one retry suffices (but for
+          // a GPTQ/AWQ model's composed names: build() asks for them).
           size_t rest = ~size_t(0);
           if (cur_ + 1 == file_count_) {
             uint64_t tensors = s.reader->tensors_seen();
@@ -1014,11 +1015,18 @@ ModelEvent ModelLoader::build() {
     }
     // The model: its weights (at most one per tensor) and a name hash of two slots per tensor, so
     // grouping and lookups stay linear whatever the model's size (LogicalModel::set_index_slots).
-    uint64_t tensors = 0;
-    for (uint32_t t = 0; t < table_count_; ++t) tensors += files_[table_files_[t]].reader->tensor_count();
+    // And the names no header string spells (GPTQ/AWQ `<m>.weight`): known only from the names,
+    // so after_headers_need() leaves them out and a host's retry may need one more step here.
+    uint64_t tensors = 0, names = 0;
+    for (uint32_t t = 0; t < table_count_; ++t) {
+      const Reader& r = *files_[table_files_[t]].reader;
+      tensors += r.tensor_count();
+      names += LogicalModel::name_storage_for(r.tensors());
+    }
     const uint64_t slots = LogicalModel::index_slots_for(tensors);
     const uint64_t need = round8(sizeof(LogicalModel)) + round8(size_t(sizeof(LogicalWeight) * (tensors + 1))) +
-                          (slots > LogicalModel::kInlineSlots ? round8(size_t(4 * slots)) : 0) + table_storage_need();
+                          (slots > LogicalModel::kInlineSlots ? round8(size_t(4 * slots)) : 0) + table_storage_need() +
+                          round8(size_t(names));
     if (tensors >= 0xFFFFFFFFu || need > uint64_t(hi_ - lo_)) return fail_arena(size_t(need), kNoFile);
     void* model_mem = take_low(sizeof(LogicalModel), kAlign);
     LogicalWeight* storage = static_cast<LogicalWeight*>(take_low(size_t(sizeof(LogicalWeight) * (tensors + 1)), kAlign));
@@ -1029,6 +1037,7 @@ ModelEvent ModelLoader::build() {
       uint32_t* slot_mem = static_cast<uint32_t*>(take_low(size_t(4 * slots), kAlign));
       model_->set_index_slots(slot_mem, uint32_t(slots));
     }
+    if (names) model_->set_name_storage(static_cast<char*>(take_low(size_t(names), kAlign)), size_t(names));
     if (!opt_.as_stored && resolve_convention(uint8_t(entry_), signal_bits_, false).config != ConfigRole::Ignored) {
       // config.json beside a model whose convention reads it (MLX's params; a plain model's may
       // make it MLX), asked for by name. Its
