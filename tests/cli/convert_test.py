@@ -34,7 +34,25 @@ FIXTURES = {
     "fp8-tensor-channel": os.path.join(CONV, "hub", "fp8-tensor-channel", "model.safetensors"),
     "modelopt-nvfp4": os.path.join(CONV, "hub", "modelopt-nvfp4", "model.safetensors"),
     "mxfp4-gpt-oss": os.path.join(CONV, "hub", "mxfp4-gpt-oss", "model.safetensors"),
+    "gptq": os.path.join(CONV, "hub", "gptq", "model.safetensors"),
+    "awq": os.path.join(CONV, "hub", "awq", "model.safetensors"),
+    "ct-w4a16-group": os.path.join(CONV, "hub", "ct-w4a16-group", "model.safetensors"),
+    "bnb-nf4-nested": os.path.join(CONV, "hub", "bnb-nf4-nested", "model.safetensors"),
+    "bnb-int8": os.path.join(CONV, "hub", "bnb-int8", "model.safetensors"),
 }
+
+# The names a conversion must write for the Hub schemes: the parameters transformers loads
+# (`<m>.weight`), never a packed tensor's or a companion's name. (Fixtures:
+# tools/samplegen/hub_fixtures.cpp; two quantized modules of layer 0 each.)
+L0 = "model.layers.0."
+WEIGHT_NAMES = {
+    "gptq": [L0 + "mlp.down_proj.weight", L0 + "self_attn.q_proj.weight"],
+    "awq": [L0 + "mlp.down_proj.weight", L0 + "self_attn.k_proj.weight"],
+    "ct-w4a16-group": [L0 + "mlp.down_proj.weight", L0 + "self_attn.q_proj.weight"],
+}
+COMPANION_SUFFIXES = (".qweight", ".qzeros", ".scales", ".g_idx", ".weight_packed", ".weight_scale",
+                      ".weight_shape", ".weight_zero_point", ".weight_scale_inv", ".absmax", ".quant_map",
+                      ".nested_absmax", ".nested_quant_map", ".SCB", ".weight_format", "_blocks", "_scales")
 
 SIZES = {"BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "I16": 16, "U16": 16,
          "F16": 16, "BF16": 16, "I32": 32, "U32": 32, "F32": 32, "F64": 64, "I64": 64, "U64": 64}
@@ -122,6 +140,10 @@ def check(model, tmp):
             assert index is None and len(files) == 1, "one file expected without --max-shard-size"
             meta, tensors, _ = read_safetensors(files[0])
             run("validate", files[0])
+            for name in WEIGHT_NAMES.get(CASE, []):
+                assert name in tensors, f"{name}: the dequantized parameter's name is missing ({sorted(tensors)})"
+            for name in tensors:
+                assert not name.endswith(COMPANION_SUFFIXES) and ".quant_state." not in name, f"{name}: a stored piece's name"
             assert meta["weightstream.converted_to"] == to, meta
             assert "format" in meta, meta
             # Every decoded weight; stored ones (integers) as dequant could not take them.

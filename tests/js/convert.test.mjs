@@ -9,7 +9,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ws, repo, testdata, decodeAll, streamOf } from './helpers.mjs';
@@ -79,7 +80,11 @@ const CASES = [
   { name: 'a sharded output (maxShardSize 600)', source: join(conv, 'mlx', 'model.safetensors'), options: { to: 'bf16', maxShardSize: 600 }, args: ['--to', 'bf16', '--max-shard-size', '600'], files: 5 },
   { name: 'FP8 block to bf16', source: join(hub, 'fp8-block', 'model.safetensors'), options: { to: 'bf16' }, args: ['--to', 'bf16'] },
   { name: 'FP8 block (BF16 scales) to f32, BF16 kept', source: join(hub, 'fp8-block-bf16', 'model.safetensors'), options: { to: 'f32', keep: ['bf16'] }, args: ['--to', 'f32', '--keep', 'bf16'] },
+  { name: 'a sharded output (maxShardSize \'0.6KB\', Hugging Face\'s spelling)', source: join(conv, 'mlx', 'model.safetensors'), options: { to: 'bf16', maxShardSize: '0.6KB' }, args: ['--to', 'bf16', '--max-shard-size', '0.6KB'], files: 5 },
   { name: 'GPTQ to f16', source: join(hub, 'gptq', 'model.safetensors'), options: { to: 'f16' }, args: ['--to', 'f16'] },
+  { name: 'AWQ to bf16', source: join(hub, 'awq', 'model.safetensors'), options: { to: 'bf16' }, args: ['--to', 'bf16'] },
+  { name: 'compressed-tensors to f32', source: join(hub, 'ct-w4a16-group', 'model.safetensors'), options: { to: 'f32' }, args: ['--to', 'f32'] },
+  { name: 'bitsandbytes NF4 (nested) to bf16', source: join(hub, 'bnb-nf4-nested', 'model.safetensors'), options: { to: 'bf16' }, args: ['--to', 'bf16'] },
   { name: 'GGUF blocks to bf16', source: ggufBlocks, options: { to: 'bf16' }, args: ['--to', 'bf16'], needs: ggufBlocks },
   { name: 'GGUF blocks to f32, sharded by 4096 bytes', source: ggufBlocks, options: { to: 'f32', maxShardSize: 4096 }, args: ['--to', 'f32', '--max-shard-size', '4096'], needs: ggufBlocks },
   { name: 'Ollama to bf16', source: { ollama: join(conv, 'ollama', 'manifest.json'), blobs: join(conv, 'ollama', 'blobs') }, cliModel: join(conv, 'ollama', 'manifest.json'), options: { to: 'bf16' }, args: ['--to', 'bf16'] },
@@ -154,7 +159,8 @@ test('convert: the three sinks get the same bytes (a function, a directory handl
     assert.ok(Buffer.compare(Buffer.from(await f.arrayBuffer()), bytes) === 0, `${name} through the directory handle`);
     assert.ok(Buffer.compare(readFileSync(join(path, name)), bytes) === 0, `${name} in the Node directory`);
   }
-  assert.deepEqual(readdirSync(path).sort(), [...mem.files.keys()].sort(), 'no .partial left');
+  // No .partial left; beside each shard, its digest (the resume record, hidden as the CLI's).
+  assert.deepEqual(readdirSync(path).filter((n) => !n.startsWith('.')).sort(), [...mem.files.keys()].sort(), 'no .partial left');
   // The same model from a stream, its quantization given by the option: the same shards.
   const bytes = readFileSync(src);
   const config = JSON.parse(readFileSync(join(conv, 'hub', 'fp8-block', 'config.json')));
@@ -174,6 +180,59 @@ test('convert: the three sinks get the same bytes (a function, a directory handl
   assert.deepEqual([...n.files.keys()], ['model.safetensors']);
   // A config given that is not there is an error (one beside that is not there is none).
   await assert.rejects(ws.convert(src, { output: memorySink().sink, config: join(tmp, 'nowhere.json') }), (e) => e.code === 'IoError');
+});
+
+test('convert: run again into a directory, complete files are kept (size, header and the digest recorded beside each, as the CLI records it); damaged, cut or missing ones are written again; the CLI\'s directory is resumed too', async () => {
+  const src = join(conv, 'mlx', 'model.safetensors');
+  const opts = { to: 'bf16', maxShardSize: 1 };  // a file per weight
+  const mem = memorySink();
+  await ws.convert(src, { ...opts, output: mem.sink });
+  const shards = [...mem.files.keys()].filter((n) => n.startsWith('model-')).sort();
+  assert.equal(shards.length, 6);
+  const hex = (b) => createHash('sha256').update(b).digest('hex');
+  let k = 0;
+  for (const make of [() => join(tmp, `resume-${k++}`), () => new FakeDir()]) {
+    const out = make();
+    const node = typeof out === 'string';
+    const read = async (name) => (node ? readFileSync(join(out, name)) : Buffer.from(await (await (await out.getFileHandle(name)).getFile()).arrayBuffer()));
+    const put = async (name, bytes) => {
+      if (node) return writeFileSync(join(out, name), bytes);
+      const w = await (await out.getFileHandle(name, { create: true })).createWritable();
+      await w.write(bytes);
+      await w.close();
+    };
+    const remove = async (name) => (node ? rmSync(join(out, name)) : out.removeEntry(name));
+    const what = node ? 'a Node directory' : 'a directory handle';
+    const first = await ws.convert(src, { ...opts, output: out });
+    assert.deepEqual(first.files.filter((f) => f.kept), [], what);
+    for (const name of shards) assert.equal((await read(`.${name}.sha256`)).toString(), `${hex(mem.files.get(name))}\n`, `${what}: ${name}'s digest`);
+    const again = await ws.convert(src, { ...opts, output: out });
+    assert.deepEqual(again.files.filter((f) => f.kept).map((f) => f.name), shards, `${what}: every shard kept`);
+    // Shard 1 damaged (its size kept), shard 2 cut short, shard 3 and its digest gone, shard 4's
+    // digest gone: shards 0 and 5 are kept; every file ends as the first run wrote it.
+    const damaged = Buffer.from(mem.files.get(shards[1]));
+    damaged[damaged.length - 1] ^= 1;
+    await put(shards[1], damaged);
+    await put(shards[2], mem.files.get(shards[2]).subarray(0, 100));
+    await remove(shards[3]);
+    await remove(`.${shards[3]}.sha256`);
+    await remove(`.${shards[4]}.sha256`);
+    const seen = [];
+    const third = await ws.convert(src, { ...opts, output: out, onProgress: (p) => seen.push(p.bytes), progressInterval: 0 });
+    assert.deepEqual(third.files.filter((f) => f.kept).map((f) => f.name), [shards[0], shards[5]], what);
+    // The kept files count as written from the first report; the last is every shard's bytes.
+    const kept = mem.files.get(shards[0]).length + mem.files.get(shards[5]).length;
+    assert.ok(seen.length > 0 && seen.every((b) => b >= kept), `${what}: the kept files count as written (${seen})`);
+    assert.equal(seen.at(-1), shards.reduce((n, s) => n + mem.files.get(s).length, 0), what);
+    for (const [name, bytes] of mem.files) assert.ok(Buffer.compare(await read(name), bytes) === 0, `${what}: ${name}`);
+    for (const name of shards) assert.equal((await read(`.${name}.sha256`)).toString(), `${hex(mem.files.get(name))}\n`, `${what}: ${name}'s digest`);
+  }
+  if (!noCli) {
+    const dir = join(tmp, 'resume-cli');
+    execFileSync(cli, ['convert', src, '-o', dir, '--no-progress', '--to', 'bf16', '--max-shard-size', '1'], { stdio: 'pipe' });
+    const r = await ws.convert(src, { ...opts, output: dir });
+    assert.deepEqual(r.files.filter((f) => f.kept).map((f) => f.name), shards, 'the CLI\'s shards kept');
+  }
 });
 
 test('convert: onProgress reports the output bytes up to every file\'s size', async () => {
@@ -243,6 +302,10 @@ test('convert: errors — a truncated model (the library\'s code and offset), a 
   await assert.rejects(ws.convert(join(conv, 'mlx', 'model.safetensors'), { to: 'q4', output: out }), TypeError);
   await assert.rejects(ws.convert(join(conv, 'mlx', 'model.safetensors'), { keep: ['Q4'], output: out }), /keep wants safetensors dtypes/);
   await assert.rejects(ws.convert(join(conv, 'mlx', 'model.safetensors'), { maxShardSize: -1, output: out }), TypeError);
+  for (const bad of ['5TB', '1.5', '', '5 GB', '0GB']) {
+    await assert.rejects(ws.convert(join(conv, 'mlx', 'model.safetensors'), { maxShardSize: bad, output: out }),
+      (e) => e instanceof TypeError && e.message.includes(`not ${JSON.stringify(bad)}`), bad);
+  }
   await assert.rejects(ws.convert(join(conv, 'mlx', 'model.safetensors'), {}), /needs output/);
   assert.deepEqual(wasm.live, base);
 });

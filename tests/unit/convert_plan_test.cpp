@@ -83,6 +83,28 @@ TEST(ConvertPlan, ShardsAsHuggingFaceSplits) {
   EXPECT_STREQ(b, "model-00002-of-00003.safetensors");
 }
 
+// Values as transformers' convert_file_size_to_int gives them (Python, run by hand: int(float(n) *
+// unit), // 8 for a lowercase final b), and the CLI's own spellings.
+TEST(ConvertPlan, ByteSizesAsHuggingFaceSpellsThem) {
+  const std::pair<const char*, uint64_t> good[] = {
+      {"5GB", 5000000000u},  {"5GiB", 5368709120u}, {"1.5GB", 1500000000u}, {"0.5MiB", 524288u},
+      {"100KB", 100000u},    {"100kb", 12500u},     {"8Gb", 1000000000u},   {"10gB", 10000000000u},
+      {"1.25MB", 1250000u},  {"2.5KiB", 2560u},     {"0.001KB", 1u},        {"0.3GB", 300000000u},
+      {"2.675MiB", 2804940u}, {"64k", 65536u},      {"1M", 1048576u},       {"3G", 3221225472u},
+      {"65536", 65536u},     {"18446744073709551615", ~uint64_t(0)}};
+  for (const auto& g : good) {
+    uint64_t v = 0;
+    EXPECT_TRUE(ws::parse_byte_size(g.first, strlen(g.first), &v)) << g.first;
+    EXPECT_EQ(v, g.second) << g.first;
+  }
+  for (const char* bad : {"", "0", "0GB", "GB", "1.GB", ".5GB", "1.5", "5 GB", "5TB", "5GiBs", "-1GB", "1e9", "7b",
+                          "0.0001KB", "18446744073709551616", "17179869184G", "5Gi", "5iB"}) {
+    uint64_t v = 7;
+    EXPECT_FALSE(ws::parse_byte_size(bad, strlen(bad), &v)) << bad;
+    EXPECT_EQ(v, 7u) << bad;
+  }
+}
+
 TEST(ConvertPlan, MetadataKeptAndMarked) {
   ws::WriterMetadata m[8];
   uint32_t n = ws::convert_metadata(nullptr, "gguf", ws::OutType::BF16, m, 8);

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "weightstream/convert_plan.h"
 #include "weightstream/sha256.h"
 
 namespace wscli {
@@ -36,27 +37,8 @@ bool take_value(int argc, const char* const* argv, int* i, const char* name, std
 }  // namespace
 
 bool parse_size(const std::string& text, size_t max, size_t* out) {
-  if (text.empty()) return false;
-  size_t i = 0;
-  unsigned long long v = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    v = v * 10 + static_cast<unsigned>(text[i] - '0');
-    if (v > max) return false;
-    ++i;
-  }
-  if (i == 0) return false;
-  if (i < text.size()) {
-    unsigned shift;
-    switch (text[i]) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      default: return false;
-    }
-    if (i + 1 != text.size() || v > (max >> shift)) return false;
-    v <<= shift;
-  }
-  if (v == 0) return false;
+  uint64_t v = 0;
+  if (!ws::parse_byte_size(text.data(), text.size(), &v) || v > max) return false;
   *out = static_cast<size_t>(v);
   return true;
 }
@@ -211,7 +193,7 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
     if (matched) {
       size_t v = 0;
       if (!parse_size(value, ~size_t(0), &v)) {
-        *error = "--max-shard-size wants a byte count (k/M/G suffixes), not '" + value + "'";
+        *error = "--max-shard-size wants a byte count (5GB, 2GiB, 500MB, 64k), not '" + value + "'";
         return false;
       }
       out->convert.max_shard_size = v;
@@ -364,7 +346,7 @@ std::string usage_text() {
          "  --to bf16|f16|f32    the output dtype of every decoded weight (default bf16)\n"
          "  --keep DTYPE         plain tensors stored as DTYPE (e.g. F32) are copied as stored;\n"
          "                       repeatable\n"
-         "  --max-shard-size N   files of at most N bytes of tensors (k/M/G), with\n"
+         "  --max-shard-size N   files of at most N bytes of tensors (5GB, 2GiB, 500M), with\n"
          "                       model.safetensors.index.json (default: one model.safetensors)\n"
          "  --filter GLOB        only the weights whose name the glob matches; repeatable\n"
          "  A conversion run again with the same arguments keeps the shards already complete.\n"

@@ -42,7 +42,8 @@ struct CliOptions {
 // Returns false with a one-line reason for anything malformed (the caller exits with 2).
 bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string* error);
 
-// "64k", "1M", "65536" → bytes. False for anything else, 0, or values above `max`.
+// "64k", "1M", "65536", "5GB", "2GiB" → bytes (ws::parse_byte_size: Hugging Face's max_shard_size
+// spellings too). False for anything else, 0, or values above `max`.
 bool parse_size(const std::string& text, size_t max, size_t* out);
 
 std::string usage_text();

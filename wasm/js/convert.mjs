@@ -28,12 +28,33 @@ function isNode() {
   return typeof process === 'object' && process !== null && typeof process.versions?.node === 'string';
 }
 
-// The sink of the output files: (name) => WritableStream, a FileSystemDirectoryHandle (File System
-// Access / OPFS), or in Node a directory path (or file: URL).
-async function sinkOf(output) {
-  if (typeof output === 'function') return output;
+// The output files: open(name) gives a WritableStream. `output` is (name) => WritableStream, a
+// FileSystemDirectoryHandle (File System Access / OPFS), or in Node a directory path (or file:
+// URL). A directory can also be read back — read(name): {size, stream()} or null; remove(name) —
+// so a conversion run again continues there (the CLI's rule: a file is kept when it has its
+// planned size and header and still has the digest recorded beside it, `.<name>.sha256`).
+async function outputOf(output) {
+  if (typeof output === 'function') return { open: output, read: null, remove: null };
   if (output && typeof output === 'object' && typeof output.getFileHandle === 'function') {
-    return async (name) => (await output.getFileHandle(name, { create: true })).createWritable();
+    const absent = (e) => e?.name === 'NotFoundError' || e?.name === 'TypeMismatchError';
+    return {
+      open: async (name) => (await output.getFileHandle(name, { create: true })).createWritable(),
+      read: async (name) => {
+        try {
+          return await (await output.getFileHandle(name)).getFile();
+        } catch (e) {
+          if (absent(e)) return null;
+          throw e;
+        }
+      },
+      remove: async (name) => {
+        try {
+          await output.removeEntry(name);
+        } catch (e) {
+          if (!absent(e)) throw e;
+        }
+      },
+    };
   }
   if ((typeof output === 'string' || output instanceof URL) && isNode()) return nodeDirectory(output);
   throw new TypeError('weightstream: convert() needs output: (name) => WritableStream, a directory handle, or (in Node) a directory path');
@@ -43,11 +64,12 @@ async function sinkOf(output) {
 // CLI does), so an interrupted file is never taken for a whole one.
 async function nodeDirectory(dir) {
   const fs = await import('node:fs/promises');
+  const { openAsBlob } = await import('node:fs');
   const { join } = await import('node:path');
   const { fileURLToPath } = await import('node:url');
   const root = dir instanceof URL ? fileURLToPath(dir) : dir;
   await fs.mkdir(root, { recursive: true });
-  return async (name) => {
+  const open = async (name) => {
     const path = join(root, name), partial = `${path}.partial`;
     const fh = await fs.open(partial, 'w');
     let closed = false;
@@ -62,6 +84,60 @@ async function nodeDirectory(dir) {
       async abort() { if (!closed) { closed = true; await fh.close(); } },
     });
   };
+  const read = async (name) => {
+    const path = join(root, name);
+    try {
+      if (!(await fs.stat(path)).isFile()) return null;
+    } catch (e) {
+      if (e?.code === 'ENOENT') return null;
+      throw e;
+    }
+    return openAsBlob(path);
+  };
+  const remove = (name) => fs.rm(join(root, name), { force: true });
+  return { open, read, remove };
+}
+
+const digestName = (name) => `.${name}.sha256`;
+
+// Whether an earlier run left shard `info` complete in `out`: the file there with the planned
+// size and header bytes, and the digest recorded beside it when it was finished. Reads the file
+// through once (its digest), as the CLI does.
+async function keptFromEarlierRun(out, plan, info, buf, signal) {
+  const recorded = await out.read(digestName(info.name));
+  if (!recorded || recorded.size < 64 || recorded.size > 4096) return false;
+  const file = await out.read(info.name);
+  if (!file || file.size !== info.size) return false;
+  const wasm = plan.wasm;
+  const header = new Uint8Array(info.headerSize);
+  plan.open(info.index, info.name);
+  for (let at = 0; ;) {
+    const { n, done } = plan.header(buf, HEADER_PIECE, info.name);
+    header.set(wasm.u8.subarray(buf, buf + n), at);
+    at += n;
+    if (done) break;
+  }
+  plan.hashReset();
+  const reader = file.stream().getReader();
+  let pos = 0;
+  try {
+    for (;;) {
+      if (signal?.aborted) throw abortError(signal, 0);
+      const { value, done } = await reader.read();
+      if (done) break;
+      for (let i = 0; pos + i < header.length && i < value.length; i++) if (value[i] !== header[pos + i]) return false;
+      for (let at = 0; at < value.length; at += HEADER_PIECE) {
+        const piece = value.subarray(at, at + HEADER_PIECE);
+        wasm.u8.set(piece, buf);
+        plan.hash(buf, piece.length);
+      }
+      pos += value.length;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  const want = new TextDecoder().decode(new Uint8Array(await recorded.arrayBuffer())).slice(0, 64);
+  return pos === info.size && plan.hashHex() === want;
 }
 
 // keep: dtype names (['F32'], 'f32', ...) → the library's bit per DType.
@@ -78,10 +154,24 @@ function keepBits(wasm, keep) {
   return bits;
 }
 
-function shardSize(v) {
+// maxShardSize: a byte count, or a string as Hugging Face's max_shard_size spells it ("5GB",
+// "2GiB", "500MB"; the library's ws::parse_byte_size reads it, as the CLI's --max-shard-size).
+function shardSize(wasm, v) {
   if (v === undefined || v === null) return 0n;
-  const b = typeof v === 'bigint' ? v : Number.isSafeInteger(v) ? BigInt(v) : -1n;
-  if (b < 0n || b >= 1n << 64n) throw new TypeError(`weightstream: maxShardSize must be a byte count (a non-negative integer), not ${String(v)}`);
+  let b = typeof v === 'bigint' ? v : Number.isSafeInteger(v) ? BigInt(v) : -1n;
+  if (typeof v === 'string') {
+    const text = new TextEncoder().encode(v);
+    const p = wasm.alloc(text.length + 8);
+    try {
+      wasm.u8.set(text, p + 8);
+      b = wasm.x.ws_parse_byte_size(p + 8, text.length, p) ? (BigInt(wasm.u32[(p >> 2) + 1]) << 32n) | BigInt(wasm.u32[p >> 2]) : -1n;
+    } finally {
+      wasm.free(p);
+    }
+  }
+  if (b < 0n || b >= 1n << 64n) {
+    throw new TypeError(`weightstream: maxShardSize must be a byte count (a non-negative integer, or a size such as '5GB', '2GiB', '500MB'), not ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)}`);
+  }
   return b;
 }
 
@@ -195,6 +285,10 @@ class Plan {
     return { n: this.wasm.u32[this.item], done: this.wasm.u32[this.item + 1] !== 0 };
   }
   data(row, n, name) { this.check(this.wasm.x.ws_convert_data(this.c, row, n), name); }
+  // The digest of a file written or read back (ws_convert_sha256_*), over bytes in wasm memory.
+  hashReset() { this.wasm.x.ws_convert_sha256_reset(this.c); }
+  hash(ptr, n) { this.wasm.x.ws_convert_sha256_update(this.c, ptr, n); }
+  hashHex() { return this.wasm.text(this.wasm.x.ws_convert_sha256_hex(this.c), 64); }
   current() { return this.wasm.x.ws_convert_current(this.c); }
   finish(name) { this.check(this.wasm.x.ws_convert_finish(this.c), name); }
 
@@ -246,7 +340,10 @@ class Plan {
 
 // One output file open on its sink: the stream's writer, what was written.
 class OutFile {
-  constructor(name, size) { this.name = name; this.size = size; this.writer = null; this.written = 0; this.inflight = null; }
+  constructor(name, size) {
+    this.name = name; this.size = size; this.writer = null; this.written = 0; this.inflight = null;
+    this.done = false; this.kept = false;  // kept: complete from an earlier run, not written
+  }
   async open(sink) {
     let stream;
     try {
@@ -332,10 +429,12 @@ export async function convert(source, options = {}) {
   const to = options.to ?? 'bf16';
   if (!(to in TARGETS)) throw new TypeError(`weightstream: convert's to must be 'bf16', 'f16' or 'f32', not ${JSON.stringify(to)}`);
   const signal = options.signal;
-  const sink = await sinkOf(options.output);
-  const maxShardSize = shardSize(options.maxShardSize);
+  const out = await outputOf(options.output);
+  const sink = out.open;
+  const resumable = out.read !== null;  // a directory: digests recorded, complete files kept
   const select = toSelect(options.filter);
   const wasm = await init(options);
+  const maxShardSize = shardSize(wasm, options.maxShardSize);
   const keep = keepBits(wasm, options.keep);
   const progress = new Progress(options.onProgress, { interval: options.progressInterval ?? 100, signal });
   const opts = withEvents(options, progress);
@@ -362,24 +461,33 @@ export async function convert(source, options = {}) {
       }
       plan.build(L, { to, keep, maxShardSize, take });
       skipped = plan.skipped.map((w) => plan.weightName(L, w));
+      files.length = 0;
+      for (const s of plan.shards) files.push(new OutFile(s.name, s.size));
+      if (resumable) {
+        for (const s of plan.shards) {
+          if (await keptFromEarlierRun(out, plan, s, buf, signal)) files[s.index].kept = files[s.index].done = true;
+        }
+      }
       for (const e of plan.entries.values()) {
+        if (files[e.shard].kept) continue;  // its bytes are there already
         const s = L.select(e.weight);
         if (s !== 0) throw makeError({ code: wasm.statusName(s), offset: null, tensor: plan.weightName(L, e.weight) }, wasm.statusDescription(s));
       }
-      files.length = 0;
-      for (const s of plan.shards) files.push(new OutFile(s.name, s.size));
       progress.setTotal(plan.shards.reduce((n, s) => n + s.size, 0));
-      progress.bytes = 0;
+      progress.bytes = files.reduce((n, f) => n + (f.kept ? f.size : 0), 0);
     };
     await wasm.whenIdle();
     buf = wasm.alloc(HEADER_PIECE);
     const openShard = async (s) => {
       const f = files[s];
+      if (resumable) await out.remove(digestName(f.name));  // an earlier run's, now stale
       await f.open(sink);
       cur = s;
       plan.open(s, f.name);
+      if (resumable) plan.hashReset();
       for (;;) {
         const { n, done } = plan.header(buf, HEADER_PIECE, f.name);
+        if (resumable) plan.hash(buf, n);
         if (n) await f.write(wasm.u8.slice(buf, buf + n), signal);
         progress.bytes += n;
         if (done) break;
@@ -388,7 +496,9 @@ export async function convert(source, options = {}) {
     const closeShard = async (s) => {
       const f = files[s];
       plan.finish(f.name);
+      const digest = resumable ? plan.hashHex() : null;
       await f.close();
+      if (digest !== null) await writeWhole(sink, digestName(f.name), new TextEncoder().encode(`${digest}\n`), signal);
       f.done = true;
       cur = null;
       progress.maybe();
@@ -410,6 +520,7 @@ export async function convert(source, options = {}) {
           if (ev.role !== 0) break;
           const f = files[entry.shard];
           plan.data(entry.row, ev.size, f.name);
+          if (resumable) plan.hash(ev.ptr, ev.size);
           await f.write(wasm.u8.slice(ev.ptr, ev.ptr + ev.size), signal);  // a copy: the view is the loader's
           progress.bytes += ev.size;
           progress.maybe();
@@ -431,7 +542,7 @@ export async function convert(source, options = {}) {
       if (cur !== s) await openShard(s);
       await closeShard(s);
     }
-    const written = files.map((f) => ({ name: f.name, size: f.size }));
+    const written = files.map((f) => (f.kept ? { name: f.name, size: f.size, kept: true } : { name: f.name, size: f.size }));
     await wasm.whenIdle();
     if (plan.shardCount > 1) {
       const index = plan.index();

@@ -17,6 +17,7 @@
 #include "weightstream/convert_plan.h"
 #include "weightstream/model_loader.h"
 #include "weightstream/safetensors_writer.h"
+#include "weightstream/sha256.h"
 
 using wsabi::ptr32;
 using wsabi::put_u64;
@@ -24,6 +25,9 @@ using wsabi::put_u64;
 struct WsConvert {
   ws::ConvertPlan plan;
   ws::SafetensorsWriter writer;  // the output file being written (ws_convert_open)
+  // The digest of a file written or read back (resume: `.<name>.sha256`, as the CLI records it).
+  ws::Sha256 sha;
+  char hex[ws::kSha256HexChars + 1];
   uint32_t item[16];
 };
 
@@ -91,6 +95,30 @@ WS_EXPORT(ws_convert_destroy) void ws_convert_destroy(WsConvert* c) {
 
 // The item words the calls below answer in (valid until the next call on the handle).
 WS_EXPORT(ws_convert_item) uint32_t* ws_convert_item(WsConvert* c) { return c->item; }
+
+// The conversion's SHA-256 (resuming: a file's digest is recorded when it is finished, and an
+// earlier run's file is kept when its bytes still have it): restart, add `n` bytes at `data`, and
+// the digest as 64 lowercase hex digits (a pointer to them; the hasher restarts).
+WS_EXPORT(ws_convert_sha256_reset) void ws_convert_sha256_reset(WsConvert* c) { c->sha.reset(); }
+WS_EXPORT(ws_convert_sha256_update) void ws_convert_sha256_update(WsConvert* c, const uint8_t* data, uint32_t n) {
+  c->sha.update(data, n);
+}
+WS_EXPORT(ws_convert_sha256_hex) const char* ws_convert_sha256_hex(WsConvert* c) {
+  uint8_t digest[ws::kSha256Bytes];
+  c->sha.finish(digest);
+  ws::sha256_to_hex(digest, c->hex);
+  c->sha.reset();
+  return c->hex;
+}
+
+// ws::parse_byte_size of the `n` bytes at `text` (maxShardSize: "5GB", "2GiB", ...) into out[0]
+// (low) and out[1] (high); 0 when they are no byte count.
+WS_EXPORT(ws_parse_byte_size) uint32_t ws_parse_byte_size(const char* text, uint32_t n, uint32_t* out) {
+  uint64_t v = 0;
+  if (!ws::parse_byte_size(text, n, &v)) return 0;
+  put_u64(out, v);
+  return 1;
+}
 
 // ModelLoaderOptions::stored_formats for `keep_dtypes` (ws::convert_stored_formats) into item
 // words 0 (low) and 1 (high): what the loader must hand out stored for the plan's copies.

@@ -28,7 +28,7 @@ export async function examples(device: GPUDevice, file: File, signal: AbortSigna
 
   // convert(): to a directory the user picked (File System Access), or a sink per file.
   const dir = { getFileHandle: async (_name: string, _o: { create: true }) => ({ createWritable: async () => new WritableStream<Uint8Array>() }) };
-  const conv = await convert('https://host/repo/model.safetensors.index.json', { to: 'bf16', output: dir, maxShardSize: 5e9, keep: ['F32'], signal,
+  const conv = await convert('https://host/repo/model.safetensors.index.json', { to: 'bf16', output: dir, maxShardSize: '5GB', keep: ['F32'], signal,
     onProgress: (p) => console.log(p.bytes, p.totalBytes) });
   console.log(conv.files.map((f) => [f.name, f.size]), conv.from, conv.skipped.length);
   await convert(file, { output: (name) => new WritableStream<Uint8Array>({ write: (chunk) => console.log(name, chunk.byteLength) }), filter: /^model\./, to: 'f16' });

@@ -670,14 +670,22 @@ export type ConvertWritable = WritableStream<Uint8Array> | {
   abort?(reason?: unknown): unknown;
 };
 
-/** A directory convert() can create files in (a FileSystemDirectoryHandle). */
+/** A directory convert() can create files in and read back (a FileSystemDirectoryHandle): a
+ * conversion run again there keeps the files an earlier run finished. */
 export interface ConvertDirectory {
-  getFileHandle(name: string, options: { create: true }): Promise<{ createWritable(): Promise<ConvertWritable> }>;
+  getFileHandle(name: string, options?: { create?: boolean }): Promise<{
+    createWritable(): Promise<ConvertWritable>;
+    getFile(): Promise<Blob>;
+  }>;
+  removeEntry(name: string): Promise<void>;
 }
 
 export interface ConvertOptions extends CommonOptions {
   /** The output files' sink: (name) => a WritableStream, a directory handle, or (Node) a directory
-   *  path or file: URL (each file written as <name>.partial and renamed when complete). */
+   *  path or file: URL (each file written as <name>.partial and renamed when complete). Into a
+   *  directory, each shard's SHA-256 is recorded beside it (`.<name>.sha256`, as the CLI records
+   *  it) and a run again keeps every shard that still has its planned size, header and digest
+   *  (resume; a CLI's directory too). */
   output: ((name: string) => ConvertWritable | Promise<ConvertWritable>) | ConvertDirectory | string | URL;
   /** The type decoded weights are written in; default 'bf16'. */
   to?: 'bf16' | 'f16' | 'f32';
@@ -685,8 +693,11 @@ export interface ConvertOptions extends CommonOptions {
    *  (the CLI's --keep). */
   keep?: string | string[] | Set<string>;
   /** The most tensor bytes one output file holds (Hugging Face's max_shard_size); 0 or absent:
-   *  one file. Several files get transformers' names and a model.safetensors.index.json. */
-  maxShardSize?: number | bigint;
+   *  one file. Several files get transformers' names and a model.safetensors.index.json. A string
+   *  is read as transformers reads max_shard_size ('5GB' = 5e9, '2GiB' = 2^31, '500MB', a
+   *  lowercase final b for bits), or as the CLI's sizes ('64k', '1M'); anything else is a
+   *  TypeError. */
+  maxShardSize?: number | bigint | string;
   /** The weights to convert, by their (logical) names; the function gets (name, {name, index}). */
   filter?: string[] | Set<string> | RegExp | string | ((name: string, weight: { name: string; index: number }) => boolean);
   /** Reports the output bytes written: bytes of totalBytes (every shard's size), weights done. */
@@ -704,8 +715,9 @@ export interface ConvertOptions extends CommonOptions {
 
 export interface ConvertResult {
   /** The files written, in order: the shards, model.safetensors.index.json (several shards),
-   *  config.json (a safetensors model with one beside it), with their sizes. */
-  files: { name: string; size: number }[];
+   *  config.json (a safetensors model with one beside it), with their sizes; `kept`: a shard an
+   *  earlier run into the same directory finished, not written again. */
+  files: { name: string; size: number; kept?: true }[];
   /** The weights written. */
   weights: number;
   /** Their bytes (the shards' data sections). */

@@ -38,8 +38,20 @@ struct ConvertOptions {
   // dtypes' formats as ModelLoaderOptions::stored_formats, so the loader hands those out stored.
   uint32_t keep_dtypes = 0;
   // The most tensor bytes one output file holds (Hugging Face's max_shard_size); 0: one file.
+  // parse_byte_size() reads it as hosts are given it ("5GB", "2GiB", ...).
   uint64_t max_shard_size = 0;
 };
+
+// A byte count as Hugging Face's `max_shard_size` spells it (transformers' and accelerate's
+// convert_file_size_to_int): a number with a unit, KiB / MiB / GiB (2^10, 2^20, 2^30) or KB / MB /
+// GB (10^3, 10^6, 10^9), the unit in any case and the number with an optional decimal fraction
+// ("1.5GB"), where a lowercase final `b` means bits ("8Gb" and "8gb": a byte is 8 of them);
+// also, as the CLI's other sizes, digits alone (bytes; no fraction) and one-letter binary units
+// k, M, G ("64k").
+// The product is truncated to whole bytes, as upstream's int(float(...)) (exact decimal arithmetic
+// here, on the fraction's first nine digits). False for anything else, for zero and for a value
+// past 2^64 - 1.
+bool parse_byte_size(const char* text, size_t n, uint64_t* out);
 
 enum class ConvertAction : uint8_t {
   Decode,      // through the Dequantizer to ConvertOptions::to

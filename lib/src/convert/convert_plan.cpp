@@ -100,6 +100,73 @@ size_t put_decimal(uint64_t v, size_t width, char* buf) {
 
 // transformers' naming (modeling_utils: "model-{i:05d}-of-{n:05d}.safetensors" from the weights
 // name): printf's %05d, so wider numbers are not cut. No snprintf: lib/ stays free of stdio.
+namespace {
+
+// The unit `text` (`n` bytes) names: its multiplier, and whether it counts bits. False when it is
+// none of parse_byte_size()'s.
+bool byte_unit(const char* text, size_t n, uint64_t* mult, bool* bits) {
+  *bits = false;
+  if (n == 0) {
+    *mult = 1;
+    return true;
+  }
+  const char c = text[0];
+  const int k = c == 'k' || c == 'K' ? 1 : c == 'm' || c == 'M' ? 2 : c == 'g' || c == 'G' ? 3 : 0;
+  if (k == 0) return false;
+  if (n == 1) {  // k, M, G: binary
+    *mult = uint64_t(1) << (10 * k);
+    return true;
+  }
+  if (n == 3 && (text[1] == 'i' || text[1] == 'I') && (text[2] == 'b' || text[2] == 'B')) {
+    *mult = uint64_t(1) << (10 * k);
+    return true;
+  }
+  if (n == 2 && (text[1] == 'b' || text[1] == 'B')) {
+    *mult = k == 1 ? 1000u : k == 2 ? 1000000u : 1000000000u;
+    *bits = text[1] == 'b';  // upstream: size.endswith("b")
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool parse_byte_size(const char* text, size_t n, uint64_t* out) {
+  size_t i = 0;
+  uint64_t whole = 0;
+  while (i < n && text[i] >= '0' && text[i] <= '9') {
+    if (__builtin_mul_overflow(whole, uint64_t(10), &whole) || __builtin_add_overflow(whole, uint64_t(text[i] - '0'), &whole))
+      return false;
+    ++i;
+  }
+  if (i == 0) return false;
+  // The fraction's digits, as a numerator over 10^digits: the first nine (frac * mult then stays
+  // below 10^9 * 2^30 < 2^60; a tenth digit moves the result by at most a byte of a GiB).
+  uint64_t frac = 0, denom = 1;
+  if (i < n && text[i] == '.') {
+    ++i;
+    const size_t first = i;
+    while (i < n && text[i] >= '0' && text[i] <= '9') {
+      if (denom < 1000000000u) {
+        frac = frac * 10 + uint64_t(text[i] - '0');
+        denom *= 10;
+      }
+      ++i;
+    }
+    if (i == first) return false;
+  }
+  uint64_t mult = 0, v = 0;
+  bool bits = false;
+  if (!byte_unit(text + i, n - i, &mult, &bits)) return false;
+  if (denom > 1 && i == n) return false;  // a fraction of a byte: a fraction needs a unit
+  if (__builtin_mul_overflow(whole, mult, &v)) return false;
+  if (__builtin_add_overflow(v, frac * mult / denom, &v)) return false;  // truncated
+  if (bits) v /= 8;
+  if (v == 0) return false;
+  *out = v;
+  return true;
+}
+
 size_t convert_shard_name(uint32_t i, uint32_t n, char* out, size_t cap) {
   char buf[64];
   size_t k = 0;
