@@ -181,6 +181,19 @@ if (wanted('deepseek-v3')) {
     getAfterHash: await ms(() => { for (const n of names) seen.tensors.get(n); }) / names.length,
     all: await ms(() => { globalThis.kept = Array.from(seen.tensors); }),
   };
+  // plan() of the same header (issue #31): its outputs as a view over columns (0.6) against every
+  // output's object made (plainArrays: as plan() listed them before 0.6), f16 and raw.
+  const p = await ws.plan(stream(), { dtype: 'f16' });
+  const pOld = await ws.plan(stream(), { dtype: 'f16', plainArrays: true });
+  if (JSON.stringify(p.tensors) !== JSON.stringify(pOld.tensors) || p.outputBytes !== pOld.outputBytes) throw new Error('deepseek-v3: plainArrays plans other outputs');
+  lazyCosts.plan = {
+    outputs: p.tensors.length,
+    f16: await ms(() => ws.plan(stream(), { dtype: 'f16' })),
+    f16Plain: await ms(() => ws.plan(stream(), { dtype: 'f16', plainArrays: true })),
+    raw: await ms(() => ws.plan(stream(), { dtype: 'raw' })),
+    rawPlain: await ms(() => ws.plan(stream(), { dtype: 'raw', plainArrays: true })),
+    inspect: 1000 * mb / rows.find((r) => r.name === 'deepseek-v3').inspect,
+  };
 }
 
 const measured = nativeFigures([...new Set(rows.map((r) => r.native ?? r.name))]);
@@ -199,4 +212,8 @@ if (lazyCosts) {
   console.log(`\ndeepseek-v3's lazy table: ${(lazyCosts.held / 1e6).toFixed(1)} MB held (records + names); the first get() ` +
     `${lazyCosts.firstGet.toFixed(2)} ms (a scan), a get() once hashed ${(lazyCosts.getAfterHash * 1000).toFixed(1)} µs; ` +
     `every object (Array.from) ${lazyCosts.all.toFixed(1)} ms`);
+  const p = lazyCosts.plan;
+  console.log(`deepseek-v3's plan() (${p.outputs.toLocaleString('en')} outputs): f16 ${p.f16.toFixed(1)} ms as a view, ` +
+    `${p.f16Plain.toFixed(1)} ms with plainArrays (${(p.f16Plain / p.f16).toFixed(2)}x); raw ${p.raw.toFixed(1)} ms, ` +
+    `${p.rawPlain.toFixed(1)} ms (${(p.rawPlain / p.raw).toFixed(2)}x); inspect() ${p.inspect.toFixed(1)} ms`);
 }

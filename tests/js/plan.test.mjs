@@ -134,6 +134,28 @@ test('plan: limits from device.limits or a limits object: tensors over maxBuffer
   await assert.rejects(ws.plan(file, { limits: { maxBufferSize: -1 } }), TypeError);
 });
 
+test('plan: tensors is a view over the plan\'s columns (each object made when asked for, anew), the plain array with plainArrays; an FP8 model\'s and a GGUF\'s alike', async () => {
+  for (const [source, options] of [[join(repo, 'samples', 'tiny-llama.safetensors'), { dtype: 'f16', limits: { maxBufferSize: 200000 } }],
+    [join(repo, 'tests', 'data', 'conventions', 'hub', 'fp8-block', 'model.safetensors'), { dtype: 'f32' }],
+    [join(repo, 'tests', 'data', 'conventions', 'mlx', 'model.safetensors'), { dtype: 'raw' }]]) {
+    const p = await ws.plan(source, options);
+    const old = await ws.plan(source, { ...options, plainArrays: true });
+    assert.ok(!Array.isArray(p.tensors) && Array.isArray(old.tensors), source);
+    assert.equal(p.tensors.length, old.tensors.length);
+    assert.deepEqual(p.tensors.toJSON(), old.tensors);
+    assert.deepEqual(Array.from(p.tensors), old.tensors);
+    assert.deepEqual({ ...p, tensors: null }, { ...old, tensors: null }, 'the totals are the same');
+    for (const [i, t] of old.tensors.entries()) {
+      assert.deepEqual(p.tensors.at(i), t);
+      assert.deepEqual(p.tensors.get(t.name), t);
+      assert.notEqual(p.tensors.at(i), p.tensors.at(i), 'a new object at each request');
+    }
+    assert.equal(p.tensors.get('no such tensor'), undefined);
+    assert.equal(p.tensors.at(p.tensors.length), undefined);
+    assert.deepEqual(p.tensors.at(-1), old.tensors.at(-1));
+  }
+});
+
 test('plan: budget — the total GPU bytes against a number of bytes; filter as loadToWebGPU takes it (fewer outputs, fewer bytes read)', async () => {
   const file = join(repo, 'samples', 'tiny-llama.safetensors');
   const p = await ws.plan(file, { dtype: 'f16' });
@@ -166,14 +188,16 @@ test('plan over HTTP: Range requests only, the header and nothing of the data; t
     // quantization: false: no config.json is looked for beside the URL (see below).
     const p = await ws.plan(`${srv.base}/m.safetensors`, { dtype: 'f16', limits: { maxBufferSize: 200000 }, quantization: false });
     const local = await ws.plan(join(repo, 'samples', 'tiny-llama.safetensors'), { dtype: 'f16', limits: { maxBufferSize: 200000 } });
-    assert.deepEqual({ ...p, files: null }, { ...local, files: null });
+    // (tensors: a view over each plan's own columns; their objects compared.)
+    const same = (x) => ({ ...x, files: null, tensors: x.tensors.toJSON() });
+    assert.deepEqual(same(p), same(local));
     assert.deepEqual(p.files.map((f) => f.size), [tiny.length]);
     assert.equal(srv.stats.requests, srv.stats.rangeRequests, 'every request a Range request');
     assert.equal(srv.stats.requests, 1);
     // Without it, the plan asks for the config.json beside the model too (the CLI reads it beside a
     // path or URL alike): this server has none (404), which is fine.
     const withConfig = await ws.plan(`${srv.base}/m.safetensors`, { dtype: 'f16', limits: { maxBufferSize: 200000 } });
-    assert.deepEqual({ ...withConfig, files: null }, { ...p, files: null });
+    assert.deepEqual(same(withConfig), same(p));
     assert.deepEqual(srv.stats.log.slice(1).map((l) => l.path), ['/m.safetensors']);
     // The rest were 404s (this server logs only the files it has): config.json, asked for once per
     // attempt of the loader.

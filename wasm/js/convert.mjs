@@ -37,11 +37,15 @@ async function outputOf(output) {
   if (typeof output === 'function') return { open: output, read: null, remove: null };
   if (output && typeof output === 'object' && typeof output.getFileHandle === 'function') {
     const absent = (e) => e?.name === 'NotFoundError' || e?.name === 'TypeMismatchError';
+    const open = async (name) => (await output.getFileHandle(name, { create: true })).createWritable();
+    // A directory-like object that cannot remove (only getFileHandle): written whole, no resume.
+    if (typeof output.removeEntry !== 'function') return { open, read: null, remove: null };
     return {
-      open: async (name) => (await output.getFileHandle(name, { create: true })).createWritable(),
+      open,
       read: async (name) => {
         try {
-          return await (await output.getFileHandle(name)).getFile();
+          const h = await output.getFileHandle(name);
+          return typeof h.getFile === 'function' ? await h.getFile() : null;
         } catch (e) {
           if (absent(e)) return null;
           throw e;

@@ -6,8 +6,10 @@
 //   { kind: 'tdata', d, shard, ptr, size, offset }        output bytes at wasm address ptr, `offset`
 //                                                         bytes into the output; valid until resumed
 //   { kind: 'done', validated, index }
-// With { headersOnly: true } (plan()): the header events, then
-//   { kind: 'planned', files, model, bytes: {read, toRead} }  and nothing more is read.
+// With { headersOnly: true } (plan()): the header events (their outputs empty), then
+//   { kind: 'planned', files, model, bytes: {read, toRead}, table }  and nothing more is read;
+//   `table` (plan-table.mjs) holds the outputs as columns, each descriptor made when asked for
+//   (outputDescriptor).
 //
 // dtype 'raw': every tensor of every file as stored, one output each (the loader's as_stored
 // model: no convention applies). 'f32' / 'f16': the model's weights decoded to their logical
@@ -18,6 +20,7 @@ import { loadModel, Mode } from './host.mjs';
 import { toSelect, withEvents } from './options.mjs';
 import { makeError } from './errors.mjs';
 import { formatFromDtype, formatFromGgml, formatTable } from './formats.mjs';
+import { PlanTable } from './plan-table.mjs';
 
 const DTYPES = ['f32', 'f16', 'raw'];
 
@@ -43,6 +46,12 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
     outputs = new Map();
     const files = ready.files;
     const chunk = ready.model.plan.chunk;
+    if (headersOnly) {
+      ready.perFile = new Map();
+      const table = planTable(wasm, L, ready, select, gpu, raw, dtype);
+      planned = { kind: 'planned', files, model: ready.model, bytes: L.bytes(), configFromOption: model.configFromOption, table };
+      return;
+    }
     const perFile = new Map();
     for (let i = 0; i < ready.model.weightCount; i++) {
       const w = L.weight(i, chunk);
@@ -66,7 +75,6 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
     }
     ready.perFile = perFile;
     const bytes = L.bytes();
-    if (headersOnly) planned = { kind: 'planned', files, model: ready.model, bytes, configFromOption: model.configFromOption };
     if (progress) {
       progress.bytes = bytes.read;
       progress.setTotal(bytes.read + bytes.toRead);
@@ -89,6 +97,43 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
       default: break;
     }
   }
+}
+
+// plan()'s outputs (headersOnly) as columns: the same selection as a load's (the filter sees each
+// weight's name and its packed tensor), no object made for a weight unless the filter asks.
+function planTable(wasm, L, ready, select, gpu, raw, dtype) {
+  const files = ready.files, chunk = ready.model.plan.chunk, count = ready.model.weightCount;
+  const chosen = new Uint32Array(count), outBytes = new Float64Array(count);
+  const onGpu = new Uint8Array(count), asStored = new Uint8Array(count);
+  let n = 0;
+  for (let i = 0; i < count; i++) {
+    if (select) {
+      const w = L.weight(i, chunk);
+      const file = files[L.tableFile(w.pieces.packed.table)];
+      const t = file.header.tensors.at(w.pieces.packed.index);
+      if (!select(w.name === t.name ? t : { ...t, name: w.name })) continue;
+    }
+    const s = L.select(i);
+    if (s !== 0) {
+      const w = L.weight(i, chunk), file = files[L.tableFile(w.pieces.packed.table)];
+      throw makeError({ code: wasm.statusName(s), offset: file.header.tensors.at(w.pieces.packed.index).offset, tensor: w.name, shard: file.shard ?? null });
+    }
+    const g = gpu !== null && L.storedForHost(i);
+    chosen[n] = i;
+    outBytes[n] = L.outputBytes(i);
+    onGpu[n] = g ? 1 : 0;
+    asStored[n++] = raw || (L.passesStored(i) && !g) ? 1 : 0;
+  }
+  return new PlanTable(wasm, L, chunk, files, chosen.subarray(0, n), outBytes, onGpu, asStored, dtype);
+}
+
+// Output p of a PlanTable as a load describes it (its descriptor, with `gpu` for a weight the GPU
+// decodes): what describe() gives at ModelReady, made from the copied words.
+export function outputDescriptor(table, p) {
+  const w = table.weight(p), file = table.file(p), ti = w.pieces.packed.index;
+  const d = describe(table.wasm, w, ti, file.header, table.files, table.stored(p) ? null : table.dtype, table.byteLength[p]);
+  if (table.gpu(p)) d.gpu = gpuOf(w, table.files, table.upload[p]);
+  return d;
 }
 
 // The output descriptor of weight w (its packed tensor, `ti` of `header`): decoded to `dtype`, or as

@@ -10,7 +10,8 @@
 // by loadToWebGPU's own rule (gpu-writer.mjs layout: 4-byte multiples, split pieces of whole
 // elements or blocks).
 import { init } from './module.mjs';
-import { modelEvents } from './model.mjs';
+import { modelEvents, outputDescriptor } from './model.mjs';
+import { LazyList } from './tensor-table.mjs';
 import { planDecodeFormats } from './gpu-decode/index.mjs';
 import { layout, bufferSize, roundUp4, unitOf, DEFAULT_MAX_BUFFER, DEFAULT_MAX_BINDING } from './gpu-writer.mjs';
 import { storageCheck, deviceCheck, cachedUrls } from './storage-checks.mjs';
@@ -39,15 +40,11 @@ export async function plan(source, options = {}) {
   // decode 'gpu' / 'auto': which tensors the GPU decodes (tensors[].decode, uploadBytes).
   const gpuFormats = planDecodeFormats(options);
 
-  const tensors = [];
   let planned = null;
   for await (const ev of modelEvents(wasm, source, loadOptions, null, { headersOnly: true, gpuFormats })) {
-    if (ev.kind === 'header') {
-      for (const d of ev.plan.outputs) tensors.push(entry(d, ev.shard ?? null));
-    } else if (ev.kind === 'planned') {
-      planned = ev;
-    }
+    if (ev.kind === 'planned') planned = ev;
   }
+  const table = planned.table;
 
   function entry(d, file) {
     const single = roundUp4(Math.max(d.byteLength, 4));
@@ -74,11 +71,26 @@ export async function plan(source, options = {}) {
   // one made of the quantization option, which nothing downloads).
   const files = planned.files.filter((f) => f.present && f.feed && !(f.kind === 'config' && planned.configFromOption))
     .map((f) => ({ name: f.name, kind: f.kind, size: f.size ?? null }));
-  const outputBytes = tensors.reduce((a, t) => a + t.byteLength, 0);
-  const uploadBytes = tensors.reduce((a, t) => a + t.uploadBytes, 0);
-  const gpuBytes = tensors.every((t) => t.gpuBytes !== null) ? tensors.reduce((a, t) => a + t.gpuBytes, 0) : null;
-  const needsSplit = tensors.filter((t) => t.needsSplit).map((t) => t.name);
-  const overBindingSize = tensors.filter((t) => t.overBindingSize).map((t) => t.name);
+  // The totals from the columns: an output's descriptor is made only for one over a limit (its
+  // layout needs its element or block size).
+  let outputBytes = 0, uploadBytes = 0, gpuBytes = 0;
+  const needsSplit = [], overBindingSize = [];
+  for (let p = 0; p < table.count; p++) {
+    const n = table.byteLength[p];
+    outputBytes += n;
+    uploadBytes += table.upload[p];
+    const single = roundUp4(Math.max(n, 4));
+    if (single <= maxBufferSize) {
+      if (gpuBytes !== null) gpuBytes += single;
+    } else {
+      needsSplit.push(table.name(p));
+      const t = entry(outputDescriptor(table, p), null);
+      gpuBytes = gpuBytes === null || t.gpuBytes === null ? null : gpuBytes + t.gpuBytes;
+    }
+    if (single > maxBinding) overBindingSize.push(table.name(p));
+  }
+  // The outputs as a view (tensor-table.mjs LazyList): each object made when asked for.
+  const tensors = new PlanOutputs(table, entry);
   const fitsLimits = split || needsSplit.length === 0;
   const fitsBudget = budget === null ? null : gpuBytes !== null && gpuBytes <= budget;
   const readBytes = planned.bytes.read + planned.bytes.toRead;
@@ -94,7 +106,8 @@ export async function plan(source, options = {}) {
     downloadBytes: files.every((f) => f.size !== null) ? files.reduce((a, f) => a + f.size, 0) : null,
     // What loading this selection reads (headers included): the loader's bytes_read + bytes_to_read.
     readBytes,
-    tensors,
+    // A view (plainArrays: true, for one minor version: a plain array, as before 0.6).
+    tensors: options.plainArrays ? tensors.slice() : tensors,
     outputBytes,
     // What goes over to the GPU: outputBytes, less what the GPU decodes from stored bytes.
     uploadBytes,
@@ -112,4 +125,24 @@ export async function plan(source, options = {}) {
     // [{code: 'StorageQuota' | 'StorageNotPersisted' | 'NoShaderF16', message, fix}]
     warnings,
   };
+}
+
+// plan()'s `tensors`: output p's entry ({name, file, dtype, shape, byteLength, buffers, ...}) made
+// anew at each request from the plan's columns; toJSON() / Array.from() give them all.
+class PlanOutputs extends LazyList {
+  constructor(table, entry) {
+    super();
+    this.table = table;
+    this.entry = entry;
+  }
+  get length() { return this.table.count; }
+  get [Symbol.toStringTag]() { return 'PlanOutputs'; }
+  make(p) { return this.entry(outputDescriptor(this.table, p), this.table.file(p).shard ?? null); }
+  indexOf(name) {
+    if (typeof name !== 'string') return -1;
+    for (let p = 0; p < this.table.count; p++) if (this.table.name(p) === name) return p;
+    return -1;
+  }
+  get(name) { const p = this.indexOf(name); return p < 0 ? undefined : this.make(p); }
+  has(name) { return this.indexOf(name) >= 0; }
 }

@@ -411,26 +411,31 @@ export const emptyWeights = () => new WeightList(new Uint32Array(0), new Uint8Ar
 
 // Weights [0, count) of loader L (ws_loader_weight, plans for reads of `chunk` bytes) as a
 // WeightList; `toPublic(view, w, i)` makes weight i's object from its words at word index w.
-export function copyWeights(wasm, L, count, chunk, toPublic) {
+// `indexes`: the loader's weights indexes[0, count) instead (plan()'s selection).
+export function copyWeights(wasm, L, count, chunk, toPublic, indexes = null) {
   const words = new Uint32Array(count * WEIGHT_WORDS);
   let names = new Uint8Array(count * 48), nb = 0, quantized = false;
   const parameters = [];
+  // The library's plain flag by convention id, looked up once (a 94k-weight plan() asks per weight).
+  const plainId = wasm.conventionNames.map((c) => wasm.plainConventions.has(c));
   for (let i = 0; i < count; i++) {
-    const w = wasm.x.ws_loader_weight(L.h, i, chunk) >> 2;
-    const u = wasm.u32, len = u[w + 1];
+    const w = wasm.x.ws_loader_weight(L.h, indexes ? indexes[i] : i, chunk) >> 2;
+    const u = wasm.u32, len = u[w + 1], at = u[w];
     // A convention's weight has parameters (plain tensors none): read before the item words change.
-    const plain = wasm.plainConventions.has(wasm.conventionNames[u[w + 2]]);
-    words.set(u.subarray(w, w + WEIGHT_WORDS), i * WEIGHT_WORDS);
+    const plain = plainId[u[w + 2]];
+    // Copied word by word and byte by byte: a subarray per weight cost more than the copy.
+    for (let j = 0, o = i * WEIGHT_WORDS; j < WEIGHT_WORDS; j++) words[o + j] = u[w + j];
     if (nb + len > names.length) {
       const grown = new Uint8Array(Math.max(nb + len, names.length * 2));
       grown.set(names.subarray(0, nb));
       names = grown;
     }
-    names.set(wasm.u8.subarray(u[w], u[w] + len), nb);
+    const u8 = wasm.u8;
+    for (let j = 0; j < len; j++) names[nb + j] = u8[at + j];
     words[i * WEIGHT_WORDS] = nb;
     nb += len;
     quantized ||= !plain;  // the library's plain flag
-    if (!plain) parameters[i] = L.parameters(i);
+    if (!plain) parameters[i] = L.parameters(indexes ? indexes[i] : i);
   }
   const list = new WeightList(words, nb < names.length ? names.slice(0, nb) : names, count, toPublic, wasm);
   list.quantized = quantized;

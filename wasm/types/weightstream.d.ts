@@ -581,6 +581,9 @@ export interface PlanOptions extends CommonOptions {
   decode?: 'cpu' | 'gpu' | 'auto';
   /** With cache: 'opfs': the StorageManager whose estimate() / persisted() are checked (default navigator.storage). */
   storage?: StorageLike;
+  /** Deprecated (removed in 0.7): `tensors` as a plain array of every output's object, as before
+   * 0.6, instead of a lazy view (LazyList). */
+  plainArrays?: boolean;
   /** For the shader-f16 check's advice: whether the adapter could give the feature. */
   adapter?: { features: { has(name: string): boolean } };
 }
@@ -641,7 +644,9 @@ export interface Plan {
   downloadBytes: number | null;
   /** What loading this selection reads, headers included (the library's bytes_read + bytes_to_read). */
   readBytes: number;
-  tensors: PlannedTensor[];
+  /** The outputs, as a view (LazyList: `at(i)`, `get(name)`, iteration, `map`, ...; each object made
+   * when asked for) over the plan's columns; a plain array with `plainArrays: true`. */
+  tensors: LazyList<PlannedTensor>;
   outputBytes: number;
   /** The tensors' uploadBytes in all. */
   uploadBytes: number;
@@ -670,14 +675,15 @@ export type ConvertWritable = WritableStream<Uint8Array> | {
   abort?(reason?: unknown): unknown;
 };
 
-/** A directory convert() can create files in and read back (a FileSystemDirectoryHandle): a
- * conversion run again there keeps the files an earlier run finished. */
+/** A directory convert() can create files in (a FileSystemDirectoryHandle). One that can also read
+ * files back and remove them (getFile, removeEntry: a real handle can) resumes: a conversion run
+ * again there keeps the files an earlier run finished. */
 export interface ConvertDirectory {
   getFileHandle(name: string, options?: { create?: boolean }): Promise<{
     createWritable(): Promise<ConvertWritable>;
-    getFile(): Promise<Blob>;
+    getFile?(): Promise<Blob>;
   }>;
-  removeEntry(name: string): Promise<void>;
+  removeEntry?(name: string): Promise<void>;
 }
 
 export interface ConvertOptions extends CommonOptions {
@@ -736,6 +742,7 @@ export interface ConvertResult {
 export declare function convert(source: ModelSource, options: ConvertOptions): Promise<ConvertResult>;
 
 /** A preflight: what loadToWebGPU would create and read, from the headers alone. */
+export declare function plan(source: ModelSource, options: PlanOptions & { plainArrays: true }): Promise<Omit<Plan, 'tensors'> & { tensors: PlannedTensor[] }>;
 export declare function plan(source: ModelSource, options?: PlanOptions): Promise<Plan>;
 export declare function supportedFormats(options?: CommonOptions): Promise<string[]>;
 /** The kind of model file whose first bytes are `head` (4 KiB is plenty), by the library's one rule
