@@ -24,7 +24,10 @@ lib_share() {  # MAP [per-object] -> "code rodata" of libweightstream.a's kept i
     /^Linker script and memory map/ { kept = 1 }
     kept && /^ \.(text|rodata)/ {
       sec = $1
-      if (NF >= 4 && $2 ~ /^0x/) { size = $3; file = $4 } else { getline; if ($1 !~ /^0x/) next; size = $2; file = $3 }
+      if (NF >= 4 && $2 ~ /^0x/) { addr = $2; size = $3; file = $4 } else { getline; if ($1 !~ /^0x/) next; addr = $1; size = $2; file = $3 }
+      # Merged string sections (.rodata.*.str1.1): every object that contributes one is listed at
+      # the merged output address with the pool'"'"'s whole size; the pool counts once (its first object).
+      if (sec ~ /^\.rodata/ && sec ~ /str1/ && seen[addr]++) next
       if (file ~ /libweightstream\.a/) {
         obj = file; sub(/.*\(/, "", obj); sub(/\.obj\)$|\.o\)$|\)$/, "", obj)
         if (sec ~ /^\.text/) { code += hex(size); ocode[obj] += hex(size) } else { ro += hex(size); oro[obj] += hex(size) }

@@ -273,11 +273,42 @@ size_t arena_needed(const Model& m) {
 }  // namespace mcu
 
 #if WS_MCU_DEQUANT >= 3 || !defined(__arm__)
+#include <weightstream/convert_plan.h>
 #include <weightstream/model_loader.h>
 
 namespace mcu {
 namespace {
 float loader_out[256];  // the loader's output piece (1 KiB): the caller's buffer, not its arena
+
+// A NeedRead answered from the flash file the loader names (one that is not there: missing).
+void answer_read(ws::ModelLoader& L, const ws::ModelEvent& e, const FlashFile* files, size_t count) {
+  const ws::StrView name = L.file_name(e.file);
+  const FlashFile* file = nullptr;
+  for (size_t i = 0; i < count; ++i)
+    if (name.equals(files[i].name)) file = &files[i];
+  if (!file) {
+    L.file_missing();  // config.json: there is none
+    return;
+  }
+  Model m{file->name, file->flash, file->size, nullptr};
+  L.set_file_size(file->size);
+  const size_t n = flash_read(m, uint32_t(e.offset), piece, e.length < sizeof piece ? e.length : sizeof piece);
+  if (n) L.feed(piece, n); else L.end_of_file();
+}
+
+char* put_error(char* o, const char* label, const ws::Error& err, size_t need) {
+  o = put_z(o, "ck ");
+  o = put_z(o, label);
+  o = put_z(o, " error ");
+  o = put_z(o, ws::status_name(err.code));
+  o = put_z(o, " at ");
+  o = put_dec(o, err.offset);
+  o = put_z(o, " need ");
+  o = put_dec(o, need);
+  *o++ = '\n';
+  *o = 0;
+  return o;
+}
 }  // namespace
 
 bool g_quiet = false;
@@ -306,21 +337,9 @@ int run_loader(const char* label, const FlashFile* files, size_t count, void* ar
   for (;;) {
     const ws::ModelEvent e = L.next();
     switch (e.type) {
-      case ws::ModelEventType::NeedRead: {
-        const ws::StrView name = L.file_name(e.file);
-        const FlashFile* file = nullptr;
-        for (size_t i = 0; i < count; ++i)
-          if (name.equals(files[i].name)) file = &files[i];
-        if (!file) {
-          L.file_missing();  // config.json: there is none
-          break;
-        }
-        Model m{file->name, file->flash, file->size, nullptr};
-        L.set_file_size(file->size);
-        const size_t n = flash_read(m, uint32_t(e.offset), piece, e.length < sizeof piece ? e.length : sizeof piece);
-        if (n) L.feed(piece, n); else L.end_of_file();
+      case ws::ModelEventType::NeedRead:
+        answer_read(L, e, files, count);
         break;
-      }
       case ws::ModelEventType::ModelReady: {
         char* o = put_z(line, "ck ");
         o = put_z(o, label);
@@ -377,16 +396,7 @@ int run_loader(const char* label, const FlashFile* files, size_t count, void* ar
         return 0;
       }
       case ws::ModelEventType::Error: {
-        char* o = put_z(line, "ck ");
-        o = put_z(o, label);
-        o = put_z(o, " error ");
-        o = put_z(o, ws::status_name(L.error().code));
-        o = put_z(o, " at ");
-        o = put_dec(o, L.error().offset);
-        o = put_z(o, " need ");
-        o = put_dec(o, L.arena_needed());
-        *o++ = '\n';
-        *o = 0;
+        put_error(line, label, L.error(), L.arena_needed());
         g_needed = L.arena_needed();
         if (!g_quiet) put(line);
         return 1;
@@ -396,6 +406,100 @@ int run_loader(const char* label, const FlashFile* files, size_t count, void* ar
     }
   }
 }
+
+#if WS_MCU_DEQUANT == 3 || !defined(__arm__)
+namespace {
+alignas(8) uint8_t plan_arena[1024];  // the conversion's plan (its entries, the file's table)
+uint8_t header_piece[64];              // the output header, generated a piece at a time
+}  // namespace
+
+int run_convert(const char* label, const FlashFile* files, size_t count, void* arena, size_t arena_size) {
+  // Static, as the loader and the plan: bf16 output decodes through the Dequantizer's 1 KiB f32
+  // tile, and this frame sits under it within the image's 2 KiB stack budget.
+  static ws::ModelLoaderOptions opt;
+  opt = ws::ModelLoaderOptions();
+  opt.mode = ws::ModelLoadMode::Decode;
+  opt.out = ws::OutType::BF16;
+  opt.pass_stored = true;  // as the CLI's convert: a weight without a decoding goes out as stored
+  opt.seekable = true;
+  opt.read_size = uint32_t(kReadPiece);
+  opt.out_buffer = loader_out;
+  opt.out_buffer_size = sizeof loader_out;
+  opt.limits = device_limits();
+  opt.max_files = 4;
+  alignas(ws::ModelLoader) static uint8_t loader_storage[sizeof(ws::ModelLoader)];
+  alignas(ws::ConvertPlan) static uint8_t plan_storage[sizeof(ws::ConvertPlan)];
+  alignas(ws::SafetensorsWriter) static uint8_t writer_storage[sizeof(ws::SafetensorsWriter)];
+  ws::ModelLoader& L = *new (loader_storage) ws::ModelLoader(arena, arena_size, opt);
+  ws::ConvertPlan& plan = *new (plan_storage) ws::ConvertPlan();
+  ws::SafetensorsWriter& w = *new (writer_storage) ws::SafetensorsWriter();
+  static ws::ConvertOptions copt;
+  copt.to = ws::OutType::BF16;
+  L.open(ws::ModelEntry::ShardIndex, files[0].name);
+  Fnv f;  // the output file's bytes, as a device would write them out
+  uint64_t bytes = 0;
+  uint32_t row = 0;
+  for (;;) {
+    const ws::ModelEvent e = L.next();
+    switch (e.type) {
+      case ws::ModelEventType::NeedRead:
+        answer_read(L, e, files, count);
+        break;
+      case ws::ModelEventType::ModelReady: {
+        ws::Status s = plan.build(L, copt, nullptr, nullptr, plan_arena, sizeof plan_arena);
+        if (s == ws::Status::Ok && plan.shard_count() == 1) s = plan.init_writer(0, &w);
+        if (s != ws::Status::Ok) {
+          put_error(line, label, plan.error(), plan.arena_needed());
+          put(line);
+          return 1;
+        }
+        for (uint32_t k = 0; k < plan.entry_count(); ++k) L.select(plan.entry(k).weight);
+        while (!w.header_done()) {
+          size_t n = 0;
+          if (w.header(header_piece, sizeof header_piece, &n) != ws::Status::Ok) return 1;
+          f.add(header_piece, n);
+          bytes += n;
+        }
+        break;
+      }
+      case ws::ModelEventType::WeightBegin:
+        row = plan.entry(plan.entry_of_weight(e.weight)).row;
+        break;
+      case ws::ModelEventType::WeightData:
+        if (e.role != ws::PieceRole::Packed) break;  // a weight passed stored: its companions are no output
+        if (w.data(row, e.size) != ws::Status::Ok) return 1;
+        f.add(e.data, e.size);
+        bytes += e.size;
+        break;
+      case ws::ModelEventType::Done: {
+        if (w.finish() != ws::Status::Ok) return 1;
+        char* o = put_z(line, "ck ");
+        o = put_z(o, label);
+        o = put_z(o, " convert bf16 ");
+        o = put_z(o, plan.shard(0).name);
+        o = put_z(o, " weights=");
+        o = put_dec(o, plan.entry_count());
+        o = put_z(o, " bytes=");
+        o = put_dec(o, bytes);
+        o = put_z(o, " of ");
+        o = put_dec(o, plan.shard(0).file_size);
+        o = put_z(o, " fnv=");
+        o = put_hex(o, f.h);
+        *o++ = '\n';
+        *o = 0;
+        put(line);
+        return bytes == plan.shard(0).file_size ? 0 : 1;
+      }
+      case ws::ModelEventType::Error:
+        put_error(line, label, L.error(), L.arena_needed());
+        put(line);
+        return 1;
+      default:
+        break;
+    }
+  }
+}
+#endif
 
 bool run_loader_quiet(const FlashFile* files, size_t count, void* arena, size_t arena_size, size_t* needed) {
   g_quiet = true;

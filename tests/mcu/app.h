@@ -43,6 +43,11 @@ struct FlashFile {
 // each weight's checksum, and (files with a sha256) how many files were verified. A file's digest
 // makes the loader read it forward in full and check it before its last weight ends.
 int run_loader(const char* label, const FlashFile* files, size_t count, void* arena, size_t arena_size);
+// The convert configuration (in the loader image, issue #29): the same model's weights decoded to
+// bf16 and written as one safetensors file (ws::ConvertPlan, ws::SafetensorsWriter) into a sink
+// that checksums it, as a device would write it to flash or a card; prints "ck <label> convert
+// ..." with the file's name, weights, bytes and FNV-1a. Its plan takes a 1 KiB static arena.
+int run_convert(const char* label, const FlashFile* files, size_t count, void* arena, size_t arena_size);
 // The same without output: true when it ran to Done; else `*needed` is the loader's ask.
 bool run_loader_quiet(const FlashFile* files, size_t count, void* arena, size_t arena_size, size_t* needed);
 

@@ -18,10 +18,13 @@ namespace ws {
 namespace {
 
 // f16 and bf16 output of the reference kernels, and of SIMD128 formats without an f16 kernel, goes
-// through an f32 tile on the stack: 256 values (one K-quant block) keeps the decoder within a
-// microcontroller's 2 KB stack budget. (A 2048-value tile for the SIMD128 kernels measured no
+// through an f32 tile on the stack: 256 values for the formats whose block has more than 128 (a
+// K-quant block), 128 for the others, so that a microcontroller's 2 KB stack holds a bf16 decode
+// under the model loader and a caller (the Cortex-M4F loader image converts an FP8 model to bf16
+// within 1,864 bytes of stack; with 256 values it took 2,152). (A 2048-value tile for the SIMD128 kernels measured no
 // faster: the row conversion, not the kernel calls, is bf16 output's cost.)
 constexpr size_t kTileElems = 256;
+constexpr size_t kSmallTileElems = 128;
 // The largest block a format with a padded last block has (F8Q8: 32 values).
 constexpr size_t kPaddedBlockElems = 32;
 
@@ -376,32 +379,37 @@ __attribute__((always_inline)) inline void Dequantizer::decode_blocks(const uint
   decode_via_tile(src, n_blocks, dst, first_block);
 }
 
-// f16 / bf16 through a 1 KiB stack tile: the f32 kernel, then the row conversion. Out of line, so
-// that only these decodes pay for the tile (run() and decode_blocks() are on every decode's stack;
-// the Cortex-M4F firmware, which decodes f32, measured run()'s frame at 1,152 bytes with it inline).
-__attribute__((noinline)) void Dequantizer::decode_via_tile(const uint8_t* src, size_t n_blocks, uint8_t* dst,
-                                                            uint64_t first_block) {
-  kernels::BlockKernel k = reinterpret_cast<kernels::BlockKernel>(kernel_);
-  alignas(16) float tile[kTileElems];
-  size_t per_tile = block_elems_ >= kTileElems ? 1 : kTileElems / block_elems_;
+// f16 / bf16 through an f32 tile of N values on the stack: the f32 kernel, then the row
+// conversion. Out of line, so that only these decodes pay for the tile (run() and
+// decode_blocks() are on every decode's stack; the Cortex-M4F firmware, which decodes f32,
+// measured run()'s frame at 1,152 bytes with it inline). `per_tile` blocks fit N values.
+namespace {
+template <size_t N>
+__attribute__((noinline)) void decode_through_tile(kernels::BlockKernel k, const DequantSpec& spec, KernelImpl impl,
+                                                   size_t block_elems, size_t block_bytes, const uint8_t* src,
+                                                   size_t n_blocks, uint8_t* dst, uint64_t first_block) {
+  alignas(16) float tile[N];
+  const size_t per_tile = block_elems >= N ? 1 : N / block_elems;
   uint16_t* out = reinterpret_cast<uint16_t*>(dst);
   for (size_t b = 0; b < n_blocks;) {
     size_t nb = n_blocks - b < per_tile ? n_blocks - b : per_tile;
     // Blocks larger than the tile (none today) would need splitting; init() keeps them out.
-    kernels::KernelContext ctx{&spec_, first_block + b};
-    k(src + b * block_bytes_, nb, tile, ctx);
-    size_t n = nb * block_elems_;
+    kernels::KernelContext ctx{&spec, first_block + b};
+    k(src + b * block_bytes, nb, tile, ctx);
+    size_t n = nb * block_elems;
 #if !defined(WS_KERNELS_REFERENCE_ONLY)
-    if (impl_ == KernelImpl::Simd128) {
+    if (impl == KernelImpl::Simd128) {
       // Bit-identical to the scalar loops below, ~10x faster.
-      if (spec_.out == OutType::F16) kernels::simd128::f32_to_f16_row(tile, n, out);
+      if (spec.out == OutType::F16) kernels::simd128::f32_to_f16_row(tile, n, out);
       else kernels::simd128::f32_to_bf16_row(tile, n, out);
       out += n;
       b += nb;
       continue;
     }
+#else
+    (void)impl;
 #endif
-    if (spec_.out == OutType::F16) {
+    if (spec.out == OutType::F16) {
       for (size_t i = 0; i < n; ++i) out[i] = kernels::f32_to_fp16(tile[i]);
     } else {
       for (size_t i = 0; i < n; ++i) out[i] = kernels::f32_to_bf16_rne(tile[i]);
@@ -409,6 +417,15 @@ __attribute__((noinline)) void Dequantizer::decode_via_tile(const uint8_t* src, 
     out += n;
     b += nb;
   }
+}
+}  // namespace
+
+void Dequantizer::decode_via_tile(const uint8_t* src, size_t n_blocks, uint8_t* dst, uint64_t first_block) {
+  kernels::BlockKernel k = reinterpret_cast<kernels::BlockKernel>(kernel_);
+  if (block_elems_ > kSmallTileElems)
+    decode_through_tile<kTileElems>(k, spec_, impl_, block_elems_, block_bytes_, src, n_blocks, dst, first_block);
+  else
+    decode_through_tile<kSmallTileElems>(k, spec_, impl_, block_elems_, block_bytes_, src, n_blocks, dst, first_block);
 }
 
 // Out of line, so that only a padded tensor's last block pays for its 128-byte bounce buffer on

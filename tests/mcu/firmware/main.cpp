@@ -55,6 +55,8 @@ extern "C" int main() {
       {"config.json", mcu::kFp8Config, sizeof mcu::kFp8Config},
   };
   rc |= mcu::run_loader("fp8", fp8_files, 3, g_arena, sizeof g_arena);
+  // The FP8 model converted to bf16 safetensors (convert's plan and writer), checksummed as written.
+  rc |= mcu::run_convert("fp8", fp8_files, 3, g_arena, sizeof g_arena);
 #elif WS_MCU_DEQUANT == 4
   // The same model, every file verified against its SHA-256 while it streams.
   (void)models;

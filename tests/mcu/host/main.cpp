@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
     buf.assign(loader + 16, 0);
     int rc = mcu::run_loader("sharded", files, 3, buf.data(), loader);
     rc |= mcu::run_loader("fp8", fp8_files, 3, buf.data(), loader);
+    rc |= mcu::run_convert("fp8", fp8_files, 3, buf.data(), loader);
     printf("host loader arena=%zu\n", loader);
     return rc;
   }
