@@ -235,6 +235,7 @@ TEST(GptqHub, ATensorNamedAsTheDequantizedWeightIsADuplicate) {
     EXPECT_EQ(r.code, ws::Status::DuplicateTensorName) << r.verdict();
     EXPECT_EQ(r.tensor, L + "mlp.down_proj.qweight");
     EXPECT_EQ(r.offset, 8 + header.find("\"" + L + "mlp.down_proj.qweight\""));
+    EXPECT_EQ(r.detail, L + "mlp.down_proj.weight is stored too: it names this qweight's weight");
   }
 }
 

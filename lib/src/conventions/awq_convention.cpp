@@ -153,7 +153,8 @@ Status LogicalModel::build_awq(const MlxQuantConfig* config) {
         return error_.code;
       }
       // The weight's name `<m>.weight` must not be a tensor's too.
-      if (find_concat(name.data, base, ".weight").present()) return fail(Status::DuplicateTensorName, r, name);
+      if (find_concat(name.data, base, ".weight").present())
+        return refuse(Status::DuplicateTensorName, r, name.data, base, ".weight is stored too: it names this qweight's weight");
       const TensorInfo q = tensor(r), s = tensor(sr), z = tensor(zr);
       uint64_t qs[2] = {}, ss[2] = {};
       if ((q.dtype() != DType::I32 && q.dtype() != DType::U32) || q.rank != 2) return fail(Status::ConventionCompanionShape, r, name);

@@ -122,7 +122,8 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
       const TensorRef gr = find_concat(name.data, base, ".g_idx");
       if (!zr.present() || !sr.present()) return fail(Status::ConventionMissingCompanion, r, name);
       // The weight's name `<m>.weight` must not be a tensor's too.
-      if (find_concat(name.data, base, ".weight").present()) return fail(Status::DuplicateTensorName, r, name);
+      if (find_concat(name.data, base, ".weight").present())
+        return refuse(Status::DuplicateTensorName, r, name.data, base, ".weight is stored too: it names this qweight's weight");
       // qweight int32 [in * bits / 32, out]: out is its columns.
       const TensorInfo q = tensor(r), s = tensor(sr), z = tensor(zr);
       uint64_t qs[2] = {}, ss[2] = {}, zs[2] = {};
