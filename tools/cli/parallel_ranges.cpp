@@ -17,6 +17,7 @@ constexpr double kSampleSeconds = 0.5;   // as the JS downloader's measureMs
 constexpr int kResumes = 3;              // a cut block's new requests (bytes arriving reset the count)
 constexpr int kThrottles = 8;            // 429 / 503 answers to one block before it is an error
 constexpr long kDefaultThrottleMs = 1000;  // a 429 / 503 without Retry-After
+constexpr size_t kOpenAhead = 4 << 20;   // a lone connection's bytes ahead of the reader: past this, pause
 
 bool ascii_prefix(const std::string& line, const char* prefix) {
   const size_t n = strlen(prefix);
@@ -46,6 +47,7 @@ struct ParallelRanges::Block {
   size_t used = 0;            // handed out (data[0..used))
   Conn* conn = nullptr;       // the request running for it
   bool done = false;
+  bool open = false;          // one connection's long range (up to the budget), cut to a block when more run
   int resumes = 0, throttles = 0;
   unsigned gen = 0;
   uint64_t pos() const { return start + data.size(); }
@@ -55,7 +57,7 @@ struct ParallelRanges::Conn {
   ParallelRanges* owner = nullptr;
   CURL* easy = nullptr;
   Block* block = nullptr;
-  bool checked = false, throttled = false, failed = false;
+  bool checked = false, throttled = false, failed = false, paused = false;
   uint64_t asked = 0;  // the first byte asked for
   uint64_t body = 0;   // body bytes of this response
   long status = 0;
@@ -98,7 +100,7 @@ void ParallelRanges::hold(long ms, const char* why) {
 bool ParallelRanges::start(Conn& c, Block& b) {
   c.block = &b;
   b.conn = &c;
-  c.checked = c.throttled = c.failed = false;
+  c.checked = c.throttled = c.failed = c.paused = false;
   c.asked = b.pos();
   c.body = 0;
   c.status = 0;
@@ -134,6 +136,17 @@ void ParallelRanges::schedule() {
     conns_.push_back(std::move(c));
     return conns_.back().get();
   };
+  // More than one connection: a long range read alone is cut at its next block boundary (its
+  // request aborted there) and blocks go on from it.
+  if (policy_.target() > 1 && !blocks_.empty() && blocks_.back().open) {
+    Block& b = blocks_.back();
+    b.open = false;
+    const uint64_t cut = b.pos() + block_size_;
+    if (cut < b.end && b.end - cut >= block_size_ / 2) {
+      b.end = cut;
+      next_start_ = cut;
+    }
+  }
   // Blocks waiting for a request again (cut, throttled) first: they come before the new ones.
   for (Block& b : blocks_) {
     if (running_ >= policy_.target()) return;
@@ -143,6 +156,10 @@ void ParallelRanges::schedule() {
   }
   while (running_ < policy_.target() && next_start_ < size_) {
     uint64_t end = next_start_ + block_size_;
+    // One connection, alone: as far as the budget allows (few requests, as the serial reader's
+    // growing windows), cut to a block boundary when a second one starts.
+    const bool open = policy_.target() == 1 && running_ == 0;
+    if (open) end = std::max(end, delivered_ + s_.budget);
     if (end > size_ || size_ - end < block_size_ / 2) end = size_;  // no tail under half a block
     if (running_ > 0 && end - delivered_ > s_.budget) {
       budget_held_ = true;
@@ -155,6 +172,14 @@ void ParallelRanges::schedule() {
     b.start = next_start_;
     b.end = end;
     b.gen = gen_;
+    b.open = open;
+    if (!spare_.empty()) {  // the largest spare
+      auto big = std::max_element(spare_.begin(), spare_.end(),
+                                  [](const std::vector<uint8_t>& x, const std::vector<uint8_t>& y) { return x.capacity() < y.capacity(); });
+      b.data = std::move(*big);
+      spare_.erase(big);
+      b.data.clear();
+    }
     b.data.reserve(size_t(end - next_start_));
     next_start_ = end;
     if (!start(*c, b)) return;
@@ -240,21 +265,34 @@ size_t ParallelRanges::on_body(char* data, size_t size, size_t count, void* conn
   if (!c.checked && !p.check(c)) return 0;  // aborts the transfer (error_ says why)
   if (c.throttled) return n;
   Block& b = *c.block;
+  if (b.open && b.data.size() - b.used >= kOpenAhead) {
+    // One connection far enough ahead of the reader: held (the kernel's buffers and TCP hold the
+    // server back), as the serial reader does; the reader takes bytes while they are in cache.
+    c.paused = true;
+    return CURL_WRITEFUNC_PAUSE;  // curl hands this piece over again after curl_easy_pause(CONT)
+  }
   const size_t take = size_t(std::min<uint64_t>(n, b.end - b.pos()));
-  b.data.insert(b.data.end(), data, data + take);
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(data);
+  b.data.insert(b.data.end(), bytes, bytes + take);
   c.body += take;
   if (take) b.resumes = 0;  // bytes came: a later cut has its resumes again
+  if (take < n) return take;  // a long range cut at a block boundary: its request ends here
   p.received_ += take;
   if (take && p.armed_ && b.gen == p.gen_) {
     // A sample starts at the first byte of a block started after the last decision.
-    p.armed_ = false;
-    p.sampling_ = true;
-    p.sample_at_ = Clock::now();
-    p.sample_bytes_ = p.received_ - take;
-    p.sample_waited_ = p.waited_;
-    p.budget_held_ = false;
+    p.start_sample();
+    p.sample_bytes_ -= take;
   }
   return n;
+}
+
+void ParallelRanges::start_sample() {
+  armed_ = false;
+  sampling_ = true;
+  sample_at_ = Clock::now();
+  sample_bytes_ = received_;
+  sample_waited_ = waited_;
+  budget_held_ = false;
 }
 
 void ParallelRanges::finished(Conn& c, CURLcode result) {
@@ -295,7 +333,7 @@ void ParallelRanges::finished(Conn& c, CURLcode result) {
       curl_easy_strerror(result) + ")");
 }
 
-bool ParallelRanges::pump(int timeout_ms) {
+bool ParallelRanges::pump() {
   int alive = 0;
   if (curl_multi_perform(multi_, &alive) != CURLM_OK) {
     error_ = "libcurl failed while reading " + shown_;
@@ -313,26 +351,30 @@ bool ParallelRanges::pump(int timeout_ms) {
   if (fatal_) return false;
   tick();
   schedule();
-  if (fatal_) return false;
-  if (timeout_ms > 0) curl_multi_poll(multi_, nullptr, 0, timeout_ms, nullptr);
-  return true;
+  return !fatal_;
 }
 
 void ParallelRanges::tick() {
-  if (!sampling_ || policy_.settled()) return;
+  if (policy_.settled()) return;
+  // No new block's byte came within a sample's time of the decision (the budget, a slow server):
+  // the sample starts anyway.
+  if (armed_ && seconds_since(decided_at_) >= kSampleSeconds) start_sample();
+  if (!sampling_) return;
   const double dt = seconds_since(sample_at_);
   if (dt < kSampleSeconds) return;
   const double rate = double(received_ - sample_bytes_) / dt;
   const double starved = (waited_ - sample_waited_) / dt;
   sampling_ = false;
-  armed_ = true;
-  ++gen_;
   if (!warm_) {
     // The first window is no sample: the connection's start (TCP slow start, the loader's first
-    // work) makes it a fraction of the rate that follows.
+    // work) makes it a fraction of the rate that follows. The next starts at once.
     warm_ = true;
+    start_sample();
     return;
   }
+  armed_ = true;
+  decided_at_ = Clock::now();
+  ++gen_;
   const unsigned before = policy_.target();
   const uint64_t remaining = size_ - delivered_;
   if (ConnectionPolicy::worth_probing(remaining, rate, kSampleSeconds) || !policy_.has_rate() ||
@@ -367,6 +409,7 @@ bool ParallelRanges::read(uint64_t offset, size_t length, const uint8_t** data, 
     blocks_.clear();
     delivered_ = next_start_ = offset;
   }
+  bool performed = false;
   for (;;) {
     // Drop what was handed out, and what lies before `offset`.
     while (!blocks_.empty()) {
@@ -378,6 +421,12 @@ bool ParallelRanges::read(uint64_t offset, size_t length, const uint8_t** data, 
         delivered_ = b.start + b.used;
       }
       if (b.used == b.end - b.start) {
+        // Its buffer is kept for a later block: a fresh one costs a page fault per 4 KiB.
+        // Kept while the spares come to at most the budget (so the reader holds at most twice it):
+        // fresh pages fault one by one, which cost this VM more than the copying (perf).
+        size_t kept = b.data.capacity();
+        for (const auto& v : spare_) kept += v.capacity();
+        if (kept <= s_.budget) spare_.push_back(std::move(b.data));
         blocks_.pop_front();
         continue;
       }
@@ -385,7 +434,10 @@ bool ParallelRanges::read(uint64_t offset, size_t length, const uint8_t** data, 
     }
     if (!blocks_.empty()) {
       Block& b = blocks_.front();
-      if (b.start + b.used == offset && b.data.size() > b.used) {
+      // As the serial reader: a whole piece (what was asked, up to the block's end) when it can,
+      // not each 16 KiB as it lands (the loader's per-read costs add up).
+      const size_t whole = size_t(std::min<uint64_t>(length, b.end - offset));
+      if (b.start + b.used == offset && b.data.size() - b.used >= std::max<size_t>(whole, 1)) {
         *n = std::min(length, b.data.size() - b.used);
         *data = b.data.data() + b.used;
         b.used += *n;
@@ -394,8 +446,17 @@ bool ParallelRanges::read(uint64_t offset, size_t length, const uint8_t** data, 
         return true;
       }
     }
+    // What came in already first; then wait for the network (a short wait while new requests are
+    // held back, for the hold's end and the samples).
+    for (auto& c : conns_)
+      if (c->paused && c->block && (!c->block->open || c->block->data.size() - c->block->used < kOpenAhead)) {
+        c->paused = false;
+        curl_easy_pause(c->easy, CURLPAUSE_CONT);  // may deliver the held piece right here
+      }
     const Clock::time_point t0 = Clock::now();
-    const bool ok = pump(blocks_.empty() || blocks_.front().conn ? 100 : 5);
+    if (performed) curl_multi_poll(multi_, nullptr, 0, running_ ? 100 : 5, nullptr);
+    const bool ok = pump();
+    performed = true;
     waited_ += seconds_since(t0);
     if (!ok) return false;
   }

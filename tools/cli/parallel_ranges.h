@@ -70,9 +70,10 @@ class ParallelRanges {
 
   void schedule();
   bool start(Conn& c, Block& b);
-  bool pump(int timeout_ms);     // one round of the multi handle: transfers, ends
+  bool pump();                   // one round of the multi handle: transfers, ends, the policy, new requests
   void finished(Conn& c, CURLcode result);
   void tick();                   // the throughput sample and the policy's decision
+  void start_sample();
   bool check(Conn& c);           // a response's status and headers, at its first body byte or its end
   void hold(long ms, const char* why);
   void say(const std::string& what);
@@ -91,6 +92,7 @@ class ParallelRanges {
   ConnectionPolicy policy_;
   std::vector<std::unique_ptr<Conn>> conns_;
   std::deque<Block> blocks_;      // in file order; the first holds delivered_
+  std::vector<std::vector<uint8_t>> spare_;  // buffers of blocks handed out, for the next ones
   uint64_t delivered_, next_start_;
   unsigned running_ = 0, peak_ = 0;
   Clock::time_point hold_until_;
@@ -102,7 +104,7 @@ class ParallelRanges {
   bool budget_held_ = false;      // the budget held a block back during the sample
   unsigned gen_ = 0;              // decisions so far: a block started after the last one starts a sample
   bool armed_ = true, warm_ = false, sampling_ = false;
-  Clock::time_point sample_at_;
+  Clock::time_point sample_at_, decided_at_ = Clock::now();
   uint64_t sample_bytes_ = 0;
   double sample_waited_ = 0;
 };
