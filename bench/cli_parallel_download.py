@@ -5,7 +5,7 @@ this process) that paces each response at 16 MiB/s (as a CDN caps each connectio
 (`--connections 1`) against adaptive (the default), then the same unpaced, the order alternating.
 Each dequant's output files are hashed (SHA-256) and compared with a dequant of the local file;
 the CLI's `--verbose` lines give the most connections it ran, the server counts the requests and
-the most responses it sent at once, and the CLI's peak RSS comes from wait4's rusage. The model is
+the most responses it sent at once, and the CLI's peak RSS comes from GNU time (Debian package time). The model is
 written to a scratch directory (default /tmp, never the repository).
 
 usage: cli_parallel_download.py CLI [--size-mib N] [--pace-mib N] [--runs N] [--dir DIR]
@@ -112,19 +112,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 def rss_run(cmd):
-    """wall, peak RSS (MiB), stdout, stderr: the child reaped with wait4 for its rusage."""
+    """wall, peak RSS (MiB), stdout, stderr of one CLI run, the RSS from GNU time's %M (the
+    process's own: wait4's rusage would count this Python process's pages at the fork)."""
     t0 = time.monotonic()
-    with tempfile.TemporaryFile() as o, tempfile.TemporaryFile() as e:
-        p = subprocess.Popen(cmd, stdout=o, stderr=e)
-        _, status, ru = os.wait4(p.pid, 0)
+    with tempfile.NamedTemporaryFile() as rss:
+        p = subprocess.run(["/usr/bin/time", "-o", rss.name, "-f", "%M"] + cmd, capture_output=True)
         wall = time.monotonic() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        o.seek(0)
-        e.seek(0)
-        out, err = o.read().decode(), e.read().decode()
+        kib = int(open(rss.name).read().split()[-1])
     if p.returncode != 0:
-        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), out, err))
-    return wall, ru.ru_maxrss / 1024, out, err
+        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), p.stdout.decode(), p.stderr.decode()))
+    return wall, kib / 1024, p.stdout.decode(), p.stderr.decode()
 
 
 def digest_dir(d):

@@ -58,7 +58,7 @@ struct ParallelRanges::Conn {
   CURL* easy = nullptr;
   Block* block = nullptr;
   bool checked = false, throttled = false, failed = false, paused = false;
-  uint64_t asked = 0;  // the first byte asked for
+  uint64_t asked = 0, asked_end = 0;  // the range asked for: [asked, asked_end) (a cut may shorten the block's)
   uint64_t body = 0;   // body bytes of this response
   long status = 0;
   std::string reason, content_range, etag, retry_after, ratelimit, rl_remaining, rl_reset;
@@ -102,6 +102,7 @@ bool ParallelRanges::start(Conn& c, Block& b) {
   b.conn = &c;
   c.checked = c.throttled = c.failed = c.paused = false;
   c.asked = b.pos();
+  c.asked_end = b.end;
   c.body = 0;
   c.status = 0;
   char range[64];
@@ -202,7 +203,7 @@ bool ParallelRanges::check(Conn& c) {
   };
   const auto changed = [&](const std::string& why) {
     return fail("the file at " + shown_ + " changed while it was read (" + why + " for bytes " +
-                std::to_string(c.asked) + "-" + std::to_string(c.block->end - 1) +
+                std::to_string(c.asked) + "-" + std::to_string(c.asked_end - 1) +
                 "): its bytes would not continue the ones read");
   };
   if (c.status == 429 || c.status == 503) {
@@ -212,7 +213,7 @@ bool ParallelRanges::check(Conn& c) {
   if (c.status == 200) {
     if (!validator_.empty()) return changed(status_text(c) + " to If-Range: " + validator_);
     return fail(status_text(c) + " from " + shown_ + " (the whole file) to a Range request for bytes " +
-                std::to_string(c.asked) + "-" + std::to_string(c.block->end - 1));
+                std::to_string(c.asked) + "-" + std::to_string(c.asked_end - 1));
   }
   if (c.status != 206) return fail(status_text(c) + " from " + shown_);
   if (!etag_.empty() && !c.etag.empty() && strip_weak(c.etag) != strip_weak(etag_))
@@ -220,9 +221,9 @@ bool ParallelRanges::check(Conn& c) {
   unsigned long long first = 0, last = 0, total = 0;
   const int got = sscanf(c.content_range.c_str(), "bytes %llu-%llu/%llu", &first, &last, &total);
   if (got == 3 && total != size_) return changed("a " + std::to_string(total) + "-byte file, not " + std::to_string(size_));
-  if (got < 2 || first != c.asked || last + 1 != c.block->end)
+  if (got < 2 || first != c.asked || last + 1 != c.asked_end)
     return fail(status_text(c) + " from " + shown_ + " sent '" + c.content_range + "' for bytes " +
-                std::to_string(c.asked) + "-" + std::to_string(c.block->end - 1));
+                std::to_string(c.asked) + "-" + std::to_string(c.asked_end - 1));
   const long w = server_wait_ms("", c.ratelimit, c.rl_remaining, c.rl_reset);
   if (w >= 0) hold(w, "RateLimit says no requests remain");
   return true;
