@@ -249,8 +249,16 @@ def case_validate(ranges):
             same_as_local(srv, root, rel, lambda p: ["validate", "--json", p], 0)
         same_as_local(srv, root, "bad.safetensors", lambda p: ["validate", p], 1)
         size = os.path.getsize(os.path.join(root, "big.safetensors"))
-        check(srv.sent.get("/big.safetensors", 0) == 2 * size,
-              "validate read big.safetensors whole, twice: %d bytes" % srv.sent.get("/big.safetensors", 0))
+        sent = srv.sent.get("/big.safetensors", 0)
+        if ranges:
+            # Parallel reads (the default) may have a long range cut where a second connection
+            # starts: what the server had sent past the cut (socket buffers) is sent again.
+            check(2 * size <= sent <= 2 * size + (32 << 20), "validate read big.safetensors whole, twice: %d bytes" % sent)
+            srv.sent.clear()
+            s, out, err = run(["validate", srv.url("big.safetensors"), "--connections", "1"])
+            sent = 2 * srv.sent.get("/big.safetensors", 0)
+            check(s == 0, "validate --connections 1: %d %s" % (s, out))
+        check(sent == 2 * size, "validate read big.safetensors whole, twice: %d bytes" % sent)
         # Through a redirect.
         s, out, err = run(["validate", srv.url("redirect/tiny-llama.safetensors")])
         check(s == 0 and out.endswith(": valid (safetensors, 21 tensors)\n"), "redirect: %d %s %s" % (s, out, err))
@@ -396,7 +404,7 @@ def case_parallel():
         s, out, err = run(["validate", url, "--verbose", "--connections", "4"] + sha)
         check(s == 0 and out == valid and "asked for again" in err, "cut once: %d %s %s" % (s, out, err))
         # Cut every time: an error naming the URL and the status, after 3 resumes.
-        srv.cut_once = [6 << 20, 100]
+        srv.cut_once = [6 << 20, 1000]
         s, out, err = run(["validate", url, "--connections", "4"])
         check(s == 2 and out.startswith("%s: error: cannot read: HTTP 206 Partial Content response from %s ended after "
                                          % (url, url)) and "3 resumes" in out, "cut always: %d %s" % (s, out))
