@@ -422,6 +422,14 @@ bool ParallelRanges::read(uint64_t offset, size_t length, const uint8_t** data, 
         delivered_ = b.start + b.used;
       }
       if (b.used == b.end - b.start) {
+        if (b.conn) {
+          // Every byte is here but its request has not ended yet (its end not yet read, or a long
+          // range cut at this block's end): it ends now, before the block goes.
+          curl_multi_remove_handle(multi_, b.conn->easy);
+          b.conn->block = nullptr;
+          b.conn = nullptr;
+          --running_;
+        }
         // Its buffer is kept for a later block: a fresh one costs a page fault per 4 KiB.
         // Kept while the spares come to at most the budget (so the reader holds at most twice it):
         // fresh pages fault one by one, which cost this VM more than the copying (perf).
