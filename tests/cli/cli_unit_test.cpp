@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_args.h"
+#include "connection_policy.h"
 #include "error_text.h"
 #include "file_source.h"
 #include "gguf_builder.h"
@@ -575,3 +576,118 @@ TEST(SampleFloats, Bf16RoundsToNearestEven) {
 }
 
 }  // namespace
+
+// The adaptive connection count (issue #31), as the JS package's parallel-ranges.mjs decides it.
+TEST(ConnectionPolicy, GrowsWhileFivePercentFasterThenDropsTheLastAndSettles) {
+  wscli::ConnectionPolicy p(0, 4);
+  EXPECT_EQ(p.target(), 1u);
+  EXPECT_FALSE(p.settled());
+  p.sample(100, 1, false);  // the first sample: one more
+  EXPECT_EQ(p.target(), 2u);
+  p.sample(190, 1, false);  // +90 %: one more
+  EXPECT_EQ(p.target(), 3u);
+  p.sample(199, 1, false);  // +4.7 %: under 5 %, back to 2 for good
+  EXPECT_EQ(p.target(), 2u);
+  EXPECT_TRUE(p.settled());
+  EXPECT_EQ(p.last_rate(), 190);  // the better count's rate is kept
+  p.sample(1000, 1, false);  // settled: samples change nothing
+  EXPECT_EQ(p.target(), 2u);
+}
+
+TEST(ConnectionPolicy, ExactlyFivePercentAddsAndTheCapSettles) {
+  wscli::ConnectionPolicy p(0, 3);
+  p.sample(100, 1, false);
+  p.sample(105, 1, false);  // exactly +5 %: pays
+  EXPECT_EQ(p.target(), 3u);
+  EXPECT_FALSE(p.settled());
+  p.sample(200, 1, false);  // faster still, but at the cap
+  EXPECT_EQ(p.target(), 3u);
+  EXPECT_TRUE(p.settled());
+}
+
+TEST(ConnectionPolicy, AReaderThatHardlyWaitedOrAFullBudgetSettles) {
+  wscli::ConnectionPolicy a(0, 4);
+  a.sample(100, 1, false);
+  a.sample(300, 0.09, false);  // waited 9 % of the time: the consumer sets the pace
+  EXPECT_EQ(a.target(), 2u);
+  EXPECT_TRUE(a.settled());
+  wscli::ConnectionPolicy b(0, 4);
+  b.sample(100, 1, false);
+  b.sample(300, 0.10, false);  // 10 %: not starved, grows
+  EXPECT_EQ(b.target(), 3u);
+  b.sample(400, 1, true);  // the budget held a block back: the last one goes
+  EXPECT_EQ(b.target(), 2u);
+  EXPECT_TRUE(b.settled());
+}
+
+TEST(ConnectionPolicy, ThrottleHalvesAndCaps) {
+  wscli::ConnectionPolicy p(0, 4);
+  p.sample(100, 1, false);
+  p.sample(200, 1, false);
+  p.sample(300, 1, false);
+  EXPECT_EQ(p.target(), 4u);
+  p.throttled(4);
+  EXPECT_EQ(p.target(), 2u);
+  EXPECT_EQ(p.cap(), 2u);
+  EXPECT_TRUE(p.settled());
+  p.throttled(1);  // never below one
+  EXPECT_EQ(p.target(), 1u);
+  p.throttled(0);
+  EXPECT_EQ(p.target(), 1u);
+  wscli::ConnectionPolicy pinned(3, 4);  // pinned: 3, settled from the start; 429 still halves
+  EXPECT_EQ(pinned.target(), 3u);
+  EXPECT_TRUE(pinned.settled());
+  pinned.sample(1, 1, false);
+  EXPECT_EQ(pinned.target(), 3u);
+  pinned.throttled(3);
+  EXPECT_EQ(pinned.target(), 1u);
+  wscli::ConnectionPolicy near(0, 4);  // settle() keeps the count
+  near.sample(100, 1, false);
+  near.settle(500);
+  EXPECT_EQ(near.target(), 2u);
+  EXPECT_TRUE(near.settled());
+  EXPECT_TRUE(wscli::ConnectionPolicy::worth_probing(1001, 1000, 0.5));
+  EXPECT_FALSE(wscli::ConnectionPolicy::worth_probing(1000, 1000, 0.5));
+}
+
+TEST(ConnectionPolicy, ServerWaitFromRetryAfterAndRateLimit) {
+  using wscli::server_wait_ms;
+  EXPECT_EQ(server_wait_ms("", "", "", ""), -1);
+  EXPECT_EQ(server_wait_ms("2", "", "", ""), 2000);
+  EXPECT_EQ(server_wait_ms(" 1.5 ", "", "", ""), 1500);
+  EXPECT_EQ(server_wait_ms("Wed, 21 Oct 2026 07:28:00 GMT", "", "", ""), 1000);  // a date: a second
+  EXPECT_EQ(server_wait_ms("", "\"default\";r=0;t=5", "", ""), 5000);           // draft 08+
+  EXPECT_EQ(server_wait_ms("", "\"default\";r=3;t=5", "", ""), -1);             // requests remain
+  EXPECT_EQ(server_wait_ms("", "\"a\";r=4;t=9, \"b\";r=0;t=7", "", ""), 7000);   // any exhausted policy
+  EXPECT_EQ(server_wait_ms("", "limit=10, remaining=0, reset=5", "", ""), 5000);  // an earlier draft
+  EXPECT_EQ(server_wait_ms("", "limit=10, remaining=2, reset=5", "", ""), -1);
+  EXPECT_EQ(server_wait_ms("", "", "0", "3"), 3000);  // RateLimit-Remaining / RateLimit-Reset
+  EXPECT_EQ(server_wait_ms("", "", "1", "3"), -1);
+  EXPECT_EQ(server_wait_ms("", "\"q\";r=0", "", ""), 0);  // no reset said: no wait
+  EXPECT_EQ(server_wait_ms("", "xr=0;t=5", "", ""), -1);    // 'r' must be a parameter's name
+}
+
+TEST(CliArgs, ConnectionsAndInflightBudget) {
+  wscli::CliOptions o;
+  std::string error;
+  const char* a[] = {"weightstream", "validate", "x", "--connections", "3", "--max-inflight-bytes", "4M", "--verbose"};
+  ASSERT_TRUE(wscli::parse_args(8, a, &o, &error)) << error;
+  EXPECT_EQ(o.scan.http.connections, 3u);
+  EXPECT_EQ(o.scan.http.max_inflight, uint64_t(4) << 20);
+  EXPECT_TRUE(o.scan.http.verbose);
+  wscli::CliOptions d;
+  const char* b[] = {"weightstream", "validate", "x", "--connections", "auto"};
+  ASSERT_TRUE(wscli::parse_args(5, b, &d, &error)) << error;
+  EXPECT_EQ(d.scan.http.connections, 0u);
+  EXPECT_EQ(d.scan.http.max_inflight, uint64_t(16) << 20);
+  for (const char* bad : {"0", "17", "two", "", "3x", "-1"}) {
+    wscli::CliOptions e;
+    const char* c[] = {"weightstream", "validate", "x", "--connections", bad};
+    EXPECT_FALSE(wscli::parse_args(5, c, &e, &error)) << bad;
+    EXPECT_EQ(error, std::string("--connections wants 'auto' or a count from 1 to 16, not '") + bad + "'");
+  }
+  wscli::CliOptions f;
+  const char* c[] = {"weightstream", "validate", "x", "--max-inflight-bytes", "100k"};
+  EXPECT_FALSE(wscli::parse_args(5, c, &f, &error));
+  EXPECT_EQ(error, "--max-inflight-bytes wants a byte count from 512k to 4G, not '100k'");
+}

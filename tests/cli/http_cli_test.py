@@ -4,19 +4,26 @@
     http_cli_test.py CLI REPO CASE
 
 The server serves a directory with or without Range requests, counts the file bytes it sends,
-and can answer 416 to everything, cut a connection half-way, redirect, or want a token. Each CASE
+and can answer 416 to everything, cut a connection half-way, redirect, or want a token. For the
+parallel reader (issue #31) it sends an ETag and honours If-Range, and can pace each response
+(bytes per second per connection), answer some range requests 429 with Retry-After, cut one range
+mid-way, or change the file's ETag after some requests (the file changed on the server). Each CASE
 is one ctest test (tests/cli/CMakeLists.txt); outputs are compared with the same command on the
 local files, byte for byte (the URL written where the path was).
 """
+import hashlib
 import http.server
 import json
 import os
+import random
+import re
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 CLI, REPO, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 
@@ -31,6 +38,14 @@ class Server(http.server.ThreadingHTTPServer):
         self.always = None      # answer every request with this status (416)
         self.cut = False        # send half of each body, then close the connection
         self.token = None       # require "Authorization: Bearer <token>"
+        self.pace = 0           # bytes per second per response (0: unpaced)
+        # The first `count` range requests starting at or past `offset`: [offset, count].
+        self.throttle = [0, 0]   # answered 429 with Retry-After: 1
+        self.ratelimit = [0, 0]  # answered 206 with a RateLimit header saying none remain for 1 s
+        self.cut_once = [0, 0]   # cut half-way (the connection closed)
+        self.change_at = None    # range requests at or past this offset see another ETag (changed)
+        self.active = 0         # responses being sent now
+        self.peak = 0           # the most at once
         self.sent = {}          # path -> file bytes sent
         self.requests = []      # (path, Range header)
         self.lock = threading.Lock()
@@ -63,8 +78,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         s = self.server
         rng = self.headers.get("Range")
+        at = int(rng[len("bytes="):].split("-")[0]) if rng else 0
+
+        def hit(rule):  # counts one use of an [offset, count] rule
+            with s.lock:
+                if rng and rule[1] > 0 and at >= rule[0]:
+                    rule[1] -= 1
+                    return True
+            return False
+
         with s.lock:
             s.requests.append((self.path, rng))
+        etag = '"v2"' if s.change_at is not None and rng and at >= s.change_at else '"v1"'
+        if hit(s.throttle):
+            return self.reply(429, b"slow down\n", [("Retry-After", "1")])
+        limited = hit(s.ratelimit)
+        cut = s.cut or hit(s.cut_once)
         if self.path.startswith("/redirect/"):
             return self.reply(302, headers=[("Location", "/" + self.path[len("/redirect/"):])])
         if s.token and self.headers.get("Authorization") != "Bearer " + s.token:
@@ -76,7 +105,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(404, b"not found\n")
         size = os.path.getsize(path)
         first, last, status = 0, size - 1, 200
-        if rng and s.ranges:
+        if_range = self.headers.get("If-Range")
+        if rng and s.ranges and (if_range is None or if_range == etag):
             a, b = rng[len("bytes="):].split("-")
             first = int(a)
             last = min(int(b), size - 1) if b else size - 1
@@ -90,20 +120,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, size))
         if s.ranges:
             self.send_header("Accept-Ranges", "bytes")
+            self.send_header("ETag", etag)
+        if limited:
+            self.send_header("RateLimit", '"default";r=0;t=1')
         self.end_headers()
-        todo = length // 2 if s.cut else length
-        with open(path, "rb") as f:
-            f.seek(first)
-            while todo > 0:
-                chunk = f.read(min(todo, 65536))
-                try:
-                    self.wfile.write(chunk)
-                except OSError:
-                    return  # the client went away
-                todo -= len(chunk)
-                with s.lock:
-                    s.sent[self.path] = s.sent.get(self.path, 0) + len(chunk)
-        if s.cut:
+        todo = length // 2 if cut else length
+        with s.lock:
+            s.active += 1
+            s.peak = max(s.peak, s.active)
+        t0, done = time.monotonic(), 0
+        try:
+            with open(path, "rb") as f:
+                f.seek(first)
+                while todo > 0:
+                    chunk = f.read(min(todo, 65536))
+                    if s.pace:  # this response's bytes so far at no more than `pace` per second
+                        ahead = (done + len(chunk)) / s.pace - (time.monotonic() - t0)
+                        if ahead > 0:
+                            time.sleep(ahead)
+                    try:
+                        self.wfile.write(chunk)
+                    except OSError:
+                        return  # the client went away
+                    todo -= len(chunk)
+                    done += len(chunk)
+                    with s.lock:
+                        s.sent[self.path] = s.sent.get(self.path, 0) + len(chunk)
+        finally:
+            with s.lock:
+                s.active -= 1
+        if cut:
             self.close_connection = True
 
 
@@ -203,8 +249,16 @@ def case_validate(ranges):
             same_as_local(srv, root, rel, lambda p: ["validate", "--json", p], 0)
         same_as_local(srv, root, "bad.safetensors", lambda p: ["validate", p], 1)
         size = os.path.getsize(os.path.join(root, "big.safetensors"))
-        check(srv.sent.get("/big.safetensors", 0) == 2 * size,
-              "validate read big.safetensors whole, twice: %d bytes" % srv.sent.get("/big.safetensors", 0))
+        sent = srv.sent.get("/big.safetensors", 0)
+        if ranges:
+            # Parallel reads (the default) may have a long range cut where a second connection
+            # starts: what the server had sent past the cut (socket buffers) is sent again.
+            check(2 * size <= sent <= 2 * size + (32 << 20), "validate read big.safetensors whole, twice: %d bytes" % sent)
+            srv.sent.clear()
+            s, out, err = run(["validate", srv.url("big.safetensors"), "--connections", "1"])
+            sent = 2 * srv.sent.get("/big.safetensors", 0)
+            check(s == 0, "validate --connections 1: %d %s" % (s, out))
+        check(sent == 2 * size, "validate read big.safetensors whole, twice: %d bytes" % sent)
         # Through a redirect.
         s, out, err = run(["validate", srv.url("redirect/tiny-llama.safetensors")])
         check(s == 0 and out.endswith(": valid (safetensors, 21 tensors)\n"), "redirect: %d %s %s" % (s, out, err))
@@ -290,6 +344,80 @@ def case_auth():
         check(s == 2 and "--header wants 'Name: value'" in err, "--header check: %s" % err)
 
 
+def random_safetensors(path, data_bytes):
+    """A safetensors file of one F32 tensor of seeded random bytes: every byte tells."""
+    h = json.dumps({"w": {"dtype": "F32", "shape": [data_bytes // 4], "data_offsets": [0, data_bytes]}}).encode()
+    h += b" " * (-len(h) % 8)
+    data = struct.pack("<Q", len(h)) + h + random.Random(31).randbytes(data_bytes)
+    with open(path, "wb") as f:
+        f.write(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def most_connections(err):
+    """The largest count in the CLI's --verbose 'N connection(s)' lines (0: none)."""
+    return max([int(m) for m in re.findall(r"(\d+) connection\(s\)", err)] or [0])
+
+
+def case_parallel():
+    """Parallel Range requests: adaptive on a paced server (more connections, every byte equal),
+    pinned to one, 429 and RateLimit back-off, a range cut and resumed, a file changed between
+    ranges, a range cut for good."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "www")
+        os.makedirs(root)
+        digest = random_safetensors(os.path.join(root, "r.safetensors"), 12 << 20)
+        srv = Server(root, True)
+        url = srv.url("r.safetensors")
+        sha = ["--sha256", "r.safetensors=" + digest]
+        valid = "%s: valid (safetensors, 1 tensor)\n" % url
+        # Adaptive, 4 MiB/s per connection: it adds connections (the serial read takes 3 s).
+        srv.pace = 4 << 20
+        t0 = time.monotonic()
+        s, out, err = run(["validate", url, "--verbose"] + sha)
+        print("adaptive, paced: %.2f s, at most %d requests at once\n%s" % (time.monotonic() - t0, srv.peak, err), end="")
+        check(s == 0 and out == valid, "adaptive paced: %d %s %s" % (s, out, err))
+        check(most_connections(err) >= 2 and srv.peak >= 2, "adaptive paced: %d connections, %d at once" % (most_connections(err), srv.peak))
+        # --connections 1: the serial reader, one request at a time, nothing said.
+        srv.pace, srv.peak = 0, 0
+        s, out, err = run(["validate", url, "--verbose", "--connections", "1"] + sha)
+        check(s == 0 and out == valid and err == "" and srv.peak == 1, "--connections 1: %d %s %s peak %d" % (s, out, err, srv.peak))
+        # dequant through 3 pinned connections and a small budget: the local file's output.
+        outs = []
+        for src in (os.path.join(root, "r.safetensors"), url):
+            d = tempfile.mkdtemp(dir=tmp)
+            s, out, err = run(["dequant", src, "--all", "-o", d, "--no-progress", "--connections", "3",
+                               "--max-inflight-bytes", "1M"])
+            check(s == 0, "dequant %s: %d %s" % (src, s, err))
+            outs.append(open(os.path.join(d, "w.bin"), "rb").read())
+        check(len(outs[0]) == 12 << 20 and outs[0] == outs[1], "dequant through 3 connections: the local file's values")
+        # 429 with Retry-After twice, a RateLimit with none remaining once: back-off, then on.
+        srv.throttle = [4 << 20, 2]
+        srv.ratelimit = [2 << 20, 1]
+        s, out, err = run(["validate", url, "--verbose", "--connections", "4"] + sha)
+        print(err, end="")
+        check(s == 0 and out == valid, "429: %d %s %s" % (s, out, err))
+        check("HTTP 429, new requests wait 1000 ms" in err and "RateLimit says no requests remain" in err, "429: %s" % err)
+        check(srv.throttle[1] == 0 and srv.ratelimit[1] == 0, "429: the rules were used")
+        # A range cut half-way: asked for again from its next byte, every byte equal.
+        srv.cut_once = [6 << 20, 1]
+        s, out, err = run(["validate", url, "--verbose", "--connections", "4"] + sha)
+        check(s == 0 and out == valid and "asked for again" in err, "cut once: %d %s %s" % (s, out, err))
+        # Cut every time: an error naming the URL and the status, after 3 resumes.
+        srv.cut_once = [6 << 20, 1000]
+        s, out, err = run(["validate", url, "--connections", "4"])
+        check(s == 2 and out.startswith("%s: error: cannot read: HTTP 206 Partial Content response from %s ended after "
+                                         % (url, url)) and "3 resumes" in out, "cut always: %d %s" % (s, out))
+        print(out, end="")
+        # The file changes on the server between ranges: If-Range answers 200, an error says so.
+        srv.cut_once = [0, 0]
+        srv.change_at = 6 << 20
+        s, out, err = run(["validate", url, "--connections", "2"])
+        check(s == 2 and out.startswith("%s: error: cannot read: the file at %s changed while it was read (HTTP 200 OK to "
+                                         "If-Range: \"v1\" for bytes " % (url, url)), "changed: %d %s" % (s, out))
+        print(out, end="")
+
+
 cases = {
     "inspect_range": lambda: case_inspect(True),
     "inspect_norange": lambda: case_inspect(False),
@@ -299,6 +427,7 @@ cases = {
     "dequant_norange": lambda: case_dequant(False),
     "errors": case_errors,
     "auth": case_auth,
+    "parallel": case_parallel,
 }
 cases[CASE]()
 if failures:

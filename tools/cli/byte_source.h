@@ -46,6 +46,12 @@ struct HttpOptions {
   // Reads may be fetched ahead of what was asked, growing while they go forward (off: each request
   // asks for exactly what the loader asked: inspect, which reads headers only).
   bool read_ahead = true;
+  // A forward read of a file served with Range requests runs up to this many requests at once
+  // (--connections N; 0: auto, adaptive up to 4; 1: one request at a time, the serial reader),
+  // holding at most max_inflight bytes ahead of the loader (--max-inflight-bytes).
+  unsigned connections = 0;
+  uint64_t max_inflight = 16 << 20;
+  bool verbose = false;  // --verbose: say on stderr how many connections a read runs and why
 };
 
 // An http:// or https:// URL (not a path).

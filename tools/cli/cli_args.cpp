@@ -1,6 +1,8 @@
 // weightstream CLI — command line parsing (see cli_args.h).
 #include "cli_args.h"
 
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "weightstream/convert_plan.h"
@@ -101,6 +103,10 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
       out->scan.progress = false;
       continue;
     }
+    if (arg == "--verbose") {
+      out->scan.http.verbose = true;
+      continue;
+    }
     if (arg == "--no-verify-blobs") {
       out->scan.verify_blobs = false;
       continue;
@@ -143,6 +149,27 @@ bool parse_args(int argc, const char* const* argv, CliOptions* out, std::string*
         return false;
       }
       out->scan.http.headers.push_back(value);
+      continue;
+    }
+    if (!take_value(argc, argv, &i, "--connections", &value, &matched, error)) return false;
+    if (matched) {
+      char* end = nullptr;
+      const unsigned long n = value == "auto" ? 0 : strtoul(value.c_str(), &end, 10);
+      if (value != "auto" && (value.empty() || !isdigit((unsigned char)value[0]) || *end || n < 1 || n > 16)) {
+        *error = "--connections wants 'auto' or a count from 1 to 16, not '" + value + "'";
+        return false;
+      }
+      out->scan.http.connections = unsigned(n);
+      continue;
+    }
+    if (!take_value(argc, argv, &i, "--max-inflight-bytes", &value, &matched, error)) return false;
+    if (matched) {
+      size_t n = 0;
+      if (!parse_size(value, size_t(1) << 32, &n) || n < (512u << 10)) {
+        *error = "--max-inflight-bytes wants a byte count from 512k to 4G, not '" + value + "'";
+        return false;
+      }
+      out->scan.http.max_inflight = n;
       continue;
     }
     if (!take_value(argc, argv, &i, "--token", &value, &matched, error)) return false;
@@ -336,6 +363,12 @@ std::string usage_text() {
          "  --token TOKEN        URLs: send 'Authorization: Bearer TOKEN' (default: the environment's\n"
          "                       WEIGHTSTREAM_TOKEN; HF_TOKEN, to https://huggingface.co only)\n"
          "  --header 'N: V'      URLs: send this header with every request; repeatable\n"
+         "  --connections auto|N URLs: parallel Range requests for a file read whole (validate,\n"
+         "                       dequant, convert): auto (default) starts with one and adds one\n"
+         "                       while it raises throughput by 5%, up to 4, halving on HTTP 429/503;\n"
+         "                       N: always N (1: one request at a time)\n"
+         "  --max-inflight-bytes N  URLs: the most bytes fetched ahead of the reader (default 16M)\n"
+         "  --verbose            URLs: say on stderr how many connections a read runs, and why\n"
          "\n"
          "dequant options:\n"
          "  --to f32|f16         output type (default f32); values are little-endian, row-major\n"

@@ -22,6 +22,7 @@ struct CurlApi {
   void (*easy_cleanup)(CURL*);
   CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
   CURLcode (*easy_pause)(CURL*, int);
+  CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
   const char* (*easy_strerror)(CURLcode);
   CURLM* (*multi_init)();
   CURLMcode (*multi_cleanup)(CURLM*);
@@ -51,6 +52,7 @@ const CurlApi& api() {
     }
     c.ok = resolve(lib, "curl_easy_init", &c.easy_init) && resolve(lib, "curl_easy_cleanup", &c.easy_cleanup) &&
            resolve(lib, "curl_easy_setopt", &c.easy_setopt) && resolve(lib, "curl_easy_pause", &c.easy_pause) &&
+           resolve(lib, "curl_easy_getinfo", &c.easy_getinfo) &&
            resolve(lib, "curl_easy_strerror", &c.easy_strerror) && resolve(lib, "curl_multi_init", &c.multi_init) &&
            resolve(lib, "curl_multi_cleanup", &c.multi_cleanup) &&
            resolve(lib, "curl_multi_add_handle", &c.multi_add_handle) &&
@@ -91,6 +93,14 @@ CURLcode (curl_easy_setopt)(CURL* h, CURLoption option, ...) {
   return r;
 }
 CURLcode (curl_easy_pause)(CURL* h, int bitmask) { return api().easy_pause(h, bitmask); }
+CURLcode (curl_easy_getinfo)(CURL* h, CURLINFO info, ...) {
+  // Every CURLINFO takes one pointer (to a long, a char*, a curl_off_t, ...).
+  va_list ap;
+  va_start(ap, info);
+  void* out = va_arg(ap, void*);
+  va_end(ap);
+  return api().easy_getinfo(h, info, out);
+}
 const char* (curl_easy_strerror)(CURLcode c) { return api().ok ? api().easy_strerror(c) : "libcurl unavailable"; }
 CURLM* (curl_multi_init)(void) { return api().ok ? api().multi_init() : nullptr; }
 CURLMcode (curl_multi_cleanup)(CURLM* m) { return api().multi_cleanup(m); }

@@ -17,6 +17,23 @@ constexpr size_t kMaxPiece = 1 << 20;           // the most one read hands out (
 constexpr size_t kMaxPending = 4 << 20;         // received ahead of the reads: past this, pause
 constexpr uint64_t kMaxWindow = 16ull << 20;    // the largest read-ahead request
 constexpr uint64_t kMaxGap = 256 << 10;         // a forward jump this small is read through, not requested
+constexpr uint64_t kParallelAfter = 64 << 10;   // a forward read whose window reached this goes parallel
+
+ParallelSettings parallel_settings(const HttpOptions& o) {
+  ParallelSettings s;
+  s.pinned = o.connections;
+  s.budget = o.max_inflight;
+  s.verbose = o.verbose;
+  return s;
+}
+
+// scheme://host[:port] of a URL.
+std::string origin(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const size_t end = url.find_first_of("/?#", scheme + 3);
+  return url.substr(0, end);
+}
 
 bool ascii_prefix(const std::string& line, const char* prefix) {
   const size_t n = strlen(prefix);
@@ -41,31 +58,36 @@ bool is_hugging_face(const std::string& url) {
 
 }  // namespace
 
+void configure_request(CURL* easy, const std::string& url, curl_slist* headers) {
+  curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  // Redirects (Hugging Face's resolve/ URLs go to a CDN); curl does not carry a custom
+  // Authorization header to another host.
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 10L);
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_USERAGENT, "weightstream/" WEIGHTSTREAM_VERSION);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, 30L);
+  // A server that stops sending (not a slow one) ends the read instead of hanging it.
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, 120L);
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+}
+
 HttpFile::HttpFile(std::string url, const HttpOptions& options) : url_(std::move(url)), options_(options) {
   multi_ = curl_multi_init();
   easy_ = curl_easy_init();
   if (!multi_ || !easy_) return;
-  for (const std::string& h : options_.headers) headers_ = curl_slist_append(headers_, h.c_str());
+  header_lines_ = options_.headers;
   std::string token = options_.token;
   if (token.empty() && is_hugging_face(url_)) token = options_.hf_token;
   // A header given with --header wins over the token (curl sends both otherwise).
   bool has_auth = false;
   for (const std::string& h : options_.headers) has_auth = has_auth || ascii_prefix(h, "authorization:");
-  if (!token.empty() && !has_auth) headers_ = curl_slist_append(headers_, ("Authorization: Bearer " + token).c_str());
-  curl_easy_setopt(easy_, CURLOPT_URL, url_.c_str());
-  curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers_);
-  // Redirects (Hugging Face's resolve/ URLs go to a CDN); curl does not carry a custom
-  // Authorization header to another host.
-  curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(easy_, CURLOPT_MAXREDIRS, 10L);
-  curl_easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(easy_, CURLOPT_USERAGENT, "weightstream/" WEIGHTSTREAM_VERSION);
-  curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, 30L);
-  // A server that stops sending (not a slow one) ends the read instead of hanging it.
-  curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, 120L);
-  curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
+  if (!token.empty() && !has_auth) header_lines_.push_back("Authorization: Bearer " + token);
+  for (const std::string& h : header_lines_) headers_ = curl_slist_append(headers_, h.c_str());
+  configure_request(easy_, url_, headers_);
   curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &HttpFile::on_header);
   curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
   curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpFile::on_body);
@@ -73,6 +95,7 @@ HttpFile::HttpFile(std::string url, const HttpOptions& options) : url_(std::move
 }
 
 HttpFile::~HttpFile() {
+  parallel_.reset();  // its requests' handles first, while the multi handle is there
   stop();
   if (easy_) curl_easy_cleanup(easy_);
   if (multi_) curl_multi_cleanup(multi_);
@@ -105,6 +128,21 @@ bool HttpFile::read(uint64_t offset, size_t length, const uint8_t** data, size_t
   }
   if (size_known_ && offset >= size_) return true;  // the end
   const size_t want = std::min(length, kMaxPiece);
+  if (parallel_) {
+    if (offset >= parallel_->delivered()) {
+      const uint8_t* p = nullptr;
+      if (!parallel_->read(offset, want, &p, n)) {
+        error_ = parallel_->error();
+        return false;
+      }
+      block_.assign(p, p + *n);
+      block_at_ = offset;
+      block_fill_ = *n;
+      *data = block_.data();
+      return true;
+    }
+    parallel_.reset();  // a read back: one request for it, as before (every handle of the parallel one ends)
+  }
   // A response that ended early (the connection cut, a timeout) is an error once what it brought
   // is read: no silent second request.
   if (active_ && done_ && result_ != CURLE_OK && !(offset >= pos() && offset < next_)) {
@@ -119,6 +157,13 @@ bool HttpFile::read(uint64_t offset, size_t length, const uint8_t** data, size_t
     if (ranges_) {
       // Forward from where the last request ended: ask for twice as much (read-ahead).
       const bool forward = options_.read_ahead && active_ && offset == request_end_;
+      // Forward past the first windows (the headers are read): the rest through parallel Range
+      // requests, when the file's size is known and the rest is worth two blocks.
+      if (forward && options_.connections != 1 && size_known_ && window_ >= kParallelAfter && done_ &&
+          result_ == CURLE_OK && size_ - offset >= 2 * parallel_block_size(parallel_settings(options_))) {
+        if (!start_parallel(offset)) return false;
+        return read(offset, length, data, n);
+      }
       window_ = forward ? std::min<uint64_t>(window_ * 2, kMaxWindow) : want;
       ask = std::max<uint64_t>(window_, want);
     }
@@ -142,6 +187,30 @@ bool HttpFile::read(uint64_t offset, size_t length, const uint8_t** data, size_t
   consume(take);
   *data = block_.data();
   *n = take;
+  return true;
+}
+
+bool HttpFile::start_parallel(uint64_t offset) {
+  stop();
+  // Ranges go to the URL after redirects. The headers that curl does not carry to another host
+  // (Authorization, Cookie) are not sent there either.
+  char* effective = nullptr;
+  std::string to = url_;
+  std::vector<std::string> lines = header_lines_;
+  if (curl_easy_getinfo(easy_, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective && url_ != effective) {
+    to = effective;
+    if (origin(to) != origin(url_))
+      lines.erase(std::remove_if(lines.begin(), lines.end(), [](const std::string& h) {
+                    return ascii_prefix(h, "authorization:") || ascii_prefix(h, "cookie:");
+                  }),
+                  lines.end());
+  }
+  // If-Range wants a strong ETag, else a Last-Modified date (RFC 9110 section 13.1.5).
+  std::string validator;
+  if (!etag_.empty() && etag_.compare(0, 2, "W/") != 0) validator = etag_;
+  else if (!last_modified_.empty()) validator = last_modified_;
+  parallel_ = std::make_unique<ParallelRanges>(multi_, to, url_, lines, validator, etag_, size_, offset,
+                                               parallel_settings(options_));
   return true;
 }
 
@@ -229,6 +298,12 @@ std::string HttpFile::status_text() const {
 
 bool HttpFile::check_response() {
   checked_ = true;
+  if ((status_ == 206 || status_ == 200) && !have_validator_) {
+    // The first response describes the file: later ranges must come from the same one.
+    have_validator_ = true;
+    etag_ = response_etag_;
+    last_modified_ = response_last_modified_;
+  }
   const auto fail = [&](const std::string& why) {
     failed_ = true;
     error_ = why;
@@ -307,6 +382,12 @@ size_t HttpFile::on_header(char* data, size_t size, size_t count, void* self) {
     h.reason_ = sp2 == std::string::npos ? "" : trimmed(line.substr(sp2 + 1));
     h.content_range_.clear();
     h.length_known_ = false;
+    h.response_etag_.clear();
+    h.response_last_modified_.clear();
+  } else if (ascii_prefix(line, "etag:")) {
+    h.response_etag_ = trimmed(line.substr(5));
+  } else if (ascii_prefix(line, "last-modified:")) {
+    h.response_last_modified_ = trimmed(line.substr(14));
   } else if (ascii_prefix(line, "content-range:")) {
     h.content_range_ = trimmed(line.substr(14));
   } else if (ascii_prefix(line, "content-length:")) {

@@ -6,7 +6,9 @@
 // transfers the headers' bytes and little more, and a whole-file read costs few requests. A server
 // without Range support answers 200 with the whole body: it is then read forward as one stream,
 // paused while the loader is busy (memory stays bounded), and the host has the loader read it
-// sequentially (seekable() is false). Redirects are followed; errors name the URL and the HTTP
+// sequentially (seekable() is false). A forward read past the first read-ahead windows of a file
+// served with Range requests goes on through ParallelRanges (parallel_ranges.h: up to N parallel
+// Range requests with If-Range, adaptive, within a byte budget) unless --connections 1. Redirects are followed; errors name the URL and the HTTP
 // status. Built only with WS_CLI_HTTP (libcurl found).
 #pragma once
 
@@ -15,12 +17,18 @@
 
 #include <curl/curl.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "byte_source.h"
+#include "parallel_ranges.h"
 
 namespace wscli {
+
+// The options every request of a URL shares (redirects, protocols, timeouts, user agent) on
+// `easy`, asking for `url` with `headers`.
+void configure_request(CURL* easy, const std::string& url, curl_slist* headers);
 
 class HttpFile : public ByteSource {
  public:
@@ -34,6 +42,7 @@ class HttpFile : public ByteSource {
   bool read(uint64_t offset, size_t length, const uint8_t** data, size_t* n) override;
 
  private:
+  bool start_parallel(uint64_t offset);  // the reads from `offset` on through ParallelRanges
   bool start(uint64_t offset, size_t length);  // a transfer from `offset` (a Range request for `length`)
   void stop();
   bool pump(size_t want);       // until `want` bytes are buffered or the transfer ended
@@ -50,7 +59,13 @@ class HttpFile : public ByteSource {
   HttpOptions options_;
   CURLM* multi_ = nullptr;  // holds the connection between requests (keep-alive)
   CURL* easy_ = nullptr;
+  std::vector<std::string> header_lines_;  // every request's headers (--header, the token)
   curl_slist* headers_ = nullptr;
+  // The first response's validators (If-Range for later ranges): its ETag, its Last-Modified.
+  bool have_validator_ = false;
+  std::string etag_, last_modified_;
+  std::string response_etag_, response_last_modified_;  // the current response's
+  std::unique_ptr<ParallelRanges> parallel_;  // forward reads, when running
   // The file.
   bool ranges_ = true;  // the server answers Range requests (206)
   bool missing_ = false;
