@@ -463,7 +463,8 @@ HubCase modelopt_case(const std::string& dir, const std::vector<RawTensor>& tens
                       const std::string& description) {
   const std::string cfg = modelopt_fp8_config(algo);
   HubCase c = make_case(dir, tensors, config_json ? cfg.c_str() : nullptr, tensor, detail, description, status);
-  c.files.push_back({"hf_quant_config.json", bytes_of(modelopt_hf_quant_config(algo))});
+  // The refusals keep to config.json (their verdict is the same through either file).
+  if (status == "Ok") c.files.push_back({"hf_quant_config.json", bytes_of(modelopt_hf_quant_config(algo))});
   return c;
 }
 
