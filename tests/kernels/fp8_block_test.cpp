@@ -177,6 +177,44 @@ TEST(Fp8Block, OneTimesItsBlockScale) {
   EXPECT_EQ(out[4], 0.5f);
 }
 
+// f16 output at its edges, in a 16-value unit (the SIMD128 kernel rounds in registers there):
+// products on the half-subnormal grid and its ties (round to even), -0, NaN, overflow to inf;
+// both kernels the formula rounded as f32_to_f16, and the edges by value.
+TEST(Fp8Block, HalfOutputEdgesRoundToNearestEven) {
+  uint8_t q[32] = {0x01, 0x02, 0x03, 0x38, 0x80, 0x7F, 0xFF, 0x81, 0x05, 0x06, 0x07, 0x08, 0x00, 0x39, 0x3A, 0x40,
+                   0x7E, 0xFE, 0x38, 0x77, 0x78, 0x7F, 0x00, 0x80, 0x01, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36};
+  // Row 0: 2^-16 (E4M3's 2^-9 .. becomes 2^-25 ..); row 1: 1000 (448 * 1000 overflows).
+  const float scales[2] = {ldexpf(1.0f, -16), 1000.0f};
+  ws::DequantSpec s;
+  s.format = QuantFormat::Fp8Block;
+  s.elements = 32;
+  s.scale_dtype = DType::F32;
+  s.element_dtype = DType::F8_E4M3;
+  s.row_elems = 16;
+  s.block_rows = 1;
+  s.block_cols = 16;
+  s.scales = reinterpret_cast<const uint8_t*>(scales);
+  s.out = ws::OutType::F16;
+  for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128}) {
+    s.impl = impl;
+    uint16_t out[32];
+    ws::Error e;
+    ASSERT_EQ(ws::dequantize(s, q, 32, out, sizeof out, &e), ws::Status::Ok);
+    for (int i = 0; i < 32; ++i)
+      EXPECT_EQ(out[i], ws::f32_to_f16(e4m3fn(q[i]) * scales[i / 16])) << "impl " << int(impl) << " value " << i;
+    EXPECT_EQ(out[0], 0x0000);   // 2^-25: the tie between 0 and 2^-24, to even
+    EXPECT_EQ(out[1], 0x0001);   // 2^-24
+    EXPECT_EQ(out[2], 0x0002);   // 1.5 * 2^-24: a tie, to even
+    EXPECT_EQ(out[3], 0x0100);   // 2^-16
+    EXPECT_EQ(out[4], 0x8000);   // -0
+    EXPECT_EQ(out[5] & 0x7E00, 0x7E00);  // NaN, quiet
+    EXPECT_EQ(out[6] & 0xFE00, 0xFE00);  // -NaN
+    EXPECT_EQ(out[16], 0x7C00);  // 448 * 1000: inf
+    EXPECT_EQ(out[17], 0xFC00);  // -inf
+    EXPECT_EQ(out[18], 0x63D0);  // 1000
+  }
+}
+
 // The spec's checks (InvalidQuantParams at the tensor's offset) and, with validate, scales that
 // are inf/NaN or the E8M0 NaN 0xFF (InvalidBlockData at the scale's byte).
 TEST(Fp8Block, SpecAndScaleChecks) {

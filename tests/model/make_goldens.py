@@ -54,7 +54,8 @@ def fixture_cases():
     for name in sorted(os.listdir(os.path.join(ROOT, conv, 'hub'))):
         # compressed-tensors' (ct-*; branch issue-27-ct) likewise; issue #28: GPTQ's (gptq, gptq-*),
         # AWQ's (awq, awq-*) and bitsandbytes' (bnb-*) too.
-        if name.startswith(('fp8-', 'ct-', 'gptq-', 'awq-', 'bnb-')) or name in ('gptq', 'awq'):
+        # ModelOpt FP8's (modelopt-fp8*; session 11) too.
+        if name.startswith(('fp8-', 'ct-', 'gptq-', 'awq-', 'bnb-', 'modelopt-fp8')) or name in ('gptq', 'awq'):
             cases.append((f'conv/hub/{name}', f'{conv}/hub/{name}/model.safetensors'))
     for sub in ('tests/data/real/safetensors', 'tests/data/real/gguf', 'tests/data/synthetic/gguf',
                 'tests/corpus/safetensors', 'tests/corpus/gguf', 'tests/corpus/fuzz'):

@@ -114,7 +114,7 @@ float f32_at(const Bytes& b, size_t i) {
 // Every mode of access and chunking, f32 and f16: `expect` (weight name -> values) decoded, the
 // other weights plain, the convention `conv`.
 void check_everywhere(const std::string& dir, const std::string& conv, const std::map<std::string, std::vector<float>>& expect,
-                      size_t weights) {
+                      size_t weights, size_t random_out = 128) {
   for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
     for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
       for (bool seekable : {true, false}) {
@@ -123,7 +123,7 @@ void check_everywhere(const std::string& dir, const std::string& conv, const std
         o.feed = feed;
         o.seekable = seekable;
         o.seed = 11;
-        o.out_size = feed == Feed::Random ? 128 : 1 << 16;  // one 32-value block of f32 at a time too
+        o.out_size = feed == Feed::Random ? random_out : 1 << 16;  // one block of f32 at a time too
         const LoadResult r = load(dir, o);
         const std::string what = dir + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " +
                                  std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
@@ -239,6 +239,91 @@ TEST(Fp4Hub, ModelOptParametersAndGlobalScaleRule) {
   EXPECT_TRUE(seen);
 }
 
+// ModelOpt FP8 (modelopt_fp8.cpp): f32(e4m3) * weight_scale in f32, as vLLM's modelopt.py
+// ModelOptFp8LinearMethod / ModelOptFp8PcPtLinearMethod / ModelOptFp8PbWoLinearMethod apply the
+// scale — per tensor, per output row, per 128 x 128 block.
+std::vector<float> modelopt_fp8_values(const Bytes& weight, size_t cols, const Bytes& scale, size_t block_rows,
+                                       size_t block_cols) {
+  const size_t grid_cols = (cols + block_cols - 1) / block_cols;
+  std::vector<float> v;
+  for (size_t i = 0; i < weight.size(); ++i) {
+    const size_t r = i / cols, c = i % cols;
+    v.push_back(e4m3fn(weight[i]) * f32_at(scale, (r / block_rows) * grid_cols + c / block_cols));
+  }
+  return v;
+}
+
+TEST(Fp4Hub, ModelOptFp8DecodesAsVllm) {
+  {  // quant_algo FP8: one scale a weight; input_scale plain; lm_head excluded (BF16).
+    const Bytes file = read_file(kHub + "/modelopt-fp8/model.safetensors");
+    std::map<std::string, std::vector<float>> expect;
+    for (const std::string m : {"mlp.down_proj", "self_attn.q_proj"})
+      expect[L + m + ".weight"] = modelopt_fp8_values(stored(file, L + m + ".weight").bytes, 8,
+                                                      stored(file, L + m + ".weight_scale").bytes, 1 << 20, 1 << 20);
+    EXPECT_EQ(expect[L + "self_attn.q_proj.weight"][0], 5.0f);  // 1.0 x 5.0 (plain FP8 was 1.0)
+    EXPECT_EQ(expect[L + "mlp.down_proj.weight"][0], 0.0013f);
+    expect[L + "self_attn.q_proj.input_scale"] = {0.0625f};
+    // 2 quantized + 2 input_scale + norm + lm_head.
+    check_everywhere("modelopt-fp8", "modelopt", expect, 6);
+    check_everywhere("modelopt-fp8-hf-quant-config", "modelopt", expect, 6);
+  }
+  {  // FP8_PER_CHANNEL_PER_TOKEN: weight_scale [6], one a row.
+    const Bytes file = read_file(kHub + "/modelopt-fp8-per-channel/model.safetensors");
+    const std::string m = L + "mlp.gate_proj";
+    std::map<std::string, std::vector<float>> expect;
+    expect[m + ".weight"] = modelopt_fp8_values(stored(file, m + ".weight").bytes, 8, stored(file, m + ".weight_scale").bytes, 1, 8);
+    EXPECT_EQ(expect[m + ".weight"][0], 0.5f);
+    EXPECT_EQ(expect[m + ".weight"][8], e4m3fn(stored(file, m + ".weight").bytes[8]) * 3.0f);
+    check_everywhere("modelopt-fp8-per-channel", "modelopt", expect, 2);
+  }
+  {  // FP8_PB_WO: [128, 256] in 128 x 128 blocks, scale [1, 1, 2, 1].
+    const Bytes file = read_file(kHub + "/modelopt-fp8-pb-wo/model.safetensors");
+    const std::string m = L + "mlp.up_proj";
+    const Bytes w = stored(file, m + ".weight").bytes;
+    std::map<std::string, std::vector<float>> expect;
+    expect[m + ".weight"] = modelopt_fp8_values(w, 256, stored(file, m + ".weight_scale").bytes, 128, 128);
+    EXPECT_EQ(expect[m + ".weight"][0], 5.0f);
+    EXPECT_EQ(expect[m + ".weight"][128], e4m3fn(w[128]) * 0.0078125f);
+    // The decoder's unit here is 256 values (fp8_block_unit): 1,024 bytes of f32 at a time.
+    check_everywhere("modelopt-fp8-pb-wo", "modelopt", expect, 2, 1024);
+  }
+}
+
+TEST(Fp4Hub, ModelOptFp8ParametersNameTheScaling) {
+  struct Case {
+    std::string dir, weight, scaling;
+    uint32_t count;
+  };
+  for (const Case& c : std::vector<Case>{{"modelopt-fp8", "self_attn.q_proj.weight", "tensor", 4},
+                                         {"modelopt-fp8-per-channel", "mlp.gate_proj.weight", "channel", 4},
+                                         {"modelopt-fp8-pb-wo", "mlp.up_proj.weight", "block", 6}}) {
+    HostOptions o;
+    o.mode = ws::ModelLoadMode::Headers;
+    bool seen = false;
+    o.on_ready = [&](const ws::ModelLoader& ld) {
+      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+        const ws::LogicalWeight& w = ld.weight(i);
+        if (std::string(w.name.data, w.name.size) != L + c.weight) continue;
+        seen = true;
+        EXPECT_EQ(w.format, ws::QuantFormat::Fp8Block) << c.dir;
+        ws::QuantParameter q[ws::kMaxQuantParameters];
+        ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), c.count) << c.dir;
+        EXPECT_STREQ(q[0].text, "modelopt FP8") << c.dir;
+        EXPECT_EQ(std::string(q[1].text), c.scaling) << c.dir;
+        if (c.count == 6) {
+          EXPECT_EQ(q[2].number, 128u);
+          EXPECT_EQ(q[3].number, 128u);
+        }
+        EXPECT_STREQ(q[c.count - 2].text, "F8_E4M3") << c.dir;
+        EXPECT_STREQ(q[c.count - 1].text, "F32") << c.dir;
+      }
+    };
+    const LoadResult r = load(c.dir, o);
+    ASSERT_EQ(r.code, ws::Status::Ok) << c.dir << ": " << r.verdict();
+    EXPECT_TRUE(seen) << c.dir;
+  }
+}
+
 // The kernels alone: the portable reference and SIMD128 give the upstream values, f32 and f16,
 // for both layouts (the loads above run the Auto choice, SIMD128).
 TEST(Fp4Hub, ReferenceAndSimdKernelsGiveTheUpstreamValues) {
@@ -335,10 +420,14 @@ TEST(Fp4Hub, RecognitionByMethodAlgoAndNames) {
     const std::string t = "{\"quantization_config\": {" + section + "}}";
     return Bytes(t.begin(), t.end());
   };
-  {
-    const LoadResult r = load_memory({{"model.safetensors", nv}, {"config.json", cfg("\"quant_algo\": \"FP8\", \"quant_method\": \"modelopt\"")}}, o);
+  {  // A quant_algo not decoded (ModelOpt's W4A8_AWQ): refused by name.
+    const LoadResult r = load_memory({{"model.safetensors", nv}, {"config.json", cfg("\"quant_algo\": \"W4A8_AWQ\", \"quant_method\": \"modelopt\"")}}, o);
     EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << r.verdict();
     EXPECT_EQ(r.detail, "modelopt (config.json quant_method)");
+  }
+  {  // FP8 is decoded (modelopt_fp8.cpp): over NVFP4's U8 weights its scale is beside no F8 weight.
+    const LoadResult r = load_memory({{"model.safetensors", nv}, {"config.json", cfg("\"quant_algo\": \"FP8\", \"quant_method\": \"modelopt\"")}}, o);
+    EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << r.verdict();
   }
   {
     const LoadResult r = load_memory({{"model.safetensors", nv}, {"config.json", cfg("\"quant_method\": \"modelopt\"")}}, o);
@@ -392,9 +481,9 @@ TEST(Fp4Hub, OtherConfigFilesAreReadWhenTheNamesShowAScheme) {
     EXPECT_EQ(std::count(names.begin(), names.end(), "quantize_config.json"), 0);
     EXPECT_GE(std::count(names.begin(), names.end(), "hf_quant_config.json"), 1);
   }
-  {  // Its FP8 variant is not this row's: refused by name, the file named.
+  {  // A variant not decoded (NVFP4_AWQ): refused by name, the file named.
     std::string t(hf.begin(), hf.end());
-    t.replace(t.find("\"NVFP4\""), 7, "\"FP8\"");
+    t.replace(t.find("\"NVFP4\""), 7, "\"NVFP4_AWQ\"");
     const LoadResult r = load_memory({{"model.safetensors", file}, {"hf_quant_config.json", Bytes(t.begin(), t.end())}}, o);
     EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << r.verdict();
     EXPECT_EQ(r.detail, "modelopt (hf_quant_config.json)");

@@ -412,6 +412,95 @@ void add_fp4_refusals(std::vector<HubCase>* out) {
                           "config.json names modelopt NVFP4 over BF16 tensors: the method's tensors are absent"));
 }
 
+// --- ModelOpt FP8 (decoded; modelopt_fp8.cpp) ------------------------------------------------
+
+// ModelOpt's FP8 export (modelopt/torch/export unified_export_hf.py, as vLLM's modelopt.py
+// ModelOptFp8Config loads it): per linear `weight` F8_E4M3 [out, in], `weight_scale` F32 and, per
+// tensor, a static `input_scale` F32 []; lm_head excluded (BF16), norms BF16. The hf_quant_config.json
+// beside it names the algo.
+std::string modelopt_hf_quant_config(const std::string& algo) {
+  return "{\n    \"producer\": {\n        \"name\": \"modelopt\",\n        \"version\": \"0.29.0\"\n    },\n"
+         "    \"quantization\": {\n        \"quant_algo\": \"" + algo + "\",\n        \"kv_cache_quant_algo\": null,\n"
+         "        \"exclude_modules\": [\n            \"lm_head\"\n        ]\n    }\n}\n";
+}
+std::string modelopt_fp8_config(const std::string& algo) {
+  return "{\n  \"architectures\": [\n    \"LlamaForCausalLM\"\n  ],\n  \"model_type\": \"llama\",\n"
+         "  \"quantization_config\": {\n    \"exclude_modules\": [\n      \"lm_head\"\n    ],\n"
+         "    \"kv_cache_quant_algo\": null,\n    \"producer\": {\n      \"name\": \"modelopt\",\n"
+         "      \"version\": \"0.29.0\"\n    },\n    \"quant_algo\": \"" + algo + "\",\n    \"quant_method\": \"modelopt\"\n  },\n"
+         "  \"torch_dtype\": \"bfloat16\"\n}\n";
+}
+
+// quant_algo FP8: one scale a weight (q_proj's the first value 1.0 x 5.0), input_scale plain.
+std::vector<RawTensor> modelopt_fp8_tensors(bool down_scale = true, std::vector<uint64_t> down_scale_shape = {}) {
+  std::vector<RawTensor> t = {fp8_weight(L + "self_attn.q_proj.weight", 4, 8, 51),
+                              f32_tensor(L + "self_attn.q_proj.weight_scale", {}, {5.0f}),
+                              f32_tensor(L + "self_attn.q_proj.input_scale", {}, {0.0625f}),
+                              fp8_weight(L + "mlp.down_proj.weight", 6, 8, 52),
+                              f32_tensor(L + "mlp.down_proj.input_scale", {}, {0.03125f}),
+                              f16_tensor(L + "input_layernorm.weight", "BF16", {8}),
+                              f16_tensor("lm_head.weight", "BF16", {4, 8})};
+  if (down_scale) t.push_back(f32_tensor(L + "mlp.down_proj.weight_scale", down_scale_shape, {0.0013f, 2.5f, -3.0f, 7.0f, 0.25f, 96.0f}));
+  return t;
+}
+
+// FP8_PER_CHANNEL_PER_TOKEN: weight_scale [out], no input_scale.
+std::vector<RawTensor> modelopt_fp8_pc_tensors() {
+  return {fp8_weight(L + "mlp.gate_proj.weight", 6, 8, 53),
+          f32_tensor(L + "mlp.gate_proj.weight_scale", {6}, {0.5f, 3.0f, 0.001953125f, 11.0f, 0.3f, 1.0f}),
+          f16_tensor("lm_head.weight", "BF16", {4, 8})};
+}
+
+// FP8_PB_WO: 128 x 128 blocks, weight_scale [out / 128, 1, in / 128, 1] as ModelOpt exports it.
+std::vector<RawTensor> modelopt_fp8_pb_tensors(uint64_t cols = 256) {
+  return {fp8_weight(L + "mlp.up_proj.weight", 128, cols, 54),
+          f32_tensor(L + "mlp.up_proj.weight_scale", {1, 1, 2, 1}, {5.0f, 0.0078125f}),
+          f16_tensor(L + "post_attention_layernorm.weight", "BF16", {8})};
+}
+
+HubCase modelopt_case(const std::string& dir, const std::vector<RawTensor>& tensors, const std::string& algo,
+                      bool config_json, const std::string& status, const std::string& tensor, const std::string& detail,
+                      const std::string& description) {
+  const std::string cfg = modelopt_fp8_config(algo);
+  HubCase c = make_case(dir, tensors, config_json ? cfg.c_str() : nullptr, tensor, detail, description, status);
+  // The refusals keep to config.json (their verdict is the same through either file).
+  if (status == "Ok") c.files.push_back({"hf_quant_config.json", bytes_of(modelopt_hf_quant_config(algo))});
+  return c;
+}
+
+void add_modelopt_fp8_cases(std::vector<HubCase>* out) {
+  const std::string ok = "Ok";
+  out->push_back(modelopt_case("modelopt-fp8", modelopt_fp8_tensors(), "FP8", true, ok, "", "",
+                               "ModelOpt quant_algo FP8: F8_E4M3 weights with one F32 weight_scale each (q_proj's first "
+                               "value 1.0 x 5.0 = 5.0), static input_scale handed on plain, lm_head excluded (BF16)"));
+  out->push_back(modelopt_case("modelopt-fp8-hf-quant-config", modelopt_fp8_tensors(), "fp8", false, ok, "", "",
+                               "ModelOpt FP8 with hf_quant_config.json only (no config.json), quant_algo in lower case "
+                               "(vLLM upper-cases it): decoded as modelopt-fp8"));
+  out->push_back(modelopt_case("modelopt-fp8-per-channel", modelopt_fp8_pc_tensors(), "FP8_PER_CHANNEL_PER_TOKEN", false,
+                               ok, "", "",
+                               "ModelOpt FP8_PER_CHANNEL_PER_TOKEN (hf_quant_config.json): weight_scale [6], one a row"));
+  out->push_back(modelopt_case("modelopt-fp8-pb-wo", modelopt_fp8_pb_tensors(), "FP8_PB_WO", true, ok, "", "",
+                               "ModelOpt FP8_PB_WO: a [128, 256] weight in 128 x 128 blocks, weight_scale [1, 1, 2, 1] "
+                               "as exported"));
+  // Malformed neighbours.
+  out->push_back(modelopt_case("modelopt-fp8-scale-shape", modelopt_fp8_tensors(true, {6}), "FP8", true,
+                               "ConventionCompanionShape", L + "mlp.down_proj.weight_scale", "",
+                               "ModelOpt FP8 (per tensor) whose down_proj weight_scale has 6 values, one a row"));
+  out->push_back(modelopt_case("modelopt-fp8-scale-missing", modelopt_fp8_tensors(false), "FP8", true,
+                               "ConventionMissingCompanion", L + "mlp.down_proj.weight", "",
+                               "ModelOpt FP8 whose F8_E4M3 down_proj weight has no weight_scale: an error, never raw FP8"));
+  out->push_back(modelopt_case("modelopt-fp8-pb-not-dividing", modelopt_fp8_pb_tensors(200), "FP8_PB_WO", true,
+                               "ConventionGroupNotDividing", L + "mlp.up_proj.weight", "",
+                               "ModelOpt FP8_PB_WO over a [128, 200] weight: 200 columns are no whole 128-blocks"));
+  {
+    static const char kWhat[] = "modelopt FP8 (quant_algo): no F8_E4M3 <m>.weight with its <m>.weight_scale";
+    out->push_back(modelopt_case("modelopt-fp8-no-tensors",
+                                 {f16_tensor(L + "mlp.up_proj.weight", "BF16", {4, 8}), f16_tensor(L + "input_layernorm.weight", "BF16", {8})},
+                                 "FP8", true, "QuantizationTensorsAbsent", L + "input_layernorm.weight", kWhat,
+                                 "config.json names modelopt FP8 over BF16 tensors: the method's tensors are absent"));
+  }
+}
+
 // GPTQ's config.json quantization_config as GPTQModel writes it (sorted keys).
 std::string gptq_config(uint32_t bits, const std::string& group, bool desc_act, const std::string& format) {
   return "{\n  \"model_type\": \"llama\",\n  \"num_hidden_layers\": 1,\n  \"quantization_config\": {\n"
@@ -1015,6 +1104,7 @@ std::vector<HubCase> hub_cases() {
   }
   add_fp4_refusals(&out);
   add_other_config_refusals(&out);
+  add_modelopt_fp8_cases(&out);
   add_ct_cases(&out);
   add_bnb_cases(&out);
   return out;

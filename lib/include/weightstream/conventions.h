@@ -222,6 +222,11 @@ class LogicalModel {
   // [..., K/16] and `<m>.weight_scale_2` F32 (one value) is the weight `<m>.weight`, [..., K];
   // `<m>.input_scale` and every unquantized tensor plain. `method_named` as above.
   Status build_modelopt_nvfp4(bool method_named);
+  // NVIDIA ModelOpt FP8 (modelopt_fp8.cpp): `<m>.weight` F8_E4M3 [out, in] with its F32
+  // `<m>.weight_scale` — one value (quant_algo FP8), [out] (FP8_PER_CHANNEL_PER_TOKEN) or
+  // [out / 128, 1, in / 128, 1] (FP8_PB_WO) — is the weight `<m>.weight`; every other tensor
+  // plain. `algo`: the variant (the internal ModelOptFp8Algo's value: 1, 2 or 3).
+  Status build_modelopt_fp8(uint32_t algo);
   // compressed-tensors pack-quantized (compressed_tensors_convention.cpp): `<m>.weight_packed`
   // I32 with `<m>.weight_scale`, `<m>.weight_shape` (and `<m>.weight_zero_point` when
   // asymmetric) is the weight `<m>.weight`; the parameters are config.json's (required).

@@ -91,7 +91,7 @@ class MlxQuantConfig {
   // WQLinear packing, not AutoAWQ's).
   bool awq_llm_backend() const { return awq_llm_backend_; }
   // NVIDIA ModelOpt's `quant_algo` in the same section ("NVFP4", "FP8", ...), when it is a string
-  // (up to 23 bytes; algo_truncated() when longer). Read whatever the quant_method.
+  // (up to 31 bytes; algo_truncated() when longer). Read whatever the quant_method.
   bool has_algo() const { return has_algo_; }
   StrView algo() const { return StrView{algo_, algo_size_}; }
   bool algo_truncated() const { return algo_overflow_; }
@@ -168,7 +168,7 @@ class MlxQuantConfig {
   ConfigSource source_ = ConfigSource::ConfigJson;
   bool has_algo_ = false;
   bool algo_overflow_ = false;
-  char algo_[24] = {};
+  char algo_[32] = {};  // "FP8_PER_CHANNEL_PER_TOKEN" is 25 bytes
   uint32_t algo_size_ = 0;
   Status deferred_ = Status::Ok;  // a parameter error, the model's only without a quant_method
   uint64_t deferred_pos_ = 0;

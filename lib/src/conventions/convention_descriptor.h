@@ -133,6 +133,22 @@ uint32_t put_parameter(QuantParameter* out, uint32_t cap, uint32_t n, const char
 bool first_qweight_shapes(const LogicalModel& m, uint64_t qs[2], uint64_t ss[2]);
 // GPTQ's and AWQ's packed tensor: `<m>.qweight` is the weight `<m>.weight` (their `renamed`).
 extern const CompanionName kQweightRenamed;
+// The FP8 scales shared by the fp8 row and ModelOpt's FP8 variants (fp8_convention.cpp): an
+// Fp8Block weight's geometry into the spec, and its parameters after `method` (scaling, block,
+// dtypes). Both do nothing for a weight of another format.
+void fp8_scale_spec(const LogicalWeight& w, DequantSpec* s);
+uint32_t fp8_scale_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap, const char* method);
+
+// ModelOpt's FP8 quant_algos (modelopt_fp8.cpp), as vLLM's ModelOptFp8Config tells them apart.
+enum class ModelOptFp8Algo : uint32_t {
+  None = 0,      // not an FP8 algo (NVFP4, another, or none)
+  Tensor = 1,    // "FP8": one F32 weight_scale a weight
+  Channel = 2,   // "FP8_PER_CHANNEL_PER_TOKEN": weight_scale [out]
+  Block128 = 3,  // "FP8_PB_WO": weight_scale [out / 128, 1, in / 128, 1]
+};
+// The FP8 algo `config` names (quant_algo compared without case, as vLLM upper-cases it).
+ModelOptFp8Algo modelopt_fp8_algo(const MlxQuantConfig* config);
+
 // mode, bits, group, scale_dtype of an MLX-layout weight (MLX, Ollama, UQFF Afq/Mxfp4).
 uint32_t mlx_layout_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap, uint32_t n);
 

@@ -53,28 +53,10 @@ bool fp8_claims(const LogicalModel&, const MlxQuantConfig* config) {
 
 Status fp8_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_fp8(config); }
 
-void fp8_spec(const LogicalWeight& w, DequantSpec* s) {
-  if (w.format != QuantFormat::Fp8Block) return;
-  s->scale_dtype = w.scale_dtype;
-  s->element_dtype = w.fp8_dtype;
-  const uint64_t cols = w.rank == 2 ? w.shape[1] : 0, rows = w.rank == 2 ? w.shape[0] : 0;
-  // An empty weight (no rows or columns) still gets a valid geometry: it decodes nothing.
-  s->row_elems = cols ? cols : 1;
-  s->block_rows = w.fp8_block[0] ? w.fp8_block[0] : rows ? rows : 1;
-  s->block_cols = w.fp8_block[1] ? w.fp8_block[1] : cols ? cols : 1;
-}
+void fp8_spec(const LogicalWeight& w, DequantSpec* s) { fp8_scale_spec(w, s); }
 
 uint32_t fp8_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
-  if (w.format != QuantFormat::Fp8Block) return 0;
-  uint32_t n = put_parameter(out, cap, 0, "method", "fp8");
-  const char* scaling = w.fp8_block[1] == 0 ? (w.fp8_block[0] == 0 ? "tensor" : "channel") : "block";
-  n = put_parameter(out, cap, n, "scaling", scaling);
-  if (w.fp8_block[1] != 0) {
-    n = put_parameter(out, cap, n, "block_rows", nullptr, w.fp8_block[0]);
-    n = put_parameter(out, cap, n, "block_cols", nullptr, w.fp8_block[1]);
-  }
-  n = put_parameter(out, cap, n, "weight_dtype", dtype_name(w.fp8_dtype));
-  return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
+  return fp8_scale_parameters(w, out, cap, "fp8");
 }
 
 // transformers' FP8 writers name the scale beside the weight.
@@ -88,6 +70,30 @@ bool block_scale_dtype(DType d, bool ue8m0) {
 }
 
 }  // namespace
+
+void fp8_scale_spec(const LogicalWeight& w, DequantSpec* s) {
+  if (w.format != QuantFormat::Fp8Block) return;
+  s->scale_dtype = w.scale_dtype;
+  s->element_dtype = w.fp8_dtype;
+  const uint64_t cols = w.rank == 2 ? w.shape[1] : 0, rows = w.rank == 2 ? w.shape[0] : 0;
+  // An empty weight (no rows or columns) still gets a valid geometry: it decodes nothing.
+  s->row_elems = cols ? cols : 1;
+  s->block_rows = w.fp8_block[0] ? w.fp8_block[0] : rows ? rows : 1;
+  s->block_cols = w.fp8_block[1] ? w.fp8_block[1] : cols ? cols : 1;
+}
+
+uint32_t fp8_scale_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap, const char* method) {
+  if (w.format != QuantFormat::Fp8Block) return 0;
+  uint32_t n = put_parameter(out, cap, 0, "method", method);
+  const char* scaling = w.fp8_block[1] == 0 ? (w.fp8_block[0] == 0 ? "tensor" : "channel") : "block";
+  n = put_parameter(out, cap, n, "scaling", scaling);
+  if (w.fp8_block[1] != 0) {
+    n = put_parameter(out, cap, n, "block_rows", nullptr, w.fp8_block[0]);
+    n = put_parameter(out, cap, n, "block_cols", nullptr, w.fp8_block[1]);
+  }
+  n = put_parameter(out, cap, n, "weight_dtype", dtype_name(w.fp8_dtype));
+  return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
+}
 
 const ConventionDescriptor kFp8Convention = {
     "fp8", kFp8Id, false, /*rank*/ 3, kNoEntry, fp8_signal, ConfigRole::ParamSource,

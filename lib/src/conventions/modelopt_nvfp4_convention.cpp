@@ -16,6 +16,9 @@
 // (DequantSpec::global_scale_is_modelopt; mlx_quants.cpp MlxNvfp4). A weight_scale_2 of zero,
 // inf or NaN is refused when the weight decodes (InvalidBlockData at its bytes); E4M3FN NaN
 // scales (0x7F / 0xFF) are refused as for every nvfp4 weight.
+//
+// The same row (one method, "modelopt") decodes ModelOpt's FP8 quant_algos too: its build and
+// its weights' spec and parameters go to modelopt_fp8.cpp's rules when the config names one.
 #include "convention_descriptor.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
@@ -26,27 +29,34 @@ using namespace conv;
 
 namespace {
 
-// Config.json names modelopt with quant_algo NVFP4 (or no quant_algo, and the NVFP4 companion
-// there); else (no quant_method) a `.weight_scale_2` names it. ModelOpt's FP8 and other
-// quant_algos are not this row's.
+// Config.json (or hf_quant_config.json) names modelopt with quant_algo NVFP4 or one of the FP8
+// algos (or no quant_algo, and the NVFP4 companion there); else (no quant_method) a
+// `.weight_scale_2` names it (NVFP4). The other quant_algos (NVFP4_AWQ, W4A8_AWQ,
+// MIXED_PRECISION, ...) are not decoded: refused by name (quant_methods.cpp).
 bool modelopt_claims(const LogicalModel& m, const MlxQuantConfig* config) {
   if (config && config->has_method()) {
     if (!method_is(config, "modelopt")) return false;
-    if (config->has_algo()) return !config->algo_truncated() && config->algo().equals("NVFP4");
+    if (config->has_algo())
+      return !config->algo_truncated() &&
+             (config->algo().equals("NVFP4") || modelopt_fp8_algo(config) != ModelOptFp8Algo::None);
     return any_name_ends(m, ".weight_scale_2");
   }
   return any_name_ends(m, ".weight_scale_2");
 }
 
 Status modelopt_build(LogicalModel& m, const MlxQuantConfig* config) {
+  const ModelOptFp8Algo fp8 = modelopt_fp8_algo(config);
+  if (fp8 != ModelOptFp8Algo::None) return m.build_modelopt_fp8(uint32_t(fp8));
   return m.build_modelopt_nvfp4(method_is(config, "modelopt"));
 }
 
 void modelopt_spec(const LogicalWeight& w, DequantSpec* s) {
+  if (w.format == QuantFormat::Fp8Block) return fp8_scale_spec(w, s);
   if (w.params.mode != QuantMode::None) s->global_scale_is_modelopt = true;
 }
 
 uint32_t modelopt_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
+  if (w.format == QuantFormat::Fp8Block) return fp8_scale_parameters(w, out, cap, "modelopt FP8");
   if (w.params.mode == QuantMode::None) return 0;
   return mlx_layout_parameters(w, out, cap, put_parameter(out, cap, 0, "method", "modelopt NVFP4"));
 }

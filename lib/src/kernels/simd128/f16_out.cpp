@@ -63,8 +63,10 @@ void f32_bytes_to_f16_row(const uint8_t* in, size_t n, uint16_t* out) {
       lo = f32x4_to_f16x4<false>(x0);
       hi = f32x4_to_f16x4<false>(x1);
     }
-    // Lanes hold 0..0xFFFF: take the low half of each (a shuffle, not a saturating narrow).
-    wasm_v128_store(out + i, wasm_i8x16_shuffle(lo, hi, 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29));
+    // Lanes hold 0..0xFFFF (the sign is bit 15, never above): the unsigned saturating narrow of
+    // signed lanes keeps them as they are, one packusdw natively, where SIMDe lowers the byte
+    // shuffle it replaces generically (f32_to_bf16_row below found the same).
+    wasm_v128_store(out + i, wasm_u16x8_narrow_i32x4(lo, hi));
   }
   for (; i < n; ++i) {
     float v;
