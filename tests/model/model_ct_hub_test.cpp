@@ -201,6 +201,64 @@ TEST(CtHub, WeightIsNamedShapedAndParameterised) {
   }
 }
 
+// The absolute offset of a stored tensor's data (the test's own reading of the header).
+uint64_t data_at(const Bytes& file, const std::string& name) {
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const size_t o = h.find("\"data_offsets\":[", h.find("\"" + name + "\":")) + 16;
+  return 8 + n + strtoull(h.c_str() + o, nullptr, 10);
+}
+
+// weight_shape (PackedQuantizationCompressor.compress_weight's torch.tensor(weight.shape), what
+// decompress_weight cuts the unpacked rows to) is read and must be the shape the packed tensor and
+// its scales give: else ConventionCompanionShape at its data, found the stored value, expected the
+// inferred one. Seekable: before ModelReady in every mode. Sequential: as the stream passes it
+// (Validate, Decode); headers alone do not read it.
+TEST(CtHub, WeightShapeDisagreeingIsRefusedAtItsData) {
+  struct Case {
+    const char* dir;
+    std::string tensor;
+    uint64_t found, expected;
+  };
+  // cols: down_proj's I64 [8, 24] over 4 words and 2 groups of 16 (32 columns); rows-i32:
+  // down_proj's I32 [8, 32] agrees, q_proj's I32 [4, 32] has 4 rows for 8.
+  const Case cases[] = {{"ct-weight-shape-cols", L + "mlp.down_proj.weight_shape", 24, 32},
+                        {"ct-weight-shape-rows-i32", L + "self_attn.q_proj.weight_shape", 4, 8}};
+  for (const Case& c : cases) {
+    const Bytes file = read_file(kHub + "/" + c.dir + "/model.safetensors");
+    const uint64_t at = data_at(file, c.tensor);
+    for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Headers, ws::ModelLoadMode::Validate, ws::ModelLoadMode::Decode})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+        for (bool seekable : {true, false}) {
+          HostOptions o;
+          o.mode = mode;
+          o.feed = feed;
+          o.seekable = seekable;
+          o.seed = 5;
+          const LoadResult r = load(c.dir, o);
+          const std::string what = std::string(c.dir) + " mode " + std::to_string(int(mode)) + " feed " +
+                                   std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+          if (!seekable && mode == ws::ModelLoadMode::Headers) {
+            EXPECT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+            EXPECT_TRUE(r.ready) << what;
+            continue;
+          }
+          EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << what << ": " << r.verdict();
+          EXPECT_EQ(r.offset, at) << what;
+          EXPECT_EQ(r.tensor, c.tensor) << what;
+          EXPECT_EQ(r.file, "model.safetensors") << what;
+          EXPECT_TRUE(r.has_found && r.has_expected) << what;
+          EXPECT_EQ(r.found, c.found) << what;
+          EXPECT_EQ(r.expected, c.expected) << what;
+          EXPECT_TRUE(r.convention_error) << what;
+          EXPECT_EQ(r.ready, !seekable) << what;
+          // Upstream's order puts every weight_shape before the scales: no weight is whole yet.
+          EXPECT_TRUE(r.weights.empty()) << what;
+        }
+  }
+}
+
 // The kernels alone, over geometries the fixtures are too small for (the SIMD128 kernel's 4-bit
 // path takes 4 words of one group at a time: groups of 128 here; rows whose zero points share a
 // word with the next weight's; tensor scales; every width 1..8): reference and SIMD128 give the

@@ -670,11 +670,12 @@ RawTensor ct_scales(const std::string& name, std::vector<uint64_t> shape, uint32
   return t;
 }
 
-// weight_shape: compress_weight stores torch.tensor(weight.shape), int64.
-RawTensor ct_shape(const std::string& name, uint64_t rows, uint64_t cols) {
-  RawTensor t{name, "I64", {2}, {}};
+// weight_shape: compress_weight stores torch.tensor(weight.shape), int64 (the int32 of
+// compression_param_info's declared dtype with `i32`).
+RawTensor ct_shape(const std::string& name, uint64_t rows, uint64_t cols, bool i32 = false) {
+  RawTensor t{name, i32 ? "I32" : "I64", {2}, {}};
   for (uint64_t v : {rows, cols})
-    for (int k = 0; k < 8; ++k) t.data.push_back(uint8_t(v >> (8 * k)));
+    for (int k = 0; k < (i32 ? 4 : 8); ++k) t.data.push_back(uint8_t(v >> (8 * k)));
   return t;
 }
 
@@ -688,6 +689,8 @@ struct CtLinear {
   bool zero_point = true;     // asymmetric: write it
   bool g_idx = false;
   bool legacy_zp = false;     // int8 [rows, groups], as written before zero points were packed
+  uint64_t shape_rows = 0, shape_cols = 0;  // 0: weight_shape as the Linear's; else stored (malformed)
+  bool shape_i32 = false;     // weight_shape int32
 };
 
 // One Linear as PackedQuantizationCompressor.compress_weight writes it (weight_packed,
@@ -704,7 +707,8 @@ std::vector<RawTensor> ct_linear(const std::string& m, const CtLinear& a, uint32
   }
   std::vector<RawTensor> t = {i32_words(m + ".weight_packed", {a.rows, words}, packed),
                               ct_scales(m + ".weight_scale", {a.rows, groups}, seed + 1),
-                              ct_shape(m + ".weight_shape", a.rows, a.cols)};
+                              ct_shape(m + ".weight_shape", a.shape_rows ? a.shape_rows : a.rows,
+                                       a.shape_cols ? a.shape_cols : a.cols, a.shape_i32)};
   if (!a.symmetric && a.zero_point) {
     const uint64_t zrows = a.zp_rows ? a.zp_rows : a.rows;
     const std::vector<int> zv = ct_values(zrows * groups, a.bits, seed + 2);
@@ -827,6 +831,17 @@ void add_ct_decoded(std::vector<SampleFile>* out) {
   model("ct-w4-asym-legacy-zp", ct_tensors(legacy, legacy), ct_config(4, "group", "16", false));
   // 2-bit asymmetric per channel: 16 values a word, zero points 16 rows a word.
   model("ct-w2-asym-channel", ct_tensors(ct_args(2, 0, false), ct_args(2, 0, false)), ct_config(2, "channel", "null", false));
+  // Malformed: weight_shape disagreeing with the packed tensor and its scales, found in the data
+  // (model_ct_hub_test.cpp; not in expected.json: a sequential source finds it as the stream passes,
+  // after ModelReady). down_proj's int64 weight_shape says 24 columns where 4 words and 2 groups
+  // of 16 make 32; the int32 one of q_proj says 4 rows for 8 (down_proj's int32 one agrees).
+  CtLinear cols24 = ct_args(4, 16, true);
+  cols24.shape_cols = 24;
+  model("ct-weight-shape-cols", ct_tensors(cols24, ct_args(4, 16, true)), ct_config(4, "group", "16", true));
+  CtLinear i32 = ct_args(8, 0, true), rows4 = ct_args(8, 0, true);
+  i32.shape_i32 = rows4.shape_i32 = true;
+  rows4.shape_rows = 4;
+  model("ct-weight-shape-rows-i32", ct_tensors(i32, rows4), ct_config(8, "channel", "null", true));
 }
 
 // --- bitsandbytes (decoded; issue #28) ---------------------------------------------------------

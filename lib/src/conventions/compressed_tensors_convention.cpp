@@ -23,9 +23,13 @@
 // naive/int/float/nvfp4/mxfp4 and sparse ones, mixed-precision), config groups whose weights
 // arguments differ, float types, block strategies, `weight_g_idx` (activation ordering).
 // The logical shape's columns come from the scales (group: groups * group_size) or, for channel and
-// tensor scales, from the packed width (packed * 32 // num_bits): weight_shape's values are data,
-// not read by this build (issue #27: checked against the inferred shape once convention scalars
-// are read generically, as UQFF's are).
+// tensor scales, from the packed width (packed * 32 // num_bits). weight_shape's values (the
+// Linear's [out, in] as compress_weight stored them, and what decompress_weight's unpack_from_int32
+// cuts the unpacked rows to) are read in the data phase and must equal that shape, else
+// ConventionCompanionShape at the weight_shape's data, found the stored value and expected the
+// inferred one (rows first). Seekable: read by range before ModelReady; sequential: checked as
+// the stream passes them (upstream files sort the I64 weight_shape before every I32, BF16 or F32
+// tensor, so before any quantized weight is handed on; ConventionDataPhase::check_only).
 #include <string.h>
 
 #include "convention_descriptor.h"
@@ -73,6 +77,25 @@ uint32_t ct_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap
   return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
 }
 
+bool ct_data_wants(const LogicalModel& m, uint32_t table, uint32_t tensor) { return m.ct_wants(table, tensor); }
+Status ct_data_feed(LogicalModel& m, uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data,
+                    size_t size) {
+  return m.feed_ct(table, tensor, offset, data, size);
+}
+Status ct_data_resolve(LogicalModel& m) { return m.resolve_ct(); }
+const ConventionDataPhase kCtDataPhase = {ct_data_wants, ct_data_feed, ct_data_resolve, /*check_only*/ true};
+
+constexpr uint32_t kShapeGot = uint32_t(PieceRole::Shape) - kFirstScalarRole;
+
+// Element d of a weight_shape's bytes (I32 or I64, little-endian), sign-extended: a negative
+// value is then a huge one, which no shape equals.
+uint64_t shape_value(const uint8_t* b, uint32_t width, uint32_t d) {
+  uint64_t v = 0;
+  for (uint32_t k = 0; k < width; ++k) v |= uint64_t(b[width * d + k]) << (8 * k);
+  if (width == 4 && (v & 0x80000000u)) v |= 0xFFFFFFFF00000000u;
+  return v;
+}
+
 // compressed-tensors names every parameter `<m>.weight_<x>`.
 const CompanionName kCtCompanions[] = {{".weight_packed", ".weight", false},
                                        {".weight_scale", ".weight", false},
@@ -85,7 +108,52 @@ const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point",
 
 const ConventionDescriptor kCompressedTensorsConvention = {
     "compressed-tensors", kCtId, false, /*rank*/ 7, kNoEntry, nullptr, ConfigRole::Ignored,
-    /*data_phase*/ nullptr, kCtCompanions, 4, ct_build, ct_spec, ct_parameters, ct_claims};
+    &kCtDataPhase, kCtCompanions, 4, ct_build, ct_spec, ct_parameters, ct_claims};
+
+bool LogicalModel::ct_wants(uint32_t table, uint32_t tensor_index) const {
+  PieceRole role;
+  const uint32_t w = owner(TensorRef{table, tensor_index}, &role);
+  return w != kNoTensor && weights_[w].convention == kCtId && role == PieceRole::Shape;
+}
+
+Status LogicalModel::feed_ct(uint32_t table, uint32_t tensor_index, uint64_t offset, const uint8_t* data,
+                             size_t size) {
+  if (error_.code != Status::Ok) return error_.code;
+  const TensorRef r{table, tensor_index};
+  PieceRole role;
+  const uint32_t wi = owner(r, &role);
+  if (wi == kNoTensor || weights_[wi].convention != kCtId || role != PieceRole::Shape) return Status::Ok;
+  LogicalWeight& w = weights_[wi];
+  const uint64_t begin = piece_begin(r), end = piece_end(r);  // 8 or 16 bytes (the build's check)
+  if (offset < begin || offset > end || size > end - offset || end - begin > 16)
+    return fail(Status::UsageError, TensorRef(), StrView());
+  if (size > 0) memcpy(w.uqff_scalar + (offset - begin), data, size);
+  w.uqff_got[kShapeGot] = uint8_t(offset - begin + size);
+  if (offset + size != end) return Status::Ok;
+  // All in: [rows, cols] against the inferred shape.
+  const uint32_t width = uint32_t(end - begin) / 2;
+  for (uint32_t d = 0; d < 2; ++d) {
+    const uint64_t v = shape_value(w.uqff_scalar, width, d);
+    if (v == w.shape[d]) continue;
+    fail_data(Status::ConventionCompanionShape, r, tensor(r).name);
+    error_.set_found(v);
+    error_.set_expected(w.shape[d]);
+    return error_.code;
+  }
+  return Status::Ok;
+}
+
+// Every weight_shape fed whole (the loader's duty: a piece it skipped is its bug).
+Status LogicalModel::resolve_ct() {
+  if (error_.code != Status::Ok) return error_.code;
+  for (uint32_t i = 0; i < count_; ++i) {
+    const LogicalWeight& w = weights_[i];
+    if (w.convention != kCtId) continue;
+    const TensorRef r = w.ref(PieceRole::Shape);
+    if (r.present() && w.uqff_got[kShapeGot] != tensor(r).byte_size()) return fail(Status::UsageError, r, tensor(r).name);
+  }
+  return Status::Ok;
+}
 
 Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;
