@@ -73,14 +73,15 @@ int unpacked(const Bytes& words, uint64_t row_words, uint64_t r, uint64_t c, uin
 
 // The upstream values of one Linear: (q - zp) * scale in f32; scales [rows, groups] BF16, zero
 // points (empty: symmetric) packed down the rows, [ceil(rows / pf), groups].
+// g_idx (empty: column order): weight_g_idx's int32 values, column c in group g_idx[c].
 std::vector<float> ct_values(const Bytes& packed, const Bytes& scale, const Bytes& zp, uint64_t rows, uint64_t cols,
-                             uint32_t bits, uint64_t groups, bool legacy = false) {
+                             uint32_t bits, uint64_t groups, bool legacy = false, const Bytes& g_idx = Bytes()) {
   const uint32_t pf = 32 / bits;
   const uint64_t row_words = cols / pf, group = cols / groups;
   std::vector<float> v;
   for (uint64_t r = 0; r < rows; ++r)
     for (uint64_t c = 0; c < cols; ++c) {
-      const uint64_t g = c / group;
+      const uint64_t g = g_idx.empty() ? c / group : word(g_idx, c);
       // unpack_from_int32(zero_point, packed_dim=0): row r of the zero points at bit (r % pf) * bits;
       // older files: int8 [rows, groups] as stored.
       const int z = zp.empty() ? 0
@@ -259,6 +260,102 @@ TEST(CtHub, WeightShapeDisagreeingIsRefusedAtItsData) {
   }
 }
 
+// actorder "group": weight_g_idx names each column's group (compressed-tensors forward.py
+// _process_quantization: columns regrouped by argsort(g_idx), dequantized a group_size run at a
+// time, put back), so column c takes scale[r][g_idx[c]] and its zero point; all -1 (the initial
+// value) is column order. The fixture's g_idx is llm-compressor's shape of it: (7c mod 32) // 16.
+TEST(CtHub, ActorderGroupIndexDecodesEachColumnWithItsGroup) {
+  for (const char* dir : {"ct-g-idx", "ct-g-idx-unset"}) {
+    const bool unset = std::string(dir) == "ct-g-idx-unset";
+    const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+    const std::string d = L + "mlp.down_proj", q = L + "self_attn.q_proj";
+    const Bytes g_idx = stored(file, d + ".weight_g_idx");
+    ASSERT_EQ(g_idx.size(), 32u * 4);
+    EXPECT_EQ(word(g_idx, 1), unset ? 0xFFFFFFFFu : 0u);  // 7 // 16
+    EXPECT_EQ(word(g_idx, 3), unset ? 0xFFFFFFFFu : 1u);  // 21 // 16
+    auto zp = [&](const std::string& m) { return unset ? stored(file, m + ".weight_zero_point") : Bytes(); };
+    std::map<std::string, std::vector<float>> expect = {
+        {d + ".weight", ct_values(stored(file, d + ".weight_packed"), stored(file, d + ".weight_scale"), zp(d), 8, 32, 4, 2,
+                                  false, unset ? Bytes() : g_idx)},
+        {q + ".weight", ct_values(stored(file, q + ".weight_packed"), stored(file, q + ".weight_scale"), zp(q), 8, 32, 4, 2)}};
+    // The actorder values differ from column order's (the test can tell them apart).
+    if (!unset) {
+      EXPECT_NE(expect[d + ".weight"], ct_values(stored(file, d + ".weight_packed"), stored(file, d + ".weight_scale"),
+                                                 Bytes(), 8, 32, 4, 2));
+    }
+    for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+        for (bool seekable : {true, false}) {
+          HostOptions o;
+          o.out = out;
+          o.feed = feed;
+          o.seekable = seekable;
+          o.seed = 17;
+          o.out_size = feed == Feed::Random ? 96 : 1 << 16;
+          const LoadResult r = load(dir, o);
+          const std::string what = std::string(dir) + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " +
+                                   std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+          ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+          EXPECT_EQ(r.weight_names.size(), 4u) << what;
+          for (const auto& e : expect) {
+            ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+            EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+          }
+        }
+    // The parameters say so.
+    HostOptions o;
+    o.mode = ws::ModelLoadMode::Headers;
+    bool seen = false;
+    o.on_ready = [&](const ws::ModelLoader& ld) {
+      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+        const ws::LogicalWeight& w = ld.weight(i);
+        if (std::string(w.name.data, w.name.size) != d + ".weight") continue;
+        seen = true;
+        ws::QuantParameter p[ws::kMaxQuantParameters];
+        const uint32_t n = ws::quant_parameters(w, p, ws::kMaxQuantParameters);
+        ASSERT_EQ(n, 7u);
+        EXPECT_STREQ(p[5].key, "actorder");
+        EXPECT_STREQ(p[5].text, "group (weight_g_idx)");
+        ws::PieceRole role;
+        EXPECT_EQ(ld.model()->owner(w.ref(ws::PieceRole::GlobalScale), &role), i);
+        EXPECT_EQ(role, ws::PieceRole::GlobalScale);
+      }
+    };
+    ASSERT_EQ(load(dir, o).code, ws::Status::Ok) << dir;
+    EXPECT_TRUE(seen) << dir;
+  }
+}
+
+// A g_idx value past the scales' groups, or a group holding more than group_size columns (where
+// compressed-tensors' argsort regrouping would give some column another group than g_idx names):
+// QuantGroupIndexOutOfRange at the value's byte when the weight decodes, in every access.
+TEST(CtHub, GroupIndexOutOfRangeOrOverfullIsRefusedAtItsByte) {
+  const std::string d = L + "mlp.down_proj";
+  for (const char* dir : {"ct-g-idx-range", "ct-g-idx-overfull"}) {
+    const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+    const Bytes g_idx = stored(file, d + ".weight_g_idx");
+    // The test's own finding: the first value past the groups, or that fills a group past 16.
+    uint64_t bad = 32;
+    uint32_t held[2] = {};
+    for (uint64_t c = 0; c < 32 && bad == 32; ++c) {
+      const uint32_t g = word(g_idx, c);
+      if (g >= 2 || ++held[g] > 16) bad = c;
+    }
+    // range: column 5 holds 2; overfull: column 3 moved to group 0, whose 17th column is 29.
+    EXPECT_EQ(bad, std::string(dir) == "ct-g-idx-range" ? 5u : 29u) << dir;
+    for (Feed feed : {Feed::Whole, Feed::OneByte})
+      for (bool seekable : {true, false}) {
+        HostOptions o;
+        o.feed = feed;
+        o.seekable = seekable;
+        const LoadResult r = load(dir, o);
+        EXPECT_EQ(r.code, ws::Status::QuantGroupIndexOutOfRange) << dir << ": " << r.verdict();
+        EXPECT_EQ(r.offset, data_at(file, d + ".weight_g_idx") + 4 * bad) << dir;
+        EXPECT_EQ(r.tensor, d + ".weight") << dir;
+      }
+  }
+}
+
 // The kernels alone, over geometries the fixtures are too small for (the SIMD128 kernel's 4-bit
 // path takes 4 words of one group at a time: groups of 128 here; rows whose zero points share a
 // word with the next weight's; tensor scales; every width 1..8): reference and SIMD128 give the
@@ -355,6 +452,70 @@ TEST(CtHub, ReferenceAndSimdKernelsGiveTheUpstreamValues) {
         EXPECT_TRUE(got == output_of(want, out))
             << "bits " << g.bits << " cols " << g.cols << " group " << g.group << " impl " << int(impl) << " out " << int(out);
       }
+  }
+}
+
+// weight_g_idx in the kernels: 4 and 8 bits, asymmetric, columns in groups (5c mod cols) //
+// group; reference and SIMD128, f32 and f16, give (q - zp[g_idx[c]]) * scale[g_idx[c]]. A g_idx of
+// column order (c // group) and one with a -1 give the column-order values.
+TEST(CtHub, KernelsTakeEachColumnsGroupFromGIdx) {
+  for (uint32_t bits : {4u, 8u}) {
+    const uint32_t pf = 32 / bits;
+    const uint64_t rows = 5, cols = 256, group = 64, groups = cols / group;
+    uint32_t state = 0x2545F491u;
+    auto next = [&]() {
+      state ^= state << 13;
+      state ^= state >> 17;
+      state ^= state << 5;
+      return state;
+    };
+    Bytes packed(rows * cols / pf * 4), scales, zp(((rows + pf - 1) / pf) * groups * 4);
+    for (uint8_t& x : packed) x = uint8_t(next());
+    for (uint8_t& x : zp) x = uint8_t(next());
+    std::vector<float> sval;
+    for (uint64_t i = 0; i < rows * groups; ++i) {
+      const float v = float(int(next() % 2001) - 1000) / 4096.0f;
+      uint8_t x[4];
+      memcpy(x, &v, 4);
+      scales.insert(scales.end(), x, x + 4);
+      sval.push_back(v);
+    }
+    for (int kind = 0; kind < 3; ++kind) {  // 0 actorder, 1 column order, 2 a -1 (column order)
+      Bytes g_idx;
+      for (uint64_t c = 0; c < cols; ++c) {
+        uint32_t g = uint32_t(kind == 0 ? (5 * c) % cols / group : c / group);
+        if (kind == 2 && c == 77) g = 0xFFFFFFFFu;
+        for (int k = 0; k < 4; ++k) g_idx.push_back(uint8_t(g >> (8 * k)));
+      }
+      std::vector<float> want;
+      for (uint64_t r = 0; r < rows; ++r)
+        for (uint64_t c = 0; c < cols; ++c) {
+          const uint64_t g = kind == 0 ? (5 * c) % cols / group : c / group;
+          const int z = int((word(zp, (r / pf) * groups + g) >> ((r % pf) * bits)) & ((1u << bits) - 1)) - (1 << (bits - 1));
+          want.push_back((float(unpacked(packed, cols / pf, r, c, bits)) - float(z)) * sval[r * groups + g]);
+        }
+      for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128})
+        for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16}) {
+          ws::DequantSpec spec;
+          spec.format = ws::QuantFormat::CtPacked;
+          spec.impl = impl;
+          spec.out = out;
+          spec.elements = rows * cols;
+          spec.bits = bits;
+          spec.row_elems = cols;
+          spec.group = group;
+          spec.block_rows = 1;
+          spec.scale_dtype = ws::DType::F32;
+          spec.scales = scales.data();
+          spec.biases = zp.data();
+          spec.gptq_g_idx = g_idx.data();
+          Bytes got(want.size() * (out == ws::OutType::F32 ? 4 : 2));
+          ws::Error e;
+          ASSERT_EQ(ws::dequantize(spec, packed.data(), packed.size(), got.data(), got.size(), &e), ws::Status::Ok);
+          EXPECT_TRUE(got == output_of(want, out)) << "bits " << bits << " kind " << kind << " impl " << int(impl)
+                                                   << " out " << int(out);
+        }
+    }
   }
 }
 

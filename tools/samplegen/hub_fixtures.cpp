@@ -687,7 +687,11 @@ struct CtLinear {
   int64_t packed_words = -1;  // -1: as packed; else the stored width (a malformed neighbour)
   uint64_t zp_rows = 0;       // 0: as packed
   bool zero_point = true;     // asymmetric: write it
-  bool g_idx = false;
+  // weight_g_idx: 0 none; 1 actorder "group" as llm-compressor's GPTQ writes it (g_idx[c] =
+  // invperm[c] // group_size for its column permutation, here c -> 7c mod cols: every group
+  // exactly group_size columns); 2 all -1 (initialize.py's initial value: column order); 3 as 1
+  // with column 5's group past the scales; 4 as 1 with one column of group 1 moved to group 0.
+  int g_idx = 0;
   bool legacy_zp = false;     // int8 [rows, groups], as written before zero points were packed
   uint64_t shape_rows = 0, shape_cols = 0;  // 0: weight_shape as the Linear's; else stored (malformed)
   bool shape_i32 = false;     // weight_shape int32
@@ -725,7 +729,14 @@ std::vector<RawTensor> ct_linear(const std::string& m, const CtLinear& a, uint32
   }
   if (a.g_idx) {
     RawTensor g{m + ".weight_g_idx", "I32", {a.cols}, {}};
-    for (uint64_t c = 0; c < a.cols; ++c) put_u32(&g.data, uint32_t(c / (a.group ? a.group : a.cols)));
+    const uint64_t gs = a.group ? a.group : a.cols;
+    for (uint64_t c = 0; c < a.cols; ++c) {
+      uint32_t v = uint32_t((7 * c) % a.cols / gs);
+      if (a.g_idx == 2) v = 0xFFFFFFFFu;
+      if (a.g_idx == 3 && c == 5) v = uint32_t(a.cols / gs);
+      if (a.g_idx == 4 && c == 3) v = 0;  // 7 * 3 mod 32 = 21: group 1
+      put_u32(&g.data, v);
+    }
     t.push_back(g);
   }
   return t;
@@ -798,10 +809,10 @@ void add_ct_cases(std::vector<HubCase>* out) {
   add("ct-missing-zero-point", ct_tensors(nozp, asym), a4, "ConventionMissingCompanion", D + ".weight_packed", "",
       "asymmetric pack-quantized (symmetric: false) whose down_proj has no weight_zero_point");
   CtLinear gidx = sym;
-  gidx.g_idx = true;
-  add("ct-g-idx", ct_tensors(gidx, sym), g4, "QuantizationUnsupported", D + ".weight_g_idx",
-      "compressed-tensors weight_g_idx (activation ordering): not decoded yet",
-      "pack-quantized with actorder's weight_g_idx: refused by name until activation ordering is decoded");
+  gidx.g_idx = 1;
+  add("ct-g-idx", ct_tensors(gidx, sym), g4, "Ok", "", "",
+      "pack-quantized with actorder group's weight_g_idx (down_proj: column c in group (7c mod 32) // 16): "
+      "decoded, each column with its group's scale");
   add("ct-sparse-24", ct_tensors(sym, sym), ct_config(4, "group", "16", true, "sparse-24-bitmask"),
       "QuantizationUnsupported", D + ".weight_shape",
       "compressed-tensors format sparse-24-bitmask (config.json quantization_config.format)",
@@ -842,6 +853,15 @@ void add_ct_decoded(std::vector<SampleFile>* out) {
   i32.shape_i32 = rows4.shape_i32 = true;
   rows4.shape_rows = 4;
   model("ct-weight-shape-rows-i32", ct_tensors(i32, rows4), ct_config(8, "channel", "null", true));
+  // weight_g_idx (down_proj, asymmetric group 16): all -1 (column order); a value past the groups
+  // and a group of 17 columns, refused when the weight decodes (QuantGroupIndexOutOfRange).
+  CtLinear unset = ct_args(4, 16, false), range = ct_args(4, 16, true), overfull = ct_args(4, 16, true);
+  unset.g_idx = 2;
+  range.g_idx = 3;
+  overfull.g_idx = 4;
+  model("ct-g-idx-unset", ct_tensors(unset, ct_args(4, 16, false)), ct_config(4, "group", "16", false));
+  model("ct-g-idx-range", ct_tensors(range, ct_args(4, 16, true)), ct_config(4, "group", "16", true));
+  model("ct-g-idx-overfull", ct_tensors(overfull, ct_args(4, 16, true)), ct_config(4, "group", "16", true));
 }
 
 // --- bitsandbytes (decoded; issue #28) ---------------------------------------------------------

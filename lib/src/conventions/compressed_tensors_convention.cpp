@@ -21,7 +21,9 @@
 // group / channel / tensor scales, rows that fill whole words (in a multiple of 32 // num_bits).
 // Refused by name (QuantizationUnsupported, the detail saying what): any other format (the
 // naive/int/float/nvfp4/mxfp4 and sparse ones, mixed-precision), config groups whose weights
-// arguments differ, float types, block strategies, `weight_g_idx` (activation ordering).
+// arguments differ, float types, block strategies, `weight_g_idx` beside channel or tensor
+// scales. `weight_g_idx` (actorder "group": the group of each column) with the group strategy is
+// decoded (the GlobalScale piece, as GPTQ's g_idx; its meaning and checks: ../kernels/ct_packed.h).
 // The logical shape's columns come from the scales (group: groups * group_size) or, for channel and
 // tensor scales, from the packed width (packed * 32 // num_bits). weight_shape's values (the
 // Linear's [out, in] as compress_weight stored them, and what decompress_weight's unpack_from_int32
@@ -74,6 +76,7 @@ uint32_t ct_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap
   const bool zp = w.piece[uint32_t(PieceRole::Biases)].present();
   n = put_parameter(out, cap, n, "symmetric", zp ? "false" : "true");
   if (zp && w.fp8_dtype == DType::I8) n = put_parameter(out, cap, n, "zero_points", "unpacked int8");
+  if (w.piece[uint32_t(PieceRole::GlobalScale)].present()) n = put_parameter(out, cap, n, "actorder", "group (weight_g_idx)");
   return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
 }
 
@@ -100,7 +103,8 @@ uint64_t shape_value(const uint8_t* b, uint32_t width, uint32_t d) {
 const CompanionName kCtCompanions[] = {{".weight_packed", ".weight", false},
                                        {".weight_scale", ".weight", false},
                                        {".weight_zero_point", ".weight", false},
-                                       {".weight_shape", ".weight", false}};
+                                       {".weight_shape", ".weight", false},
+                                       {".weight_g_idx", ".weight", false}};
 
 const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point", ".weight_shape", ".weight_g_idx"};
 
@@ -108,7 +112,7 @@ const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point",
 
 const ConventionDescriptor kCompressedTensorsConvention = {
     "compressed-tensors", kCtId, false, /*rank*/ 7, kNoEntry, nullptr, ConfigRole::Ignored,
-    &kCtDataPhase, kCtCompanions, 4, ct_build, ct_spec, ct_parameters, ct_claims};
+    &kCtDataPhase, kCtCompanions, 5, ct_build, ct_spec, ct_parameters, ct_claims};
 
 bool LogicalModel::ct_wants(uint32_t table, uint32_t tensor_index) const {
   PieceRole role;
@@ -211,10 +215,6 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
       for (const char* sfx : kCompanionSuffixes)
         if (ends_with(name, sfx, &base)) {
           if (!find_concat(name.data, base, ".weight_packed").present()) return fail(Status::ConventionOrphanCompanion, r, name);
-          if (strcmp(sfx, ".weight_g_idx") == 0) {
-            static const char kWhy[] = "compressed-tensors weight_g_idx (activation ordering): not decoded yet";
-            return refuse(Status::QuantizationUnsupported, r, kWhy, sizeof kWhy - 1, nullptr);
-          }
           companion = true;
           break;
         }
@@ -230,6 +230,13 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
       const TensorRef sr = find_concat(name.data, base, ".weight_scale");
       const TensorRef zr = find_concat(name.data, base, ".weight_zero_point");
       const TensorRef shr = find_concat(name.data, base, ".weight_shape");
+      const TensorRef gr = find_concat(name.data, base, ".weight_g_idx");
+      // Activation ordering is of the group strategy (quant_args.py QuantizationArgs refuses
+      // actorder otherwise; _process_quantization reads g_idx only there).
+      if (gr.present() && a.strategy != S::Group) {
+        static const char kWhy[] = "compressed-tensors weight_g_idx with channel or tensor scales";
+        return refuse(Status::QuantizationUnsupported, gr, kWhy, sizeof kWhy - 1, nullptr);
+      }
       if (!sr.present() || !shr.present() || (!a.symmetric && !zr.present()))
         return fail(Status::ConventionMissingCompanion, r, name);
       // A symmetric weight has no zero point, except the int8 ones older writers kept (zeros,
@@ -299,6 +306,19 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
           return error_.code;
         }
         w.fp8_dtype = z.dtype();
+      }
+      if (gr.present()) {
+        // weight_g_idx: int32 [in] (initialize.py registers it so), one group a column; its
+        // values are checked when the weight decodes (the Dequantizer: QuantGroupIndexOutOfRange).
+        const TensorInfo g = tensor(gr);
+        uint64_t gs[1] = {};
+        if (g.dtype() != DType::I32 || g.rank != 1 || (g.copy_shape(gs, 1), gs[0] != cols)) {
+          fail(Status::ConventionCompanionShape, gr, g.name);
+          error_.set_found(g.element_count());
+          error_.set_expected(cols);
+          return error_.code;
+        }
+        w.piece[uint32_t(PieceRole::GlobalScale)] = gr;  // the role GPTQ's g_idx takes too
       }
       w.name = StrView{name.data, base + 7};  // `<m>.weight`
       w.convention = kCtId;

@@ -383,7 +383,7 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
         if (lw.format == QuantFormat::GptqPacked) spec.gptq_zeros = at;  // qzeros
         break;
       case PieceRole::GlobalScale:
-        if (lw.format == QuantFormat::GptqPacked) {  // g_idx
+        if (lw.format == QuantFormat::GptqPacked || lw.format == QuantFormat::CtPacked) {  // g_idx, weight_g_idx
           spec.gptq_g_idx = at;
           spec.gptq_g_idx_offset = p.begin[k];
           break;
