@@ -263,7 +263,7 @@ TEST(CtHub, WeightShapeDisagreeingIsRefusedAtItsData) {
 // actorder "group": weight_g_idx names each column's group (compressed-tensors forward.py
 // _process_quantization: columns regrouped by argsort(g_idx), dequantized a group_size run at a
 // time, put back), so column c takes scale[r][g_idx[c]] and its zero point; all -1 (the initial
-// value) is column order. The fixture's g_idx is llm-compressor's shape of it: (7c mod 32) // 16.
+// value) is column order. The fixture's g_idx has GPTQ's shape ([i // group][invperm]): (7c mod 32) // 16.
 TEST(CtHub, ActorderGroupIndexDecodesEachColumnWithItsGroup) {
   for (const char* dir : {"ct-g-idx", "ct-g-idx-unset"}) {
     const bool unset = std::string(dir) == "ct-g-idx-unset";

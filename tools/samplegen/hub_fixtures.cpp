@@ -687,9 +687,9 @@ struct CtLinear {
   int64_t packed_words = -1;  // -1: as packed; else the stored width (a malformed neighbour)
   uint64_t zp_rows = 0;       // 0: as packed
   bool zero_point = true;     // asymmetric: write it
-  // weight_g_idx: 0 none; 1 actorder "group" as llm-compressor's GPTQ writes it (g_idx[c] =
-  // invperm[c] // group_size for its column permutation, here c -> 7c mod cols: every group
-  // exactly group_size columns); 2 all -1 (initialize.py's initial value: column order); 3 as 1
+  // weight_g_idx: 0 none; 1 actorder "group" as GPTQ implementations make it (g_idx = [i //
+  // group_size for i in columns][invperm] for their column permutation, here invperm[c] = 7c mod
+  // cols: every group exactly group_size columns); 2 all -1 (initialize.py's initial value: column order); 3 as 1
   // with column 5's group past the scales; 4 as 1 with one column of group 1 moved to group 0.
   int g_idx = 0;
   bool legacy_zp = false;     // int8 [rows, groups], as written before zero points were packed
