@@ -356,6 +356,101 @@ TEST(CtHub, GroupIndexOutOfRangeOrOverfullIsRefusedAtItsByte) {
   }
 }
 
+// E4M3FN (torch.float8_e4m3fn) from its definition: bias 7, subnormals m / 8 * 2^-6, no infinities.
+float e4m3fn(uint8_t b) {
+  const int e = (b >> 3) & 15, m = b & 7;
+  const float v = e == 0 ? float(m) / 8.0f * 0.015625f : (1.0f + float(m) / 8.0f) * float(1 << e) / 128.0f;
+  return (b & 0x80) ? -v : v;
+}
+
+float f32_at(const Bytes& b, size_t i) {
+  const uint32_t u = word(b, i);
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+// naive- / int- / float-quantized: the weight as stored (I8, F8_E4M3), the scale's shape the
+// strategy (forward.py dequantize's inference), value (q - zp) * scale (_dequantize) in f32: for
+// F8 the FP8 convention's f32(q) * f32(scale).
+TEST(CtHub, StoredFormatsDecodeAsCompressedTensors) {
+  struct Case {
+    const char* dir;
+    const char* method;
+    uint64_t br, bc;  // rows and columns a scale
+    bool fp8, zp, f32_scale;
+  };
+  const Case cases[] = {{"ct-int8-channel", "compressed-tensors int-quantized", 1, 32, false, false, false},
+                        {"ct-int8-asym-group", "compressed-tensors naive-quantized", 1, 16, false, true, false},
+                        {"ct-fp8-channel", "compressed-tensors float-quantized", 1, 32, true, false, false},
+                        {"ct-fp8-block", "compressed-tensors float-quantized", 4, 16, true, false, true},
+                        {"ct-fp8-tensor", "compressed-tensors float-quantized", 8, 32, true, false, true}};
+  for (const Case& c : cases) {
+    const Bytes file = read_file(kHub + "/" + c.dir + "/model.safetensors");
+    std::map<std::string, std::vector<float>> expect;
+    for (const std::string m : {"mlp.down_proj", "self_attn.q_proj"}) {
+      const std::string p = L + m;
+      const Bytes q = stored(file, p + ".weight"), sc = stored(file, p + ".weight_scale");
+      const Bytes z = c.zp ? stored(file, p + ".weight_zero_point") : Bytes();
+      const uint64_t groups = 32 / c.bc;
+      std::vector<float> v;
+      for (uint64_t r = 0; r < 8; ++r)
+        for (uint64_t col = 0; col < 32; ++col) {
+          const size_t si = size_t((r / c.br) * groups + col / c.bc);
+          const float scale = c.f32_scale ? f32_at(sc, si) : bf16(sc, si);
+          const uint8_t b = q[r * 32 + col];
+          const float x = c.fp8 ? e4m3fn(b) : float(int(int8_t(b)) - (c.zp ? int(int8_t(z[si])) : 0));
+          v.push_back(x * scale);
+        }
+      if (!c.fp8) {
+        EXPECT_EQ(int8_t(q[0]), -128) << c.dir;
+        EXPECT_EQ(int8_t(q[1]), 127) << c.dir;
+      }
+      expect[p + ".weight"] = v;
+    }
+    for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+        for (bool seekable : {true, false}) {
+          HostOptions o;
+          o.out = out;
+          o.feed = feed;
+          o.seekable = seekable;
+          o.seed = 23;
+          o.out_size = feed == Feed::Random ? 128 : 1 << 16;
+          const LoadResult r = load(c.dir, o);
+          const std::string what = std::string(c.dir) + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " +
+                                   std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+          ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+          EXPECT_EQ(std::string(ws::convention_name(r.convention)), "compressed-tensors") << what;
+          // 2 quantized + norm + lm_head (+ the FP8 tensor fixture's input_scale, as stored).
+          EXPECT_EQ(r.weight_names.size(), std::string(c.dir) == "ct-fp8-tensor" ? 5u : 4u) << what;
+          for (const auto& e : expect) {
+            ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+            EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+          }
+        }
+    HostOptions o;
+    o.mode = ws::ModelLoadMode::Headers;
+    bool seen = false;
+    o.on_ready = [&](const ws::ModelLoader& ld) {
+      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+        const ws::LogicalWeight& w = ld.weight(i);
+        if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj.weight") continue;
+        seen = true;
+        EXPECT_EQ(w.format, c.fp8 ? ws::QuantFormat::Fp8Block : ws::QuantFormat::CtPacked) << c.dir;
+        EXPECT_EQ(w.shape[0], 8u);
+        EXPECT_EQ(w.shape[1], 32u);
+        ws::QuantParameter p[ws::kMaxQuantParameters];
+        ASSERT_GE(ws::quant_parameters(w, p, ws::kMaxQuantParameters), 3u);
+        EXPECT_STREQ(p[0].text, c.method) << c.dir;
+        EXPECT_STREQ(p[1].text, c.br == 8 ? "tensor" : c.br == 4 ? "block" : c.bc == 32 ? "channel" : "group") << c.dir;
+      }
+    };
+    ASSERT_EQ(load(c.dir, o).code, ws::Status::Ok) << c.dir;
+    EXPECT_TRUE(seen) << c.dir;
+  }
+}
+
 // The kernels alone, over geometries the fixtures are too small for (the SIMD128 kernel's 4-bit
 // path takes 4 words of one group at a time: groups of 128 here; rows whose zero points share a
 // word with the next weight's; tensor scales; every width 1..8): reference and SIMD128 give the
@@ -620,8 +715,8 @@ TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
        "compressed-tensors pack-quantized of type float (config.json)"},
       {with(groups, groups + "\"group_1\": {\"weights\": {\"num_bits\": 8, \"strategy\": \"channel\"}}, "),
        ws::Status::QuantizationUnsupported, "compressed-tensors config_groups with different weights arguments (config.json)"},
-      {with("\"format\": \"pack-quantized\"", "\"format\": \"naive-quantized\""), ws::Status::QuantizationUnsupported,
-       "compressed-tensors format naive-quantized (config.json quantization_config.format)"},
+      {with("\"format\": \"pack-quantized\"", "\"format\": \"nvfp4-pack-quantized\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors format nvfp4-pack-quantized (config.json quantization_config.format)"},
       {with("\"format\": \"pack-quantized\"", "\"format\": \"mixed-precision\""), ws::Status::QuantizationUnsupported,
        "compressed-tensors format mixed-precision (config.json quantization_config.format)"},
       {with("\"num_bits\": 4", "\"num_bits\": 16"), ws::Status::ConfigInvalidQuantization,

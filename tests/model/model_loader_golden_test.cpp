@@ -213,8 +213,9 @@ TEST(ModelLoaderGolden, LogicalWeightsAndPlanAsInspectListedThem) {
   // -exllama, -quant-config); bitsandbytes' four (hub/bnb-nf4, -nf4-nested, -fp4-no-config,
   // -int8: their shapes from the quant_state JSON, read before ModelReady); compressed-tensors'
   // weight_g_idx four (hub/ct-g-idx, -unset, and -range / -overfull, whose g_idx only decoding
-  // reads).
-  EXPECT_EQ(compared, 38u);
+  // reads); its stored formats' five (hub/ct-int8-channel, -int8-asym-group, -fp8-channel,
+  // -fp8-block, -fp8-tensor).
+  EXPECT_EQ(compared, 43u);
 }
 
 TEST(ModelLoaderGolden, TensorTablesOfSingleFiles) {

@@ -754,16 +754,17 @@ std::vector<RawTensor> ct_tensors(const CtLinear& a, const CtLinear& b) {
 // down to `group`; sorted keys as transformers writes them; compressed-tensors
 // quantization/quant_config.py QuantizationConfig, quant_args.py QuantizationArgs).
 std::string ct_config(uint32_t bits, const std::string& strategy, const std::string& group, bool symmetric,
-                      const std::string& format = "pack-quantized") {
+                      const std::string& format = "pack-quantized", const std::string& type = "int",
+                      const std::string& block = "null") {
   return "{\n  \"architectures\": [\n    \"LlamaForCausalLM\"\n  ],\n  \"model_type\": \"llama\",\n"
          "  \"quantization_config\": {\n    \"config_groups\": {\n      \"group_0\": {\n"
          "        \"input_activations\": null,\n        \"output_activations\": null,\n"
          "        \"targets\": [\n          \"Linear\"\n        ],\n        \"weights\": {\n"
-         "          \"actorder\": null,\n          \"block_structure\": null,\n          \"dynamic\": false,\n"
+         "          \"actorder\": null,\n          \"block_structure\": " + block + ",\n          \"dynamic\": false,\n"
          "          \"group_size\": " + group + ",\n          \"num_bits\": " + std::to_string(bits) + ",\n"
          "          \"observer\": \"minmax\",\n          \"observer_kwargs\": {},\n"
          "          \"strategy\": \"" + strategy + "\",\n          \"symmetric\": " + (symmetric ? "true" : "false") +
-         ",\n          \"type\": \"int\"\n        }\n      }\n    },\n    \"format\": \"" + format + "\",\n"
+         ",\n          \"type\": \"" + type + "\"\n        }\n      }\n    },\n    \"format\": \"" + format + "\",\n"
          "    \"global_compression_ratio\": null,\n    \"ignore\": [\n      \"lm_head\"\n    ],\n"
          "    \"kv_cache_scheme\": null,\n    \"quant_method\": \"compressed-tensors\",\n"
          "    \"quantization_status\": \"compressed\",\n    \"sparsity_config\": {},\n    \"version\": \"0.10.2\"\n"
@@ -776,6 +777,49 @@ CtLinear ct_args(uint32_t bits, uint64_t group, bool symmetric) {
   a.group = group;
   a.symmetric = symmetric;
   return a;
+}
+
+// naive- / int- / float-quantized (compressors/quantized_compressors/naive_quantized.py): one
+// Linear's `<m>.weight` as quantize() leaves it (I8, or F8_E4M3 for type float) beside its
+// weight_scale of the strategy's shape ([out, 1] channel, [out, in / group] group, [out / R,
+// in / C] block, [1] tensor) and, asymmetric, its int8 weight_zero_point of the scale's shape.
+struct CtStored {
+  bool fp8 = false;
+  uint64_t scale_rows = 8, scale_cols = 1;  // 0 rows: tensor ([1])
+  bool zero_point = false;
+  const char* scale_dtype = "BF16";
+};
+std::vector<RawTensor> ct_stored_linear(const std::string& m, const CtStored& a, uint32_t seed) {
+  std::vector<RawTensor> t;
+  if (a.fp8) {
+    t.push_back(fp8_weight(m + ".weight", 8, 32, seed));
+  } else {
+    RawTensor q{m + ".weight", "I8", {8, 32}, xorshift32_bytes(8 * 32, seed, 7)};
+    q.data[0] = 0x80;  // -128 and 127 first: the range's ends
+    q.data[1] = 0x7F;
+    t.push_back(q);
+  }
+  const std::vector<uint64_t> shape = a.scale_rows ? std::vector<uint64_t>{a.scale_rows, a.scale_cols} : std::vector<uint64_t>{1};
+  if (std::string(a.scale_dtype) == "F32") {
+    std::vector<float> v;
+    for (uint8_t x : xorshift32_bytes(element_count(shape), seed + 1, 7)) v.push_back(float(1 + x % 29) / 512.0f);
+    t.push_back(f32_tensor(m + ".weight_scale", shape, v));
+  } else {
+    t.push_back(ct_scales(m + ".weight_scale", shape, seed + 1));
+  }
+  if (a.zero_point) {
+    RawTensor z{m + ".weight_zero_point", "I8", shape, {}};
+    for (uint8_t x : xorshift32_bytes(element_count(shape), seed + 2, 7)) z.data.push_back(uint8_t(int8_t(int(x % 64) - 32)));
+    t.push_back(z);
+  }
+  return t;
+}
+std::vector<RawTensor> ct_stored_tensors(const CtStored& a, const CtStored* q_proj = nullptr) {
+  std::vector<RawTensor> t = ct_stored_linear(L + "mlp.down_proj", a, 61);
+  for (RawTensor& x : ct_stored_linear(L + "self_attn.q_proj", q_proj ? *q_proj : a, 65)) t.push_back(x);
+  t.push_back(f16_tensor(L + "input_layernorm.weight", "BF16", {32}));
+  t.push_back(f16_tensor("lm_head.weight", "BF16", {4, 32}));  // `ignore`: left in BF16
+  return t;
 }
 
 // The malformed neighbours (and the undecoded variants, refused by name).
@@ -817,6 +861,27 @@ void add_ct_cases(std::vector<HubCase>* out) {
       "QuantizationUnsupported", D + ".weight_shape",
       "compressed-tensors format sparse-24-bitmask (config.json quantization_config.format)",
       "compressed-tensors' 2:4 sparse format (sparse-24-bitmask): refused by name");
+  // The stored formats' neighbours (down_proj malformed, q_proj as written).
+  CtStored fp8_zp, grid, int8;
+  fp8_zp.fp8 = true;
+  fp8_zp.zero_point = true;
+  grid.scale_rows = 3;
+  grid.scale_cols = 5;
+  const CtStored fp8_ok = [] {
+    CtStored x;
+    x.fp8 = true;
+    return x;
+  }();
+  add("ct-fp8-zero-point", ct_stored_tensors(fp8_zp, &fp8_ok),
+      ct_config(8, "channel", "null", true, "float-quantized", "float"), "QuantizationUnsupported",
+      D + ".weight_zero_point", "compressed-tensors float-quantized weight with a weight_zero_point",
+      "float-quantized FP8 whose down_proj has an int8 weight_zero_point: refused by name (float weights have none)");
+  add("ct-int8-scale-grid", ct_stored_tensors(grid, &int8), ct_config(8, "channel", "null", true, "int-quantized"),
+      "ConventionCompanionShape", D + ".weight_scale", "",
+      "int-quantized I8 [8, 32] whose weight_scale is [3, 5]: no tensor, channel, group or whole-block grid");
+  add("ct-int8-dtype", ct_stored_tensors(fp8_ok, &int8), ct_config(8, "channel", "null", true, "int-quantized"),
+      "ConventionCompanionShape", D + ".weight", "",
+      "int-quantized (type int) whose down_proj weight is F8_E4M3: the weight is not the config's int8");
   add("ct-config-no-tensors",
       {f16_tensor(L + "mlp.up_proj.weight", "BF16", {4, 32}), f16_tensor(L + "input_layernorm.weight", "BF16", {32})}, g4,
       "QuantizationTensorsAbsent", L + "input_layernorm.weight",
@@ -862,6 +927,25 @@ void add_ct_decoded(std::vector<SampleFile>* out) {
   model("ct-g-idx-unset", ct_tensors(unset, ct_args(4, 16, false)), ct_config(4, "group", "16", false));
   model("ct-g-idx-range", ct_tensors(range, ct_args(4, 16, true)), ct_config(4, "group", "16", true));
   model("ct-g-idx-overfull", ct_tensors(overfull, ct_args(4, 16, true)), ct_config(4, "group", "16", true));
+  // The stored formats: W8A8 int8 per channel (int-quantized), int8 asymmetric group 16
+  // (naive-quantized), FP8 per channel (float-quantized, FP8_DYNAMIC's weights), FP8 blocks of
+  // 4 x 16 with F32 scales, FP8 per tensor with its static input_scale (handed on as stored).
+  CtStored int8_channel, int8_asym, fp8_channel, fp8_block, fp8_tensor;
+  int8_asym.scale_cols = 2;
+  int8_asym.zero_point = true;
+  fp8_channel.fp8 = fp8_block.fp8 = fp8_tensor.fp8 = true;
+  fp8_block.scale_rows = 2;
+  fp8_block.scale_cols = 2;
+  fp8_block.scale_dtype = fp8_tensor.scale_dtype = "F32";
+  fp8_tensor.scale_rows = 0;
+  model("ct-int8-channel", ct_stored_tensors(int8_channel), ct_config(8, "channel", "null", true, "int-quantized"));
+  model("ct-int8-asym-group", ct_stored_tensors(int8_asym), ct_config(8, "group", "16", false, "naive-quantized"));
+  model("ct-fp8-channel", ct_stored_tensors(fp8_channel), ct_config(8, "channel", "null", true, "float-quantized", "float"));
+  model("ct-fp8-block", ct_stored_tensors(fp8_block),
+        ct_config(8, "block", "null", true, "float-quantized", "float", "[\n            4,\n            16\n          ]"));
+  std::vector<RawTensor> ft = ct_stored_tensors(fp8_tensor);
+  ft.push_back(f32_tensor(L + "mlp.down_proj.input_scale", {1}, {0.0625f}));
+  model("ct-fp8-tensor", ft, ct_config(8, "tensor", "null", true, "float-quantized", "float"));
 }
 
 // --- bitsandbytes (decoded; issue #28) ---------------------------------------------------------

@@ -170,6 +170,9 @@ struct DequantSpec {
   // [row_elems], the group of each input (null: input / group). Value = f32(scale) *
   // f32(q - zero), one multiplication. A g_idx value outside [0, gptq_groups) is
   // QuantGroupIndexOutOfRange at its byte (gptq_g_idx_offset), with or without validate.
+  // CtPacked with ct_int8 (bits 8): the words are int8 values as stored (compressed-tensors'
+  // naive- / int-quantized weights, two's complement), not offset by 2^(bits-1).
+  bool ct_int8 = false;
   // CtPacked takes gptq_g_idx too: compressed-tensors' weight_g_idx (activation ordering), the
   // group of each column, -1 anywhere meaning column order (ct_packed.h).
   uint32_t gptq_groups = 0;

@@ -15,6 +15,10 @@
 // computed there in the scale's dtype; here in f32, where q - zp = u - uz is an exact integer and
 // the product one IEEE multiplication (symmetric: uz = 2^(bits-1), i.e. zp = 0).
 //
+// naive- / int-quantized weights (naive_quantized.py: the int8 weight as quantize() left it) are
+// this layout at 8 bits once each byte b is read as u = b XOR 0x80 = q + 128 (spec.ct_int8):
+// value (q - zp) * scale the same.
+//
 // The decoder's unit is one word (pf = 32 / bits values, 4 bytes): row_elems and group are
 // multiples of pf, so a word never crosses a row or a group and has one scale and zero point —
 // except under activation ordering: `weight_g_idx` (the spec's gptq_g_idx, int32 [row_elems])

@@ -115,7 +115,7 @@ Status Dequantizer::init_ct_packed(const DequantSpec& spec) {
   const uint32_t pf = kernels::ct_pack_factor(spec.bits);
   if (spec.bits < 1 || spec.bits > 8 || sb == 0 || !spec.scales || spec.row_elems == 0 || spec.group == 0 ||
       spec.block_rows == 0 || spec.row_elems % pf != 0 || spec.group % pf != 0 || spec.row_elems % spec.group != 0 ||
-      spec.elements % spec.row_elems != 0)
+      spec.elements % spec.row_elems != 0 || (spec.ct_int8 && spec.bits != 8))
     return fail(Status::InvalidQuantParams, spec.input_offset);
   const uint64_t rows = spec.elements / spec.row_elems;
   const uint64_t count = ((rows + spec.block_rows - 1) / spec.block_rows) * (spec.row_elems / spec.group);

@@ -62,7 +62,8 @@ void CtPacked_body(const uint8_t* src, size_t n, float* dst, const KernelContext
       const v128_t vuz = wasm_i32x4_splat(uz), vs = wasm_f32x4_splat(scale);
       for (; k + 4 <= run; k += 4) ct_4bit_x4(src + 4 * (b + k), vuz, vs, dst + (b + k) * pf);
     }
-    for (; k < run; ++k) ct_word(load_u32(src + 4 * (b + k)), bits, pf, uz, scale, dst + (b + k) * pf);
+    const uint32_t flip = s.ct_int8 ? 0x80808080u : 0;  // int8 bytes -> offset binary (8 bits only)
+    for (; k < run; ++k) ct_word(load_u32(src + 4 * (b + k)) ^ flip, bits, pf, uz, scale, dst + (b + k) * pf);
     b += run;
   }
 }
