@@ -614,6 +614,66 @@ TEST(CtHub, KernelsTakeEachColumnsGroupFromGIdx) {
   }
 }
 
+// ct_int8 (naive- / int-quantized I8 weights): the bytes as int8, reference and SIMD128, f32 and
+// f16, with int8 zero points per group and without; bits other than 8 are no geometry.
+TEST(CtHub, KernelsReadInt8BytesAsStored) {
+  const uint64_t rows = 6, cols = 96, group = 32, groups = cols / group;
+  Bytes q(rows * cols), zp(rows * groups), scales;
+  for (size_t i = 0; i < q.size(); ++i) q[i] = uint8_t(i * 37 + 11);
+  for (size_t i = 0; i < zp.size(); ++i) zp[i] = uint8_t(int8_t(int(i % 9) - 4));
+  std::vector<float> sval;
+  for (uint64_t i = 0; i < rows * groups; ++i) {
+    const float v = float(int(i % 13) - 6) / 64.0f;
+    uint8_t x[4];
+    memcpy(x, &v, 4);
+    scales.insert(scales.end(), x, x + 4);
+    sval.push_back(v);
+  }
+  for (bool asym : {false, true}) {
+    std::vector<float> want;
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c) {
+        const uint64_t g = r * groups + c / group;
+        want.push_back(float(int(int8_t(q[r * cols + c])) - (asym ? int(int8_t(zp[g])) : 0)) * sval[g]);
+      }
+    for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128})
+      for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16}) {
+        ws::DequantSpec spec;
+        spec.format = ws::QuantFormat::CtPacked;
+        spec.impl = impl;
+        spec.out = out;
+        spec.elements = rows * cols;
+        spec.bits = 8;
+        spec.ct_int8 = true;
+        spec.row_elems = cols;
+        spec.group = group;
+        spec.block_rows = 1;
+        spec.scale_dtype = ws::DType::F32;
+        spec.scales = scales.data();
+        if (asym) {
+          spec.biases = zp.data();
+          spec.element_dtype = ws::DType::I8;
+        }
+        Bytes got(want.size() * (out == ws::OutType::F32 ? 4 : 2));
+        ws::Error e;
+        ASSERT_EQ(ws::dequantize(spec, q.data(), q.size(), got.data(), got.size(), &e), ws::Status::Ok);
+        EXPECT_TRUE(got == output_of(want, out)) << "asym " << asym << " impl " << int(impl) << " out " << int(out);
+      }
+  }
+  ws::DequantSpec spec;
+  spec.format = ws::QuantFormat::CtPacked;
+  spec.elements = rows * cols;
+  spec.bits = 4;
+  spec.ct_int8 = true;
+  spec.row_elems = cols;
+  spec.group = group;
+  spec.block_rows = 1;
+  spec.scale_dtype = ws::DType::F32;
+  spec.scales = scales.data();
+  ws::Dequantizer d;
+  EXPECT_EQ(d.init(spec), ws::Status::InvalidQuantParams);
+}
+
 // A non-finite scale is refused at its bytes when the weight decodes.
 TEST(CtHub, NonFiniteScaleIsRefusedAtItsBytes) {
   Bytes packed(8 * 4, 0x11), scales;
