@@ -37,7 +37,7 @@ function withOtherConfig(dir, c) {
 }
 
 test('hub quantizations not decoded or malformed: refused, as expected.json says', async () => {
-  assert.equal(cases.length, 70);  // 41 + AWQ's 11 + bitsandbytes' 10 malformed neighbours (issue #28; bnb.test.mjs decodes its fixtures) + ModelOpt FP8's 8
+  assert.equal(cases.length, 73);  // 41 + AWQ's 11 + bitsandbytes' 10 malformed neighbours (issue #28; bnb.test.mjs decodes its fixtures) + ModelOpt FP8's 8 + 3 of compressed-tensors' stored formats
   for (const c of cases.filter((x) => x.status !== 'Ok')) {
     if (c.other_config) {
       for (const source of [withOtherConfig(join(hub, c.dir), c), join(hub, c.dir, 'model.safetensors')]) {
@@ -288,7 +288,7 @@ test("filter selects a gpt-oss weight by its name (<p>, not the stored <p>_block
 
 // unpack_from_int32 (compressed-tensors pack_quantized.py): value i of a word at bit i * bits,
 // minus 2^(bits-1); zero points packed down the rows; _dequantize: (q - zp) * scale, in f32.
-function ctValues(packed, scaleBytes, zp, rows, cols, bits, groups, legacy = false) {
+function ctValues(packed, scaleBytes, zp, rows, cols, bits, groups, legacy = false, gIdx = null) {
   const pf = 32 / bits, mask = (1 << bits) - 1, off = 1 << (bits - 1), rowWords = cols / pf, group = cols / groups;
   const words = new Uint32Array(packed.slice().buffer);
   const zw = zp && !legacy ? new Uint32Array(zp.slice().buffer) : null;
@@ -298,7 +298,7 @@ function ctValues(packed, scaleBytes, zp, rows, cols, bits, groups, legacy = fal
   const out = new Float32Array(rows * cols);
   for (let r = 0; r < rows; ++r) {
     for (let c = 0; c < cols; ++c) {
-      const g = Math.floor(c / group);
+      const g = gIdx ? gIdx[c] : Math.floor(c / group);  // weight_g_idx: column c in group g_idx[c]
       const q = ((words[r * rowWords + Math.floor(c / pf)] >>> ((c % pf) * bits)) & mask) - off;
       const z = zw ? ((zw[Math.floor(r / pf) * groups + g] >>> ((r % pf) * bits)) & mask) - off : z8 ? z8[r * groups + g] : 0;
       out[r * cols + c] = Math.fround(Math.fround(q - z) * bf16(sc[r * groups + g]));
@@ -324,5 +324,54 @@ test('compressed-tensors pack-quantized: (q - zp) * scale from the packed words,
     assert.equal(w.parameters.strategy, groups > 1 ? 'group' : 'channel', dir);
     assert.equal(w.parameters.bits, bits, dir);
     assert.equal(w.parameters.symmetric, symmetric ? 'true' : 'false', dir);
+  }
+});
+
+test('compressed-tensors weight_g_idx (actorder group): each column with its group; -1 is column order', async () => {
+  for (const dir of ['ct-g-idx', 'ct-g-idx-unset']) {
+    const unset = dir === 'ct-g-idx-unset';
+    const bytes = new Uint8Array(readFileSync(join(hub, dir, 'model.safetensors')));
+    const d = L + 'mlp.down_proj', q = L + 'self_attn.q_proj';
+    const gIdx = new Int32Array(storedOf(bytes, d + '.weight_g_idx').slice().buffer);
+    assert.equal(gIdx[3], unset ? -1 : 1);
+    const zp = (m) => (unset ? storedOf(bytes, m + '.weight_zero_point') : null);
+    const want = new Map([
+      [d + '.weight', ctValues(storedOf(bytes, d + '.weight_packed'), storedOf(bytes, d + '.weight_scale'), zp(d), 8, 32, 4, 2, false, unset ? null : gIdx)],
+      [q + '.weight', ctValues(storedOf(bytes, q + '.weight_packed'), storedOf(bytes, q + '.weight_scale'), zp(q), 8, 32, 4, 2)]]);
+    const config = JSON.parse(readFileSync(join(hub, dir, 'config.json'), 'utf8'));
+    await checkDecoded(dir, want, 'compressed-tensors', { quantization: config });
+    const info = await ws.inspect(join(hub, dir, 'model.safetensors'));
+    assert.equal(info.logical.weights.get(d + '.weight').parameters.actorder, 'group (weight_g_idx)', dir);
+  }
+  for (const dir of ['ct-g-idx-range', 'ct-g-idx-overfull']) {
+    const e = await refusal(join(hub, dir, 'model.safetensors'), { dtype: 'f32' });
+    assert.ok(e instanceof ws.WeightstreamError, `${dir}: refused (${e})`);
+    assert.equal(e.code, 'QuantGroupIndexOutOfRange', dir);
+  }
+});
+
+test('compressed-tensors naive-/int-/float-quantized: the stored I8 or F8_E4M3 weight times its scale', async () => {
+  const cases = [['ct-int8-asym-group', 'BF16', 1, 16, false, true, 'naive-quantized'], ['ct-int8-channel', 'BF16', 1, 32, false, false, 'int-quantized'],
+    ['ct-fp8-block', 'F32', 4, 16, true, false, 'float-quantized'], ['ct-fp8-tensor', 'F32', 8, 32, true, false, 'float-quantized']];
+  for (const [dir, sdt, br, bc, fp8, asym, format] of cases) {
+    const bytes = new Uint8Array(readFileSync(join(hub, dir, 'model.safetensors')));
+    const want = new Map();
+    for (const m of ['mlp.down_proj', 'self_attn.q_proj']) {
+      const p = L + m, w = storedOf(bytes, p + '.weight'), s = storedOf(bytes, p + '.weight_scale');
+      const z = asym ? new Int8Array(storedOf(bytes, p + '.weight_zero_point').slice().buffer) : null;
+      const out = new Float32Array(8 * 32);
+      for (let r = 0; r < 8; ++r) {
+        for (let c = 0; c < 32; ++c) {
+          const si = Math.floor(r / br) * (32 / bc) + Math.floor(c / bc);
+          const x = fp8 ? e4m3fn(w[r * 32 + c]) : ((w[r * 32 + c] << 24) >> 24) - (z ? z[si] : 0);
+          out[r * 32 + c] = Math.fround(x * scaleAt(s, sdt, si));
+        }
+      }
+      want.set(p + '.weight', out);
+    }
+    const config = JSON.parse(readFileSync(join(hub, dir, 'config.json'), 'utf8'));
+    await checkDecoded(dir, want, 'compressed-tensors', { quantization: config });
+    const info = await ws.inspect(join(hub, dir, 'model.safetensors'));
+    assert.equal(info.logical.weights.get(L + 'mlp.down_proj.weight').parameters.method, `compressed-tensors ${format}`, dir);
   }
 });

@@ -73,14 +73,15 @@ int unpacked(const Bytes& words, uint64_t row_words, uint64_t r, uint64_t c, uin
 
 // The upstream values of one Linear: (q - zp) * scale in f32; scales [rows, groups] BF16, zero
 // points (empty: symmetric) packed down the rows, [ceil(rows / pf), groups].
+// g_idx (empty: column order): weight_g_idx's int32 values, column c in group g_idx[c].
 std::vector<float> ct_values(const Bytes& packed, const Bytes& scale, const Bytes& zp, uint64_t rows, uint64_t cols,
-                             uint32_t bits, uint64_t groups, bool legacy = false) {
+                             uint32_t bits, uint64_t groups, bool legacy = false, const Bytes& g_idx = Bytes()) {
   const uint32_t pf = 32 / bits;
   const uint64_t row_words = cols / pf, group = cols / groups;
   std::vector<float> v;
   for (uint64_t r = 0; r < rows; ++r)
     for (uint64_t c = 0; c < cols; ++c) {
-      const uint64_t g = c / group;
+      const uint64_t g = g_idx.empty() ? c / group : word(g_idx, c);
       // unpack_from_int32(zero_point, packed_dim=0): row r of the zero points at bit (r % pf) * bits;
       // older files: int8 [rows, groups] as stored.
       const int z = zp.empty() ? 0
@@ -201,6 +202,255 @@ TEST(CtHub, WeightIsNamedShapedAndParameterised) {
   }
 }
 
+// The absolute offset of a stored tensor's data (the test's own reading of the header).
+uint64_t data_at(const Bytes& file, const std::string& name) {
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const size_t o = h.find("\"data_offsets\":[", h.find("\"" + name + "\":")) + 16;
+  return 8 + n + strtoull(h.c_str() + o, nullptr, 10);
+}
+
+// weight_shape (PackedQuantizationCompressor.compress_weight's torch.tensor(weight.shape), what
+// decompress_weight cuts the unpacked rows to) is read and must be the shape the packed tensor and
+// its scales give: else ConventionCompanionShape at its data, found the stored value, expected the
+// inferred one. Seekable: before ModelReady in every mode. Sequential: as the stream passes it
+// (Validate, Decode); headers alone do not read it.
+TEST(CtHub, WeightShapeDisagreeingIsRefusedAtItsData) {
+  struct Case {
+    const char* dir;
+    std::string tensor;
+    uint64_t found, expected;
+  };
+  // cols: down_proj's I64 [8, 24] over 4 words and 2 groups of 16 (32 columns); rows-i32:
+  // down_proj's I32 [8, 32] agrees, q_proj's I32 [4, 32] has 4 rows for 8.
+  const Case cases[] = {{"ct-weight-shape-cols", L + "mlp.down_proj.weight_shape", 24, 32},
+                        {"ct-weight-shape-rows-i32", L + "self_attn.q_proj.weight_shape", 4, 8}};
+  for (const Case& c : cases) {
+    const Bytes file = read_file(kHub + "/" + c.dir + "/model.safetensors");
+    const uint64_t at = data_at(file, c.tensor);
+    for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Headers, ws::ModelLoadMode::Validate, ws::ModelLoadMode::Decode})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+        for (bool seekable : {true, false}) {
+          HostOptions o;
+          o.mode = mode;
+          o.feed = feed;
+          o.seekable = seekable;
+          o.seed = 5;
+          const LoadResult r = load(c.dir, o);
+          const std::string what = std::string(c.dir) + " mode " + std::to_string(int(mode)) + " feed " +
+                                   std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+          if (!seekable && mode == ws::ModelLoadMode::Headers) {
+            EXPECT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+            EXPECT_TRUE(r.ready) << what;
+            continue;
+          }
+          EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << what << ": " << r.verdict();
+          EXPECT_EQ(r.offset, at) << what;
+          EXPECT_EQ(r.tensor, c.tensor) << what;
+          EXPECT_EQ(r.file, "model.safetensors") << what;
+          EXPECT_TRUE(r.has_found && r.has_expected) << what;
+          EXPECT_EQ(r.found, c.found) << what;
+          EXPECT_EQ(r.expected, c.expected) << what;
+          EXPECT_TRUE(r.convention_error) << what;
+          EXPECT_EQ(r.ready, !seekable) << what;
+          // Upstream's order puts every weight_shape before the scales: no weight is whole yet.
+          EXPECT_TRUE(r.weights.empty()) << what;
+        }
+  }
+}
+
+// actorder "group": weight_g_idx names each column's group (compressed-tensors forward.py
+// _process_quantization: columns regrouped by argsort(g_idx), dequantized a group_size run at a
+// time, put back), so column c takes scale[r][g_idx[c]] and its zero point; all -1 (the initial
+// value) is column order. The fixture's g_idx has GPTQ's shape ([i // group][invperm]): (7c mod 32) // 16.
+TEST(CtHub, ActorderGroupIndexDecodesEachColumnWithItsGroup) {
+  for (const char* dir : {"ct-g-idx", "ct-g-idx-unset"}) {
+    const bool unset = std::string(dir) == "ct-g-idx-unset";
+    const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+    const std::string d = L + "mlp.down_proj", q = L + "self_attn.q_proj";
+    const Bytes g_idx = stored(file, d + ".weight_g_idx");
+    ASSERT_EQ(g_idx.size(), 32u * 4);
+    EXPECT_EQ(word(g_idx, 1), unset ? 0xFFFFFFFFu : 0u);  // 7 // 16
+    EXPECT_EQ(word(g_idx, 3), unset ? 0xFFFFFFFFu : 1u);  // 21 // 16
+    auto zp = [&](const std::string& m) { return unset ? stored(file, m + ".weight_zero_point") : Bytes(); };
+    std::map<std::string, std::vector<float>> expect = {
+        {d + ".weight", ct_values(stored(file, d + ".weight_packed"), stored(file, d + ".weight_scale"), zp(d), 8, 32, 4, 2,
+                                  false, unset ? Bytes() : g_idx)},
+        {q + ".weight", ct_values(stored(file, q + ".weight_packed"), stored(file, q + ".weight_scale"), zp(q), 8, 32, 4, 2)}};
+    // The actorder values differ from column order's (the test can tell them apart).
+    if (!unset) {
+      EXPECT_NE(expect[d + ".weight"], ct_values(stored(file, d + ".weight_packed"), stored(file, d + ".weight_scale"),
+                                                 Bytes(), 8, 32, 4, 2));
+    }
+    for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+        for (bool seekable : {true, false}) {
+          HostOptions o;
+          o.out = out;
+          o.feed = feed;
+          o.seekable = seekable;
+          o.seed = 17;
+          o.out_size = feed == Feed::Random ? 96 : 1 << 16;
+          const LoadResult r = load(dir, o);
+          const std::string what = std::string(dir) + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " +
+                                   std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+          ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+          EXPECT_EQ(r.weight_names.size(), 4u) << what;
+          for (const auto& e : expect) {
+            ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+            EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+          }
+        }
+    // The parameters say so.
+    HostOptions o;
+    o.mode = ws::ModelLoadMode::Headers;
+    bool seen = false;
+    o.on_ready = [&](const ws::ModelLoader& ld) {
+      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+        const ws::LogicalWeight& w = ld.weight(i);
+        if (std::string(w.name.data, w.name.size) != d + ".weight") continue;
+        seen = true;
+        ws::QuantParameter p[ws::kMaxQuantParameters];
+        const uint32_t n = ws::quant_parameters(w, p, ws::kMaxQuantParameters);
+        ASSERT_EQ(n, 7u);
+        EXPECT_STREQ(p[5].key, "actorder");
+        EXPECT_STREQ(p[5].text, "group (weight_g_idx)");
+        ws::PieceRole role;
+        EXPECT_EQ(ld.model()->owner(w.ref(ws::PieceRole::GlobalScale), &role), i);
+        EXPECT_EQ(role, ws::PieceRole::GlobalScale);
+      }
+    };
+    ASSERT_EQ(load(dir, o).code, ws::Status::Ok) << dir;
+    EXPECT_TRUE(seen) << dir;
+  }
+}
+
+// A g_idx value past the scales' groups, or a group holding more than group_size columns (where
+// compressed-tensors' argsort regrouping would give some column another group than g_idx names):
+// QuantGroupIndexOutOfRange at the value's byte when the weight decodes, in every access.
+TEST(CtHub, GroupIndexOutOfRangeOrOverfullIsRefusedAtItsByte) {
+  const std::string d = L + "mlp.down_proj";
+  for (const char* dir : {"ct-g-idx-range", "ct-g-idx-overfull"}) {
+    const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+    const Bytes g_idx = stored(file, d + ".weight_g_idx");
+    // The test's own finding: the first value past the groups, or that fills a group past 16.
+    uint64_t bad = 32;
+    uint32_t held[2] = {};
+    for (uint64_t c = 0; c < 32 && bad == 32; ++c) {
+      const uint32_t g = word(g_idx, c);
+      if (g >= 2 || ++held[g] > 16) bad = c;
+    }
+    // range: column 5 holds 2; overfull: column 3 moved to group 0, whose 17th column is 29.
+    EXPECT_EQ(bad, std::string(dir) == "ct-g-idx-range" ? 5u : 29u) << dir;
+    for (Feed feed : {Feed::Whole, Feed::OneByte})
+      for (bool seekable : {true, false}) {
+        HostOptions o;
+        o.feed = feed;
+        o.seekable = seekable;
+        const LoadResult r = load(dir, o);
+        EXPECT_EQ(r.code, ws::Status::QuantGroupIndexOutOfRange) << dir << ": " << r.verdict();
+        EXPECT_EQ(r.offset, data_at(file, d + ".weight_g_idx") + 4 * bad) << dir;
+        EXPECT_EQ(r.tensor, d + ".weight") << dir;
+      }
+  }
+}
+
+// E4M3FN (torch.float8_e4m3fn) from its definition: bias 7, subnormals m / 8 * 2^-6, no infinities.
+float e4m3fn(uint8_t b) {
+  const int e = (b >> 3) & 15, m = b & 7;
+  const float v = e == 0 ? float(m) / 8.0f * 0.015625f : (1.0f + float(m) / 8.0f) * float(1 << e) / 128.0f;
+  return (b & 0x80) ? -v : v;
+}
+
+float f32_at(const Bytes& b, size_t i) {
+  const uint32_t u = word(b, i);
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+// naive- / int- / float-quantized: the weight as stored (I8, F8_E4M3), the scale's shape the
+// strategy (forward.py dequantize's inference), value (q - zp) * scale (_dequantize) in f32: for
+// F8 the FP8 convention's f32(q) * f32(scale).
+TEST(CtHub, StoredFormatsDecodeAsCompressedTensors) {
+  struct Case {
+    const char* dir;
+    const char* method;
+    uint64_t br, bc;  // rows and columns a scale
+    bool fp8, zp, f32_scale;
+  };
+  const Case cases[] = {{"ct-int8-channel", "compressed-tensors int-quantized", 1, 32, false, false, false},
+                        {"ct-int8-asym-group", "compressed-tensors naive-quantized", 1, 16, false, true, false},
+                        {"ct-fp8-channel", "compressed-tensors float-quantized", 1, 32, true, false, false},
+                        {"ct-fp8-block", "compressed-tensors float-quantized", 4, 16, true, false, true},
+                        {"ct-fp8-tensor", "compressed-tensors float-quantized", 8, 32, true, false, true}};
+  for (const Case& c : cases) {
+    const Bytes file = read_file(kHub + "/" + c.dir + "/model.safetensors");
+    std::map<std::string, std::vector<float>> expect;
+    for (const std::string m : {"mlp.down_proj", "self_attn.q_proj"}) {
+      const std::string p = L + m;
+      const Bytes q = stored(file, p + ".weight"), sc = stored(file, p + ".weight_scale");
+      const Bytes z = c.zp ? stored(file, p + ".weight_zero_point") : Bytes();
+      const uint64_t groups = 32 / c.bc;
+      std::vector<float> v;
+      for (uint64_t r = 0; r < 8; ++r)
+        for (uint64_t col = 0; col < 32; ++col) {
+          const size_t si = size_t((r / c.br) * groups + col / c.bc);
+          const float scale = c.f32_scale ? f32_at(sc, si) : bf16(sc, si);
+          const uint8_t b = q[r * 32 + col];
+          const float x = c.fp8 ? e4m3fn(b) : float(int(int8_t(b)) - (c.zp ? int(int8_t(z[si])) : 0));
+          v.push_back(x * scale);
+        }
+      if (!c.fp8) {
+        EXPECT_EQ(int8_t(q[0]), -128) << c.dir;
+        EXPECT_EQ(int8_t(q[1]), 127) << c.dir;
+      }
+      expect[p + ".weight"] = v;
+    }
+    for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+        for (bool seekable : {true, false}) {
+          HostOptions o;
+          o.out = out;
+          o.feed = feed;
+          o.seekable = seekable;
+          o.seed = 23;
+          o.out_size = feed == Feed::Random ? 128 : 1 << 16;
+          const LoadResult r = load(c.dir, o);
+          const std::string what = std::string(c.dir) + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " +
+                                   std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+          ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+          EXPECT_EQ(std::string(ws::convention_name(r.convention)), "compressed-tensors") << what;
+          // 2 quantized + norm + lm_head (+ the FP8 tensor fixture's input_scale, as stored).
+          EXPECT_EQ(r.weight_names.size(), std::string(c.dir) == "ct-fp8-tensor" ? 5u : 4u) << what;
+          for (const auto& e : expect) {
+            ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+            EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+          }
+        }
+    HostOptions o;
+    o.mode = ws::ModelLoadMode::Headers;
+    bool seen = false;
+    o.on_ready = [&](const ws::ModelLoader& ld) {
+      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+        const ws::LogicalWeight& w = ld.weight(i);
+        if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj.weight") continue;
+        seen = true;
+        EXPECT_EQ(w.format, c.fp8 ? ws::QuantFormat::Fp8Block : ws::QuantFormat::CtPacked) << c.dir;
+        EXPECT_EQ(w.shape[0], 8u);
+        EXPECT_EQ(w.shape[1], 32u);
+        ws::QuantParameter p[ws::kMaxQuantParameters];
+        ASSERT_GE(ws::quant_parameters(w, p, ws::kMaxQuantParameters), 3u);
+        EXPECT_STREQ(p[0].text, c.method) << c.dir;
+        EXPECT_STREQ(p[1].text, c.br == 8 ? "tensor" : c.br == 4 ? "block" : c.bc == 32 ? "channel" : "group") << c.dir;
+      }
+    };
+    ASSERT_EQ(load(c.dir, o).code, ws::Status::Ok) << c.dir;
+    EXPECT_TRUE(seen) << c.dir;
+  }
+}
+
 // The kernels alone, over geometries the fixtures are too small for (the SIMD128 kernel's 4-bit
 // path takes 4 words of one group at a time: groups of 128 here; rows whose zero points share a
 // word with the next weight's; tensor scales; every width 1..8): reference and SIMD128 give the
@@ -298,6 +548,130 @@ TEST(CtHub, ReferenceAndSimdKernelsGiveTheUpstreamValues) {
             << "bits " << g.bits << " cols " << g.cols << " group " << g.group << " impl " << int(impl) << " out " << int(out);
       }
   }
+}
+
+// weight_g_idx in the kernels: 4 and 8 bits, asymmetric, columns in groups (5c mod cols) //
+// group; reference and SIMD128, f32 and f16, give (q - zp[g_idx[c]]) * scale[g_idx[c]]. A g_idx of
+// column order (c // group) and one with a -1 give the column-order values.
+TEST(CtHub, KernelsTakeEachColumnsGroupFromGIdx) {
+  for (uint32_t bits : {4u, 8u}) {
+    const uint32_t pf = 32 / bits;
+    const uint64_t rows = 5, cols = 256, group = 64, groups = cols / group;
+    uint32_t state = 0x2545F491u;
+    auto next = [&]() {
+      state ^= state << 13;
+      state ^= state >> 17;
+      state ^= state << 5;
+      return state;
+    };
+    Bytes packed(rows * cols / pf * 4), scales, zp(((rows + pf - 1) / pf) * groups * 4);
+    for (uint8_t& x : packed) x = uint8_t(next());
+    for (uint8_t& x : zp) x = uint8_t(next());
+    std::vector<float> sval;
+    for (uint64_t i = 0; i < rows * groups; ++i) {
+      const float v = float(int(next() % 2001) - 1000) / 4096.0f;
+      uint8_t x[4];
+      memcpy(x, &v, 4);
+      scales.insert(scales.end(), x, x + 4);
+      sval.push_back(v);
+    }
+    for (int kind = 0; kind < 3; ++kind) {  // 0 actorder, 1 column order, 2 a -1 (column order)
+      Bytes g_idx;
+      for (uint64_t c = 0; c < cols; ++c) {
+        uint32_t g = uint32_t(kind == 0 ? (5 * c) % cols / group : c / group);
+        if (kind == 2 && c == 77) g = 0xFFFFFFFFu;
+        for (int k = 0; k < 4; ++k) g_idx.push_back(uint8_t(g >> (8 * k)));
+      }
+      std::vector<float> want;
+      for (uint64_t r = 0; r < rows; ++r)
+        for (uint64_t c = 0; c < cols; ++c) {
+          const uint64_t g = kind == 0 ? (5 * c) % cols / group : c / group;
+          const int z = int((word(zp, (r / pf) * groups + g) >> ((r % pf) * bits)) & ((1u << bits) - 1)) - (1 << (bits - 1));
+          want.push_back((float(unpacked(packed, cols / pf, r, c, bits)) - float(z)) * sval[r * groups + g]);
+        }
+      for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128})
+        for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16}) {
+          ws::DequantSpec spec;
+          spec.format = ws::QuantFormat::CtPacked;
+          spec.impl = impl;
+          spec.out = out;
+          spec.elements = rows * cols;
+          spec.bits = bits;
+          spec.row_elems = cols;
+          spec.group = group;
+          spec.block_rows = 1;
+          spec.scale_dtype = ws::DType::F32;
+          spec.scales = scales.data();
+          spec.biases = zp.data();
+          spec.gptq_g_idx = g_idx.data();
+          Bytes got(want.size() * (out == ws::OutType::F32 ? 4 : 2));
+          ws::Error e;
+          ASSERT_EQ(ws::dequantize(spec, packed.data(), packed.size(), got.data(), got.size(), &e), ws::Status::Ok);
+          EXPECT_TRUE(got == output_of(want, out)) << "bits " << bits << " kind " << kind << " impl " << int(impl)
+                                                   << " out " << int(out);
+        }
+    }
+  }
+}
+
+// ct_int8 (naive- / int-quantized I8 weights): the bytes as int8, reference and SIMD128, f32 and
+// f16, with int8 zero points per group and without; bits other than 8 are no geometry.
+TEST(CtHub, KernelsReadInt8BytesAsStored) {
+  const uint64_t rows = 6, cols = 96, group = 32, groups = cols / group;
+  Bytes q(rows * cols), zp(rows * groups), scales;
+  for (size_t i = 0; i < q.size(); ++i) q[i] = uint8_t(i * 37 + 11);
+  for (size_t i = 0; i < zp.size(); ++i) zp[i] = uint8_t(int8_t(int(i % 9) - 4));
+  std::vector<float> sval;
+  for (uint64_t i = 0; i < rows * groups; ++i) {
+    const float v = float(int(i % 13) - 6) / 64.0f;
+    uint8_t x[4];
+    memcpy(x, &v, 4);
+    scales.insert(scales.end(), x, x + 4);
+    sval.push_back(v);
+  }
+  for (bool asym : {false, true}) {
+    std::vector<float> want;
+    for (uint64_t r = 0; r < rows; ++r)
+      for (uint64_t c = 0; c < cols; ++c) {
+        const uint64_t g = r * groups + c / group;
+        want.push_back(float(int(int8_t(q[r * cols + c])) - (asym ? int(int8_t(zp[g])) : 0)) * sval[g]);
+      }
+    for (ws::KernelImpl impl : {ws::KernelImpl::Reference, ws::KernelImpl::Simd128})
+      for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16}) {
+        ws::DequantSpec spec;
+        spec.format = ws::QuantFormat::CtPacked;
+        spec.impl = impl;
+        spec.out = out;
+        spec.elements = rows * cols;
+        spec.bits = 8;
+        spec.ct_int8 = true;
+        spec.row_elems = cols;
+        spec.group = group;
+        spec.block_rows = 1;
+        spec.scale_dtype = ws::DType::F32;
+        spec.scales = scales.data();
+        if (asym) {
+          spec.biases = zp.data();
+          spec.element_dtype = ws::DType::I8;
+        }
+        Bytes got(want.size() * (out == ws::OutType::F32 ? 4 : 2));
+        ws::Error e;
+        ASSERT_EQ(ws::dequantize(spec, q.data(), q.size(), got.data(), got.size(), &e), ws::Status::Ok);
+        EXPECT_TRUE(got == output_of(want, out)) << "asym " << asym << " impl " << int(impl) << " out " << int(out);
+      }
+  }
+  ws::DequantSpec spec;
+  spec.format = ws::QuantFormat::CtPacked;
+  spec.elements = rows * cols;
+  spec.bits = 4;
+  spec.ct_int8 = true;
+  spec.row_elems = cols;
+  spec.group = group;
+  spec.block_rows = 1;
+  spec.scale_dtype = ws::DType::F32;
+  spec.scales = scales.data();
+  ws::Dequantizer d;
+  EXPECT_EQ(d.init(spec), ws::Status::InvalidQuantParams);
 }
 
 // A non-finite scale is refused at its bytes when the weight decodes.
@@ -401,8 +775,8 @@ TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
        "compressed-tensors pack-quantized of type float (config.json)"},
       {with(groups, groups + "\"group_1\": {\"weights\": {\"num_bits\": 8, \"strategy\": \"channel\"}}, "),
        ws::Status::QuantizationUnsupported, "compressed-tensors config_groups with different weights arguments (config.json)"},
-      {with("\"format\": \"pack-quantized\"", "\"format\": \"naive-quantized\""), ws::Status::QuantizationUnsupported,
-       "compressed-tensors format naive-quantized (config.json quantization_config.format)"},
+      {with("\"format\": \"pack-quantized\"", "\"format\": \"nvfp4-pack-quantized\""), ws::Status::QuantizationUnsupported,
+       "compressed-tensors format nvfp4-pack-quantized (config.json quantization_config.format)"},
       {with("\"format\": \"pack-quantized\"", "\"format\": \"mixed-precision\""), ws::Status::QuantizationUnsupported,
        "compressed-tensors format mixed-precision (config.json quantization_config.format)"},
       {with("\"num_bits\": 4", "\"num_bits\": 16"), ws::Status::ConfigInvalidQuantization,

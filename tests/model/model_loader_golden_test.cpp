@@ -212,8 +212,11 @@ TEST(ModelLoaderGolden, LogicalWeightsAndPlanAsInspectListedThem) {
   // file (tests/corpus/fuzz: one FP8 weight and its scale); AWQ's four (hub/awq, -no-config,
   // -exllama, -quant-config); bitsandbytes' four (hub/bnb-nf4, -nf4-nested, -fp4-no-config,
   // -int8: their shapes from the quant_state JSON, read before ModelReady); ModelOpt FP8's four
-  // (hub/modelopt-fp8, -hf-quant-config, -per-channel, -pb-wo).
-  EXPECT_EQ(compared, 38u);
+  // (hub/modelopt-fp8, -hf-quant-config, -per-channel, -pb-wo); compressed-tensors' weight_g_idx
+  // four (hub/ct-g-idx, -unset, and -range / -overfull, whose g_idx only decoding
+  // reads); its stored formats' five (hub/ct-int8-channel, -int8-asym-group, -fp8-channel,
+  // -fp8-block, -fp8-tensor).
+  EXPECT_EQ(compared, 47u);
 }
 
 TEST(ModelLoaderGolden, TensorTablesOfSingleFiles) {

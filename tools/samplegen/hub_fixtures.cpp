@@ -759,11 +759,12 @@ RawTensor ct_scales(const std::string& name, std::vector<uint64_t> shape, uint32
   return t;
 }
 
-// weight_shape: compress_weight stores torch.tensor(weight.shape), int64.
-RawTensor ct_shape(const std::string& name, uint64_t rows, uint64_t cols) {
-  RawTensor t{name, "I64", {2}, {}};
+// weight_shape: compress_weight stores torch.tensor(weight.shape), int64 (the int32 of
+// compression_param_info's declared dtype with `i32`).
+RawTensor ct_shape(const std::string& name, uint64_t rows, uint64_t cols, bool i32 = false) {
+  RawTensor t{name, i32 ? "I32" : "I64", {2}, {}};
   for (uint64_t v : {rows, cols})
-    for (int k = 0; k < 8; ++k) t.data.push_back(uint8_t(v >> (8 * k)));
+    for (int k = 0; k < (i32 ? 4 : 8); ++k) t.data.push_back(uint8_t(v >> (8 * k)));
   return t;
 }
 
@@ -775,8 +776,14 @@ struct CtLinear {
   int64_t packed_words = -1;  // -1: as packed; else the stored width (a malformed neighbour)
   uint64_t zp_rows = 0;       // 0: as packed
   bool zero_point = true;     // asymmetric: write it
-  bool g_idx = false;
+  // weight_g_idx: 0 none; 1 actorder "group" as GPTQ implementations make it (g_idx = [i //
+  // group_size for i in columns][invperm] for their column permutation, here invperm[c] = 7c mod
+  // cols: every group exactly group_size columns); 2 all -1 (initialize.py's initial value: column order); 3 as 1
+  // with column 5's group past the scales; 4 as 1 with one column of group 1 moved to group 0.
+  int g_idx = 0;
   bool legacy_zp = false;     // int8 [rows, groups], as written before zero points were packed
+  uint64_t shape_rows = 0, shape_cols = 0;  // 0: weight_shape as the Linear's; else stored (malformed)
+  bool shape_i32 = false;     // weight_shape int32
 };
 
 // One Linear as PackedQuantizationCompressor.compress_weight writes it (weight_packed,
@@ -793,7 +800,8 @@ std::vector<RawTensor> ct_linear(const std::string& m, const CtLinear& a, uint32
   }
   std::vector<RawTensor> t = {i32_words(m + ".weight_packed", {a.rows, words}, packed),
                               ct_scales(m + ".weight_scale", {a.rows, groups}, seed + 1),
-                              ct_shape(m + ".weight_shape", a.rows, a.cols)};
+                              ct_shape(m + ".weight_shape", a.shape_rows ? a.shape_rows : a.rows,
+                                       a.shape_cols ? a.shape_cols : a.cols, a.shape_i32)};
   if (!a.symmetric && a.zero_point) {
     const uint64_t zrows = a.zp_rows ? a.zp_rows : a.rows;
     const std::vector<int> zv = ct_values(zrows * groups, a.bits, seed + 2);
@@ -810,7 +818,14 @@ std::vector<RawTensor> ct_linear(const std::string& m, const CtLinear& a, uint32
   }
   if (a.g_idx) {
     RawTensor g{m + ".weight_g_idx", "I32", {a.cols}, {}};
-    for (uint64_t c = 0; c < a.cols; ++c) put_u32(&g.data, uint32_t(c / (a.group ? a.group : a.cols)));
+    const uint64_t gs = a.group ? a.group : a.cols;
+    for (uint64_t c = 0; c < a.cols; ++c) {
+      uint32_t v = uint32_t((7 * c) % a.cols / gs);
+      if (a.g_idx == 2) v = 0xFFFFFFFFu;
+      if (a.g_idx == 3 && c == 5) v = uint32_t(a.cols / gs);
+      if (a.g_idx == 4 && c == 3) v = 0;  // 7 * 3 mod 32 = 21: group 1
+      put_u32(&g.data, v);
+    }
     t.push_back(g);
   }
   return t;
@@ -828,16 +843,17 @@ std::vector<RawTensor> ct_tensors(const CtLinear& a, const CtLinear& b) {
 // down to `group`; sorted keys as transformers writes them; compressed-tensors
 // quantization/quant_config.py QuantizationConfig, quant_args.py QuantizationArgs).
 std::string ct_config(uint32_t bits, const std::string& strategy, const std::string& group, bool symmetric,
-                      const std::string& format = "pack-quantized") {
+                      const std::string& format = "pack-quantized", const std::string& type = "int",
+                      const std::string& block = "null") {
   return "{\n  \"architectures\": [\n    \"LlamaForCausalLM\"\n  ],\n  \"model_type\": \"llama\",\n"
          "  \"quantization_config\": {\n    \"config_groups\": {\n      \"group_0\": {\n"
          "        \"input_activations\": null,\n        \"output_activations\": null,\n"
          "        \"targets\": [\n          \"Linear\"\n        ],\n        \"weights\": {\n"
-         "          \"actorder\": null,\n          \"block_structure\": null,\n          \"dynamic\": false,\n"
+         "          \"actorder\": null,\n          \"block_structure\": " + block + ",\n          \"dynamic\": false,\n"
          "          \"group_size\": " + group + ",\n          \"num_bits\": " + std::to_string(bits) + ",\n"
          "          \"observer\": \"minmax\",\n          \"observer_kwargs\": {},\n"
          "          \"strategy\": \"" + strategy + "\",\n          \"symmetric\": " + (symmetric ? "true" : "false") +
-         ",\n          \"type\": \"int\"\n        }\n      }\n    },\n    \"format\": \"" + format + "\",\n"
+         ",\n          \"type\": \"" + type + "\"\n        }\n      }\n    },\n    \"format\": \"" + format + "\",\n"
          "    \"global_compression_ratio\": null,\n    \"ignore\": [\n      \"lm_head\"\n    ],\n"
          "    \"kv_cache_scheme\": null,\n    \"quant_method\": \"compressed-tensors\",\n"
          "    \"quantization_status\": \"compressed\",\n    \"sparsity_config\": {},\n    \"version\": \"0.10.2\"\n"
@@ -850,6 +866,49 @@ CtLinear ct_args(uint32_t bits, uint64_t group, bool symmetric) {
   a.group = group;
   a.symmetric = symmetric;
   return a;
+}
+
+// naive- / int- / float-quantized (compressors/quantized_compressors/naive_quantized.py): one
+// Linear's `<m>.weight` as quantize() leaves it (I8, or F8_E4M3 for type float) beside its
+// weight_scale of the strategy's shape ([out, 1] channel, [out, in / group] group, [out / R,
+// in / C] block, [1] tensor) and, asymmetric, its int8 weight_zero_point of the scale's shape.
+struct CtStored {
+  bool fp8 = false;
+  uint64_t scale_rows = 8, scale_cols = 1;  // 0 rows: tensor ([1])
+  bool zero_point = false;
+  const char* scale_dtype = "BF16";
+};
+std::vector<RawTensor> ct_stored_linear(const std::string& m, const CtStored& a, uint32_t seed) {
+  std::vector<RawTensor> t;
+  if (a.fp8) {
+    t.push_back(fp8_weight(m + ".weight", 8, 32, seed));
+  } else {
+    RawTensor q{m + ".weight", "I8", {8, 32}, xorshift32_bytes(8 * 32, seed, 7)};
+    q.data[0] = 0x80;  // -128 and 127 first: the range's ends
+    q.data[1] = 0x7F;
+    t.push_back(q);
+  }
+  const std::vector<uint64_t> shape = a.scale_rows ? std::vector<uint64_t>{a.scale_rows, a.scale_cols} : std::vector<uint64_t>{1};
+  if (std::string(a.scale_dtype) == "F32") {
+    std::vector<float> v;
+    for (uint8_t x : xorshift32_bytes(element_count(shape), seed + 1, 7)) v.push_back(float(1 + x % 29) / 512.0f);
+    t.push_back(f32_tensor(m + ".weight_scale", shape, v));
+  } else {
+    t.push_back(ct_scales(m + ".weight_scale", shape, seed + 1));
+  }
+  if (a.zero_point) {
+    RawTensor z{m + ".weight_zero_point", "I8", shape, {}};
+    for (uint8_t x : xorshift32_bytes(element_count(shape), seed + 2, 7)) z.data.push_back(uint8_t(int8_t(int(x % 64) - 32)));
+    t.push_back(z);
+  }
+  return t;
+}
+std::vector<RawTensor> ct_stored_tensors(const CtStored& a, const CtStored* q_proj = nullptr) {
+  std::vector<RawTensor> t = ct_stored_linear(L + "mlp.down_proj", a, 61);
+  for (RawTensor& x : ct_stored_linear(L + "self_attn.q_proj", q_proj ? *q_proj : a, 65)) t.push_back(x);
+  t.push_back(f16_tensor(L + "input_layernorm.weight", "BF16", {32}));
+  t.push_back(f16_tensor("lm_head.weight", "BF16", {4, 32}));  // `ignore`: left in BF16
+  return t;
 }
 
 // The malformed neighbours (and the undecoded variants, refused by name).
@@ -883,14 +942,35 @@ void add_ct_cases(std::vector<HubCase>* out) {
   add("ct-missing-zero-point", ct_tensors(nozp, asym), a4, "ConventionMissingCompanion", D + ".weight_packed", "",
       "asymmetric pack-quantized (symmetric: false) whose down_proj has no weight_zero_point");
   CtLinear gidx = sym;
-  gidx.g_idx = true;
-  add("ct-g-idx", ct_tensors(gidx, sym), g4, "QuantizationUnsupported", D + ".weight_g_idx",
-      "compressed-tensors weight_g_idx (activation ordering): not decoded yet",
-      "pack-quantized with actorder's weight_g_idx: refused by name until activation ordering is decoded");
+  gidx.g_idx = 1;
+  add("ct-g-idx", ct_tensors(gidx, sym), g4, "Ok", "", "",
+      "pack-quantized with actorder group's weight_g_idx (down_proj: column c in group (7c mod 32) // 16): "
+      "decoded, each column with its group's scale");
   add("ct-sparse-24", ct_tensors(sym, sym), ct_config(4, "group", "16", true, "sparse-24-bitmask"),
       "QuantizationUnsupported", D + ".weight_shape",
       "compressed-tensors format sparse-24-bitmask (config.json quantization_config.format)",
       "compressed-tensors' 2:4 sparse format (sparse-24-bitmask): refused by name");
+  // The stored formats' neighbours (down_proj malformed, q_proj as written).
+  CtStored fp8_zp, grid, int8;
+  fp8_zp.fp8 = true;
+  fp8_zp.zero_point = true;
+  grid.scale_rows = 3;
+  grid.scale_cols = 5;
+  const CtStored fp8_ok = [] {
+    CtStored x;
+    x.fp8 = true;
+    return x;
+  }();
+  add("ct-fp8-zero-point", ct_stored_tensors(fp8_zp, &fp8_ok),
+      ct_config(8, "channel", "null", true, "float-quantized", "float"), "QuantizationUnsupported",
+      D + ".weight_zero_point", "compressed-tensors float-quantized weight with a weight_zero_point",
+      "float-quantized FP8 whose down_proj has an int8 weight_zero_point: refused by name (float weights have none)");
+  add("ct-int8-scale-grid", ct_stored_tensors(grid, &int8), ct_config(8, "channel", "null", true, "int-quantized"),
+      "ConventionCompanionShape", D + ".weight_scale", "",
+      "int-quantized I8 [8, 32] whose weight_scale is [3, 5]: no tensor, channel, group or whole-block grid");
+  add("ct-int8-dtype", ct_stored_tensors(fp8_ok, &int8), ct_config(8, "channel", "null", true, "int-quantized"),
+      "ConventionCompanionShape", D + ".weight", "",
+      "int-quantized (type int) whose down_proj weight is F8_E4M3: the weight is not the config's int8");
   add("ct-config-no-tensors",
       {f16_tensor(L + "mlp.up_proj.weight", "BF16", {4, 32}), f16_tensor(L + "input_layernorm.weight", "BF16", {32})}, g4,
       "QuantizationTensorsAbsent", L + "input_layernorm.weight",
@@ -916,6 +996,45 @@ void add_ct_decoded(std::vector<SampleFile>* out) {
   model("ct-w4-asym-legacy-zp", ct_tensors(legacy, legacy), ct_config(4, "group", "16", false));
   // 2-bit asymmetric per channel: 16 values a word, zero points 16 rows a word.
   model("ct-w2-asym-channel", ct_tensors(ct_args(2, 0, false), ct_args(2, 0, false)), ct_config(2, "channel", "null", false));
+  // Malformed: weight_shape disagreeing with the packed tensor and its scales, found in the data
+  // (model_ct_hub_test.cpp; not in expected.json: a sequential source finds it as the stream passes,
+  // after ModelReady). down_proj's int64 weight_shape says 24 columns where 4 words and 2 groups
+  // of 16 make 32; the int32 one of q_proj says 4 rows for 8 (down_proj's int32 one agrees).
+  CtLinear cols24 = ct_args(4, 16, true);
+  cols24.shape_cols = 24;
+  model("ct-weight-shape-cols", ct_tensors(cols24, ct_args(4, 16, true)), ct_config(4, "group", "16", true));
+  CtLinear i32 = ct_args(8, 0, true), rows4 = ct_args(8, 0, true);
+  i32.shape_i32 = rows4.shape_i32 = true;
+  rows4.shape_rows = 4;
+  model("ct-weight-shape-rows-i32", ct_tensors(i32, rows4), ct_config(8, "channel", "null", true));
+  // weight_g_idx (down_proj, asymmetric group 16): all -1 (column order); a value past the groups
+  // and a group of 17 columns, refused when the weight decodes (QuantGroupIndexOutOfRange).
+  CtLinear unset = ct_args(4, 16, false), range = ct_args(4, 16, true), overfull = ct_args(4, 16, true);
+  unset.g_idx = 2;
+  range.g_idx = 3;
+  overfull.g_idx = 4;
+  model("ct-g-idx-unset", ct_tensors(unset, ct_args(4, 16, false)), ct_config(4, "group", "16", false));
+  model("ct-g-idx-range", ct_tensors(range, ct_args(4, 16, true)), ct_config(4, "group", "16", true));
+  model("ct-g-idx-overfull", ct_tensors(overfull, ct_args(4, 16, true)), ct_config(4, "group", "16", true));
+  // The stored formats: W8A8 int8 per channel (int-quantized), int8 asymmetric group 16
+  // (naive-quantized), FP8 per channel (float-quantized, FP8_DYNAMIC's weights), FP8 blocks of
+  // 4 x 16 with F32 scales, FP8 per tensor with its static input_scale (handed on as stored).
+  CtStored int8_channel, int8_asym, fp8_channel, fp8_block, fp8_tensor;
+  int8_asym.scale_cols = 2;
+  int8_asym.zero_point = true;
+  fp8_channel.fp8 = fp8_block.fp8 = fp8_tensor.fp8 = true;
+  fp8_block.scale_rows = 2;
+  fp8_block.scale_cols = 2;
+  fp8_block.scale_dtype = fp8_tensor.scale_dtype = "F32";
+  fp8_tensor.scale_rows = 0;
+  model("ct-int8-channel", ct_stored_tensors(int8_channel), ct_config(8, "channel", "null", true, "int-quantized"));
+  model("ct-int8-asym-group", ct_stored_tensors(int8_asym), ct_config(8, "group", "16", false, "naive-quantized"));
+  model("ct-fp8-channel", ct_stored_tensors(fp8_channel), ct_config(8, "channel", "null", true, "float-quantized", "float"));
+  model("ct-fp8-block", ct_stored_tensors(fp8_block),
+        ct_config(8, "block", "null", true, "float-quantized", "float", "[\n            4,\n            16\n          ]"));
+  std::vector<RawTensor> ft = ct_stored_tensors(fp8_tensor);
+  ft.push_back(f32_tensor(L + "mlp.down_proj.input_scale", {1}, {0.0625f}));
+  model("ct-fp8-tensor", ft, ct_config(8, "tensor", "null", true, "float-quantized", "float"));
 }
 
 // --- bitsandbytes (decoded; issue #28) ---------------------------------------------------------

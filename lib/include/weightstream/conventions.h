@@ -122,6 +122,8 @@ struct LogicalWeight {
   uint64_t elements = 0;
   // UQFF: the type its companion set names (uqff.h UqffType), and the scalar companions' bytes as
   // feed_uqff() collects them (fixed slots per role; sizes validated against the header).
+  // compressed-tensors (feed_ct()): uqff_scalar[0, 16) the weight_shape's bytes (I32 or I64 [2]),
+  // uqff_got[Shape - kFirstScalarRole] how many arrived.
   uint8_t uqff_type = 0;
   uint8_t uqff_scalar[32] = {};
   uint8_t uqff_got[kPieceRoles - kFirstScalarRole] = {};
@@ -140,6 +142,10 @@ struct LogicalWeight {
   // int32, packed along the output dimension in AWQ's interleave, and its qzeros likewise; the
   // loader gathers each logical row's words from it (model_stream.cpp transpose_refill).
   bool awq_packed = false;
+  // compressed-tensors (compressed_tensors_convention.cpp): the format its weight was saved in:
+  // 0 pack-quantized (CtPacked words), 1 naive-quantized, 2 int-quantized (the I8 weight as
+  // stored: CtPacked of 8 bits with ct_int8), 3 float-quantized (F8_E4M3: Fp8Block).
+  uint8_t ct_format = 0;
   // bitsandbytes 4-bit (QuantFormat::Bnb4, bnb_convention.cpp): what its quant_state JSON says
   // (quant_type fp4, the nested blocksize and offset, the dtype quantized from) and the data
   // phase's progress (kBnb* bits). Its absmax is the Scales piece, nested_absmax the Biases piece,
@@ -231,6 +237,14 @@ class LogicalModel {
   // I32 with `<m>.weight_scale`, `<m>.weight_shape` (and `<m>.weight_zero_point` when
   // asymmetric) is the weight `<m>.weight`; the parameters are config.json's (required).
   Status build_compressed_tensors(const MlxQuantConfig* config);
+  // Its naive- / int- / float-quantized formats (`kind` as LogicalWeight::ct_format).
+  Status build_ct_stored(const MlxQuantConfig* config, uint8_t kind);
+  // Then, its data phase: ct_wants() names each weight's `<m>.weight_shape`, feed_ct() collects
+  // its bytes and checks them against the shape the build inferred once they are all in (an error
+  // at the tensor's data), resolve_ct() that every one was fed.
+  bool ct_wants(uint32_t table, uint32_t tensor) const;
+  Status feed_ct(uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data, size_t size);
+  Status resolve_ct();
   // Every tensor a plain weight (a sharded HF model).
   Status build_plain();
   // The Hub's FP8 checkpoints (fp8_convention.cpp): `<p>.weight` F8 + `<p>.weight_scale_inv`

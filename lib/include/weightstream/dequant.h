@@ -170,6 +170,11 @@ struct DequantSpec {
   // [row_elems], the group of each input (null: input / group). Value = f32(scale) *
   // f32(q - zero), one multiplication. A g_idx value outside [0, gptq_groups) is
   // QuantGroupIndexOutOfRange at its byte (gptq_g_idx_offset), with or without validate.
+  // CtPacked with ct_int8 (bits 8): the words are int8 values as stored (compressed-tensors'
+  // naive- / int-quantized weights, two's complement), not offset by 2^(bits-1).
+  bool ct_int8 = false;
+  // CtPacked takes gptq_g_idx too: compressed-tensors' weight_g_idx (activation ordering), the
+  // group of each column, -1 anywhere meaning column order (ct_packed.h).
   uint32_t gptq_groups = 0;
   uint32_t gptq_zero_add = 0;
   const uint8_t* gptq_zeros = nullptr;
@@ -233,6 +238,7 @@ class Dequantizer {
   Status fail(Status s, uint64_t offset);
   Status init_fp8_block(const DequantSpec& spec);
   Status init_ct_packed(const DequantSpec& spec);
+  Status ct_g_idx_check(const DequantSpec& spec);
   Status init_gptq(const DequantSpec& spec);
   Status init_bnb4(const DequantSpec& spec);
   Status init_bnb_int8(const DequantSpec& spec);

@@ -489,6 +489,7 @@ class ModelLoader {
   uint32_t signal_bits_ = 0;
   uint8_t* config_mark_ = nullptr;  // lo_ before config.json's parser (dropped after the build)
   bool data_stream_ = false;        // sequential: the stream feeds the convention's data phase before ModelReady
+  bool check_stream_ = false;       // sequential: the stream feeds a check-only data phase after ModelReady
   bool streamed_ = false;           // every file was read to its end already
   uint64_t bytes_read_ = 0;         // every byte fed (bytes_read())
   uint64_t stream_rest_ = 0;        // at ModelReady: what the forward stream reads from there on

@@ -21,11 +21,17 @@
 // group / channel / tensor scales, rows that fill whole words (in a multiple of 32 // num_bits).
 // Refused by name (QuantizationUnsupported, the detail saying what): any other format (the
 // naive/int/float/nvfp4/mxfp4 and sparse ones, mixed-precision), config groups whose weights
-// arguments differ, float types, block strategies, `weight_g_idx` (activation ordering).
+// arguments differ, float types, block strategies, `weight_g_idx` beside channel or tensor
+// scales. `weight_g_idx` (actorder "group": the group of each column) with the group strategy is
+// decoded (the GlobalScale piece, as GPTQ's g_idx; its meaning and checks: ../kernels/ct_packed.h).
 // The logical shape's columns come from the scales (group: groups * group_size) or, for channel and
-// tensor scales, from the packed width (packed * 32 // num_bits): weight_shape's values are data,
-// not read by this build (issue #27: checked against the inferred shape once convention scalars
-// are read generically, as UQFF's are).
+// tensor scales, from the packed width (packed * 32 // num_bits). weight_shape's values (the
+// Linear's [out, in] as compress_weight stored them, and what decompress_weight's unpack_from_int32
+// cuts the unpacked rows to) are read in the data phase and must equal that shape, else
+// ConventionCompanionShape at the weight_shape's data, found the stored value and expected the
+// inferred one (rows first). Seekable: read by range before ModelReady; sequential: checked as
+// the stream passes them (upstream files sort the I64 weight_shape before every I32, BF16 or F32
+// tensor, so before any quantized weight is handed on; ConventionDataPhase::check_only).
 #include <string.h>
 
 #include "convention_descriptor.h"
@@ -39,6 +45,8 @@ using namespace conv;
 namespace {
 
 constexpr Convention kCtId{7};
+// LogicalWeight::ct_format.
+constexpr uint8_t kPacked = 0, kNaive = 1, kInt = 2, kFloat = 3;
 
 // config.json names compressed-tensors; else (no quant_method) `.weight_packed` + `.weight_shape`.
 bool ct_claims(const LogicalModel& m, const MlxQuantConfig* config) {
@@ -49,7 +57,17 @@ bool ct_claims(const LogicalModel& m, const MlxQuantConfig* config) {
 Status ct_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_compressed_tensors(config); }
 
 void ct_spec(const LogicalWeight& w, DequantSpec* s) {
+  if (w.format == QuantFormat::Fp8Block) {  // float-quantized: FP8's block arithmetic (fp8_block.h)
+    const uint64_t rows = w.shape[0], cols = w.shape[1];
+    s->scale_dtype = w.scale_dtype;
+    s->element_dtype = w.fp8_dtype;
+    s->row_elems = cols ? cols : 1;
+    s->block_rows = w.fp8_block[0] ? w.fp8_block[0] : rows ? rows : 1;
+    s->block_cols = w.fp8_block[1] ? w.fp8_block[1] : cols ? cols : 1;
+    return;
+  }
   if (w.format != QuantFormat::CtPacked) return;
+  s->ct_int8 = w.ct_format == kNaive || w.ct_format == kInt;
   s->bits = w.params.bits;
   s->scale_dtype = w.scale_dtype;
   const uint64_t rows = w.shape[0], cols = w.shape[1];
@@ -61,23 +79,57 @@ void ct_spec(const LogicalWeight& w, DequantSpec* s) {
 }
 
 uint32_t ct_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
-  if (w.format != QuantFormat::CtPacked) return 0;
-  uint32_t n = put_parameter(out, cap, 0, "method", "compressed-tensors pack-quantized");
-  const char* strategy = w.fp8_block[0] == 0 ? "tensor" : w.fp8_block[1] == 0 ? "channel" : "group";
+  if (w.convention != kCtId || (w.format != QuantFormat::CtPacked && w.format != QuantFormat::Fp8Block)) return 0;
+  static const char* const kMethod[] = {"compressed-tensors pack-quantized", "compressed-tensors naive-quantized",
+                                        "compressed-tensors int-quantized", "compressed-tensors float-quantized"};
+  uint32_t n = put_parameter(out, cap, 0, "method", kMethod[w.ct_format < 4 ? w.ct_format : 0]);
+  const char* strategy = w.fp8_block[0] == 0 ? "tensor"
+                         : w.fp8_block[1] == 0 ? "channel"
+                         : w.fp8_block[0] > 1  ? "block"
+                                               : "group";
+  if (w.format == QuantFormat::Fp8Block) {
+    n = put_parameter(out, cap, n, "strategy", strategy);
+    if (w.fp8_block[0] > 1) n = put_parameter(out, cap, n, "block_rows", nullptr, w.fp8_block[0]);
+    if (w.fp8_block[1]) n = put_parameter(out, cap, n, w.fp8_block[0] > 1 ? "block_cols" : "group", nullptr, w.fp8_block[1]);
+    n = put_parameter(out, cap, n, "weight_dtype", dtype_name(w.fp8_dtype));
+    return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
+  }
   n = put_parameter(out, cap, n, "strategy", strategy);
   n = put_parameter(out, cap, n, "bits", nullptr, w.params.bits);
-  if (w.fp8_block[1]) n = put_parameter(out, cap, n, "group", nullptr, w.fp8_block[1]);
+  if (w.fp8_block[0] > 1) n = put_parameter(out, cap, n, "block_rows", nullptr, w.fp8_block[0]);
+  if (w.fp8_block[1]) n = put_parameter(out, cap, n, w.fp8_block[0] > 1 ? "block_cols" : "group", nullptr, w.fp8_block[1]);
   const bool zp = w.piece[uint32_t(PieceRole::Biases)].present();
   n = put_parameter(out, cap, n, "symmetric", zp ? "false" : "true");
   if (zp && w.fp8_dtype == DType::I8) n = put_parameter(out, cap, n, "zero_points", "unpacked int8");
+  if (w.piece[uint32_t(PieceRole::GlobalScale)].present()) n = put_parameter(out, cap, n, "actorder", "group (weight_g_idx)");
   return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
+}
+
+bool ct_data_wants(const LogicalModel& m, uint32_t table, uint32_t tensor) { return m.ct_wants(table, tensor); }
+Status ct_data_feed(LogicalModel& m, uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data,
+                    size_t size) {
+  return m.feed_ct(table, tensor, offset, data, size);
+}
+Status ct_data_resolve(LogicalModel& m) { return m.resolve_ct(); }
+const ConventionDataPhase kCtDataPhase = {ct_data_wants, ct_data_feed, ct_data_resolve, /*check_only*/ true};
+
+constexpr uint32_t kShapeGot = uint32_t(PieceRole::Shape) - kFirstScalarRole;
+
+// Element d of a weight_shape's bytes (I32 or I64, little-endian), sign-extended: a negative
+// value is then a huge one, which no shape equals.
+uint64_t shape_value(const uint8_t* b, uint32_t width, uint32_t d) {
+  uint64_t v = 0;
+  for (uint32_t k = 0; k < width; ++k) v |= uint64_t(b[width * d + k]) << (8 * k);
+  if (width == 4 && (v & 0x80000000u)) v |= 0xFFFFFFFF00000000u;
+  return v;
 }
 
 // compressed-tensors names every parameter `<m>.weight_<x>`.
 const CompanionName kCtCompanions[] = {{".weight_packed", ".weight", false},
                                        {".weight_scale", ".weight", false},
                                        {".weight_zero_point", ".weight", false},
-                                       {".weight_shape", ".weight", false}};
+                                       {".weight_shape", ".weight", false},
+                                       {".weight_g_idx", ".weight", false}};
 
 const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point", ".weight_shape", ".weight_g_idx"};
 
@@ -85,7 +137,204 @@ const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point",
 
 const ConventionDescriptor kCompressedTensorsConvention = {
     "compressed-tensors", kCtId, false, /*rank*/ 7, kNoEntry, nullptr, ConfigRole::Ignored,
-    /*data_phase*/ nullptr, kCtCompanions, 4, ct_build, ct_spec, ct_parameters, ct_claims};
+    &kCtDataPhase, kCtCompanions, 5, ct_build, ct_spec, ct_parameters, ct_claims};
+
+// naive- / int- / float-quantized (compressors/quantized_compressors/naive_quantized.py:
+// NaiveQuantizationCompressor and its aliases IntQuantizationCompressor and
+// FloatQuantizationCompressor): `<m>.weight` stored as quantize() leaves it, in
+// QuantizationArgs.pytorch_dtype() (int8 for type int of up to 8 bits, float8_e4m3fn for type
+// float of 8), beside `<m>.weight_scale` (+ `<m>.weight_zero_point`, `<m>.weight_g_idx`).
+// decompress_weight calls dequantize() without the arguments, which infers the strategy from the
+// scale's shape (forward.py dequantize): rank 0 or one value, tensor; [out, 1], channel; [out, G],
+// group of in / G; otherwise block of [out / R, in / C] — read so here, every division exact
+// (_process_quantization raises otherwise). The values: _dequantize, (q - zp) * scale; an int8
+// weight decodes as CtPacked of 8 bits (ct_int8), an F8_E4M3 one as FP8's Fp8Block (f32(q) *
+// f32(scale), the arithmetic of the FP8 convention's kernel). Refused by name: float of another
+// width, a float weight's zero point or g_idx, an int zero point beside tensor or block scales,
+// int rows or groups not a multiple of 4 values (CtPacked's word).
+Status LogicalModel::build_ct_stored(const MlxQuantConfig* config, uint8_t kind) {
+  TensorRef first;
+  if (table_count_ && tables_[0].table->count()) first = TensorRef{0, 0};
+  if (config->ct_invalid()) {
+    static const char kWhy[] = "config_groups weights (config.json): num_bits, group_size, strategy or symmetric of the wrong type";
+    return refuse(Status::ConfigInvalidQuantization, first, kWhy, sizeof kWhy - 1, nullptr);
+  }
+  const MlxQuantConfig::CtWeights& a = config->ct_weights();
+  const char* unsupported = config->ct_groups_differ() ? "compressed-tensors config_groups with different weights arguments"
+                            : (a.is_float && a.num_bits != 8) ? "compressed-tensors float weights of other than 8 bits"
+                            : (!a.is_float && a.num_bits > 8) ? "compressed-tensors int weights of more than 8 bits"
+                                                              : nullptr;
+  if (unsupported) return refuse(Status::QuantizationUnsupported, first, unsupported, strlen(unsupported), " (config.json)");
+  const DType want = a.is_float ? DType::F8_E4M3 : DType::I8;
+  uint32_t quantized = 0;
+  static const char* const kCompanions[] = {".weight_scale", ".weight_zero_point", ".weight_g_idx"};
+  for (uint32_t t = 0; t < table_count_; ++t) {
+    const TensorTable& tab = *tables_[t].table;
+    for (uint32_t i = 0; i < tab.count(); ++i) {
+      const TensorRef r{t, i};
+      const StrView name = tab.get(i).name;
+      size_t base = 0;
+      bool companion = false;
+      for (const char* sfx : kCompanions)
+        if (ends_with(name, sfx, &base)) {
+          if (!find_concat(name.data, base, ".weight").present()) return fail(Status::ConventionOrphanCompanion, r, name);
+          companion = true;
+          break;
+        }
+      if (companion) continue;  // read with its weight
+      // pack-quantized's names under another format: the config and the files disagree.
+      if (ends_with(name, ".weight_packed", &base) || ends_with(name, ".weight_shape", &base))
+        return fail(Status::ConventionOrphanCompanion, r, name);
+      LogicalWeight w;
+      plain_weight(r, &w);
+      const TensorRef sr = ends_with(name, ".weight", &base) ? find_concat(name.data, base, ".weight_scale") : TensorRef();
+      if (!sr.present()) {  // not quantized (`ignore`d, a norm, ...): as stored
+        if (add_weight(w) != Status::Ok) return error_.code;
+        continue;
+      }
+      const TensorRef zr = find_concat(name.data, base, ".weight_zero_point");
+      const TensorRef gr = find_concat(name.data, base, ".weight_g_idx");
+      const TensorInfo q = tensor(r), s = tensor(sr);
+      uint64_t qs[2] = {}, ss[kMaxLogicalRank] = {};
+      if (q.dtype() != want || q.rank != 2) return fail(Status::ConventionCompanionShape, r, name);
+      q.copy_shape(qs, 2);
+      const uint64_t rows = qs[0], cols = qs[1];
+      if (!is_float_scale(s.dtype()) || s.rank > 2) return fail(Status::ConventionCompanionShape, sr, s.name);
+      const uint32_t srank = s.copy_shape(ss, kMaxLogicalRank);
+      // The strategy, as dequantize() infers it: fp8_block [rows a scale row (0: all), columns a
+      // scale (0: all)].
+      uint64_t br = 0, bc = 0;
+      if (srank < 2) {
+        if (s.element_count() != 1) {
+          fail(Status::ConventionCompanionShape, sr, s.name);
+          error_.set_found(s.element_count());
+          error_.set_expected(1);
+          return error_.code;
+        }
+      } else if (ss[1] == 1 && ss[0] == rows) {
+        br = 1;
+      } else if (ss[0] == rows) {
+        br = 1;
+        bc = ss[1] && cols % ss[1] == 0 ? cols / ss[1] : 0;
+        if (bc == 0) {
+          fail(Status::ConventionGroupNotDividing, sr, s.name);
+          error_.set_found(cols);
+          error_.set_expected(ss[1]);
+          return error_.code;
+        }
+      } else {
+        const bool fits = ss[0] && ss[1] && rows % ss[0] == 0 && cols % ss[1] == 0;
+        if (!fits) {
+          fail(Status::ConventionCompanionShape, sr, s.name);
+          error_.set_found(ss[0]);
+          error_.set_expected(rows);
+          return error_.code;
+        }
+        br = rows / ss[0];
+        bc = cols / ss[1];
+      }
+      const uint64_t groups = bc ? cols / bc : 1;
+      const char* why = nullptr;
+      if (a.is_float && zr.present()) why = "compressed-tensors float-quantized weight with a weight_zero_point";
+      else if (a.is_float && gr.present()) why = "compressed-tensors float-quantized weight with a weight_g_idx";
+      else if (zr.present() && (br != 1)) why = "compressed-tensors int weight_zero_point beside tensor or block scales";
+      else if (gr.present() && !(br == 1 && bc)) why = "compressed-tensors weight_g_idx with channel, tensor or block scales";
+      else if (!a.is_float && (cols % 4 != 0 || (bc && bc % 4 != 0)))
+        why = "compressed-tensors int8 rows or groups not a multiple of 4 values";
+      if (why) return refuse(Status::QuantizationUnsupported, zr.present() && a.is_float ? zr : gr.present() && a.is_float ? gr : r, why, strlen(why), nullptr);
+      if (zr.present()) {  // int8, the scale's shape [rows, groups]
+        const TensorInfo z = tensor(zr);
+        uint64_t zs[2] = {};
+        if (z.dtype() != DType::I8 || z.rank != 2 || (z.copy_shape(zs, 2), zs[0] != rows || zs[1] != groups)) {
+          fail(Status::ConventionCompanionShape, zr, z.name);
+          error_.set_found(z.element_count());
+          error_.set_expected(rows * groups);
+          return error_.code;
+        }
+        w.piece[uint32_t(PieceRole::Biases)] = zr;
+        w.fp8_dtype = DType::I8;
+      }
+      if (gr.present()) {
+        const TensorInfo g = tensor(gr);
+        uint64_t gs[1] = {};
+        if (g.dtype() != DType::I32 || g.rank != 1 || (g.copy_shape(gs, 1), gs[0] != cols)) {
+          fail(Status::ConventionCompanionShape, gr, g.name);
+          error_.set_found(g.element_count());
+          error_.set_expected(cols);
+          return error_.code;
+        }
+        w.piece[uint32_t(PieceRole::GlobalScale)] = gr;
+      }
+      w.convention = kCtId;
+      w.ct_format = kind;
+      w.piece[uint32_t(PieceRole::Scales)] = sr;
+      w.scale_dtype = s.dtype();
+      w.fp8_block[0] = uint32_t(br);
+      w.fp8_block[1] = uint32_t(bc);
+      if (a.is_float) {
+        w.format = QuantFormat::Fp8Block;
+        w.fp8_dtype = DType::F8_E4M3;
+      } else {
+        w.format = QuantFormat::CtPacked;
+        w.params.bits = 8;  // the stored width (the values are of num_bits)
+      }
+      w.params.group = uint32_t(bc);
+      w.decodable = true;
+      ++quantized;
+      if (add_weight(w) != Status::Ok) return error_.code;
+    }
+  }
+  if (quantized == 0) {
+    static const char kWhy[] = "compressed-tensors (config.json quant_method): no <m>.weight with its weight_scale";
+    return refuse(Status::QuantizationTensorsAbsent, first, kWhy, sizeof kWhy - 1, nullptr);
+  }
+  return Status::Ok;
+}
+
+bool LogicalModel::ct_wants(uint32_t table, uint32_t tensor_index) const {
+  PieceRole role;
+  const uint32_t w = owner(TensorRef{table, tensor_index}, &role);
+  return w != kNoTensor && weights_[w].convention == kCtId && role == PieceRole::Shape;
+}
+
+Status LogicalModel::feed_ct(uint32_t table, uint32_t tensor_index, uint64_t offset, const uint8_t* data,
+                             size_t size) {
+  if (error_.code != Status::Ok) return error_.code;
+  const TensorRef r{table, tensor_index};
+  PieceRole role;
+  const uint32_t wi = owner(r, &role);
+  if (wi == kNoTensor || weights_[wi].convention != kCtId || role != PieceRole::Shape) return Status::Ok;
+  LogicalWeight& w = weights_[wi];
+  const uint64_t begin = piece_begin(r), end = piece_end(r);  // 8 or 16 bytes (the build's check)
+  if (offset < begin || offset > end || size > end - offset || end - begin > 16)
+    return fail(Status::UsageError, TensorRef(), StrView());
+  if (size > 0) memcpy(w.uqff_scalar + (offset - begin), data, size);
+  w.uqff_got[kShapeGot] = uint8_t(offset - begin + size);
+  if (offset + size != end) return Status::Ok;
+  // All in: [rows, cols] against the inferred shape.
+  const uint32_t width = uint32_t(end - begin) / 2;
+  for (uint32_t d = 0; d < 2; ++d) {
+    const uint64_t v = shape_value(w.uqff_scalar, width, d);
+    if (v == w.shape[d]) continue;
+    fail_data(Status::ConventionCompanionShape, r, tensor(r).name);
+    error_.set_found(v);
+    error_.set_expected(w.shape[d]);
+    return error_.code;
+  }
+  return Status::Ok;
+}
+
+// Every weight_shape fed whole (the loader's duty: a piece it skipped is its bug).
+Status LogicalModel::resolve_ct() {
+  if (error_.code != Status::Ok) return error_.code;
+  for (uint32_t i = 0; i < count_; ++i) {
+    const LogicalWeight& w = weights_[i];
+    if (w.convention != kCtId) continue;
+    const TensorRef r = w.ref(PieceRole::Shape);
+    if (r.present() && w.uqff_got[kShapeGot] != tensor(r).byte_size()) return fail(Status::UsageError, r, tensor(r).name);
+  }
+  return Status::Ok;
+}
 
 Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;
@@ -96,6 +345,12 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
     static const char kWhy[] = "compressed-tensors (.weight_packed + .weight_shape): no config.json states num_bits";
     return refuse(Status::ConventionUnknownParams, first, kWhy, sizeof kWhy - 1, nullptr);
   }
+  const StrView fmt = config->ct_format();
+  const uint8_t stored = fmt.equals("naive-quantized") ? kNaive
+                         : fmt.equals("int-quantized") ? kInt
+                         : fmt.equals("float-quantized") ? kFloat
+                                                         : kPacked;
+  if (stored != kPacked && !config->ct_format_truncated()) return build_ct_stored(config, stored);
   if (!config->ct_format().equals("pack-quantized") || config->ct_format_truncated()) {
     const StrView f = config->ct_format();
     static const char kHead[] = "compressed-tensors format ";
@@ -143,10 +398,6 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
       for (const char* sfx : kCompanionSuffixes)
         if (ends_with(name, sfx, &base)) {
           if (!find_concat(name.data, base, ".weight_packed").present()) return fail(Status::ConventionOrphanCompanion, r, name);
-          if (strcmp(sfx, ".weight_g_idx") == 0) {
-            static const char kWhy[] = "compressed-tensors weight_g_idx (activation ordering): not decoded yet";
-            return refuse(Status::QuantizationUnsupported, r, kWhy, sizeof kWhy - 1, nullptr);
-          }
           companion = true;
           break;
         }
@@ -162,6 +413,13 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
       const TensorRef sr = find_concat(name.data, base, ".weight_scale");
       const TensorRef zr = find_concat(name.data, base, ".weight_zero_point");
       const TensorRef shr = find_concat(name.data, base, ".weight_shape");
+      const TensorRef gr = find_concat(name.data, base, ".weight_g_idx");
+      // Activation ordering is of the group strategy (quant_args.py QuantizationArgs refuses
+      // actorder otherwise; _process_quantization reads g_idx only there).
+      if (gr.present() && a.strategy != S::Group) {
+        static const char kWhy[] = "compressed-tensors weight_g_idx with channel or tensor scales";
+        return refuse(Status::QuantizationUnsupported, gr, kWhy, sizeof kWhy - 1, nullptr);
+      }
       if (!sr.present() || !shr.present() || (!a.symmetric && !zr.present()))
         return fail(Status::ConventionMissingCompanion, r, name);
       // A symmetric weight has no zero point, except the int8 ones older writers kept (zeros,
@@ -231,6 +489,19 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
           return error_.code;
         }
         w.fp8_dtype = z.dtype();
+      }
+      if (gr.present()) {
+        // weight_g_idx: int32 [in] (initialize.py registers it so), one group a column; its
+        // values are checked when the weight decodes (the Dequantizer: QuantGroupIndexOutOfRange).
+        const TensorInfo g = tensor(gr);
+        uint64_t gs[1] = {};
+        if (g.dtype() != DType::I32 || g.rank != 1 || (g.copy_shape(gs, 1), gs[0] != cols)) {
+          fail(Status::ConventionCompanionShape, gr, g.name);
+          error_.set_found(g.element_count());
+          error_.set_expected(cols);
+          return error_.code;
+        }
+        w.piece[uint32_t(PieceRole::GlobalScale)] = gr;  // the role GPTQ's g_idx takes too
       }
       w.name = StrView{name.data, base + 7};  // `<m>.weight`
       w.convention = kCtId;

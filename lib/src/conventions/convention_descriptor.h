@@ -46,6 +46,11 @@ struct ConventionDataPhase {
   Status (*feed)(LogicalModel& m, uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data,
                  size_t size);
   Status (*resolve)(LogicalModel& m);
+  // The phase only checks bytes the weights do not depend on (compressed-tensors' weight_shape):
+  // a source that cannot seek is not read whole before ModelReady for it; its wanted tensors are
+  // fed as the validate or decode stream passes them (an error there ends the stream) and resolve
+  // runs after the last file. Headers alone from such a source are not checked.
+  bool check_only = false;
 };
 
 struct ConventionDescriptor {

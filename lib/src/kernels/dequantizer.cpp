@@ -84,6 +84,33 @@ Status Dequantizer::init_fp8_block(const DequantSpec& spec) {
   return bad < grid ? fail(Status::InvalidBlockData, spec.scales_offset + bad * sb) : Status::Ok;
 }
 
+// CtPacked's weight_g_idx (ct_packed.h), always checked (a group past the scales would read past
+// them): -1 anywhere is column order (compressed-tensors' is_column_order; g_idx unused); else
+// every value a group of the row's scales and no group holding more than group_size columns
+// (so each holds exactly that many, the only case in which compressed-tensors' argsort regrouping
+// gives every column the group g_idx names), else QuantGroupIndexOutOfRange at the value's byte.
+// spec_.gptq_g_idx_is_groups: g_idx unused or column order anyway.
+Status Dequantizer::ct_g_idx_check(const DequantSpec& spec) {
+  const uint8_t* gi = spec.gptq_g_idx;
+  const uint64_t cols = spec.row_elems, groups = cols / spec.group;
+  for (uint64_t i = 0; i < cols; ++i)
+    if (kernels::gptq_le32(gi + 4 * i) == 0xFFFFFFFFu) return Status::Ok;
+  bool in_order = true;
+  // Columns per group, counted 64 groups a pass (a small fixed buffer: no allocation).
+  for (uint64_t base = 0; base < groups; base += 64) {
+    uint32_t held[64] = {};
+    for (uint64_t i = 0; i < cols; ++i) {
+      const uint32_t g = kernels::gptq_le32(gi + 4 * i);
+      if (g >= groups) return fail(Status::QuantGroupIndexOutOfRange, spec.gptq_g_idx_offset + 4 * i);
+      if (g != i / spec.group) in_order = false;
+      if (g >= base && g - base < 64 && ++held[g - base] > spec.group)
+        return fail(Status::QuantGroupIndexOutOfRange, spec.gptq_g_idx_offset + 4 * i);
+    }
+  }
+  spec_.gptq_g_idx_is_groups = in_order;
+  return Status::Ok;
+}
+
 // CtPacked (ct_packed.h): the geometry from the spec (the unit one I32 word), and, with `validate`,
 // every scale finite, checked once here.
 Status Dequantizer::init_ct_packed(const DequantSpec& spec) {
@@ -91,13 +118,15 @@ Status Dequantizer::init_ct_packed(const DequantSpec& spec) {
   const uint32_t pf = kernels::ct_pack_factor(spec.bits);
   if (spec.bits < 1 || spec.bits > 8 || sb == 0 || !spec.scales || spec.row_elems == 0 || spec.group == 0 ||
       spec.block_rows == 0 || spec.row_elems % pf != 0 || spec.group % pf != 0 || spec.row_elems % spec.group != 0 ||
-      spec.elements % spec.row_elems != 0)
+      spec.elements % spec.row_elems != 0 || (spec.ct_int8 && spec.bits != 8))
     return fail(Status::InvalidQuantParams, spec.input_offset);
   const uint64_t rows = spec.elements / spec.row_elems;
   const uint64_t count = ((rows + spec.block_rows - 1) / spec.block_rows) * (spec.row_elems / spec.group);
   spec_.group = spec.group;
   block_elems_ = pf;
   block_bytes_ = 4;
+  spec_.gptq_g_idx_is_groups = true;
+  if (spec.gptq_g_idx && ct_g_idx_check(spec) != Status::Ok) return error_.code;
   if (!spec.validate) return Status::Ok;
   const uint64_t bad = first_bad_scale(spec.scales, count, spec.scale_dtype);
   return bad < count ? fail(Status::InvalidBlockData, spec.scales_offset + bad * sb) : Status::Ok;

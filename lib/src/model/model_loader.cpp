@@ -1128,6 +1128,10 @@ ModelEvent ModelLoader::build() {
     at_ = 0;
     if (opt_.seekable) {
       phase_ = Phase::ConventionData;
+    } else if (convention_descriptor(convention_).data_phase->check_only) {
+      // Nothing the weights need: checked as the stream passes after ModelReady (route()).
+      check_stream_ = true;
+      return model_ready();
     } else {
       // A stream that cannot seek: the wanted tensors are fed as they pass and the model resolves
       // after the last file, so everything is read (and validated) before ModelReady.

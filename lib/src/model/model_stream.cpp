@@ -383,7 +383,7 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
         if (lw.format == QuantFormat::GptqPacked) spec.gptq_zeros = at;  // qzeros
         break;
       case PieceRole::GlobalScale:
-        if (lw.format == QuantFormat::GptqPacked) {  // g_idx
+        if (lw.format == QuantFormat::GptqPacked || lw.format == QuantFormat::CtPacked) {  // g_idx, weight_g_idx
           spec.gptq_g_idx = at;
           spec.gptq_g_idx_offset = p.begin[k];
           break;
@@ -776,6 +776,14 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
     }
     return false;
   }
+  if (check_stream_ && e.type == EventType::TensorBytes) {  // a check-only data phase, as bytes pass
+    const ConventionDataPhase& data = *convention_descriptor(convention_).data_phase;
+    if (data.wants(*model_, t, e.tensor) && data.feed(*model_, t, e.tensor, e.offset, e.data, e.size) != Status::Ok) {
+      convention_error_ = true;
+      *out = fail_error(model_->error(), table_file(t));
+      return true;
+    }
+  }
   if (opt_.mode != ModelLoadMode::Decode && opt_.mode != ModelLoadMode::Raw) return false;
   PieceRole role;
   const uint32_t w = owner_of(t, e.tensor, &role);
@@ -844,6 +852,15 @@ ModelEvent ModelLoader::stream_end() {
   if (data_stream_) {
     data_stream_ = false;
     return resolve_convention_data();
+  }
+  if (check_stream_) {
+    check_stream_ = false;
+    if (convention_descriptor(convention_).data_phase->resolve(*model_) != Status::Ok) {
+      const uint32_t t = model_->error_table();
+      convention_error_ = true;
+      error_detail_ = model_->error_detail();
+      return fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
+    }
   }
   phase_ = Phase::Done;
   return again();

@@ -62,7 +62,8 @@ void CtPacked_body(const uint8_t* src, size_t n, float* dst, const KernelContext
       const v128_t vuz = wasm_i32x4_splat(uz), vs = wasm_f32x4_splat(scale);
       for (; k + 4 <= run; k += 4) ct_4bit_x4(src + 4 * (b + k), vuz, vs, dst + (b + k) * pf);
     }
-    for (; k < run; ++k) ct_word(load_u32(src + 4 * (b + k)), bits, pf, uz, scale, dst + (b + k) * pf);
+    const uint32_t flip = s.ct_int8 ? 0x80808080u : 0;  // int8 bytes -> offset binary (8 bits only)
+    for (; k < run; ++k) ct_word(load_u32(src + 4 * (b + k)) ^ flip, bits, pf, uz, scale, dst + (b + k) * pf);
     b += run;
   }
 }
@@ -72,6 +73,7 @@ void CtPacked_body(const uint8_t* src, size_t n, float* dst, const KernelContext
 namespace simd {
 
 void CtPacked(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
+  if (ct_g_idx_active(*ctx.spec)) return ref::CtPacked(src, n, dst, ctx);  // a group a value
   const uint32_t pf = ct_pack_factor(ctx.spec->bits);
   run_kernel(CtPacked_body, src, n, dst, ctx, 4, pf);
 }
@@ -79,15 +81,17 @@ void CtPacked(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx
 void CtPacked_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const DequantSpec& s = *ctx.spec;
   const uint32_t bits = s.bits, pf = ct_pack_factor(bits);
-  if (bits != 4) {
-    // Other widths: the f32 kernel into an L1 tile, then f32_to_f16_row.
+  if (bits != 4 || ct_g_idx_active(s)) {
+    // Other widths, and activation order (the reference's per-value groups): the f32 kernel into
+    // an L1 tile, then f32_to_f16_row.
     alignas(16) float tile[256];
     const size_t per_tile = 256 / pf;  // pf <= 32
     for (size_t b = 0; b < n;) {
       const size_t nb = n - b < per_tile ? n - b : per_tile;
       KernelContext c = ctx;
       c.first_block = ctx.first_block + b;
-      CtPacked_body(src + 4 * b, nb, tile, c);
+      if (ct_g_idx_active(s)) ref::CtPacked(src + 4 * b, nb, tile, c);
+      else CtPacked_body(src + 4 * b, nb, tile, c);
       f32_to_f16_row(tile, nb * pf, dst + b * pf);
       b += nb;
     }
