@@ -20,9 +20,11 @@
 //   calculate_zeros_width(in, group): ceil(ceil(in / group) / 8) rounded up to a multiple of 1
 //   (group >= 128), 2 (64) or 4 (32) — any other group (group_size -1 among them: from_linear
 //   passes it unresolved) raises NotImplementedError there, so no checkpoint has it. The values
-//   are scale * (q - zero) as GEMM's (from_linear: q = round((W + zero * scale) / scale)). No
-//   other runtime reads these tensors from safetensors: vLLM's awq.py and transformers' autoawq
-//   path through AutoAWQ are the readers (vLLM takes the GEMM shapes only).
+//   are scale * (q - zero) as GEMM's (from_linear: q = round((W + zero * scale) / scale)). The
+//   readers are AutoAWQ's own WQLinear_GEMV (its CUDA gemv kernels; transformers' autoawq
+//   backend loads through it, GPTQModel and ipex-llm carry copies); vLLM does not read GEMV:
+//   its quantization/awq.py AWQConfig reads no version and AWQLinearMethod.create_weights makes
+//   GEMM's parameters (qweight [in, out / 8], qzeros [in / group, out / 8]).
 // - gemv_fast and marlin pack otherwise: refused by name, as are
 //   transformers' backend "llm-awq" (MIT llm-awq's WQLinear) and zero_point false (AutoAWQ's
 //   quantizer then has no zeros and from_linear asserts zeros is not None: no writer).
