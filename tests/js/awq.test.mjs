@@ -3,7 +3,7 @@
 // values computed here from the stored integers as AutoAWQ's dequantize_gemm reads them (the code
 // and zero of output o in lane AWQ_REVERSE_ORDER[o % 8] = 0,4,1,5,2,6,3,7 of their words; value
 // scale[g][o] * (q - zero), no + 1), f32 and f16, from a path and from 1- and 7-byte streams;
-// inspect() shows the convention and the parameters; GEMV is refused by name.
+// inspect() shows the convention and the parameters; GEMV (WQLinear_GEMV) decodes too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -110,16 +110,46 @@ test('AWQ: inspect() shows the convention, the [out, in] shape and the parameter
   assert.equal(info.logical.weights.get('lm_head.weight').parameters, null);  // modules_to_not_convert: plain
 });
 
-test('AWQ: version gemv is refused by name at the first tensor', async () => {
+// GEMV (AutoAWQ gemv.py WQLinear_GEMV.from_linear): qweight [out, in / 8] in natural lane order,
+// qzeros [out, W] and scales [out, 8 W] padded (W = calculate_zeros_width); value
+// scale[o][g] * (q - zero), g = i / 32 (the fixture's group_size).
+function awqGemvValues(file, m) {
+  const qw = tensorOf(file, `${m}.qweight`), qz = tensorOf(file, `${m}.qzeros`), sc = tensorOf(file, `${m}.scales`);
+  const out = qw.shape[0], words = qw.shape[1], inn = words * 8, zw = qz.shape[1];
+  assert.equal(sc.shape[1], zw * 8);
+  const v = new Float32Array(out * inn);
+  for (let o = 0; o < out; o++)
+    for (let i = 0; i < inn; i++) {
+      const g = Math.floor(i / 32);
+      const q = (qw.dv.getUint32(4 * (o * words + Math.floor(i / 8)), true) >>> (4 * (i % 8))) & 15;
+      const z = (qz.dv.getUint32(4 * (o * zw + Math.floor(g / 8)), true) >>> (4 * (g % 8))) & 15;
+      v[o * inn + i] = Math.fround(f16ToF32(sc.dv.getUint16(2 * (o * zw * 8 + g), true)) * (q - z));
+    }
+  return v;
+}
+
+test('AWQ: version gemv decodes as from_linear packs it, path and streams; GEMM tensors under it are refused', async () => {
   const d = join(hub, 'awq-gemv'), file = join(d, 'model.safetensors');
   const bytes = new Uint8Array(readFileSync(file));
   const quantization = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8'));
-  const at = new TextDecoder().decode(bytes.subarray(0, 1024)).indexOf(`"${L}mlp.down_proj.qweight"`);
-  for (const source of [() => file, () => streamOf(bytes, 7)]) {
-    await assert.rejects(decodeAll(source(), { dtype: 'f32', quantization }), (e) => {
-      assert.equal(e.code, 'QuantizationUnsupported');
-      assert.equal(e.offset, at);
-      return true;
-    });
+  for (const source of [() => file, () => streamOf(bytes, 7), () => streamOf(bytes, 1)]) {
+    const f32 = await decodeAll(source(), { dtype: 'f32', quantization });
+    for (const m of MODULES) {
+      const w = f32.get(m);
+      assert.ok(w, `${m} decoded`);
+      assert.equal(w.t.quant.convention, 'awq');
+      assert.deepEqual(new Uint32Array(w.bytes.buffer.slice(w.bytes.byteOffset, w.bytes.byteOffset + w.bytes.byteLength)),
+        new Uint32Array(awqGemvValues(bytes, m).buffer), m);
+    }
   }
+  const info = await ws.inspect(file, { quantization });
+  assert.deepEqual(info.logical.weights.get(`${L}self_attn.k_proj`).parameters,
+    { method: 'awq', bits: 4, group: 32, version: 'gemv', scale_dtype: 'F16' });
+  const g = join(hub, 'awq-gemv-gemm-tensors'), gemm = new Uint8Array(readFileSync(join(g, 'model.safetensors')));
+  const at = new TextDecoder().decode(gemm.subarray(0, 1024)).indexOf(`"${L}mlp.down_proj.scales"`);
+  await assert.rejects(decodeAll(streamOf(gemm, 7), { dtype: 'f32', quantization }), (e) => {
+    assert.equal(e.code, 'ConventionCompanionShape');
+    assert.equal(e.offset, at);
+    return true;
+  });
 });

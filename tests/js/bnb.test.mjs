@@ -124,3 +124,24 @@ test('bitsandbytes: a quant_state JSON that does not parse is BnbQuantStateInval
     return true;
   });
 });
+
+// dtype 'raw' (the loader's as_stored): every tensor of the file as stored, the quant_state JSON
+// tensors too under their names that carry the method; no convention; from a 7-byte stream too.
+test('bitsandbytes: dtype raw hands on every tensor as stored, the quant_state JSON included', async () => {
+  const d = join(hub, 'bnb-nf4-nested'), file = join(d, 'model.safetensors');
+  const bytes = new Uint8Array(readFileSync(file));
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const names = Object.keys(header).filter((k) => k !== '__metadata__');
+  const state = `${L}mlp.down_proj.weight.quant_state.bitsandbytes__nf4`;
+  assert.ok(names.includes(state));
+  for (const source of [() => file, () => streamOf(bytes, 7)]) {
+    const got = await decodeAll(source(), { dtype: 'raw' });
+    assert.deepEqual([...got.keys()].sort(), [...names].sort());
+    for (const name of names) {
+      const [a, b] = header[name].data_offsets;
+      assert.deepEqual(new Uint8Array(got.get(name).bytes), bytes.subarray(8 + n + a, 8 + n + b), name);
+    }
+    assert.ok(new TextDecoder().decode(got.get(state).bytes).startsWith('{"quant_type": "nf4", '));
+  }
+});

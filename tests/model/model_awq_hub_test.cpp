@@ -105,14 +105,37 @@ std::vector<float> awq_values(const Bytes& file, const std::string& m) {
   return v;
 }
 
+// GEMV (AutoAWQ awq/modules/linear/gemv.py WQLinear_GEMV.from_linear): qweight [out, in / 8],
+// q = (qweight[o][i / 8] >> 4 * (i % 8)) & 15; qzeros [out, W], zero = (qzeros[o][g / 8] >> 4 *
+// (g % 8)) & 15; scales [out, 8 W]; value = scale[o][g] * (q - zero), g = i / 32 (the fixtures'
+// group_size), W from calculate_zeros_width (the padding unread).
+std::vector<float> awq_gemv_values(const Bytes& file, const std::string& m) {
+  const Stored qw = stored(file, m + ".qweight"), qz = stored(file, m + ".qzeros"), sc = stored(file, m + ".scales");
+  const uint64_t out = qw.shape[0], in = qw.shape[1] * 8, zw = qz.shape[1], group = 32;
+  EXPECT_EQ(sc.shape[1], zw * 8);
+  std::vector<float> v;
+  for (uint64_t o = 0; o < out; ++o)
+    for (uint64_t i = 0; i < in; ++i) {
+      const uint64_t g = i / group;
+      const int32_t q = int32_t((u32_at(qw.bytes, o * (in / 8) + i / 8) >> (4 * (i % 8))) & 15);
+      const int32_t z = int32_t((u32_at(qz.bytes, o * zw + g / 8) >> (4 * (g % 8))) & 15);
+      v.push_back(f16_at(sc.bytes, o * zw * 8 + g) * float(q - z));
+    }
+  return v;
+}
+
 const char* const kModules[] = {"mlp.down_proj", "self_attn.k_proj"};
+
+// The logical weight of module `m` (its name is the lead's to change: one place).
+std::string awq_weight(const std::string& m) { return m + ".weight"; }
 
 // Both modules decoded in every access, chunking and output type; the bias, the norm and lm_head
 // (modules_to_not_convert) plain.
-void check_everywhere(const std::string& dir) {
+void check_everywhere(const std::string& dir, bool gemv = false) {
   const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
   std::map<std::string, std::vector<float>> expect;
-  for (const char* m : kModules) expect[L + m + ".weight"] = awq_values(file, L + m);
+  for (const char* m : kModules)
+    expect[awq_weight(L + m)] = gemv ? awq_gemv_values(file, L + m) : awq_values(file, L + m);
   for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
     for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
       for (bool seekable : {true, false}) {
@@ -143,6 +166,69 @@ TEST(AwqHub, DecodesAsAutoAwqReadsThePackedIntegers) {
   check_everywhere("awq-no-config");     // names and shapes alone
   check_everywhere("awq-quant-config");  // AutoAWQ's quant_config.json (w_bit, q_group_size)
   check_everywhere("awq-exllama");       // version exllama: the same GEMM tensors
+}
+
+TEST(AwqHub, DecodesGemvAsFromLinearPacksIt) {
+  check_everywhere("awq-gemv", true);  // version gemv: [out, in / 8], padded qzeros and scales
+}
+
+// The GEMV fixture is laid out as from_linear lays it: natural lanes (input 1 of output 0 in
+// lane 1), companions padded to calculate_zeros_width(64, 32) = 4 words, the padding zero.
+TEST(AwqHub, GemvFixtureHoldsFromLinearsLayout) {
+  const Bytes file = read_file(kHub + "/awq-gemv/model.safetensors");
+  const std::string D = L + "mlp.down_proj";
+  const Stored qw = stored(file, D + ".qweight"), qz = stored(file, D + ".qzeros"), sc = stored(file, D + ".scales");
+  EXPECT_EQ(qw.shape, (std::vector<uint64_t>{32, 8}));
+  EXPECT_EQ(qz.shape, (std::vector<uint64_t>{32, 4}));
+  EXPECT_EQ(sc.shape, (std::vector<uint64_t>{32, 32}));
+  for (uint64_t o = 0; o < 32; ++o) {
+    EXPECT_EQ(u32_at(qz.bytes, 4 * o) >> 8, 0u) << o;  // lanes past the 2 groups
+    for (uint64_t c = 1; c < 4; ++c) EXPECT_EQ(u32_at(qz.bytes, 4 * o + c), 0u) << o;
+    for (uint64_t g = 2; g < 32; ++g) EXPECT_EQ(f16_at(sc.bytes, 32 * o + g), 0.0f) << o;
+  }
+  const std::vector<float> v = awq_gemv_values(file, D);
+  const uint32_t w0 = u32_at(qw.bytes, 0), z0 = u32_at(qz.bytes, 0);
+  EXPECT_EQ(v[1], f16_at(sc.bytes, 0) * float(int32_t((w0 >> 4) & 15) - int32_t(z0 & 15)));
+  EXPECT_EQ(v[64 + 32], f16_at(sc.bytes, 33) *
+                            float(int32_t(u32_at(qw.bytes, 12) & 15) - int32_t((u32_at(qz.bytes, 4) >> 4) & 15)));
+}
+
+TEST(AwqHub, GemvWeightIsParameterisedAndStreamsAsStored) {
+  HostOptions o;
+  o.mode = ws::ModelLoadMode::Headers;
+  bool seen = false;
+  o.on_ready = [&](const ws::ModelLoader& ld) {
+    for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+      const ws::LogicalWeight& w = ld.weight(i);
+      if (std::string(w.name.data, w.name.size) != awq_weight(L + "self_attn.k_proj")) continue;
+      seen = true;
+      EXPECT_EQ(w.shape[0], 32u);  // out
+      EXPECT_EQ(w.shape[1], 96u);  // in
+      EXPECT_EQ(w.format, ws::QuantFormat::GptqPacked);
+      EXPECT_FALSE(w.awq_packed);
+      EXPECT_EQ(w.awq_gemv_zero_words, 4u);
+      EXPECT_FALSE(w.gptq_transposed());
+      const ws::DequantSpec s = w.spec();
+      EXPECT_FALSE(s.gptq_awq_zeros);
+      EXPECT_EQ(s.gptq_zero_words, 4u);
+      EXPECT_EQ(s.gptq_zero_add, 0u);
+      EXPECT_EQ(s.gptq_groups, 3u);
+      ws::QuantParameter q[ws::kMaxQuantParameters];
+      ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), 5u);
+      EXPECT_EQ(q[2].number, 32u);  // group
+      EXPECT_STREQ(q[3].text, "gemv");
+      // Plan numbers: no transposition; sequentially the qweight ([32, 12] words: 1,536 B) waits
+      // for its companions (qzeros [32, 4] words: 512 B, scales [32, 32] halves: 2,048 B), which
+      // come after it in the file; seekable reads the companions, then streams the qweight.
+      const ws::LoadPlan p = ws::plan_weight(*ld.model(), i, 1 << 20);
+      EXPECT_EQ(p.sequential_scratch, 1536u + 512u + 2048u);
+      EXPECT_EQ(p.seekable_scratch, 1536u + 512u + 2048u);
+      EXPECT_EQ(ws::plan_weight(*ld.model(), i, 1024).seekable_scratch, 1024u + 512u + 2048u);
+    }
+  };
+  const LoadResult r = load("awq-gemv", o);
+  ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
+  EXPECT_TRUE(seen);
 }
 
 // The interleave is real: decoding the words in GPTQ's lane order would give other values, and
@@ -218,11 +304,25 @@ TEST(AwqHub, ConfigVariants) {
     EXPECT_EQ(r.code, ws::Status::Ok) << v << ": " << r.verdict();
     EXPECT_EQ(std::string(ws::convention_name(r.convention)), "awq") << v;
   }
-  for (const char* v : {"gemv", "GEMV", "gemv_fast", "marlin"}) {
+  for (const char* v : {"gemv_fast", "marlin"}) {
     const LoadResult r = run(std::string("\"quant_method\": \"awq\", \"version\": \"") + v + "\"");
     EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << v << ": " << r.verdict();
-    EXPECT_EQ(r.detail, std::string("awq version ") + v + " (only the GEMM layout, and exllama/ipex which store it, is decoded)");
+    EXPECT_EQ(r.detail, std::string("awq version ") + v + " (the GEMM layout, exllama/ipex which store it, and GEMV are decoded)");
     EXPECT_EQ(r.tensor, L + "mlp.down_proj.qweight");
+  }
+  // GEMV: a group calculate_zeros_width raises for (absent, -1, 48) is refused by name.
+  for (const char* g : {"", ", \"group_size\": -1", ", \"group_size\": 48"}) {
+    const LoadResult r = run(std::string("\"quant_method\": \"awq\", \"version\": \"GEMV\"") + g);
+    EXPECT_EQ(r.code, ws::Status::QuantizationUnsupported) << g << ": " << r.verdict();
+    EXPECT_EQ(r.detail, "awq gemv group_size not 32, 64 or >= 128 (calculate_zeros_width takes no other)") << g;
+  }
+  {
+    // GEMV over GEMM tensors: down_proj's qweight [64, 4] is out 64, in 32; its scales have 2 rows.
+    const LoadResult r = run("\"group_size\": 32, \"quant_method\": \"awq\", \"version\": \"gemv\"");
+    EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << r.verdict();
+    EXPECT_EQ(r.tensor, L + "mlp.down_proj.scales");
+    EXPECT_EQ(r.found, 2u);
+    EXPECT_EQ(r.expected, 64u);
   }
   {
     const LoadResult r = run("\"backend\": \"llm-awq\", \"quant_method\": \"awq\"");
@@ -276,6 +376,18 @@ TEST(AwqHub, ShapeErrorsSayWhatWasExpected) {
     EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << r.verdict();
     EXPECT_EQ(r.found, 32u);
     EXPECT_EQ(r.expected, 4u);
+  }
+  {
+    const LoadResult r = load("awq-gemv-qzeros-unpadded", HostOptions());
+    EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << r.verdict();
+    EXPECT_EQ(r.found, 1u);
+    EXPECT_EQ(r.expected, 4u);
+  }
+  {
+    const LoadResult r = load("awq-gemv-gemm-tensors", HostOptions());
+    EXPECT_EQ(r.code, ws::Status::ConventionCompanionShape) << r.verdict();
+    EXPECT_EQ(r.found, 2u);
+    EXPECT_EQ(r.expected, 64u);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <string.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -284,6 +285,51 @@ TEST(BnbHub, EditedNeighboursAreRefusedAtTheirBytes) {
     const LoadResult r = hubtest::load_memory({{"model.safetensors", f}}, o);
     EXPECT_EQ(r.code, ws::Status::BnbQuantStateInvalid) << r.verdict();
     EXPECT_EQ(r.offset, at);
+  }
+}
+
+// Loading as stored (ModelLoaderOptions::as_stored, the JS package's dtype 'raw'): every tensor
+// of the file is one weight handed on as its bytes, the quant_state JSON tensors too, under their
+// names that carry the method (`.quant_state.bitsandbytes__nf4`); no convention, no config read —
+// from a sequential source too (nothing waits for a companion), in every chunking.
+TEST(BnbHub, AsStoredHandsOnEveryTensorTheQuantStateJsonToo) {
+  for (const char* dir : {"bnb-nf4-nested", "bnb-int8"}) {
+    const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+    uint64_t n = 0;
+    for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+    const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+    std::vector<std::string> names;  // the header's names, in its order (the writer sorts them)
+    for (size_t p = h.find("\"model."); p != std::string::npos; p = h.find("\"model.", p + 1)) {
+      const std::string name = h.substr(p + 1, h.find('"', p + 1) - p - 1);
+      if (h.compare(p + 1 + name.size(), 3, "\":{") == 0) names.push_back(name);
+    }
+    const std::string state = L + "mlp.down_proj.weight.quant_state.bitsandbytes__nf4";
+    const bool four = std::string(dir) == "bnb-nf4-nested";
+    EXPECT_EQ(std::count(names.begin(), names.end(), state), four ? 1 : 0) << dir;
+    EXPECT_EQ(names.size(), four ? 14u : 8u) << dir;
+    for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+      for (bool seekable : {true, false}) {
+        HostOptions o;
+        o.mode = ws::ModelLoadMode::Raw;
+        o.as_stored = true;
+        o.feed = feed;
+        o.seekable = seekable;
+        o.seed = 5;
+        const LoadResult r = load(dir, o);
+        const std::string what = std::string(dir) + " feed " + std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+        ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+        EXPECT_EQ(r.convention, ws::Convention::Plain) << what;
+        EXPECT_FALSE(r.config_used) << what;
+        ASSERT_EQ(r.weights.size(), names.size()) << what;
+        for (const std::string& name : names) {
+          ASSERT_EQ(r.weights.count(name), 1u) << what << " " << name;
+          EXPECT_EQ(r.weights.at(name).bytes, stored(file, name)) << what << " " << name;
+        }
+        if (four) {
+          const Bytes j = r.weights.at(state).bytes;
+          EXPECT_EQ(std::string(j.begin(), j.begin() + 22), "{\"quant_type\": \"nf4\", ") << what;
+        }
+      }
   }
 }
 

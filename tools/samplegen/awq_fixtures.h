@@ -23,4 +23,9 @@ struct AwqModule {
 // [in / group, out] (4 bits: AutoAWQ's only width).
 std::vector<RawTensor> awq_module_tensors(const AwqModule& m);
 
+// The same module as WQLinear_GEMV.from_linear lays it out (group 32, 64 or >= 128):
+// <prefix>.qweight I32 [out, in / 8] (inputs in natural lane order), .qzeros I32 [out, W] and
+// .scales F16 [out, 8 W], W = calculate_zeros_width(in, group), zeros past the groups.
+std::vector<RawTensor> awq_gemv_module_tensors(const AwqModule& m);
+
 }  // namespace samplegen

@@ -584,6 +584,17 @@ std::vector<RawTensor> awq_model() {
   return t;
 }
 
+// The same model as WQLinear_GEMV lays it out (awq_gemv_module_tensors): group 32, so down_proj's
+// two groups and k_proj's three are padded to calculate_zeros_width's 4 words (32 scales) a row.
+std::vector<RawTensor> awq_gemv_model() {
+  std::vector<RawTensor> t = awq_gemv_module_tensors({L + "mlp.down_proj", 64, 32, 32, 31});
+  for (RawTensor& x : awq_gemv_module_tensors({L + "self_attn.k_proj", 96, 32, 32, 32})) t.push_back(x);
+  t.push_back(f16_tensor(L + "self_attn.k_proj.bias", "F16", {32}));
+  t.push_back(f16_tensor(L + "post_attention_layernorm.weight", "F16", {32}));
+  t.push_back(f16_tensor("lm_head.weight", "F16", {8, 32}));
+  return t;
+}
+
 // config.json's quantization_config as AutoAWQ's save_quantized writes it
 // (awq/models/_config.py AwqConfig.to_transformers_dict; transformers sorts the keys).
 std::string awq_config(const std::string& bits, const std::string& version, const std::string& zero_point) {
@@ -611,9 +622,20 @@ void add_awq_cases(std::vector<HubCase>* out) {
   out->push_back(make_case("awq-exllama", awq_model(), cx.c_str(), "", "",
                            "version exllama: AutoAWQ's exllama modules load the GEMM tensors as stored: decoded", ok));
   const std::string cv = awq_config("4", "gemv", "true");
-  out->push_back(make_case("awq-gemv", awq_model(), cv.c_str(), D + ".qweight",
-                           "awq version gemv (only the GEMM layout, and exllama/ipex which store it, is decoded)",
-                           "version gemv (WQLinear_GEMV packs [out, in / 8] with its own zeros): refused by name"));
+  out->push_back(make_case("awq-gemv", awq_gemv_model(), cv.c_str(), "", "",
+                           "version gemv (WQLinear_GEMV.from_linear: qweight [out, in / 8] in natural lane order, "
+                           "qzeros [out, 4] and scales [out, 32] padded by calculate_zeros_width): decoded [out, in]",
+                           ok));
+  out->push_back(make_case("awq-gemv-gemm-tensors", awq_model(), cv.c_str(), D + ".scales", "",
+                           "version gemv over GEMM tensors: down_proj's qweight [64, 4] reads as out 64, in 32, and "
+                           "its scales [2, 32] are not GEMV's [64, 32]",
+                           "ConventionCompanionShape"));
+  out->push_back(make_case("awq-gemv-qzeros-unpadded",
+                           replaced(awq_gemv_model(), RawTensor{D + ".qzeros", "I32", {32, 1}, std::vector<uint8_t>(128, 0x21)}),
+                           cv.c_str(), D + ".qzeros", "",
+                           "down_proj's qzeros [32, 1]: its 2 groups in one word, where calculate_zeros_width pads "
+                           "group 32's rows to 4 words",
+                           "ConventionCompanionShape"));
   const std::string cz = awq_config("4", "gemm", "false");
   out->push_back(make_case("awq-zero-point-false", awq_model(), cz.c_str(), D + ".qweight",
                            "awq zero_point false (AutoAWQ writes no GEMM checkpoint without zero points)",

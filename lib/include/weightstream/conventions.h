@@ -146,6 +146,13 @@ struct LogicalWeight {
   // 0 pack-quantized (CtPacked words), 1 naive-quantized, 2 int-quantized (the I8 weight as
   // stored: CtPacked of 8 bits with ct_int8), 3 float-quantized (F8_E4M3: Fp8Block).
   uint8_t ct_format = 0;
+  // AWQ GEMV (AutoAWQ awq/modules/linear/gemv.py WQLinear_GEMV; GptqPacked too): the stored
+  // qweight is [out, in / 8], each row already a logical row's words in natural lane order (read
+  // as stored, no transposition), and qzeros [out, this] / scales [out, this * 8] hold each
+  // output's groups along its row, padded (calculate_zeros_width). 0: not GEMV.
+  uint32_t awq_gemv_zero_words = 0;
+  // The decoder's input is the stored words gathered down columns (GPTQ, AWQ GEMM), held whole.
+  bool gptq_transposed() const { return format == QuantFormat::GptqPacked && awq_gemv_zero_words == 0; }
   // bitsandbytes 4-bit (QuantFormat::Bnb4, bnb_convention.cpp): what its quant_state JSON says
   // (quant_type fp4, the nested blocksize and offset, the dtype quantized from) and the data
   // phase's progress (kBnb* bits). Its absmax is the Scales piece, nested_absmax the Biases piece,

@@ -185,6 +185,11 @@ struct DequantSpec {
   // AWQ_ORDER = 0,2,4,6,1,3,5,7; awq/utils/packing_utils.py), so the zero of output o is lane
   // AWQ_REVERSE_ORDER[o % 8] = 0,4,1,5,2,6,3,7 of word o / 8. bits 4 only; zero_add 0.
   bool gptq_awq_zeros = false;
+  // AWQ GEMV (AutoAWQ awq/modules/linear/gemv.py WQLinear_GEMV.from_linear): qzeros and scales
+  // are row-major by output — qzeros [rows, gptq_zero_words], group g of row o in lane g % 8 of
+  // word g / 8 (natural order), scales [rows, gptq_zero_words * 8] — padded past gptq_groups.
+  // 0: the [gptq_groups, rows] layout above. bits 4 only; zero_add 0.
+  uint32_t gptq_zero_words = 0;
   // Set by the Dequantizer (not by callers): g_idx is null or input / group everywhere, so a
   // run of `group` inputs shares one scale and zero.
   bool gptq_g_idx_is_groups = false;

@@ -13,8 +13,19 @@
 // - The exllama and ipex versions (awq/modules/linear/exllama.py, gemm_ipex.py) hold the GEMM
 //   buffers as stored and repack them only after loading (exllama_post_init, ipex_post_init), so
 //   a checkpoint saved with version "exllama" or "ipex" is the GEMM layout.
-// - GEMV (gemv.py WQLinear_GEMV: qweight [out, in / 8] in natural order, qzeros and scales
-//   [out, padded groups]), gemv_fast and marlin pack otherwise: refused by name, as are
+// - GEMV (gemv.py WQLinear_GEMV and its from_linear): qweight int32 [out, in / 8], word c of row
+//   o holding inputs 8c + j in lane j (order_map 0..7: natural order, low nibble first) — already
+//   a logical row, decoded as stored; qzeros int32 [out, W] with group 8c + j of output o in lane j
+//   of word c, and scales float16 [out, 8 W], both padded past the groups (zeros 0), where W =
+//   calculate_zeros_width(in, group): ceil(ceil(in / group) / 8) rounded up to a multiple of 1
+//   (group >= 128), 2 (64) or 4 (32) — any other group (group_size -1 among them: from_linear
+//   passes it unresolved) raises NotImplementedError there, so no checkpoint has it. The values
+//   are scale * (q - zero) as GEMM's (from_linear: q = round((W + zero * scale) / scale)). The
+//   readers are AutoAWQ's own WQLinear_GEMV (its CUDA gemv kernels; transformers' autoawq
+//   backend loads through it, GPTQModel and ipex-llm carry copies); vLLM does not read GEMV:
+//   its quantization/awq.py AWQConfig reads no version and AWQLinearMethod.create_weights makes
+//   GEMM's parameters (qweight [in, out / 8], qzeros [in / group, out / 8]).
+// - gemv_fast and marlin pack otherwise: refused by name, as are
 //   transformers' backend "llm-awq" (MIT llm-awq's WQLinear) and zero_point false (AutoAWQ's
 //   quantizer then has no zeros and from_linear asserts zeros is not None: no writer).
 // - The config: transformers utils/quantization_config.py AwqConfig (bits, group_size,
@@ -59,11 +70,12 @@ bool awq_claims(const LogicalModel& m, const MlxQuantConfig* config) {
 Status awq_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_awq(config); }
 
 void awq_spec(const LogicalWeight& w, DequantSpec* s) {
-  if (w.format != QuantFormat::GptqPacked || !w.awq_packed) return;
+  if (w.format != QuantFormat::GptqPacked || (!w.awq_packed && !w.awq_gemv_zero_words)) return;
   s->row_elems = w.shape[1];
   s->gptq_groups = w.gptq_groups;
   s->gptq_zero_add = 0;  // dequantize_gemm: iweight - izeros
-  s->gptq_awq_zeros = true;
+  s->gptq_awq_zeros = w.awq_packed;  // GEMM's interleaved zeros
+  s->gptq_zero_words = w.awq_gemv_zero_words;  // GEMV's row-major, padded zeros and scales
 }
 
 uint32_t awq_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
@@ -71,7 +83,7 @@ uint32_t awq_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t ca
   uint32_t n = put_parameter(out, cap, 0, "method", "awq");
   n = put_parameter(out, cap, n, "bits", nullptr, w.params.bits);
   n = put_parameter(out, cap, n, "group", nullptr, w.params.group);
-  n = put_parameter(out, cap, n, "version", "gemm");
+  n = put_parameter(out, cap, n, "version", w.awq_gemv_zero_words ? "gemv" : "gemm");
   return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
 }
 
@@ -91,6 +103,16 @@ bool equals_lower(StrView s, const char* lower) {
   return i == s.size && lower[i] == '\0';
 }
 
+// AutoAWQ gemv.py calculate_zeros_width's size_multiplier (0: a group it raises
+// NotImplementedError for, group_size -1 among them).
+uint64_t gemv_multiple(uint64_t group) { return group >= 128 ? 1 : group == 64 ? 2 : group == 32 ? 4 : 0; }
+
+// calculate_zeros_width: the int32 words of a GEMV qzeros row, for a group gemv_multiple takes.
+uint64_t gemv_zero_words(uint64_t in, uint64_t group) {
+  const uint64_t multiple = gemv_multiple(group), base = (in / group + 7) / 8;
+  return (base + multiple - 1) / multiple * multiple;
+}
+
 }  // namespace
 
 const ConventionDescriptor kAwqConvention = {
@@ -108,14 +130,14 @@ Status LogicalModel::build_awq(const MlxQuantConfig* config) {
     // What the GEMM layout is not: refused by name before any tensor is read as it.
     const StrView v = config->awq_version();
     const bool gemm = v.size == 0 || equals_lower(v, "gemm") || equals_lower(v, "exllama") || equals_lower(v, "ipex");
-    if (config->awq_version_truncated() || !gemm) {
+    if (config->awq_version_truncated() || (!gemm && !equals_lower(v, "gemv"))) {
       static const char kWhy[] = "awq version ";
       char text[48];
       size_t n = 0;
       for (const char* p = kWhy; *p; ++p) text[n++] = *p;
       for (size_t i = 0; i < v.size && n < sizeof text - 1; ++i) text[n++] = v.data[i];
       return refuse(Status::QuantizationUnsupported, first, text, n,
-                    " (only the GEMM layout, and exllama/ipex which store it, is decoded)");
+                    " (the GEMM layout, exllama/ipex which store it, and GEMV are decoded)");
     }
     if (config->awq_llm_backend()) {
       static const char kWhy[] = "awq backend llm-awq (MIT llm-awq's packing; AutoAWQ's GEMM layout is decoded)";
@@ -128,6 +150,12 @@ Status LogicalModel::build_awq(const MlxQuantConfig* config) {
   }
   const uint32_t stated_bits = named ? config->defaults().bits : 0;  // 0: not stated (4)
   const uint32_t stated_group = named ? config->defaults().group : 0;  // 0: -1 or not stated
+  const bool gemv = named && equals_lower(config->awq_version(), "gemv");
+  if (gemv && gemv_multiple(stated_group) == 0) {
+    // from_linear's calculate_zeros_width raises for it: no writer made such a checkpoint.
+    static const char kWhy[] = "awq gemv group_size not 32, 64 or >= 128 (calculate_zeros_width takes no other)";
+    return refuse(Status::QuantizationUnsupported, first, kWhy, sizeof kWhy - 1, nullptr);
+  }
   bool any = false;
   for (uint32_t t = 0; t < table_count_; ++t) {
     const TensorTable& tab = *tables_[t].table;
@@ -161,26 +189,49 @@ Status LogicalModel::build_awq(const MlxQuantConfig* config) {
       q.copy_shape(qs, 2);
       if (!is_float_scale(s.dtype()) || s.rank != 2) return fail(Status::ConventionCompanionShape, sr, s.name);
       s.copy_shape(ss, 2);
-      // out: the scales' columns (the one unpacked dimension); qweight holds out / 8 words a row.
-      const uint64_t in = qs[0], out = ss[1];
-      if (out == 0 || out % kAwqPerWord != 0) return fail(Status::ConventionCompanionShape, sr, s.name);
-      if (qs[1] != out / kAwqPerWord) {
-        fail(Status::ConventionCompanionShape, r, name);
-        error_.set_found(qs[1]);
-        error_.set_expected(out / kAwqPerWord);
-        return error_.code;
+      uint64_t in = 0, out = 0, groups = 0, group = 0, zero_words = 0;
+      if (gemv) {
+        // WQLinear_GEMV: qweight [out, in / 8] (out a multiple of 8, asserted in __init__), the
+        // group stated (checked above), in a multiple of it (asserted), the companions padded.
+        out = qs[0];
+        in = qs[1] * kAwqPerWord;
+        if (out == 0 || out % kAwqPerWord != 0 || qs[1] == 0 || qs[1] > (~uint64_t(0) >> 4)) {
+          fail(Status::ConventionCompanionShape, r, name);
+          error_.set_found(out);
+          return error_.code;
+        }
+        if (in % stated_group != 0) return fail(Status::ConventionGroupNotDividing, sr, s.name);
+        group = stated_group;
+        groups = in / group;
+        zero_words = gemv_zero_words(in, group);
+        if (groups > 0xFFFFFFFFu || zero_words > 0xFFFFFFFFu / kAwqPerWord)
+          return fail(Status::ConventionCompanionShape, sr, s.name);
+        if (gptq_shape(sr, true, out, zero_words * kAwqPerWord, 2) != Status::Ok) return error_.code;
+        if (gptq_shape(zr, z.dtype() == DType::I32 || z.dtype() == DType::U32, out, zero_words, 2) != Status::Ok)
+          return error_.code;
+      } else {
+        // out: the scales' columns (the one unpacked dimension); qweight holds out / 8 words a row.
+        in = qs[0];
+        out = ss[1];
+        if (out == 0 || out % kAwqPerWord != 0) return fail(Status::ConventionCompanionShape, sr, s.name);
+        if (qs[1] != out / kAwqPerWord) {
+          fail(Status::ConventionCompanionShape, r, name);
+          error_.set_found(qs[1]);
+          error_.set_expected(out / kAwqPerWord);
+          return error_.code;
       }
       // The groups: in / group for a stated group_size (WQLinear_GEMM asserts in % group == 0),
       // else the scales' rows (one: group_size -1).
       if (stated_group && (in == 0 || in % stated_group != 0)) return fail(Status::ConventionGroupNotDividing, sr, s.name);
-      const uint64_t groups = stated_group ? in / stated_group : ss[0];
+      groups = stated_group ? in / stated_group : ss[0];
       if (groups == 0 || groups > 0xFFFFFFFFu) return fail(Status::ConventionCompanionShape, sr, s.name);
       if (gptq_shape(sr, true, groups, out, 2) != Status::Ok) return error_.code;
       if (gptq_shape(zr, z.dtype() == DType::I32 || z.dtype() == DType::U32, groups, out / kAwqPerWord, 2) != Status::Ok)
         return error_.code;
-      const uint64_t group = stated_group ? stated_group : (in % groups == 0 ? in / groups : 0);
+      group = stated_group ? stated_group : (in % groups == 0 ? in / groups : 0);
       // GptqPacked decodes whole words of a logical row: in must be a multiple of 8 too.
       if (group == 0 || in % kAwqPerWord != 0) return fail(Status::ConventionGroupNotDividing, sr, s.name);
+      }
       if (compose_name(r, base, kQweightRenamed.weight_suffix, &w.name) != Status::Ok) return error_.code;
       w.convention = kAwqId;
       w.params = QuantParams{QuantMode::Affine, kAwqBits, uint32_t(group > 0xFFFFFFFFu ? 0 : group)};
@@ -191,7 +242,8 @@ Status LogicalModel::build_awq(const MlxQuantConfig* config) {
       w.scale_dtype = s.dtype();
       w.gptq_groups = uint32_t(groups);
       w.gptq_zero_add = 0;
-      w.awq_packed = true;
+      w.awq_packed = !gemv;
+      w.awq_gemv_zero_words = uint32_t(zero_words);
       w.rank = 2;
       w.shape[0] = out;
       w.shape[1] = in;

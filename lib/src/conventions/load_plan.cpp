@@ -31,7 +31,7 @@ LoadPlan plan_weight(const LogicalModel& m, uint32_t weight, uint64_t chunk) {
   p.packed_before_companion = p.piece_count > 1 && p.pieces[p.piece_count - 1].role != PieceRole::Packed;
   p.sequential_scratch = p.companion_bytes + (p.packed_before_companion ? packed : 0);
   p.seekable_scratch = p.companion_bytes + (packed < chunk ? packed : chunk);
-  if (w.decodable && w.format == QuantFormat::GptqPacked) {  // held whole, decoded down its columns
+  if (w.decodable && w.gptq_transposed()) {  // held whole, decoded down its columns
     p.sequential_scratch = p.companion_bytes + packed + kTransposeScratchBytes;
     p.seekable_scratch = p.companion_bytes + packed + kTransposeScratchBytes;
   }
@@ -78,7 +78,7 @@ ModelPlan plan_model(const LogicalModel& m, uint64_t chunk) {
         held += size;  // a companion, or a packed piece that must wait for one
         if (held > out.sequential_peak) out.sequential_peak = held;
       } else {
-        const bool transposed = w.decodable && w.format == QuantFormat::GptqPacked;
+        const bool transposed = w.decodable && w.gptq_transposed();
         const uint64_t with_last =
             held + (PieceRole(role) == PieceRole::Packed && !transposed ? 0 : size) + (transposed ? kTransposeScratchBytes : 0);
         if (with_last > out.sequential_peak) out.sequential_peak = with_last;

@@ -141,7 +141,8 @@ Status Dequantizer::init_gptq(const DequantSpec& spec) {
   const bool dtype_ok = spec.scale_dtype == DType::F16 || spec.scale_dtype == DType::BF16 || spec.scale_dtype == DType::F32;
   if (!bits_ok || !dtype_ok || !spec.scales || !spec.gptq_zeros || spec.row_elems == 0 || spec.gptq_groups == 0 ||
       (!spec.gptq_g_idx && spec.group == 0) || spec.gptq_zero_add > 1 || spec.elements % spec.row_elems != 0 ||
-      (spec.gptq_awq_zeros && spec.bits != 4))  // AWQ's interleave is of 8 lanes
+      (spec.gptq_awq_zeros && spec.bits != 4) ||  // AWQ's interleave is of 8 lanes
+      (spec.gptq_zero_words && (spec.bits != 4 || spec.gptq_awq_zeros || spec.gptq_zero_words < (spec.gptq_groups + 7) / 8)))
     return fail(Status::InvalidQuantParams, spec.input_offset);
   const uint32_t per = 32 / spec.bits;
   const uint64_t rows = spec.elements / spec.row_elems;
@@ -161,7 +162,8 @@ Status Dequantizer::init_gptq(const DequantSpec& spec) {
   }
   spec_.gptq_g_idx_is_groups = groups;
   if (!spec.validate) return Status::Ok;
-  const uint64_t n = uint64_t(spec.gptq_groups) * rows;
+  // AWQ GEMV: every stored scale, the padding too (from_linear leaves it zero).
+  const uint64_t n = spec.gptq_zero_words ? rows * spec.gptq_zero_words * 8 : uint64_t(spec.gptq_groups) * rows;
   const uint64_t bad = first_bad_scale(spec.scales, n, spec.scale_dtype);
   return bad < n ? fail(Status::InvalidBlockData, spec.scales_offset + bad * sb) : Status::Ok;
 }

@@ -54,14 +54,19 @@ constexpr uint8_t kAwqReverseOrder[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 // (AWQ's words: the lane its interleave gives output o, spec.gptq_awq_zeros).
 inline int32_t gptq_zero(const DequantSpec& s, uint64_t rows, uint32_t g, uint64_t o) {
   const uint32_t per = gptq_per_word(s);
+  if (s.gptq_zero_words) {  // AWQ GEMV: [rows, zero_words], the groups along the row
+    const uint32_t w = gptq_le32(s.gptq_zeros + 4 * (o * s.gptq_zero_words + g / per));
+    return int32_t((w >> (s.bits * (g % per))) & ((1u << s.bits) - 1)) + int32_t(s.gptq_zero_add);
+  }
   const uint64_t words = rows / per;
   const uint32_t w = gptq_le32(s.gptq_zeros + 4 * (uint64_t(g) * words + o / per));
   const uint32_t lane = s.gptq_awq_zeros ? kAwqReverseOrder[o % 8] : uint32_t(o % per);
   return int32_t((w >> (s.bits * lane)) & ((1u << s.bits) - 1)) + int32_t(s.gptq_zero_add);
 }
 
-// The scale of row o in group g (scales are [groups, rows]).
+// The scale of row o in group g (scales are [groups, rows]; AWQ GEMV's [rows, zero_words * 8]).
 inline float gptq_scale(const DequantSpec& s, uint64_t rows, uint32_t g, uint64_t o) {
+  if (s.gptq_zero_words) return fp8_scale_at(s, o * s.gptq_zero_words * gptq_per_word(s) + g);
   return fp8_scale_at(s, uint64_t(g) * rows + o);
 }
 

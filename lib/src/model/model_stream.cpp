@@ -160,7 +160,7 @@ void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
   p.input_bytes = p.i2s ? lw.elements / 4 : packed_bytes;
   // GPTQ's packed words are decoded down the stored columns: the piece is held whole, in both
   // modes (the first logical row needs a word of every stored row).
-  p.transposed = opt_.mode == ModelLoadMode::Decode && lw.decodable && lw.format == QuantFormat::GptqPacked && !passes_stored(w);
+  p.transposed = opt_.mode == ModelLoadMode::Decode && lw.decodable && lw.gptq_transposed() && !passes_stored(w);
   p.packed_held = p.i2s || p.transposed || (p.n > 1 && p.role[p.n - 1] != PieceRole::Packed);
   for (uint32_t k = 0; k < p.n; ++k) {
     const uint64_t size = round8_64(p.end[k] - p.begin[k]);
@@ -321,7 +321,7 @@ bool ModelLoader::prepare_scratch() {
   size_t tr_need = 0;
   if (decode)
     for (uint32_t w = 0; w < n && !tr_need; ++w)
-      if (selected(w) && weight(w).decodable && weight(w).format == QuantFormat::GptqPacked && !passes_stored(w))
+      if (selected(w) && weight(w).decodable && weight(w).gptq_transposed() && !passes_stored(w))
         tr_need = kTransposeBytes + 16;
   const size_t need = out_need + scratch_need + held_need + blocks_need + map_need + tr_need;
   if (need > size_t(hi_ - lo_)) {
