@@ -469,9 +469,20 @@ void add_gptq_cases(std::vector<HubCase>* out) {
                            "qzeros of 1 word a group where 32 outputs at 4 bits need 4",
                            "ConventionCompanionShape"));
   const std::string c_3 = gptq_config(3, "32", false, "gptq");
-  out->push_back(make_case("gptq-3bit", gptq_model(4, 32, false, true), c_3.c_str(), D + ".qweight", "",
-                           "bits 3 (words that straddle): not decoded yet, refused with its bits",
-                           "ConventionBitsNotAllowed"));
+  out->push_back(make_case("gptq-3bit", gptq_model(3, 32, false, true, true), c_3.c_str(), "", "",
+                           "3-bit g32, v1: 32 codes in 3 words (codes 10 and 21 straddle them), qzeros packed the "
+                           "same way; down_proj's first zero point 0 (stored -1, its ones over the rest of its word)",
+                           ok));
+  out->push_back(make_case("gptq-3bit-qweight-rows",
+                           replaced(gptq_model(3, 32, false, true), RawTensor{D + ".qweight", "I32", {7, 32}, std::vector<uint8_t>(896, 0x49)}),
+                           c_3.c_str(), D + ".qweight", "",
+                           "3-bit qweight of 7 rows where g_idx's 64 inputs need 64 * 3 / 32 = 6 (whole 3-word blocks)",
+                           "ConventionCompanionShape"));
+  out->push_back(make_case("gptq-3bit-qzeros-shape",
+                           replaced(gptq_model(3, 32, false, true), RawTensor{D + ".qzeros", "I32", {2, 4}, std::vector<uint8_t>(32, 0x24)}),
+                           c_3.c_str(), D + ".qzeros", "",
+                           "3-bit qzeros of 4 words a group where 32 outputs need 32 * 3 / 32 = 3",
+                           "ConventionCompanionShape"));
   {
     static const char kWhy[] = "gptq (quant_method): no <m>.qweight with its <m>.qzeros and <m>.scales";
     out->push_back(make_case("gptq-config-no-tensors",

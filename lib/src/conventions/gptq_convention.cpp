@@ -14,8 +14,11 @@
 // - Orientation: the logical weight is [out, in] (torch.nn.Linear's weight, what
 //   dequantize_weight().T gives in GPTQModel's TorchQuantLinear); the stored qweight is [in, out]
 //   packed, so the loader hands the decoder qweight's words down its columns (model_stream.cpp).
-// - Bits 2, 4 and 8 (3-bit words straddle: not yet); without a config the bits follow from
-//   qzeros' width (out * bits / 32) and the format is v1, vLLM's default.
+// - Bits 2, 3, 4 and 8; 3-bit codes are packed 32 to 3 words (qlinear_cuda_old.py pack's bits
+//   == 3 branch: codes straddle words), so in and out are multiples of 32 there, qweight's rows
+//   in * 3 / 32 and qzeros' columns out * 3 / 32 (lib/src/kernels/gptq_packed.h). Without a
+//   config the bits follow from qzeros' width (out * bits / 32) and the format is v1, vLLM's
+//   default.
 // - The logical weight is named `<m>` (the module): `<m>.weight`, the parameter's name, is no
 //   string of the header, and LogicalWeight names are views into it.
 #include "convention_descriptor.h"
@@ -136,34 +139,41 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
         }
         if (bits == 0) return fail(Status::ConventionUnknownParams, zr, z.name);
       }
-      if (bits != 2 && bits != 4 && bits != 8) {
+      if (bits != 2 && bits != 3 && bits != 4 && bits != 8) {
         fail(Status::ConventionBitsNotAllowed, r, name);
         error_.set_found(bits);
         return error_.code;
       }
-      const uint32_t per = 32 / bits;
+      // A block: `bw` words of `per` codes (one word of 32 / bits; 3 words of 32 for 3 bits).
+      const uint32_t bw = bits == 3 ? 3 : 1, per = bits == 3 ? 32 : 32 / bits;
       if (out % per != 0) return fail(Status::ConventionCompanionShape, r, name);  // qzeros pack the outputs
-      // in: qweight's rows * 32 / bits; g_idx, when stored, has one entry an input.
+      // in: qweight's rows * 32 / bits (whole blocks); g_idx, when stored, has one entry an input.
       uint64_t in = 0;
-      if (__builtin_mul_overflow(qs[0], uint64_t(per), &in)) return fail(Status::ShapeOverflow, r, name);
+      if (__builtin_mul_overflow(qs[0] / bw, uint64_t(per), &in)) return fail(Status::ShapeOverflow, r, name);
+      const bool whole = qs[0] % bw == 0;
       if (gr.present()) {
         const TensorInfo g = tensor(gr);
         uint64_t gs[2] = {};
         if (g.dtype() != DType::I32 || g.rank != 1) return fail(Status::ConventionCompanionShape, gr, g.name);
         g.copy_shape(gs, 1);
-        if (gs[0] != in) {
+        if (gs[0] != in || !whole) {
           fail(Status::ConventionCompanionShape, r, name);
           error_.set_found(qs[0]);
-          error_.set_expected(gs[0] / per);
+          error_.set_expected(gs[0] / per * bw);
           return error_.code;
         }
+      }
+      if (!whole) {  // 3 bits: rows of qweight not whole 3-word blocks
+        fail(Status::ConventionCompanionShape, r, name);
+        error_.set_found(qs[0]);
+        return error_.code;
       }
       // The groups: ceil(in / group) for a stated group_size (AutoGPTQ's QuantLinear buffers),
       // else the scales' rows (one: group_size -1).
       const uint64_t groups = stated_group ? (in + stated_group - 1) / stated_group : ss[0];
       if (groups == 0 || groups > 0xFFFFFFFFu) return fail(Status::ConventionCompanionShape, sr, s.name);
       if (gptq_shape(sr, true, groups, out, 2) != Status::Ok) return error_.code;
-      if (gptq_shape(zr, z.dtype() == DType::I32 || z.dtype() == DType::U32, groups, out / per, 2) != Status::Ok)
+      if (gptq_shape(zr, z.dtype() == DType::I32 || z.dtype() == DType::U32, groups, out / per * bw, 2) != Status::Ok)
         return error_.code;
       uint64_t group = stated_group;
       if (group == 0) group = groups == 1 ? in : (in % groups == 0 ? in / groups : 0);
