@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../../lib/src/conventions/module_regex.h"
 #include "hub_test_util.h"
 #include "model_host.h"
 #include "weightstream/conventions.h"
@@ -160,6 +161,108 @@ TEST(GptqHub, DecodesAsVllmReadsThePackedIntegers) {
   check_everywhere("gptq-2bit", 2, true);
   check_everywhere("gptq-v1-zero-spill", 4, true);
   check_everywhere("gptq-3bit", 3, true);  // 32 codes in 3 words, codes 10 and 21 straddle
+}
+
+// GPTQModel's dynamic rules (hub/gptq-dynamic): "+:.*\.(?:down|gate)_proj$" gives down_proj 8
+// bits (the section's group_size 32), up_proj keeps the section's 4, "-:model\.layers\.[0-9]+
+// \.self_attn\.q_proj" leaves q_proj a plain F16 weight; values from the stored integers at the
+// bits each module's rule gives, in every chunking and access.
+TEST(GptqHub, DynamicRulesGiveEachModuleItsBits) {
+  const std::string dir = "gptq-dynamic";
+  const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+  const std::vector<float> down = gptq_values(file, L + "mlp.down_proj", 8, true);
+  const std::vector<float> up = gptq_values(file, L + "mlp.up_proj", 4, true);
+  for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+    for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+      for (bool seekable : {true, false}) {
+        HostOptions o;
+        o.out = out;
+        o.feed = feed;
+        o.seekable = seekable;
+        o.seed = 17;
+        o.out_size = feed == Feed::Random ? 96 : 1 << 16;
+        const LoadResult r = load(dir, o);
+        const std::string what = std::to_string(int(out)) + " feed " + std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+        ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+        EXPECT_EQ(r.weight_names.size(), 4u) << what;
+        ASSERT_EQ(r.weights.count(weight_name(L + "mlp.down_proj")), 1u) << what;
+        ASSERT_EQ(r.weights.count(weight_name(L + "mlp.up_proj")), 1u) << what;
+        EXPECT_TRUE(r.weights.at(weight_name(L + "mlp.down_proj")).bytes == output_of(down, out)) << what;
+        EXPECT_TRUE(r.weights.at(weight_name(L + "mlp.up_proj")).bytes == output_of(up, out)) << what;
+        ASSERT_EQ(r.weights.count(L + "self_attn.q_proj.weight"), 1u) << what;  // plain, as stored
+        EXPECT_EQ(r.weights.at(L + "self_attn.q_proj.weight").bytes.size(), out == ws::OutType::F16 ? 2048u : 4096u) << what;
+      }
+  HostOptions o;
+  o.mode = ws::ModelLoadMode::Headers;
+  std::map<std::string, uint32_t> bits;
+  o.on_ready = [&](const ws::ModelLoader& ld) {
+    for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+      const ws::LogicalWeight& w = ld.weight(i);
+      bits[std::string(w.name.data, w.name.size)] = w.params.bits;
+      if (w.format == ws::QuantFormat::GptqPacked) {
+        EXPECT_EQ(w.params.group, 32u);
+      }
+    }
+  };
+  ASSERT_EQ(load(dir, o).code, ws::Status::Ok);
+  EXPECT_EQ(bits[weight_name(L + "mlp.down_proj")], 8u);
+  EXPECT_EQ(bits[weight_name(L + "mlp.up_proj")], 4u);
+}
+
+// re.match semantics over the subset module_regex.h reads (anchored at the start only; `$` at
+// the end), each verdict what Python's re.match gives; the rest refused by name.
+TEST(GptqHub, DynamicRegexSubsetMatchesAsReMatch) {
+  using ws::conv_detail::regex_match;
+  using ws::conv_detail::regex_unsupported;
+  struct Case {
+    const char* re;
+    const char* name;
+    bool match;
+  };
+  const Case cases[] = {
+      {".*\\.down_proj", "model.layers.0.mlp.down_proj", true},
+      {"down_proj", "model.layers.0.mlp.down_proj", false},  // anchored at the start
+      {"model\\.layers\\.1", "model.layers.10.mlp.up_proj", true},  // not at the end
+      {"model\\.layers\\.1\\.", "model.layers.10.mlp.up_proj", false},
+      {".*\\.(?:1[0-5])\\..*gate.*", "model.layers.13.mlp.gate_proj", true},
+      {".*\\.(?:1[0-5])\\..*gate.*", "model.layers.16.mlp.gate_proj", false},
+      {".*\\.(?:down|gate)_proj$", "model.layers.0.mlp.gate_proj", true},
+      {".*\\.(?:down|gate)_proj$", "model.layers.0.mlp.gate_proj_x", false},
+      {"model\\.layers\\.[0-9]+\\.self_attn\\.q_proj", "model.layers.27.self_attn.q_proj", true},
+      {"model\\.layers\\.\\d+\\.self_attn\\.[qkv]_proj", "model.layers.3.self_attn.k_proj", true},
+      {"model\\.layers\\.\\d+\\.self_attn\\.[^qk]_proj", "model.layers.3.self_attn.k_proj", false},
+      {"^lm_head$", "lm_head", true},
+      {"(model\\.)?layers\\.(0|1)\\.", "layers.1.mlp", true},
+      {"(?:ab)+c", "ababc", true},
+      {"(?:ab)+c", "c", false},
+      {"a*?b", "aaab", true},
+      {"x|model", "model.layers.0", true},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(regex_unsupported(c.re, strlen(c.re)), nullptr) << c.re;
+    EXPECT_EQ(regex_match(c.re, strlen(c.re), c.name, strlen(c.name)), c.match) << c.re << " ~ " << c.name;
+  }
+  const std::pair<const char*, const char*> refused[] = {
+      {".*layers\\.\\d{2}\\.", "{m,n} repetition"},
+      {".*(?=down)", "lookaround, flags or named groups"},
+      {"(?i)model", "lookaround, flags or named groups"},
+      {"(a)\\1", "an escape other than punctuation, \\d, \\w, \\s"},
+      {"a$b", "$ before the end"},
+      {"(ab", "an unclosed ("},
+      {"ab)", "an unbalanced )"},
+      {"[ab", "an unclosed ["},
+      {"*a", "a quantifier with nothing to repeat"},
+      {"a**", "a nested quantifier"},
+  };
+  for (const auto& r : refused) {
+    const char* why = regex_unsupported(r.first, strlen(r.first));
+    ASSERT_NE(why, nullptr) << r.first;
+    EXPECT_STREQ(why, r.second) << r.first;
+    EXPECT_FALSE(regex_match(r.first, strlen(r.first), "ab", 2)) << r.first;
+  }
+  std::string long_re;
+  for (int i = 0; i < 63; ++i) long_re += 'a';
+  EXPECT_STREQ(regex_unsupported(long_re.data(), long_re.size()), "more than 62 atoms");
 }
 
 // The fixtures hold what they say: desc_act's g_idx is no input / group, and the v1 zero point 0

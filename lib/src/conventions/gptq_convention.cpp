@@ -19,9 +19,19 @@
 //   in * 3 / 32 and qzeros' columns out * 3 / 32 (lib/src/kernels/gptq_packed.h). Without a
 //   config the bits follow from qzeros' width (out * bits / 32) and the format is v1, vLLM's
 //   default.
+// - GPTQModel's `dynamic` per-module rules (gptqmodel/quantization/config.py
+//   QuantizeConfig.dynamic), applied as vLLM model_executor/layers/quantization/utils/
+//   gptq_utils.py get_dynamic_override applies them: for the module `<m>`, the first rule in
+//   document order whose regex re.match-es `<m>` decides — "-:" leaves it unquantized (so a
+//   `<m>.qweight` contradicts the config: ConventionExcludedQuantized), "+:" or a bare key
+//   replaces the bits / group_size it states. A regex outside module_regex.h's subset is refused
+//   by name (QuantizationUnsupported) rather than guessed.
 // - The logical weight is named `<m>` (the module): `<m>.weight`, the parameter's name, is no
 //   string of the header, and LogicalWeight names are views into it.
+#include <string.h>
+
 #include "convention_descriptor.h"
+#include "module_regex.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
 
@@ -48,6 +58,22 @@ bool gptq_claims(const LogicalModel& m, const MlxQuantConfig* config) {
 }
 
 Status gptq_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_gptq(config); }
+
+// "<head><mid>): <regex>" into buf (truncated to cap - 1), its length: a refusal naming a rule.
+size_t rule_text(char* buf, size_t cap, const char* head, const char* mid, StrView re) {
+  size_t n = 0;
+  auto put = [&](const char* p, size_t k) {
+    const size_t room = cap - 1 - n;
+    memcpy(buf + n, p, k < room ? k : room);
+    n += k < room ? k : room;
+  };
+  put(head, strlen(head));
+  put(mid, strlen(mid));
+  put("): ", 3);
+  put(re.data, re.size);
+  buf[n] = '\0';
+  return n;
+}
 
 void gptq_spec(const LogicalWeight& w, DequantSpec* s) {
   if (w.format != QuantFormat::GptqPacked) return;
@@ -100,6 +126,17 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
   const uint32_t stated_bits = named ? config->defaults().bits : 0;
   const uint32_t stated_group = named ? config->defaults().group : 0;  // 0: -1 or not stated
   const uint8_t zero_add = named && config->gptq_v2() ? 0 : 1;
+  const uint32_t rules = named ? config->dynamic_count() : 0;
+  for (uint32_t k = 0; k < rules; ++k) {
+    const StrView re = config->dynamic_pattern(k);
+    if (const char* why = conv_detail::regex_unsupported(re.data, re.size)) {
+      TensorRef at;
+      if (table_count_ && tables_[0].table->count()) at = TensorRef{0, 0};
+      char text[200];
+      const size_t n = rule_text(text, sizeof text, "gptq dynamic: regex not read (", why, re);
+      return refuse(Status::QuantizationUnsupported, at, text, n, nullptr);
+    }
+  }
   bool any = false;
   for (uint32_t t = 0; t < table_count_; ++t) {
     const TensorTable& tab = *tables_[t].table;
@@ -122,6 +159,21 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
       if (!zr.present() || !sr.present()) return fail(Status::ConventionMissingCompanion, r, name);
       // The weight's name `<m>` must not be a tensor's too.
       if (find_tensor(name.data, base).present()) return fail(Status::DuplicateTensorName, r, name);
+      // GPTQModel's dynamic: the first rule matching the module decides.
+      uint32_t rule_bits = 0, rule_group = 0;
+      for (uint32_t k = 0; k < rules; ++k) {
+        const StrView re = config->dynamic_pattern(k);
+        if (!conv_detail::regex_match(re.data, re.size, name.data, base)) continue;
+        if (config->dynamic_excludes(k)) {
+          char text[200];
+          const size_t n = rule_text(text, sizeof text, "gptq dynamic: quantized, yet a rule leaves it unquantized (",
+                                     "-:", re);
+          return refuse(Status::ConventionExcludedQuantized, r, text, n, nullptr);
+        }
+        rule_bits = config->dynamic_params(k).bits;
+        rule_group = config->dynamic_params(k).group;
+        break;
+      }
       // qweight int32 [in * bits / 32, out]: out is its columns.
       const TensorInfo q = tensor(r), s = tensor(sr), z = tensor(zr);
       uint64_t qs[2] = {}, ss[2] = {}, zs[2] = {};
@@ -131,7 +183,7 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
       s.copy_shape(ss, 2);
       const uint64_t out = qs[1];
       // Bits: stated, else from qzeros' width (out * bits / 32 words a group).
-      uint32_t bits = stated_bits;
+      uint32_t bits = rule_bits ? rule_bits : stated_bits;
       if (bits == 0) {
         if (z.rank == 2 && out != 0) {
           z.copy_shape(zs, 2);
@@ -170,12 +222,13 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
       }
       // The groups: ceil(in / group) for a stated group_size (AutoGPTQ's QuantLinear buffers),
       // else the scales' rows (one: group_size -1).
-      const uint64_t groups = stated_group ? (in + stated_group - 1) / stated_group : ss[0];
+      const uint32_t want_group = rule_group ? rule_group : stated_group;
+      const uint64_t groups = want_group ? (in + want_group - 1) / want_group : ss[0];
       if (groups == 0 || groups > 0xFFFFFFFFu) return fail(Status::ConventionCompanionShape, sr, s.name);
       if (gptq_shape(sr, true, groups, out, 2) != Status::Ok) return error_.code;
       if (gptq_shape(zr, z.dtype() == DType::I32 || z.dtype() == DType::U32, groups, out / per * bw, 2) != Status::Ok)
         return error_.code;
-      uint64_t group = stated_group;
+      uint64_t group = want_group;
       if (group == 0) group = groups == 1 ? in : (in % groups == 0 ? in / groups : 0);
       if (group == 0) return fail(Status::ConventionGroupNotDividing, sr, s.name);
       w.name = StrView{name.data, base};
