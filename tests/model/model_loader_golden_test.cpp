@@ -212,8 +212,9 @@ TEST(ModelLoaderGolden, LogicalWeightsAndPlanAsInspectListedThem) {
   // file (tests/corpus/fuzz: one FP8 weight and its scale); AWQ's four (hub/awq, -no-config,
   // -exllama, -quant-config); bitsandbytes' four (hub/bnb-nf4, -nf4-nested, -fp4-no-config,
   // -int8: their shapes from the quant_state JSON, read before ModelReady); GPTQ 3-bit
-  // (hub/gptq-3bit, which issue #28's first pass refused with its bits).
-  EXPECT_EQ(compared, 35u);
+  // (hub/gptq-3bit, which issue #28's first pass refused with its bits); GPTQModel's dynamic
+  // rules (hub/gptq-dynamic).
+  EXPECT_EQ(compared, 36u);
 }
 
 TEST(ModelLoaderGolden, TensorTablesOfSingleFiles) {
