@@ -37,7 +37,7 @@ function withOtherConfig(dir, c) {
 }
 
 test('hub quantizations not decoded or malformed: refused, as expected.json says', async () => {
-  assert.equal(cases.length, 62);  // 41 + AWQ's 11 + bitsandbytes' 10 malformed neighbours (issue #28; bnb.test.mjs decodes its fixtures)
+  assert.equal(cases.length, 67);  // 41 + AWQ's 11 + bitsandbytes' 10 malformed neighbours (issue #28; bnb.test.mjs decodes its fixtures) + GPTQ 3-bit's 2 and dynamic's 3
   for (const c of cases.filter((x) => x.status !== 'Ok')) {
     if (c.other_config) {
       for (const source of [withOtherConfig(join(hub, c.dir), c), join(hub, c.dir, 'model.safetensors')]) {
