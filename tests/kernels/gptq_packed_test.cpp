@@ -344,13 +344,10 @@ TEST(GptqPacked, SpecGidxAndScaleChecks) {
   s.elements = 32 * 48;
   s.row_elems = 48;  // 3 bits: rows of 48 inputs are one and a half 3-word blocks
   refused(s);
-  s = t.spec;
-  s.bits = 3;
-  s.elements = 32 * 64;
-  s.gptq_g_idx = nullptr;
   {
+    const Tensor t3 = make({64, 32, 3, 32, false, true}, 3);
     ws::Dequantizer x;  // whole blocks: 3 words (12 bytes) a block of 32 codes
-    ASSERT_EQ(x.init(s), ws::Status::Ok);
+    ASSERT_EQ(x.init(t3.spec), ws::Status::Ok);
     EXPECT_EQ(x.input_bytes(), 32u * 64u * 3u / 8u);
   }
   s = t.spec;
