@@ -24,17 +24,29 @@ function f16ToF32(h) {
   const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, m = h & 1023;
   return e === 0 ? s * m * 2 ** -24 : s * (1 + m / 1024) * 2 ** (e - 15);
 }
+// 3 bits: code k of a 32 is bits 3k .. 3k + 2 of 3 consecutive words (word(n) the n-th) read as
+// one little-endian bit string: codes 10 and 21 straddle two words.
+function code3(word, base, k) {
+  const bit = 3 * k, w = Math.floor(bit / 32), at = bit % 32;
+  let v = word(base + w) >>> at;
+  if (at + 3 > 32) v |= word(base + w + 1) << (32 - at);
+  return v & 7;
+}
 // The weight [out, in] from qweight [in * bits / 32, out], qzeros, scales and g_idx.
 function gptqValues(file, m, bits, v1) {
   const qw = tensorOf(file, `${m}.qweight`), qz = tensorOf(file, `${m}.qzeros`);
   const sc = tensorOf(file, `${m}.scales`), gi = tensorOf(file, `${m}.g_idx`);
-  const per = 32 / bits, mask = (1 << bits) - 1, out = qw.shape[1], inn = qw.shape[0] * per, zc = qz.shape[1];
+  const per = 32 / bits, mask = (1 << bits) - 1, out = qw.shape[1], inn = qw.shape[0] * 32 / bits, zc = qz.shape[1];
   const v = new Float32Array(out * inn);
   for (let o = 0; o < out; o++)
     for (let i = 0; i < inn; i++) {
       const g = gi.dv.getInt32(4 * i, true);
-      const q = (qw.dv.getUint32(4 * (Math.floor(i / per) * out + o), true) >>> (bits * (i % per))) & mask;
-      const z = ((qz.dv.getUint32(4 * (g * zc + Math.floor(o / per)), true) >>> (bits * (o % per))) & mask) + (v1 ? 1 : 0);
+      const q = bits === 3
+        ? code3((r) => qw.dv.getUint32(4 * (r * out + o), true), 3 * Math.floor(i / 32), i % 32)
+        : (qw.dv.getUint32(4 * (Math.floor(i / per) * out + o), true) >>> (bits * (i % per))) & mask;
+      const z = (bits === 3
+        ? code3((c) => qz.dv.getUint32(4 * (g * zc + c), true), 3 * Math.floor(o / 32), o % 32)
+        : (qz.dv.getUint32(4 * (g * zc + Math.floor(o / per)), true) >>> (bits * (o % per))) & mask) + (v1 ? 1 : 0);
       v[o * inn + i] = Math.fround(f16ToF32(sc.dv.getUint16(2 * (g * out + o), true)) * (q - z));
     }
   return v;
@@ -60,6 +72,7 @@ function f16Of(v) {  // f32 -> binary16, round to nearest even (finite values, n
 const CASES = [
   ['gptq', 4, true], ['gptq-no-config', 4, true], ['gptq-desc-act', 4, true], ['gptq-8bit-v2', 8, false],
   ['gptq-2bit', 2, true], ['gptq-v1-zero-spill', 4, true],
+  ['gptq-3bit', 3, true],  // 32 codes in 3 words, codes 10 and 21 straddling them
 ];
 
 test('GPTQ: values are vLLM\'s reading of the packed integers, [out, in], f32 and f16, path and streams', async () => {

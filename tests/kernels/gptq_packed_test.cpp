@@ -46,10 +46,40 @@ uint32_t get32(const std::vector<uint8_t>& v, size_t word) {
   return x;
 }
 
+// AutoGPTQ qlinear_cuda_old.py QuantLinear.pack, its bits == 3 branch, for 32 uint32 values v
+// (a stored -1 is 0xFFFFFFFF): 10 codes at 3 * j, code 10's low 2 bits at 30 and its bit 2 in
+// the next word's bit 0, 10 codes at 3 * j + 1, code 21's low bit at 31 and bits 1..2 in the
+// next word's low 2 bits, 10 codes at 3 * j + 2 — uint32 arithmetic, so high bits shifted out
+// are lost and a -1's ones stay in its own word.
+void pack3(const uint32_t* v, uint32_t w[3]) {
+  w[0] = w[1] = w[2] = 0;
+  for (uint32_t j = 0; j < 10; ++j) w[0] |= v[j] << (3 * j);
+  w[0] |= v[10] << 30;
+  w[1] |= (v[10] >> 2) & 1;
+  for (uint32_t j = 0; j < 10; ++j) w[1] |= v[11 + j] << (3 * j + 1);
+  w[1] |= v[21] << 31;
+  w[2] |= (v[21] >> 1) & 3;
+  for (uint32_t j = 0; j < 10; ++j) w[2] |= v[22 + j] << (3 * j + 2);
+}
+
+// vLLM csrc/quantization/gptq/q_gemm.cu MatrixView_q3_row::item, column c of the words at `p`
+// (a qzeros row): the lanes 10 and 21 joined from two words, the others shifted from one.
+uint32_t vllm_q3_item(const uint32_t* p, uint32_t c) {
+  const uint32_t zw = c * 3 / 32, zm = c & 31;
+  if (zm == 10) return (p[zw] >> 30) | ((p[zw + 1] << 2) & 4);
+  if (zm == 21) return (p[zw] >> 31) | ((p[zw + 1] << 1) & 6);
+  if (zm < 10) return (p[zw] >> (zm * 3)) & 7;
+  if (zm < 21) return (p[zw] >> (zm * 3 - 32)) & 7;
+  return (p[zw] >> (zm * 3 - 64)) & 7;
+}
+
+// Words of qweight's rows (or qzeros' columns) for n values: n * bits / 32.
+uint32_t words_of(uint32_t n, uint32_t bits) { return n * bits / 32; }
+
 Tensor make(const Geometry& g, uint64_t seed) {
   Rng rng(seed);
   Tensor t;
-  const uint32_t per = 32 / g.bits, mask = (1u << g.bits) - 1;
+  const uint32_t per = g.bits == 3 ? 32 : 32 / g.bits, mask = (1u << g.bits) - 1;
   const uint32_t group = g.group ? g.group : g.in;
   t.groups = (g.in + group - 1) / group;
   t.code.resize(size_t(g.in) * g.out);
@@ -63,8 +93,15 @@ Tensor make(const Geometry& g, uint64_t seed) {
     for (uint32_t i = g.in - 1; i > 0; --i) std::swap(t.gidx[i], t.gidx[rng.below(i + 1)]);
   // pack (AutoGPTQ qlinear pack / GPTQModel PackableQuantLinear.pack): qweight[r][o] |=
   // code[r * per + j][o] << (bits * j).
-  t.qweight.assign(size_t(g.in / per) * g.out * 4, 0);
-  for (uint32_t r = 0; r < g.in / per; ++r)
+  t.qweight.assign(size_t(words_of(g.in, g.bits)) * g.out * 4, 0);
+  for (uint32_t r = 0; r < g.in / per && g.bits == 3; ++r)
+    for (uint32_t o = 0; o < g.out; ++o) {
+      uint32_t v[32], w[3];
+      for (uint32_t j = 0; j < 32; ++j) v[j] = t.code[size_t(r * 32 + j) * g.out + o];
+      pack3(v, w);
+      for (uint32_t k = 0; k < 3; ++k) put32(&t.qweight, size_t(3 * r + k) * g.out + o, w[k]);
+    }
+  for (uint32_t r = 0; r < g.in / per && g.bits != 3; ++r)
     for (uint32_t o = 0; o < g.out; ++o) {
       uint32_t w = 0;
       for (uint32_t j = 0; j < per; ++j) w |= t.code[size_t(r * per + j) * g.out + o] << (g.bits * j);
@@ -72,8 +109,16 @@ Tensor make(const Geometry& g, uint64_t seed) {
     }
   // qzeros[gr][c] |= uint32(zero - 1 for v1) << (bits * j), the zeros of outputs c * per + j: a
   // stored -1 is 0xFFFFFFFF and sets every bit from its lane up.
-  t.qzeros.assign(size_t(t.groups) * (g.out / per) * 4, 0);
-  for (uint32_t gr = 0; gr < t.groups; ++gr)
+  const uint32_t zwords = words_of(g.out, g.bits);
+  t.qzeros.assign(size_t(t.groups) * zwords * 4, 0);
+  for (uint32_t gr = 0; gr < t.groups && g.bits == 3; ++gr)
+    for (uint32_t c = 0; c < g.out / 32; ++c) {
+      uint32_t v[32], w[3];
+      for (uint32_t j = 0; j < 32; ++j) v[j] = t.zero[size_t(gr) * g.out + c * 32 + j] - (g.v1 ? 1u : 0u);
+      pack3(v, w);
+      for (uint32_t k = 0; k < 3; ++k) put32(&t.qzeros, size_t(gr) * zwords + 3 * c + k, w[k]);
+    }
+  for (uint32_t gr = 0; gr < t.groups && g.bits != 3; ++gr)
     for (uint32_t c = 0; c < g.out / per; ++c) {
       uint32_t w = 0;
       for (uint32_t j = 0; j < per; ++j) {
@@ -90,7 +135,7 @@ Tensor make(const Geometry& g, uint64_t seed) {
   t.g_idx_bytes.resize(size_t(g.in) * 4);
   for (uint32_t i = 0; i < g.in; ++i) put32(&t.g_idx_bytes, i, t.gidx[i]);
   for (uint32_t o = 0; o < g.out; ++o)
-    for (uint32_t r = 0; r < g.in / per; ++r) {
+    for (uint32_t r = 0; r < words_of(g.in, g.bits); ++r) {
       const uint32_t w = get32(t.qweight, size_t(r) * g.out + o);
       const size_t at = t.stream.size();
       t.stream.resize(at + 4);
@@ -113,6 +158,12 @@ Tensor make(const Geometry& g, uint64_t seed) {
 
 // vLLM's zero: the stored lane (after any spill from the lanes below) plus 1 for v1.
 int32_t vllm_zero(const Tensor& t, const Geometry& g, uint32_t gr, uint32_t o) {
+  if (g.bits == 3) {
+    const uint32_t zwords = words_of(g.out, 3);
+    std::vector<uint32_t> row(zwords + 1);  // + 1: item() may read a word past a lane 31
+    for (uint32_t k = 0; k < zwords; ++k) row[k] = get32(t.qzeros, size_t(gr) * zwords + k);
+    return int32_t(vllm_q3_item(row.data(), o)) + (g.v1 ? 1 : 0);
+  }
   const uint32_t per = 32 / g.bits;
   const uint32_t w = get32(t.qzeros, size_t(gr) * (g.out / per) + o / per);
   return int32_t((w >> (g.bits * (o % per))) & ((1u << g.bits) - 1)) + (g.v1 ? 1 : 0);
@@ -141,6 +192,9 @@ const Geometry kGeometries[] = {
     {128, 12, 8, 32, true, false},
     {64, 32, 2, 32, false, true},     // 2-bit (the scalar path)
     {40, 8, 4, 8, false, true},       // groups of one word; rows not a multiple of 4 words
+    {128, 32, 3, 64, false, true},    // 3-bit: 32 codes in 3 words, codes 10 and 21 straddle
+    {96, 64, 3, 32, true, false},     // 3-bit desc_act, gptq_v2, two zero blocks a group
+    {64, 32, 3, 0, false, true},      // 3-bit group_size -1
 };
 
 std::string name_of(const Geometry& g) {
@@ -283,8 +337,19 @@ TEST(GptqPacked, SpecGidxAndScaleChecks) {
     EXPECT_EQ(x.error().offset, 1000u);
   };
   ws::DequantSpec s = t.spec;
-  s.bits = 3;  // not yet decoded
+  s.bits = 3;  // 8 rows (outputs) are no whole 3-word block of qzeros (32)
   refused(s);
+  s = t.spec;
+  s.bits = 3;
+  s.elements = 32 * 48;
+  s.row_elems = 48;  // 3 bits: rows of 48 inputs are one and a half 3-word blocks
+  refused(s);
+  {
+    const Tensor t3 = make({64, 32, 3, 32, false, true}, 3);
+    ws::Dequantizer x;  // whole blocks: 3 words (12 bytes) a block of 32 codes
+    ASSERT_EQ(x.init(t3.spec), ws::Status::Ok);
+    EXPECT_EQ(x.input_bytes(), 32u * 64u * 3u / 8u);
+  }
   s = t.spec;
   s.bits = 5;
   refused(s);

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 #include <string.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "../../lib/src/conventions/module_regex.h"
 #include "hub_test_util.h"
 #include "model_host.h"
 #include "weightstream/conventions.h"
@@ -29,6 +31,10 @@ using hubtest::load;
 
 const std::string& kHub = hubtest::hub_dir();
 const std::string L = "model.layers.0.";
+
+// The logical weight's name for module `m` (its stored tensors are m + ".qweight", ...): one
+// place, so that renaming GPTQ's logical weights is one line here.
+std::string weight_name(const std::string& m) { return m + ".weight"; }
 
 Bytes read_file(const std::string& path) {
   Bytes b;
@@ -75,20 +81,37 @@ float f16_at(const Bytes& b, size_t i) {
   return float(h);
 }
 
+// 3 bits: code k of each 32 is bits 3k .. 3k + 2 of 3 consecutive words read as one
+// little-endian bit string (`word(n)` gives the n-th word of the run, `base` its first).
+uint32_t code3(const std::function<uint32_t(uint64_t)>& word, uint64_t base, uint32_t k) {
+  const uint64_t bit = 3u * k;
+  uint64_t two = word(base + bit / 32);
+  if (bit / 32 + 1 < 3) two |= uint64_t(word(base + bit / 32 + 1)) << 32;
+  return uint32_t(two >> (bit % 32)) & 7u;
+}
+
 // The module's weight [out, in], from its stored integers: q = (qweight[i / per][o] >> bits *
 // (i % per)) & mask; zero = (qzeros[g][o / per] >> bits * (o % per)) & mask, + 1 for v1; value =
-// scale[g][o] * (q - zero) with g = g_idx[i].
+// scale[g][o] * (q - zero) with g = g_idx[i]. 3 bits: q = code3 of qweight's column o at rows
+// 3 * (i / 32) .., zero = code3 of qzeros' row g at words 3 * (o / 32) ...
 std::vector<float> gptq_values(const Bytes& file, const std::string& m, uint32_t bits, bool v1) {
   const Stored qw = stored(file, m + ".qweight"), qz = stored(file, m + ".qzeros"), sc = stored(file, m + ".scales"),
                gi = stored(file, m + ".g_idx");
   const uint32_t per = 32 / bits, mask = (1u << bits) - 1;
-  const uint64_t out = qw.shape[1], in = qw.shape[0] * per, zcols = qz.shape[1];
+  const uint64_t out = qw.shape[1], in = qw.shape[0] * 32 / bits, zcols = qz.shape[1];
   std::vector<float> v;
   for (uint64_t o = 0; o < out; ++o)
     for (uint64_t i = 0; i < in; ++i) {
       const uint32_t g = u32_at(gi.bytes, i);
-      const int32_t q = int32_t((u32_at(qw.bytes, (i / per) * out + o) >> (bits * (i % per))) & mask);
-      const int32_t z = int32_t((u32_at(qz.bytes, g * zcols + o / per) >> (bits * (o % per))) & mask) + (v1 ? 1 : 0);
+      int32_t q, z;
+      if (bits == 3) {
+        q = int32_t(code3([&](uint64_t r) { return u32_at(qw.bytes, r * out + o); }, 3 * (i / 32), uint32_t(i % 32)));
+        z = int32_t(code3([&](uint64_t c) { return u32_at(qz.bytes, g * zcols + c); }, 3 * (o / 32), uint32_t(o % 32)));
+      } else {
+        q = int32_t((u32_at(qw.bytes, (i / per) * out + o) >> (bits * (i % per))) & mask);
+        z = int32_t((u32_at(qz.bytes, g * zcols + o / per) >> (bits * (o % per))) & mask);
+      }
+      z += v1 ? 1 : 0;
       v.push_back(f16_at(sc.bytes, g * out + o) * float(q - z));
     }
   return v;
@@ -102,7 +125,7 @@ const char* const kModules[] = {"mlp.down_proj", "self_attn.q_proj"};
 void check_everywhere(const std::string& dir, uint32_t bits, bool v1) {
   const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
   std::map<std::string, std::vector<float>> expect;
-  for (const char* m : kModules) expect[L + m + ".weight"] = gptq_values(file, L + m, bits, v1);
+  for (const char* m : kModules) expect[weight_name(L + m)] = gptq_values(file, L + m, bits, v1);
   for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
     for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
       for (bool seekable : {true, false}) {
@@ -111,7 +134,8 @@ void check_everywhere(const std::string& dir, uint32_t bits, bool v1) {
         o.feed = feed;
         o.seekable = seekable;
         o.seed = 13;
-        o.out_size = feed == Feed::Random ? 96 : 1 << 16;  // pieces of part of a row too
+        // Pieces of part of a row too (at least a block's values: a 3-bit block is 32, 128 B in f32).
+        o.out_size = feed == Feed::Random ? (bits == 3 ? 128 : 96) : 1 << 16;
         const LoadResult r = load(dir, o);
         const std::string what = dir + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " +
                                  std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
@@ -136,6 +160,109 @@ TEST(GptqHub, DecodesAsVllmReadsThePackedIntegers) {
   check_everywhere("gptq-8bit-v2", 8, false);
   check_everywhere("gptq-2bit", 2, true);
   check_everywhere("gptq-v1-zero-spill", 4, true);
+  check_everywhere("gptq-3bit", 3, true);  // 32 codes in 3 words, codes 10 and 21 straddle
+}
+
+// GPTQModel's dynamic rules (hub/gptq-dynamic): "+:.*\.(?:down|gate)_proj$" gives down_proj 8
+// bits (the section's group_size 32), up_proj keeps the section's 4, "-:model\.layers\.[0-9]+
+// \.self_attn\.q_proj" leaves q_proj a plain F16 weight; values from the stored integers at the
+// bits each module's rule gives, in every chunking and access.
+TEST(GptqHub, DynamicRulesGiveEachModuleItsBits) {
+  const std::string dir = "gptq-dynamic";
+  const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+  const std::vector<float> down = gptq_values(file, L + "mlp.down_proj", 8, true);
+  const std::vector<float> up = gptq_values(file, L + "mlp.up_proj", 4, true);
+  for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+    for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+      for (bool seekable : {true, false}) {
+        HostOptions o;
+        o.out = out;
+        o.feed = feed;
+        o.seekable = seekable;
+        o.seed = 17;
+        o.out_size = feed == Feed::Random ? 96 : 1 << 16;
+        const LoadResult r = load(dir, o);
+        const std::string what = std::to_string(int(out)) + " feed " + std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+        ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+        EXPECT_EQ(r.weight_names.size(), 4u) << what;
+        ASSERT_EQ(r.weights.count(weight_name(L + "mlp.down_proj")), 1u) << what;
+        ASSERT_EQ(r.weights.count(weight_name(L + "mlp.up_proj")), 1u) << what;
+        EXPECT_TRUE(r.weights.at(weight_name(L + "mlp.down_proj")).bytes == output_of(down, out)) << what;
+        EXPECT_TRUE(r.weights.at(weight_name(L + "mlp.up_proj")).bytes == output_of(up, out)) << what;
+        ASSERT_EQ(r.weights.count(L + "self_attn.q_proj.weight"), 1u) << what;  // plain, as stored
+        EXPECT_EQ(r.weights.at(L + "self_attn.q_proj.weight").bytes.size(), out == ws::OutType::F16 ? 2048u : 4096u) << what;
+      }
+  HostOptions o;
+  o.mode = ws::ModelLoadMode::Headers;
+  std::map<std::string, uint32_t> bits;
+  o.on_ready = [&](const ws::ModelLoader& ld) {
+    for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+      const ws::LogicalWeight& w = ld.weight(i);
+      bits[std::string(w.name.data, w.name.size)] = w.params.bits;
+      if (w.format == ws::QuantFormat::GptqPacked) {
+        EXPECT_EQ(w.params.group, 32u);
+      }
+    }
+  };
+  ASSERT_EQ(load(dir, o).code, ws::Status::Ok);
+  EXPECT_EQ(bits[weight_name(L + "mlp.down_proj")], 8u);
+  EXPECT_EQ(bits[weight_name(L + "mlp.up_proj")], 4u);
+}
+
+// re.match semantics over the subset module_regex.h reads (anchored at the start only; `$` at
+// the end), each verdict what Python's re.match gives; the rest refused by name.
+TEST(GptqHub, DynamicRegexSubsetMatchesAsReMatch) {
+  using ws::conv_detail::regex_match;
+  using ws::conv_detail::regex_unsupported;
+  struct Case {
+    const char* re;
+    const char* name;
+    bool match;
+  };
+  const Case cases[] = {
+      {".*\\.down_proj", "model.layers.0.mlp.down_proj", true},
+      {"down_proj", "model.layers.0.mlp.down_proj", false},  // anchored at the start
+      {"model\\.layers\\.1", "model.layers.10.mlp.up_proj", true},  // not at the end
+      {"model\\.layers\\.1\\.", "model.layers.10.mlp.up_proj", false},
+      {".*\\.(?:1[0-5])\\..*gate.*", "model.layers.13.mlp.gate_proj", true},
+      {".*\\.(?:1[0-5])\\..*gate.*", "model.layers.16.mlp.gate_proj", false},
+      {".*\\.(?:down|gate)_proj$", "model.layers.0.mlp.gate_proj", true},
+      {".*\\.(?:down|gate)_proj$", "model.layers.0.mlp.gate_proj_x", false},
+      {"model\\.layers\\.[0-9]+\\.self_attn\\.q_proj", "model.layers.27.self_attn.q_proj", true},
+      {"model\\.layers\\.\\d+\\.self_attn\\.[qkv]_proj", "model.layers.3.self_attn.k_proj", true},
+      {"model\\.layers\\.\\d+\\.self_attn\\.[^qk]_proj", "model.layers.3.self_attn.k_proj", false},
+      {"^lm_head$", "lm_head", true},
+      {"(model\\.)?layers\\.(0|1)\\.", "layers.1.mlp", true},
+      {"(?:ab)+c", "ababc", true},
+      {"(?:ab)+c", "c", false},
+      {"a*?b", "aaab", true},
+      {"x|model", "model.layers.0", true},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(regex_unsupported(c.re, strlen(c.re)), nullptr) << c.re;
+    EXPECT_EQ(regex_match(c.re, strlen(c.re), c.name, strlen(c.name)), c.match) << c.re << " ~ " << c.name;
+  }
+  const std::pair<const char*, const char*> refused[] = {
+      {".*layers\\.\\d{2}\\.", "{m,n} repetition"},
+      {".*(?=down)", "lookaround, flags or named groups"},
+      {"(?i)model", "lookaround, flags or named groups"},
+      {"(a)\\1", "an escape other than punctuation, \\d, \\w, \\s"},
+      {"a$b", "$ before the end"},
+      {"(ab", "an unclosed ("},
+      {"ab)", "an unbalanced )"},
+      {"[ab", "an unclosed ["},
+      {"*a", "a quantifier with nothing to repeat"},
+      {"a**", "a nested quantifier"},
+  };
+  for (const auto& r : refused) {
+    const char* why = regex_unsupported(r.first, strlen(r.first));
+    ASSERT_NE(why, nullptr) << r.first;
+    EXPECT_STREQ(why, r.second) << r.first;
+    EXPECT_FALSE(regex_match(r.first, strlen(r.first), "ab", 2)) << r.first;
+  }
+  std::string long_re;
+  for (int i = 0; i < 63; ++i) long_re += 'a';
+  EXPECT_STREQ(regex_unsupported(long_re.data(), long_re.size()), "more than 62 atoms");
 }
 
 // The fixtures hold what they say: desc_act's g_idx is no input / group, and the v1 zero point 0
@@ -152,6 +279,19 @@ TEST(GptqHub, FixturesHoldTheCasesTheyName) {
   const Stored qw = stored(spill, L + "mlp.down_proj.qweight"), sc = stored(spill, L + "mlp.down_proj.scales");
   // Output 0, input 0: scale * (q - 16).
   EXPECT_EQ(v[0], f16_at(sc.bytes, 0) * float(int32_t(u32_at(qw.bytes, 0) & 15) - 16));
+  // 3 bits: qweight [64 * 3 / 32, 32], qzeros [2 groups, 32 * 3 / 32]; output 0's zero point 0
+  // stored as -1 fills its word from lane 0 up (lanes 0..9 and lane 10's low 2 bits), and input
+  // 10 of output 0 straddles rows 0 and 1 of qweight's column 0.
+  const Bytes b3 = read_file(kHub + "/gptq-3bit/model.safetensors");
+  const Stored q3 = stored(b3, L + "mlp.down_proj.qweight"), z3 = stored(b3, L + "mlp.down_proj.qzeros"),
+               s3 = stored(b3, L + "mlp.down_proj.scales");
+  EXPECT_EQ(q3.shape, (std::vector<uint64_t>{6, 32}));
+  EXPECT_EQ(z3.shape, (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(u32_at(z3.bytes, 0), 0xFFFFFFFFu);
+  const std::vector<float> v3 = gptq_values(b3, L + "mlp.down_proj", 3, true);
+  EXPECT_EQ(v3[0], f16_at(s3.bytes, 0) * float(int32_t(u32_at(q3.bytes, 0) & 7) - 8));  // zero 7 + 1
+  const int32_t q10 = int32_t((u32_at(q3.bytes, 0) >> 30) | ((u32_at(q3.bytes, 32) & 1u) << 2));
+  EXPECT_EQ(v3[10], f16_at(s3.bytes, 0) * float(q10 - 8));
 }
 
 TEST(GptqHub, WeightIsNamedShapedAndParameterised) {
@@ -161,7 +301,7 @@ TEST(GptqHub, WeightIsNamedShapedAndParameterised) {
   o.on_ready = [&](const ws::ModelLoader& ld) {
     for (uint32_t i = 0; i < ld.weight_count(); ++i) {
       const ws::LogicalWeight& w = ld.weight(i);
-      if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj.weight") continue;
+      if (std::string(w.name.data, w.name.size) != weight_name(L + "mlp.down_proj")) continue;
       seen = true;
       EXPECT_EQ(w.rank, 2u);
       EXPECT_EQ(w.shape[0], 32u);  // out
@@ -209,7 +349,7 @@ TEST(GptqHub, GroupIndexPastTheGroupsIsRefusedAtItsByte) {
       const LoadResult r = load("gptq-g-idx-range", o);
       EXPECT_EQ(r.code, ws::Status::QuantGroupIndexOutOfRange) << r.verdict();
       EXPECT_EQ(r.offset, gi.at + 4 * 40);
-      EXPECT_EQ(r.tensor, L + "mlp.down_proj.weight");
+      EXPECT_EQ(r.tensor, weight_name(L + "mlp.down_proj"));
     }
 }
 

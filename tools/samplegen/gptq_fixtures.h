@@ -15,7 +15,7 @@ namespace samplegen {
 struct GptqModule {
   std::string prefix;     // "model.layers.0.mlp.down_proj": tensors <prefix>.qweight, ...
   uint32_t in = 0, out = 0;
-  uint32_t bits = 4;      // 2, 4 or 8
+  uint32_t bits = 4;      // 2, 3, 4 or 8 (3: in and out multiples of 32)
   uint32_t group = 0;     // 0: group_size -1 (one group of every input)
   bool desc_act = false;  // g_idx in activation order (a permutation), not input / group
   bool v1 = true;         // checkpoint_format "gptq": zero points stored minus one

@@ -558,9 +558,57 @@ void add_gptq_cases(std::vector<HubCase>* out) {
                            "qzeros of 1 word a group where 32 outputs at 4 bits need 4",
                            "ConventionCompanionShape"));
   const std::string c_3 = gptq_config(3, "32", false, "gptq");
-  out->push_back(make_case("gptq-3bit", gptq_model(4, 32, false, true), c_3.c_str(), D + ".qweight", "",
-                           "bits 3 (words that straddle): not decoded yet, refused with its bits",
-                           "ConventionBitsNotAllowed"));
+  out->push_back(make_case("gptq-3bit", gptq_model(3, 32, false, true, true), c_3.c_str(), "", "",
+                           "3-bit g32, v1: 32 codes in 3 words (codes 10 and 21 straddle them), qzeros packed the "
+                           "same way; down_proj's first zero point 0 (stored -1, its ones over the rest of its word)",
+                           ok));
+  out->push_back(make_case("gptq-3bit-qweight-rows",
+                           replaced(gptq_model(3, 32, false, true), RawTensor{D + ".qweight", "I32", {7, 32}, std::vector<uint8_t>(896, 0x49)}),
+                           c_3.c_str(), D + ".qweight", "",
+                           "3-bit qweight of 7 rows where g_idx's 64 inputs need 64 * 3 / 32 = 6 (whole 3-word blocks)",
+                           "ConventionCompanionShape"));
+  out->push_back(make_case("gptq-3bit-qzeros-shape",
+                           replaced(gptq_model(3, 32, false, true), RawTensor{D + ".qzeros", "I32", {2, 4}, std::vector<uint8_t>(32, 0x24)}),
+                           c_3.c_str(), D + ".qzeros", "",
+                           "3-bit qzeros of 4 words a group where 32 outputs need 32 * 3 / 32 = 3",
+                           "ConventionCompanionShape"));
+  // GPTQModel's dynamic (gptqmodel/quantization/config.py QuantizeConfig.dynamic): down_proj
+  // 8-bit by a "+:" rule, up_proj at the section's 4 bits, q_proj left unquantized by "-:" (a
+  // plain F16 weight); vLLM gptq_utils.py get_dynamic_override reads the rules in order.
+  const auto dynamic_config = [](const std::string& rules) {
+    return "{\n  \"model_type\": \"llama\",\n  \"num_hidden_layers\": 1,\n  \"quantization_config\": {\n"
+           "    \"bits\": 4,\n    \"checkpoint_format\": \"gptq\",\n    \"desc_act\": false,\n"
+           "    \"dynamic\": {\n" + rules + "\n    },\n    \"group_size\": 32,\n    \"lm_head\": false,\n"
+           "    \"quant_method\": \"gptq\",\n    \"sym\": false\n  }\n}\n";
+  };
+  const auto dynamic_tensors = [](bool q_proj_quantized) {
+    std::vector<RawTensor> t = gptq_module_tensors({L + "mlp.down_proj", 64, 32, 8, 32, false, true, false, 31});
+    for (RawTensor& x : gptq_module_tensors({L + "mlp.up_proj", 32, 32, 4, 32, false, true, false, 32})) t.push_back(x);
+    if (q_proj_quantized) {
+      for (RawTensor& x : gptq_module_tensors({L + "self_attn.q_proj", 32, 32, 4, 32, false, true, false, 33})) t.push_back(x);
+    } else {
+      t.push_back(f16_tensor(L + "self_attn.q_proj.weight", "F16", {32, 32}));
+    }
+    t.push_back(f16_tensor(L + "post_attention_layernorm.weight", "F16", {32}));
+    return t;
+  };
+  const std::string rules = "      \"+:.*\\\\.(?:down|gate)_proj$\": {\n        \"bits\": 8,\n        \"desc_act\": false\n      },\n"
+                            "      \"-:model\\\\.layers\\\\.[0-9]+\\\\.self_attn\\\\.q_proj\": {}";
+  const std::string c_dyn = dynamic_config(rules);
+  out->push_back(make_case("gptq-dynamic", dynamic_tensors(false), c_dyn.c_str(), "", "",
+                           "GPTQModel dynamic: \"+:\" makes down_proj 8-bit (group_size from the section), up_proj "
+                           "at the section's 4 bits, \"-:\" leaves q_proj unquantized (a plain F16 weight)",
+                           ok));
+  out->push_back(make_case("gptq-dynamic-excluded", dynamic_tensors(true), c_dyn.c_str(), L + "self_attn.q_proj.qweight",
+                           "gptq dynamic: quantized, yet a rule leaves it unquantized (-:): "
+                           "model\\.layers\\.[0-9]+\\.self_attn\\.q_proj",
+                           "a \"-:\" rule matches q_proj, yet q_proj has a qweight: the config is another export's",
+                           "ConventionExcludedQuantized"));
+  const std::string c_look = dynamic_config("      \"+:.*(?=down)down_proj\": {\n        \"bits\": 8\n      }");
+  out->push_back(make_case("gptq-dynamic-regex", dynamic_tensors(false), c_look.c_str(), L + "mlp.down_proj.g_idx",
+                           "gptq dynamic: regex not read (lookaround, flags or named groups): .*(?=down)down_proj",
+                           "a dynamic rule with a lookahead: refused by name, not guessed",
+                           "QuantizationUnsupported"));
   {
     static const char kWhy[] = "gptq (quant_method): no <m>.qweight with its <m>.qzeros and <m>.scales";
     out->push_back(make_case("gptq-config-no-tensors",

@@ -163,9 +163,12 @@ struct DequantSpec {
   // logical [rows, row_elems] weight (row_elems = in_features) whose input stream is the
   // qweight's int32 words in logical-row order — word r of row o is qweight[r][o], the stored
   // [in * bits / 32, out] matrix read down its column o (the loader transposes the words). Word r
-  // holds the codes of inputs r * (32 / bits) + j in bits j * bits, low first. `bits` 2, 4 or 8;
+  // holds the codes of inputs r * (32 / bits) + j in bits j * bits, low first; with `bits` 3 a
+  // block is 3 words holding 32 codes, code k at bit 3k of the three read as one little-endian
+  // bit string (codes 10 and 21 straddle words). `bits` 2, 3, 4 or 8;
   // `scales` [gptq_groups, rows] in scale_dtype (F16, BF16 or F32); `gptq_zeros` the int32
-  // qzeros [gptq_groups, rows * bits / 32], each lane read as an unsigned code plus
+  // qzeros [gptq_groups, rows * bits / 32] (packed as qweight's blocks along the rows), each lane
+  // read as an unsigned code plus
   // gptq_zero_add (1 for checkpoint_format "gptq", 0 for "gptq_v2"); `gptq_g_idx` int32
   // [row_elems], the group of each input (null: input / group). Value = f32(scale) *
   // f32(q - zero), one multiplication. A g_idx value outside [0, gptq_groups) is

@@ -127,12 +127,27 @@ class MlxQuantConfig {
   // the config has no quantization section at all.
   bool lookup(const char* path, size_t n, QuantParams* out) const;
 
+  // GPTQModel's `dynamic` (gptqmodel/quantization/config.py QuantizeConfig.dynamic; vLLM
+  // model_executor/layers/quantization/utils/gptq_utils.py get_dynamic_override): an object of
+  // rules in document order, each key "+:<regex>" or a bare <regex> (the module's bits /
+  // group_size, when stated as positive integers, replace the section's; desc_act and sym are
+  // skipped: g_idx is always honoured and the zero points always read) or "-:<regex>" (the
+  // module is not quantized). The rules are kept in the arena, apart from the MLX overrides
+  // above. dynamic_pattern(i): the regex, prefix removed (lib/src/conventions/module_regex.h
+  // matches it); dynamic_excludes(i): a "-:" rule; dynamic_params(i): bits and group, 0 where
+  // not stated.
+  uint32_t dynamic_count() const { return dynamic_count_; }
+  StrView dynamic_pattern(uint32_t i) const;
+  bool dynamic_excludes(uint32_t i) const;
+  QuantParams dynamic_params(uint32_t i) const;
+
  private:
   struct Override {
     uint32_t path;  // arena offset of [u32 len][bytes]
     uint8_t mode;   // QuantMode as stated (None for false / {}), or unset
     uint8_t is_true;  // `true`: the top-level parameters
-    uint8_t pad[2];
+    uint8_t dynamic;  // a GPTQModel `dynamic` rule, not an MLX override (path: its key)
+    uint8_t pad;
     uint32_t bits;   // 0: not stated
     uint32_t group;  // 0: not stated
     uint32_t reserved;
@@ -180,6 +195,9 @@ class MlxQuantConfig {
   uint32_t cur_path_ = 0;
   uint32_t override_count_ = 0;
   const Override* overrides_ = nullptr;
+  bool cur_dynamic_ = false;  // the object being read is a `dynamic` rule's
+  uint32_t dynamic_count_ = 0;
+  const Override* dynamic_ = nullptr;  // after the overrides, in the same arena table
   // FP8 parameters (see has_block_size()).
   bool has_block_size_ = false;
   bool block_size_bad_ = false;

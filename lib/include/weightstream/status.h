@@ -183,7 +183,10 @@ namespace ws {
   X(WriterIncomplete, "the output ended before every tensor's planned bytes were written")         \
   /* bitsandbytes (issue #28): a quant_state.bitsandbytes__* tensor's JSON, at the offending byte */ \
   X(BnbQuantStateInvalid, "a bitsandbytes quant_state JSON does not parse, or lacks or misstates an item bitsandbytes reads") \
-  X(BnbQuantMapMismatch, "a bitsandbytes quant_map is not its quant_type's code table (the kernels decode with their own)")
+  X(BnbQuantMapMismatch, "a bitsandbytes quant_map is not its quant_type's code table (the kernels decode with their own)") \
+  /* GPTQ (issue #28): GPTQModel's dynamic "-:" rule leaves the module unquantized, yet it has a      \
+     <m>.qweight (error_detail names the rule) */                                                    \
+  X(ConventionExcludedQuantized, "the quantization config leaves a module unquantized, yet its tensors are quantized")
 
 enum class Status : uint16_t {
 #define WS_STATUS_ENUM(name, desc) name,

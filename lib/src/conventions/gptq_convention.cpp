@@ -14,11 +14,24 @@
 // - Orientation: the logical weight is [out, in] (torch.nn.Linear's weight, what
 //   dequantize_weight().T gives in GPTQModel's TorchQuantLinear); the stored qweight is [in, out]
 //   packed, so the loader hands the decoder qweight's words down its columns (model_stream.cpp).
-// - Bits 2, 4 and 8 (3-bit words straddle: not yet); without a config the bits follow from
-//   qzeros' width (out * bits / 32) and the format is v1, vLLM's default.
+// - Bits 2, 3, 4 and 8; 3-bit codes are packed 32 to 3 words (qlinear_cuda_old.py pack's bits
+//   == 3 branch: codes straddle words), so in and out are multiples of 32 there, qweight's rows
+//   in * 3 / 32 and qzeros' columns out * 3 / 32 (lib/src/kernels/gptq_packed.h). Without a
+//   config the bits follow from qzeros' width (out * bits / 32) and the format is v1, vLLM's
+//   default.
+// - GPTQModel's `dynamic` per-module rules (gptqmodel/quantization/config.py
+//   QuantizeConfig.dynamic), applied as vLLM model_executor/layers/quantization/utils/
+//   gptq_utils.py get_dynamic_override applies them: for the module `<m>`, the first rule in
+//   document order whose regex re.match-es `<m>` decides — "-:" leaves it unquantized (so a
+//   `<m>.qweight` contradicts the config: ConventionExcludedQuantized), "+:" or a bare key
+//   replaces the bits / group_size it states. A regex outside module_regex.h's subset is refused
+//   by name (QuantizationUnsupported) rather than guessed.
 // - The logical weight is named `<m>.weight`, the parameter GPTQModel's dequantize gives and
 //   transformers loads (composed in the model's name storage: no header string spells it).
+#include <string.h>
+
 #include "convention_descriptor.h"
+#include "module_regex.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
 
@@ -45,6 +58,22 @@ bool gptq_claims(const LogicalModel& m, const MlxQuantConfig* config) {
 }
 
 Status gptq_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_gptq(config); }
+
+// "<head><mid>): <regex>" into buf (truncated to cap - 1), its length: a refusal naming a rule.
+size_t rule_text(char* buf, size_t cap, const char* head, const char* mid, StrView re) {
+  size_t n = 0;
+  auto put = [&](const char* p, size_t k) {
+    const size_t room = cap - 1 - n;
+    memcpy(buf + n, p, k < room ? k : room);
+    n += k < room ? k : room;
+  };
+  put(head, strlen(head));
+  put(mid, strlen(mid));
+  put("): ", 3);
+  put(re.data, re.size);
+  buf[n] = '\0';
+  return n;
+}
 
 void gptq_spec(const LogicalWeight& w, DequantSpec* s) {
   if (w.format != QuantFormat::GptqPacked) return;
@@ -101,6 +130,17 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
   const uint32_t stated_bits = named ? config->defaults().bits : 0;
   const uint32_t stated_group = named ? config->defaults().group : 0;  // 0: -1 or not stated
   const uint8_t zero_add = named && config->gptq_v2() ? 0 : 1;
+  const uint32_t rules = named ? config->dynamic_count() : 0;
+  for (uint32_t k = 0; k < rules; ++k) {
+    const StrView re = config->dynamic_pattern(k);
+    if (const char* why = conv_detail::regex_unsupported(re.data, re.size)) {
+      TensorRef at;
+      if (table_count_ && tables_[0].table->count()) at = TensorRef{0, 0};
+      char text[200];
+      const size_t n = rule_text(text, sizeof text, "gptq dynamic: regex not read (", why, re);
+      return refuse(Status::QuantizationUnsupported, at, text, n, nullptr);
+    }
+  }
   bool any = false;
   for (uint32_t t = 0; t < table_count_; ++t) {
     const TensorTable& tab = *tables_[t].table;
@@ -124,6 +164,21 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
       // The weight's name `<m>.weight` must not be a tensor's too.
       if (find_concat(name.data, base, ".weight").present())
         return refuse(Status::DuplicateTensorName, r, name.data, base, ".weight is stored too: it names this qweight's weight");
+      // GPTQModel's dynamic: the first rule matching the module decides.
+      uint32_t rule_bits = 0, rule_group = 0;
+      for (uint32_t k = 0; k < rules; ++k) {
+        const StrView re = config->dynamic_pattern(k);
+        if (!conv_detail::regex_match(re.data, re.size, name.data, base)) continue;
+        if (config->dynamic_excludes(k)) {
+          char text[200];
+          const size_t n = rule_text(text, sizeof text, "gptq dynamic: quantized, yet a rule leaves it unquantized (",
+                                     "-:", re);
+          return refuse(Status::ConventionExcludedQuantized, r, text, n, nullptr);
+        }
+        rule_bits = config->dynamic_params(k).bits;
+        rule_group = config->dynamic_params(k).group;
+        break;
+      }
       // qweight int32 [in * bits / 32, out]: out is its columns.
       const TensorInfo q = tensor(r), s = tensor(sr), z = tensor(zr);
       uint64_t qs[2] = {}, ss[2] = {}, zs[2] = {};
@@ -133,7 +188,7 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
       s.copy_shape(ss, 2);
       const uint64_t out = qs[1];
       // Bits: stated, else from qzeros' width (out * bits / 32 words a group).
-      uint32_t bits = stated_bits;
+      uint32_t bits = rule_bits ? rule_bits : stated_bits;
       if (bits == 0) {
         if (z.rank == 2 && out != 0) {
           z.copy_shape(zs, 2);
@@ -141,36 +196,44 @@ Status LogicalModel::build_gptq(const MlxQuantConfig* config) {
         }
         if (bits == 0) return fail(Status::ConventionUnknownParams, zr, z.name);
       }
-      if (bits != 2 && bits != 4 && bits != 8) {
+      if (bits != 2 && bits != 3 && bits != 4 && bits != 8) {
         fail(Status::ConventionBitsNotAllowed, r, name);
         error_.set_found(bits);
         return error_.code;
       }
-      const uint32_t per = 32 / bits;
+      // A block: `bw` words of `per` codes (one word of 32 / bits; 3 words of 32 for 3 bits).
+      const uint32_t bw = bits == 3 ? 3 : 1, per = bits == 3 ? 32 : 32 / bits;
       if (out % per != 0) return fail(Status::ConventionCompanionShape, r, name);  // qzeros pack the outputs
-      // in: qweight's rows * 32 / bits; g_idx, when stored, has one entry an input.
+      // in: qweight's rows * 32 / bits (whole blocks); g_idx, when stored, has one entry an input.
       uint64_t in = 0;
-      if (__builtin_mul_overflow(qs[0], uint64_t(per), &in)) return fail(Status::ShapeOverflow, r, name);
+      if (__builtin_mul_overflow(qs[0] / bw, uint64_t(per), &in)) return fail(Status::ShapeOverflow, r, name);
+      const bool whole = qs[0] % bw == 0;
       if (gr.present()) {
         const TensorInfo g = tensor(gr);
         uint64_t gs[2] = {};
         if (g.dtype() != DType::I32 || g.rank != 1) return fail(Status::ConventionCompanionShape, gr, g.name);
         g.copy_shape(gs, 1);
-        if (gs[0] != in) {
+        if (gs[0] != in || !whole) {
           fail(Status::ConventionCompanionShape, r, name);
           error_.set_found(qs[0]);
-          error_.set_expected(gs[0] / per);
+          error_.set_expected(gs[0] / per * bw);
           return error_.code;
         }
       }
+      if (!whole) {  // 3 bits: rows of qweight not whole 3-word blocks
+        fail(Status::ConventionCompanionShape, r, name);
+        error_.set_found(qs[0]);
+        return error_.code;
+      }
       // The groups: ceil(in / group) for a stated group_size (AutoGPTQ's QuantLinear buffers),
       // else the scales' rows (one: group_size -1).
-      const uint64_t groups = stated_group ? (in + stated_group - 1) / stated_group : ss[0];
+      const uint32_t want_group = rule_group ? rule_group : stated_group;
+      const uint64_t groups = want_group ? (in + want_group - 1) / want_group : ss[0];
       if (groups == 0 || groups > 0xFFFFFFFFu) return fail(Status::ConventionCompanionShape, sr, s.name);
       if (gptq_shape(sr, true, groups, out, 2) != Status::Ok) return error_.code;
-      if (gptq_shape(zr, z.dtype() == DType::I32 || z.dtype() == DType::U32, groups, out / per, 2) != Status::Ok)
+      if (gptq_shape(zr, z.dtype() == DType::I32 || z.dtype() == DType::U32, groups, out / per * bw, 2) != Status::Ok)
         return error_.code;
-      uint64_t group = stated_group;
+      uint64_t group = want_group;
       if (group == 0) group = groups == 1 ? in : (in % groups == 0 ? in / groups : 0);
       if (group == 0) return fail(Status::ConventionGroupNotDividing, sr, s.name);
       if (compose_name(r, base, kQweightRenamed.weight_suffix, &w.name) != Status::Ok) return error_.code;

@@ -20,8 +20,9 @@ enum Ctx : uint8_t {
   // compressed-tensors: config_groups' object (group names), a group's keys, its `weights` keys
   // and values, and the section's `format` string.
   kCtGroupsKey, kCtGroupKey, kCtGroupValue, kCtWeightsKey, kCtWeightsValue, kCtFormat,
+  kDynKey, kDynValue,  // GPTQModel's `dynamic` object: a rule's key, then its object
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCtGroups, kCtFormatKey, kCkptFormat, kAwqVersion, kZeroPoint, kAwqBackend };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCtGroups, kCtFormatKey, kCkptFormat, kAwqVersion, kZeroPoint, kAwqBackend, kDynamic };
 // A compressed-tensors `weights` key (QuantizationArgs' fields read here).
 enum CtKey : uint8_t { kCtOther, kCtNumBits, kCtGroupSize, kCtStrategy, kCtSymmetric, kCtType };
 
@@ -352,6 +353,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "config_groups")) return kCtGroups;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "format")) return kCtFormatKey;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "checkpoint_format")) return kCkptFormat;
+    if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "dynamic")) return kDynamic;
     return kOther;
   };
   switch (ctx_) {
@@ -470,6 +472,15 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
         ctx_ = kCtFormat;
         return ct_value(t);
       }
+      if (key_kind_ == kDynamic) {
+        // GPTQModel's dynamic: an object of rules (anything else is skipped).
+        if (t != L::kObjectBegin) {
+          start_skip(kQuantKey);
+          return Status::Ok;
+        }
+        ctx_ = kDynKey;
+        return Status::Ok;
+      }
       if (key_kind_ == kAlgo) {
         // NVIDIA ModelOpt's quant_algo ("NVFP4", "FP8", ...; vLLM model_executor/layers/
         // quantization/modelopt.py reads it beside quant_method "modelopt"): a string, kept; any
@@ -523,11 +534,13 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
           o->path = cur_path_;
           o->mode = uint8_t(cur_.mode);
           o->is_true = cur_true_ ? 1 : 0;
+          o->dynamic = cur_dynamic_ ? 1 : 0;
           o->bits = cur_.bits;
           o->group = cur_.group;
         }
-        ++override_count_;
-        ctx_ = kQuantKey;
+        ++(cur_dynamic_ ? dynamic_count_ : override_count_);
+        ctx_ = cur_dynamic_ ? kDynKey : kQuantKey;
+        cur_dynamic_ = false;
         return Status::Ok;
       }
       if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
@@ -553,6 +566,36 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
       if (t != L::kStringPiece || lexer_.piece_last()) ctx_ = kOverKey;
       return Status::Ok;
     }
+    case kDynKey:
+      // A rule's key: the regex with its "+:" / "-:" prefix, of any length, kept in the arena.
+      if (t == L::kObjectEnd) {
+        ctx_ = kQuantKey;
+        return Status::Ok;
+      }
+      if (lexer_.piece_first()) {
+        need_mark_ = arena_.need_low();
+        str_pos_ = lexer_.token_pos();
+      }
+      if (!conv_detail::store_piece(lexer_, &arena_, &str_off_, &str_size_)) return Status::Ok;
+      if (str_size_ > limits_.max_name_bytes) return fail(Status::NameTooLong, str_pos_);
+      cur_path_ = str_off_;
+      ctx_ = kDynValue;
+      return Status::Ok;
+    case kDynValue:
+      if (t != L::kObjectBegin) {  // not a rule GPTQModel writes: skipped
+        arena_.rewind_low(str_off_, need_mark_);
+        start_skip(kDynKey);
+        return Status::Ok;
+      }
+      cur_ = QuantParams();
+      cur_.mode = QuantMode(kUnset);
+      cur_.bits = 0;
+      cur_.group = 0;
+      cur_true_ = false;
+      cur_keys_ = 0;
+      cur_dynamic_ = true;
+      ctx_ = kOverKey;
+      return Status::Ok;
     case kSkip:
       if (skipper_.feed(t, lexer_)) ctx_ = skip_return_;
       return Status::Ok;
@@ -577,8 +620,13 @@ Status MlxQuantConfig::finish() {
   if (!lexer_.complete()) return fail(Status::JsonUnexpectedEnd, lexer_.consumed());
   if (arena_.counting()) return fail(Status::ArenaExhausted, lexer_.consumed());
   Override* o = reinterpret_cast<Override*>(arena_.high_begin());
-  std::reverse(o, o + override_count_);  // pushed downwards: restore document order
+  const uint32_t n = override_count_ + dynamic_count_;
+  std::reverse(o, o + n);  // pushed downwards: restore document order
+  // The MLX overrides first, then the dynamic rules, each in document order.
+  for (uint32_t i = 0, k = 0; i < n; ++i)
+    if (!o[i].dynamic) std::rotate(o + k++, o + i, o + i + 1);
   overrides_ = o;
+  dynamic_ = o + override_count_;
   return Status::Ok;
 }
 
@@ -596,6 +644,30 @@ QuantParams MlxQuantConfig::override_params(uint32_t i) const {
   p = quant_mode_defaults(o.mode == kUnset ? QuantMode::Affine : QuantMode(o.mode));
   if (o.bits) p.bits = o.bits;
   if (o.group) p.group = o.group;
+  return p;
+}
+
+StrView MlxQuantConfig::dynamic_pattern(uint32_t i) const {
+  if (i >= dynamic_count_ || !dynamic_) return StrView();
+  StrView k = conv_detail::arena_str(arena_, dynamic_[i].path);
+  if (k.size >= 2 && (k.data[0] == '+' || k.data[0] == '-') && k.data[1] == ':') k = StrView{k.data + 2, k.size - 2};
+  return k;
+}
+
+bool MlxQuantConfig::dynamic_excludes(uint32_t i) const {
+  if (i >= dynamic_count_ || !dynamic_) return false;
+  const StrView k = conv_detail::arena_str(arena_, dynamic_[i].path);
+  return k.size >= 2 && k.data[0] == '-' && k.data[1] == ':';
+}
+
+QuantParams MlxQuantConfig::dynamic_params(uint32_t i) const {
+  QuantParams p;
+  p.bits = 0;
+  p.group = 0;
+  if (i >= dynamic_count_ || !dynamic_) return p;
+  p.mode = QuantMode::Affine;
+  p.bits = dynamic_[i].bits;
+  p.group = dynamic_[i].group;
   return p;
 }
 

@@ -137,19 +137,20 @@ Status Dequantizer::init_ct_packed(const DequantSpec& spec) {
 // scale finite — checked once here.
 Status Dequantizer::init_gptq(const DequantSpec& spec) {
   const uint32_t sb = kernels::fp8_scale_bytes(spec.scale_dtype);
-  const bool bits_ok = spec.bits == 2 || spec.bits == 4 || spec.bits == 8;
+  const bool bits_ok = spec.bits == 2 || spec.bits == 3 || spec.bits == 4 || spec.bits == 8;
   const bool dtype_ok = spec.scale_dtype == DType::F16 || spec.scale_dtype == DType::BF16 || spec.scale_dtype == DType::F32;
   if (!bits_ok || !dtype_ok || !spec.scales || !spec.gptq_zeros || spec.row_elems == 0 || spec.gptq_groups == 0 ||
       (!spec.gptq_g_idx && spec.group == 0) || spec.gptq_zero_add > 1 || spec.elements % spec.row_elems != 0 ||
       (spec.gptq_awq_zeros && spec.bits != 4) ||  // AWQ's interleave is of 8 lanes
       (spec.gptq_zero_words && (spec.bits != 4 || spec.gptq_awq_zeros || spec.gptq_zero_words < (spec.gptq_groups + 7) / 8)))
     return fail(Status::InvalidQuantParams, spec.input_offset);
-  const uint32_t per = 32 / spec.bits;
+  const uint32_t per = kernels::gptq_block_values(spec.bits);
   const uint64_t rows = spec.elements / spec.row_elems;
-  // Rows hold whole words; qzeros pack the rows (output features) in whole words too.
+  // Rows hold whole blocks (a word; 3 for 3 bits); qzeros pack the rows (output features) in
+  // whole blocks too.
   if (spec.row_elems % per != 0 || rows % per != 0) return fail(Status::InvalidQuantParams, spec.input_offset);
   block_elems_ = per;
-  block_bytes_ = 4;
+  block_bytes_ = 4 * kernels::gptq_block_words(spec.bits);
   bool groups = true;
   if (spec.gptq_g_idx) {
     for (uint64_t i = 0; i < spec.row_elems; ++i) {

@@ -17,9 +17,15 @@
 // (GPTQModel TorchQuantLinear.dequantize_weight: scales[g_idx] * (weight - zeros[g_idx])), in
 // f32: q - zero is an exact integer, so one rounding.
 //
+// 3 bits (AutoGPTQ qlinear_cuda_old.py `pack`'s bits == 3 branch, GPTQModel's the same): 32
+// codes take 3 words, written 10 + 1 + 10 + 1 + 10 — code 10 is word 0's top 2 bits and word 1's
+// bit 0, code 21 word 1's bit 31 and word 2's low 2 bits: the 3 words are one little-endian
+// string of 96 bits, code k at bit 3k (vLLM csrc/quantization/gptq/qdq_3.cuh and q_gemm.cu's
+// MatrixView_q3_row read it so). qzeros are packed the same way along the outputs.
+//
 // Logical order: row o (an output feature) is qweight's column o, the stored words read down
-// it; a block is one word (32 / bits values of one row: rows hold in_features values, a
-// multiple of 32 / bits).
+// it; a block is one word (32 / bits values of one row) for bits 2, 4 and 8, and 3 words (32
+// values) for bits 3: rows hold in_features values, a multiple of a block's.
 #pragma once
 
 #include <stdint.h>
@@ -40,6 +46,19 @@ inline uint32_t gptq_le32(const uint8_t* p) {
 // Values per int32 word.
 inline uint32_t gptq_per_word(const DequantSpec& s) { return 32 / s.bits; }
 
+// Words and values of a block (see above): 3 words of 32 codes for 3 bits, else one word.
+inline uint32_t gptq_block_words(uint32_t bits) { return bits == 3 ? 3 : 1; }
+inline uint32_t gptq_block_values(uint32_t bits) { return bits == 3 ? 32 : 32 / bits; }
+
+// Code k of the block at `p`: `bits` bits from bit bits * k of its words read as one
+// little-endian bit string (a 3-bit code may straddle two words).
+inline uint32_t gptq_code(const uint8_t* p, uint32_t bits, uint32_t k) {
+  const uint32_t bit = bits * k, at = bit % 32;
+  uint32_t v = gptq_le32(p + 4 * (bit / 32)) >> at;
+  if (at + bits > 32) v |= gptq_le32(p + 4 * (bit / 32 + 1)) << (32 - at);
+  return v & ((1u << bits) - 1);
+}
+
 // The group of input i.
 inline uint32_t gptq_group_of(const DequantSpec& s, uint64_t i) {
   return s.gptq_g_idx ? gptq_le32(s.gptq_g_idx + 4 * i) : uint32_t(i / s.group);
@@ -58,10 +77,11 @@ inline int32_t gptq_zero(const DequantSpec& s, uint64_t rows, uint32_t g, uint64
     const uint32_t w = gptq_le32(s.gptq_zeros + 4 * (o * s.gptq_zero_words + g / per));
     return int32_t((w >> (s.bits * (g % per))) & ((1u << s.bits) - 1)) + int32_t(s.gptq_zero_add);
   }
-  const uint64_t words = rows / per;
-  const uint32_t w = gptq_le32(s.gptq_zeros + 4 * (uint64_t(g) * words + o / per));
-  const uint32_t lane = s.gptq_awq_zeros ? kAwqReverseOrder[o % 8] : uint32_t(o % per);
-  return int32_t((w >> (s.bits * lane)) & ((1u << s.bits) - 1)) + int32_t(s.gptq_zero_add);
+  const uint32_t bw = gptq_block_words(s.bits), bv = gptq_block_values(s.bits);
+  const uint64_t words = rows / bv * bw;  // of a group's qzeros row
+  const uint8_t* block = s.gptq_zeros + 4 * (uint64_t(g) * words + o / bv * bw);
+  const uint32_t lane = s.gptq_awq_zeros ? kAwqReverseOrder[o % 8] : uint32_t(o % bv);
+  return int32_t(gptq_code(block, s.bits, lane)) + int32_t(s.gptq_zero_add);
 }
 
 // The scale of row o in group g (scales are [groups, rows]; AWQ GEMV's [rows, zero_words * 8]).

@@ -6,8 +6,9 @@
 //
 // The fast path is 4- and 8-bit codes whose g_idx is input / group (or absent: desc_act false,
 // the common export) with group a multiple of 32/bits: a run of words inside one group shares
-// its scale and zero. A g_idx in activation order (desc_act) and 2-bit codes take the scalar
-// formula of the reference (a gather per value).
+// its scale and zero. A g_idx in activation order (desc_act), 2-bit codes and 3-bit codes (blocks
+// of 3 words whose codes straddle them) take the scalar formula of the reference (a gather per
+// value).
 //
 // f16 output: each run's products go through an L1 tile (256 values, 1 KiB) and
 // f32_to_f16_row, which rounds exactly as f32_to_fp16 (a half scale times a 5-bit integer has up
@@ -83,18 +84,18 @@ void GptqPacked_body(const uint8_t* src, size_t n, float* dst, const KernelConte
 namespace simd {
 
 void GptqPacked(const uint8_t* src, size_t n, float* dst, const KernelContext& ctx) {
-  const uint32_t per = gptq_per_word(*ctx.spec);
-  run_kernel(GptqPacked_body, src, n, dst, ctx, 4, per);
+  const uint32_t bits = ctx.spec->bits;
+  run_kernel(GptqPacked_body, src, n, dst, ctx, 4 * gptq_block_words(bits), gptq_block_values(bits));
 }
 
 void GptqPacked_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
-  const uint32_t per = gptq_per_word(*ctx.spec);
+  const uint32_t per = gptq_block_values(ctx.spec->bits), bytes = 4 * gptq_block_words(ctx.spec->bits);
   alignas(16) float tile[256];
-  const size_t per_tile = 256 / per;  // words
+  const size_t per_tile = 256 / per;  // blocks
   for (size_t b = 0; b < n;) {
     const size_t nb = n - b < per_tile ? n - b : per_tile;
     const KernelContext c{ctx.spec, ctx.first_block + b};
-    GptqPacked_body(src + 4 * b, nb, tile, c);
+    GptqPacked_body(src + bytes * b, nb, tile, c);
     f32_to_f16_row(tile, nb * per, dst + b * per);
     b += nb;
   }
