@@ -975,27 +975,36 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
   // compressed-tensors' malformed neighbours and undecoded variants (8); issue #28:
   // GPTQ's 11 cases (6 decoded, 5 malformed), gptq-quantize-config decoded now; AWQ's 11 (3
   // decoded, 8 refused or malformed), awq-quant-config decoded now; bitsandbytes' 10 malformed
-  // neighbours (its decoded fixtures are model_bnb_hub_test's and the goldens').
-  ASSERT_EQ(cases.items.size(), 62u);
+  // neighbours (its decoded fixtures are model_bnb_hub_test's and the goldens'); session 11: AWQ
+  // GEMV's 2 neighbours, ModelOpt FP8's 8, compressed-tensors' stored formats' 3, GPTQ 3-bit's 2 and
+  // dynamic's 3.
+  ASSERT_EQ(cases.items.size(), 80u);
   for (const Json& c : cases.items) {
     const std::string model = kDir + "/hub/" + c["dir"].str() + "/model.safetensors", what = c["dir"].str();
     const bool named = !c["detail"].str().empty();
     TempDir out;
-    if (c["status"].str() == "Ok") {  // FP8, GPTQ, AWQ: decoded, every weight written, the method and parameters named
-      const bool awq = what.rfind("awq", 0) == 0;
-      const bool gptq = what.rfind("gptq", 0) == 0 || awq;  // AWQ decodes with GPTQ's kernels
-      const std::string conv = awq ? "awq" : gptq ? "gptq" : "fp8";
+    if (c["status"].str() == "Ok") {  // decoded, every weight written, the method and parameters named
+      // The convention by the fixture's prefix, its formats and the start of its parameters.
+      struct Decoded { const char* prefix; const char* conv; const char* format; const char* format2; const char* params; };
+      static const Decoded kDecoded[] = {
+          {"awq", "awq", "GptqPacked", "", "method=awq bits="},  // AWQ decodes with GPTQ's kernels
+          {"gptq", "gptq", "GptqPacked", "", "method=gptq bits="},
+          {"modelopt", "modelopt", "Fp8Block", "", "method=modelopt "},
+          {"ct-", "compressed-tensors", "CtPacked", "Fp8Block", "method=compressed-tensors "},
+          {"", "fp8", "Fp8Block", "", "method=fp8 scaling="},
+      };
+      const Decoded* d = kDecoded;
+      while (what.rfind(d->prefix, 0) != 0) ++d;
+      const std::string conv = d->conv;
       RunResult r = cli_fixture({"dequant", model, "--all", "--json", "-o", out.file("all")});
       EXPECT_EQ(r.exit_code, 0) << what << "\n" << r.out << r.err;
       size_t quantized = 0;
       const Json doc = parse_json(r.out);  // kept: the loop walks inside it
       for (const Json& t : doc["tensors"].items) {
         if (t["convention"].str() != conv || t["format"].is_null()) continue;
-        if (gptq && t["format"].str() != "GptqPacked") continue;  // its bias and norm: plain F16
         ++quantized;
-        EXPECT_EQ(t["format"].str(), gptq ? "GptqPacked" : "Fp8Block") << what;
-        EXPECT_EQ(t["parameters"].str().rfind(awq ? "method=awq bits=" : gptq ? "method=gptq bits=" : "method=fp8 scaling=", 0), 0u)
-            << what << ": " << t["parameters"].str();
+        EXPECT_TRUE(t["format"].str() == d->format || t["format"].str() == d->format2) << what << ": " << t["format"].str();
+        EXPECT_EQ(t["parameters"].str().rfind(d->params, 0), 0u) << what << ": " << t["parameters"].str();
         EXPECT_TRUE(t["written"].boolean) << what;
       }
       EXPECT_GT(quantized, 0u) << what;

@@ -69,7 +69,8 @@ TEST(ConventionTable, ResolutionOrder) {
   EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), mlx, false).config, ws::ConfigRole::ParamSource);
   EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::File), ollama, false).config, ws::ConfigRole::Ignored);
   EXPECT_EQ(ws::resolve_convention(uint8_t(ws::ModelEntry::UqffFiles), 0, false).config, ws::ConfigRole::Ignored);
-  // A data phase: UQFF's (its scalars) and bitsandbytes' (the quant_state JSON), every hook set.
+  // A data phase: UQFF's (its scalars), compressed-tensors' (weight_shape, checked only) and
+  // bitsandbytes' (the quant_state JSON), every hook set.
   uint32_t rows = 0;
   const ws::ConventionDescriptor* const* all = ws::convention_rows(&rows);
   std::string with_data;
@@ -78,7 +79,7 @@ TEST(ConventionTable, ResolutionOrder) {
       with_data += all[i]->name;
       EXPECT_TRUE(d->wants && d->feed && d->resolve) << all[i]->name;
     }
-  EXPECT_EQ(with_data, "uqffbitsandbytes");
+  EXPECT_EQ(with_data, "uqffcompressed-tensorsbitsandbytes");
   // FP8 (issue #27): `.weight_scale_inv` names signal it after MLX; an MLX section still wins, and
   // config.json is its parameter source. quant_method "fp8" names its row (any other: none).
   const uint32_t fp8 = 1u << 4;

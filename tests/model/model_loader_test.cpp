@@ -97,6 +97,17 @@ TEST(ModelLoader, EveryWayOfReadingGivesTheSameModel) {
         EXPECT_EQ(r.verdict(), run(c, v).verdict()) << what;
         continue;
       }
+      if (!way.seekable && want.code == ws::Status::QuantGroupIndexOutOfRange) {
+        // A g_idx found out of range only as its weight decodes stops the load where the reading
+        // order reaches that weight: file order read forward, weight order by ranges. The same
+        // error either way, and the weights both completed before it equal.
+        EXPECT_EQ(r.verdict(), want.verdict()) << what;
+        for (const auto& w : r.weights) {
+          if (want.weights.count(w.first) == 0) continue;
+          EXPECT_TRUE(w.second.bytes == want.weights.at(w.first).bytes) << what << " " << w.first;
+        }
+        continue;
+      }
       EXPECT_EQ(summary(r), summary(want)) << what;
     }
     ++compared;
