@@ -135,7 +135,7 @@ test('AWQ: version gemv decodes as from_linear packs it, path and streams; GEMM 
   for (const source of [() => file, () => streamOf(bytes, 7), () => streamOf(bytes, 1)]) {
     const f32 = await decodeAll(source(), { dtype: 'f32', quantization });
     for (const m of MODULES) {
-      const w = f32.get(m);
+      const w = f32.get(`${m}.weight`);  // the parameter's name, as transformers loads it
       assert.ok(w, `${m} decoded`);
       assert.equal(w.t.quant.convention, 'awq');
       assert.deepEqual(new Uint32Array(w.bytes.buffer.slice(w.bytes.byteOffset, w.bytes.byteOffset + w.bytes.byteLength)),
@@ -143,7 +143,7 @@ test('AWQ: version gemv decodes as from_linear packs it, path and streams; GEMM 
     }
   }
   const info = await ws.inspect(file, { quantization });
-  assert.deepEqual(info.logical.weights.get(`${L}self_attn.k_proj`).parameters,
+  assert.deepEqual(info.logical.weights.get(`${L}self_attn.k_proj.weight`).parameters,
     { method: 'awq', bits: 4, group: 32, version: 'gemv', scale_dtype: 'F16' });
   const g = join(hub, 'awq-gemv-gemm-tensors'), gemm = new Uint8Array(readFileSync(join(g, 'model.safetensors')));
   const at = new TextDecoder().decode(gemm.subarray(0, 1024)).indexOf(`"${L}mlp.down_proj.scales"`);
