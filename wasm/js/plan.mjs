@@ -129,18 +129,22 @@ export async function plan(source, options = {}) {
 
 // plan()'s `tensors`: output p's entry ({name, file, dtype, shape, byteLength, buffers, ...}) made
 // anew at each request from the plan's columns; toJSON() / Array.from() give them all.
+// Its columns are private: they reach the module and the files' tables, which a structured clone
+// or a page-to-test serializer (Playwright's evaluate) must not walk; JSON.stringify calls toJSON.
 class PlanOutputs extends LazyList {
+  #table;
+  #entry;
   constructor(table, entry) {
     super();
-    this.table = table;
-    this.entry = entry;
+    this.#table = table;
+    this.#entry = entry;
   }
-  get length() { return this.table.count; }
+  get length() { return this.#table.count; }
   get [Symbol.toStringTag]() { return 'PlanOutputs'; }
-  make(p) { return this.entry(outputDescriptor(this.table, p), this.table.file(p).shard ?? null); }
+  make(p) { return this.#entry(outputDescriptor(this.#table, p), this.#table.file(p).shard ?? null); }
   indexOf(name) {
     if (typeof name !== 'string') return -1;
-    for (let p = 0; p < this.table.count; p++) if (this.table.name(p) === name) return p;
+    for (let p = 0; p < this.#table.count; p++) if (this.#table.name(p) === name) return p;
     return -1;
   }
   get(name) { const p = this.indexOf(name); return p < 0 ? undefined : this.make(p); }
