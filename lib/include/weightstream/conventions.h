@@ -326,6 +326,10 @@ class LogicalModel {
   Status fail_data(Status s, TensorRef at, const StrView& name);  // offset = the tensor's data
   // The weight name `packed`'s name up to `base` + `suffix`, composed in the name storage.
   Status compose_name(TensorRef packed, size_t base, const char* suffix, StrView* out);
+  // Whether tensor r, named `name`, ends in one of suffixes[0, n) (a companion, read with its
+  // weight); one whose weight (the name before it + `weight_suffix`) is absent fails the build
+  // with ConventionOrphanCompanion (the return value is then false and error_ set).
+  bool is_companion(TensorRef r, const StrView& name, const char* const* suffixes, size_t n, const char* weight_suffix);
   TensorRef find_tensor(const char* name, size_t n) const;
   TensorRef ref_of(uint32_t id) const;  // a model-wide tensor number (the name hash's) -> table, index
   // Tensor named a + b. `table` = kNoTensor: any table (first or, with `last`, last added);

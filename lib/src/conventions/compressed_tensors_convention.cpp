@@ -174,14 +174,10 @@ Status LogicalModel::build_ct_stored(const MlxQuantConfig* config, uint8_t kind)
       const TensorRef r{t, i};
       const StrView name = tab.get(i).name;
       size_t base = 0;
-      bool companion = false;
-      for (const char* sfx : kCompanions)
-        if (ends_with(name, sfx, &base)) {
-          if (!find_concat(name.data, base, ".weight").present()) return fail(Status::ConventionOrphanCompanion, r, name);
-          companion = true;
-          break;
-        }
-      if (companion) continue;  // read with its weight
+      if (is_companion(r, name, kCompanions, 3, ".weight")) {  // read with its weight
+        if (error_.code != Status::Ok) return error_.code;
+        continue;
+      }
       // pack-quantized's names under another format: the config and the files disagree.
       if (ends_with(name, ".weight_packed", &base) || ends_with(name, ".weight_shape", &base))
         return fail(Status::ConventionOrphanCompanion, r, name);
@@ -394,14 +390,10 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
       const TensorRef r{t, i};
       const StrView name = tab.get(i).name;
       size_t base = 0;
-      bool companion = false;
-      for (const char* sfx : kCompanionSuffixes)
-        if (ends_with(name, sfx, &base)) {
-          if (!find_concat(name.data, base, ".weight_packed").present()) return fail(Status::ConventionOrphanCompanion, r, name);
-          companion = true;
-          break;
-        }
-      if (companion) continue;  // read with its weight
+      if (is_companion(r, name, kCompanionSuffixes, 4, ".weight_packed")) {  // read with its weight
+        if (error_.code != Status::Ok) return error_.code;
+        continue;
+      }
       LogicalWeight w;
       plain_weight(r, &w);
       if (!ends_with(name, ".weight_packed", &base)) {

@@ -112,8 +112,9 @@ Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
       if (!first.present()) first = r;
       size_t base = 0;
       // A scale belongs to its weight; one without it is an error naming it.
-      if (ends_with(name, ".weight_scale_inv", &base) || ends_with(name, ".weight_scale", &base)) {
-        if (!find_concat(name.data, base, ".weight").present()) return fail(Status::ConventionOrphanCompanion, r, name);
+      static const char* const kScales[] = {".weight_scale_inv", ".weight_scale"};
+      if (is_companion(r, name, kScales, 2, ".weight")) {
+        if (error_.code != Status::Ok) return error_.code;
         continue;
       }
       LogicalWeight w;

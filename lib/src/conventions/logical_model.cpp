@@ -164,6 +164,17 @@ Status LogicalModel::compose_name(TensorRef packed, size_t base, const char* suf
   return Status::Ok;
 }
 
+bool LogicalModel::is_companion(TensorRef r, const StrView& name, const char* const* suffixes, size_t n,
+                                const char* weight_suffix) {
+  size_t base = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (!conv::ends_with(name, suffixes[k], &base)) continue;
+    if (!find_concat(name.data, base, weight_suffix).present()) fail(Status::ConventionOrphanCompanion, r, name);
+    return true;
+  }
+  return false;
+}
+
 uint32_t LogicalModel::index_slots_for(uint64_t tensors) {
   // Two halves (tensors, weights), each a power of two with at least twice as many slots as names.
   uint64_t half = 1;

@@ -72,8 +72,9 @@ Status LogicalModel::build_modelopt_fp8(uint32_t algo_value) {
       const StrView name = tab.get(i).name;
       if (!first.present()) first = r;
       size_t base = 0;
-      if (ends_with(name, ".weight_scale", &base)) {  // read with its weight
-        if (!find_concat(name.data, base, ".weight").present()) return fail(Status::ConventionOrphanCompanion, r, name);
+      static const char* const kScale[] = {".weight_scale"};
+      if (is_companion(r, name, kScale, 1, ".weight")) {  // read with its weight
+        if (error_.code != Status::Ok) return error_.code;
         continue;
       }
       LogicalWeight w;
