@@ -2,6 +2,8 @@
 // loading one fixture directory or in-memory files, and the output bytes expected values give.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <map>
@@ -38,6 +40,53 @@ inline Bytes output_of(const std::vector<float>& v, ws::OutType out) {
     }
   }
   return b;
+}
+
+// A file's bytes (a test failure when it cannot be read).
+inline Bytes read_file(const std::string& path) {
+  Bytes b;
+  EXPECT_TRUE(modeltest::disk_files("")(path, &b)) << path;
+  return b;
+}
+
+// A stored tensor's absolute offset, bytes and shape, from a safetensors file's header: the
+// test's own reading, independent of the library's.
+struct Stored {
+  uint64_t at = 0;
+  Bytes bytes;
+  std::vector<uint64_t> shape;
+};
+inline Stored stored(const Bytes& file, const std::string& name) {
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
+  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const size_t e = h.find("\"" + name + "\":");
+  EXPECT_NE(e, std::string::npos) << name;
+  Stored s;
+  size_t p = h.find("\"shape\":[", e) + 9;
+  while (h[p] != ']') {
+    s.shape.push_back(strtoull(h.c_str() + p, nullptr, 10));
+    p = h.find_first_of(",]", p);
+    if (h[p] == ',') ++p;
+  }
+  const size_t o = h.find("\"data_offsets\":[", e) + 16;
+  const uint64_t a = strtoull(h.c_str() + o, nullptr, 10);
+  const uint64_t b = strtoull(h.c_str() + h.find(',', o) + 1, nullptr, 10);
+  s.at = 8 + n + a;
+  s.bytes.assign(file.begin() + long(s.at), file.begin() + long(8 + n + b));
+  return s;
+}
+
+// The offset of a tensor's header entry (its quoted name), where the loader's shape errors point.
+inline uint64_t entry_offset(const Bytes& file, const std::string& name) {
+  return std::string(file.begin(), file.end()).find("\"" + name + "\"");
+}
+
+// Little-endian u32 number i of b.
+inline uint32_t u32_at(const Bytes& b, size_t i) {
+  uint32_t v;
+  memcpy(&v, b.data() + 4 * i, 4);
+  return v;
 }
 
 // The model of one fixture directory (its model.safetensors and what lies beside it).

@@ -27,6 +27,12 @@ using Feed = modeltest::HostOptions::Feed;
 
 namespace {
 
+using hubtest::read_file;
+using hubtest::stored;
+using hubtest::entry_offset;
+using hubtest::u32_at;
+using hubtest::Stored;
+
 using hubtest::load;
 using hubtest::load_memory;
 using hubtest::output_of;
@@ -34,49 +40,6 @@ using hubtest::output_of;
 const std::string& kHub = hubtest::hub_dir();
 const std::string L = "model.layers.0.";
 
-Bytes read_file(const std::string& path) {
-  Bytes b;
-  EXPECT_TRUE(modeltest::disk_files("")(path, &b)) << path;
-  return b;
-}
-
-// A stored tensor's bytes and shape, from the file's header (the test's own reading).
-struct Stored {
-  uint64_t at = 0;
-  Bytes bytes;
-  std::vector<uint64_t> shape;
-};
-Stored stored(const Bytes& file, const std::string& name) {
-  uint64_t n = 0;
-  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
-  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
-  const size_t e = h.find("\"" + name + "\":");
-  EXPECT_NE(e, std::string::npos) << name;
-  Stored s;
-  size_t p = h.find("\"shape\":[", e) + 9;
-  while (h[p] != ']') {
-    s.shape.push_back(strtoull(h.c_str() + p, nullptr, 10));
-    p = h.find_first_of(",]", p);
-    if (h[p] == ',') ++p;
-  }
-  const size_t o = h.find("\"data_offsets\":[", e) + 16;
-  const uint64_t a = strtoull(h.c_str() + o, nullptr, 10);
-  const uint64_t b = strtoull(h.c_str() + h.find(',', o) + 1, nullptr, 10);
-  s.at = 8 + n + a;
-  s.bytes.assign(file.begin() + long(s.at), file.begin() + long(8 + n + b));
-  return s;
-}
-
-// The offset of a tensor's header entry (its quoted name), where the loader's shape errors point.
-uint64_t entry_offset(const Bytes& file, const std::string& name) {
-  return std::string(file.begin(), file.end()).find("\"" + name + "\"");
-}
-
-uint32_t u32_at(const Bytes& b, size_t i) {
-  uint32_t v;
-  memcpy(&v, b.data() + 4 * i, 4);
-  return v;
-}
 float f16_at(const Bytes& b, size_t i) {
   _Float16 h;
   memcpy(&h, b.data() + 2 * i, 2);

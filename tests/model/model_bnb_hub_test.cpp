@@ -29,17 +29,13 @@ using Feed = modeltest::HostOptions::Feed;
 
 namespace {
 
+using hubtest::read_file;
+
 using hubtest::load;
 using hubtest::output_of;
 
 const std::string& kHub = hubtest::hub_dir();
 const std::string L = "model.layers.0.";
-
-Bytes read_file(const std::string& path) {
-  Bytes b;
-  EXPECT_TRUE(modeltest::disk_files("")(path, &b)) << path;
-  return b;
-}
 
 // A stored tensor's bytes, from the file's header (the test's own reading); empty when absent.
 Bytes stored(const Bytes& file, const std::string& name) {

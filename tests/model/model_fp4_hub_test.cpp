@@ -27,6 +27,10 @@ using Feed = modeltest::HostOptions::Feed;
 
 namespace {
 
+using hubtest::read_file;
+using hubtest::stored;
+using hubtest::Stored;
+
 using hubtest::output_of;
 using hubtest::load;
 using hubtest::load_memory;
@@ -34,32 +38,6 @@ using hubtest::load_memory;
 const std::string& kHub = hubtest::hub_dir();
 const std::string L = "model.layers.0.";
 const std::string E = L + "mlp.experts.";
-
-Bytes read_file(const std::string& path) {
-  Bytes b;
-  EXPECT_TRUE(modeltest::disk_files("")(path, &b)) << path;
-  return b;
-}
-
-// A stored tensor's bytes and absolute offset, from the file's header (the test's own reading).
-struct Stored {
-  uint64_t at = 0;
-  Bytes bytes;
-};
-Stored stored(const Bytes& file, const std::string& name) {
-  uint64_t n = 0;
-  for (int k = 0; k < 8; ++k) n |= uint64_t(file[k]) << (8 * k);
-  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
-  const size_t e = h.find("\"" + name + "\":");
-  EXPECT_NE(e, std::string::npos) << name;
-  const size_t o = h.find("\"data_offsets\":[", e) + 16;
-  const uint64_t a = strtoull(h.c_str() + o, nullptr, 10);
-  const uint64_t b = strtoull(h.c_str() + h.find(',', o) + 1, nullptr, 10);
-  Stored s;
-  s.at = 8 + n + a;
-  s.bytes.assign(file.begin() + long(s.at), file.begin() + long(8 + n + b));
-  return s;
-}
 
 // transformers' FP4_VALUES (integrations/mxfp4.py) and ModelOpt's e2m1_values: the same table.
 const float kFp4[16] = {+0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f, +4.0f, +6.0f,
