@@ -890,13 +890,16 @@ async function load(opts = {}) {
     clearInterval(timer);
     const c = state.loading.cache;
     const connections = state.loading.connections ?? [];
+    // The load's end (loading cleared) and its result are one step: a caller that sees no load
+    // going on reads this load's result, never the one before it (the worker's counts are awaited
+    // first).
+    const t = where === 'worker' ? await workerStats().catch(() => worker.stats) : { live: tracker.live.size, created: tracker.created, destroyed: tracker.destroyed };
+    Object.assign(result, { liveBuffers: t.live, created: t.created, destroyed: t.destroyed, peaks: { ...state.peaks }, cacheStates: c.states, cacheWarnings: c.warnings, connections });
+    state.lastLoad = result;
     state.loading = null;
     $('load').disabled = false;
     $('cancel').disabled = true;
-    const t = where === 'worker' ? await workerStats().catch(() => worker.stats) : { live: tracker.live.size, created: tracker.created, destroyed: tracker.destroyed };
     updateBuffers();
-    Object.assign(result, { liveBuffers: t.live, created: t.created, destroyed: t.destroyed, peaks: { ...state.peaks }, cacheStates: c.states, cacheWarnings: c.warnings, connections });
-    state.lastLoad = result;
   }
   return result;
 }
