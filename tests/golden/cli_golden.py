@@ -20,6 +20,9 @@ are under DEQUANT_LIMIT bytes, `dequant --all --json -o DIR` with the SHA-256 of
 (the values of every tensor or logical weight). Each output file holds the command line (paths
 relative to the repository root, which is the working directory), its exit status, stdout and
 stderr.
+
+--batch ws-cli-batch runs the commands in batch processes (tests/golden/cli_runner.py): the same
+outputs, without a process start per command (the ASan build's ctest uses it).
 """
 import argparse
 import concurrent.futures
@@ -27,9 +30,11 @@ import difflib
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_runner import CliRunner  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 GOLDEN = os.path.join(REPO, "tests", "golden", "cli")
@@ -60,12 +65,11 @@ def fixtures():
 
 
 def run(cli, args, cwd):
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "WEIGHTSTREAM_TOKEN")}
-    p = subprocess.run([cli] + args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=300)
+    rc, out, err = cli.run(args, cwd)
     # The repository's absolute path (an Ollama manifest's blobs directory) as <root>: the goldens
     # hold for every checkout.
     text = lambda b: b.decode("utf-8", "backslashreplace").replace(REPO, "<root>")
-    return p.returncode, text(p.stdout), text(p.stderr)
+    return rc, text(out), text(err)
 
 
 def record(args, rc, out, err, extra=""):
@@ -138,12 +142,20 @@ def tree(root):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
+    ap.add_argument("--batch", help="ws-cli-batch: run the commands in batch processes")
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
     a = ap.parse_args()
-    cli = os.path.abspath(a.cli)
-    if a.write:
+    cli = CliRunner(os.path.abspath(a.cli), a.batch and os.path.abspath(a.batch), timeout=300)
+    try:
+        return compare(cli, a.write)
+    finally:
+        cli.close()
+
+
+def compare(cli, write):
+    if write:
         shutil.rmtree(GOLDEN, ignore_errors=True)
         n, k = generate(cli, GOLDEN)
         print(f"cli golden: wrote {k} outputs of {n} fixtures to {os.path.relpath(GOLDEN, REPO)}")

@@ -35,6 +35,8 @@ import tempfile
 ROOT = os.path.realpath(os.path.join(os.path.dirname(__file__), '..', '..'))
 BIG = 32768  # stdout longer than this is kept as its sha256
 OUT_FILE = os.path.join(ROOT, 'tests', 'model', 'golden', 'cli.jsonl')
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'golden'))
+from cli_runner import CliRunner  # noqa: E402
 
 
 def fixture_cases():
@@ -97,10 +99,10 @@ NO_VERIFY = ['--no-verify-blobs']
 
 def run(cli, argv, cwd, subs, out_dir=None):
     extra = NO_VERIFY if argv[-1].startswith('ollama-') and argv[-1].endswith('manifest.json') else []
-    p = subprocess.run([cli] + argv[:-1] + extra + argv[-1:], cwd=cwd, capture_output=True, timeout=600)
-    rec = {'argv': argv, 'exit': p.returncode,
-           'stdout': normalize(p.stdout.decode('utf-8', 'surrogateescape'), subs),
-           'stderr': normalize(p.stderr.decode('utf-8', 'surrogateescape'), subs)}
+    rc, out, err = cli.run(argv[:-1] + extra + argv[-1:], cwd)
+    rec = {'argv': argv, 'exit': rc,
+           'stdout': normalize(out.decode('utf-8', 'surrogateescape'), subs),
+           'stderr': normalize(err.decode('utf-8', 'surrogateescape'), subs)}
     # A few outputs (the 2,001-tensor file's) are large: their digest stands for them.
     if len(rec['stdout']) > BIG:
         rec['stdout_sha256'] = hashlib.sha256(rec.pop('stdout').encode('utf-8', 'surrogateescape')).hexdigest()
@@ -282,6 +284,7 @@ def check(lines, accept=False):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--cli', default=os.path.join(ROOT, 'build/release/tools/weightstream'))
+    ap.add_argument('--batch', help='ws-cli-batch (tests/cli/cli_batch.cpp): run the commands in one process')
     ap.add_argument('--variants-tool', default=os.path.join(ROOT, 'build/release/tests/model/ws-model-variants'))
     ap.add_argument('--commit', default=None, help='the commit the CLI was built at (default: HEAD)')
     ap.add_argument('--check', action='store_true', help='compare with the goldens instead of writing them')
@@ -293,6 +296,7 @@ def main():
     commit = args.commit or subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT, capture_output=True,
                                            text=True).stdout.strip()
     tmp = os.path.realpath(tempfile.mkdtemp(prefix='ws-goldens-'))
+    cli = CliRunner(args.cli, args.batch)
     try:
         vdir = os.path.join(tmp, 'variants')
         subprocess.run([args.variants_tool, vdir], check=True)
@@ -304,7 +308,7 @@ def main():
         shared = 0
         for cases, cwd in ((fixture_cases(), ROOT), (variant_cases(vdir), vdir)):
             for case, entry in cases:
-                for rec in case_records(args.cli, case, entry, cwd, subs, out, store and cwd == ROOT):
+                for rec in case_records(cli, case, entry, cwd, subs, out, store and cwd == ROOT):
                     shared += rec.pop('from_cli_golden', False)
                     lines.append(json.dumps(rec, sort_keys=True))
         if args.check or args.accept_intended:
@@ -316,6 +320,7 @@ def main():
             f.write('\n'.join(lines) + '\n')
         print(f'{OUT_FILE}: {len(lines) - 1} records from the CLI at {commit}')
     finally:
+        cli.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
