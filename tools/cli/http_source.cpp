@@ -13,6 +13,7 @@ namespace wscli {
 
 namespace {
 
+constexpr int kResumes = 3;                   // a cut response's new requests (as the parallel reader's)
 constexpr size_t kMaxPiece = 1 << 20;           // the most one read hands out (as a local file's block)
 constexpr size_t kMaxPending = 4 << 20;         // received ahead of the reads: past this, pause
 constexpr uint64_t kMaxWindow = 16ull << 20;    // the largest read-ahead request
@@ -100,6 +101,7 @@ HttpFile::~HttpFile() {
   if (easy_) curl_easy_cleanup(easy_);
   if (multi_) curl_multi_cleanup(multi_);
   curl_slist_free_all(headers_);
+  curl_slist_free_all(range_headers_);
 }
 
 ByteSource::Opened HttpFile::open(uint64_t offset, size_t length) {
@@ -143,12 +145,10 @@ bool HttpFile::read(uint64_t offset, size_t length, const uint8_t** data, size_t
     }
     parallel_.reset();  // a read back: one request for it, as before (every handle of the parallel one ends)
   }
-  // A response that ended early (the connection cut, a timeout) is an error once what it brought
-  // is read: no silent second request.
-  if (active_ && done_ && result_ != CURLE_OK && !(offset >= pos() && offset < next_)) {
-    transfer_failed();
+  // A response that ended early (the connection cut, a timeout): once what it brought is read, the
+  // rest is asked for again with If-Range (a file that changed meanwhile is an error), a few times.
+  if (active_ && done_ && result_ != CURLE_OK && !(offset >= pos() && offset < next_) && !may_resume())
     return false;
-  }
   // Read on in the current transfer when it goes on to `offset` cheaply; else ask anew.
   const bool reuse = active_ && offset >= pos() && offset < end_ && !(done_ && offset >= next_) &&
                      (!ranges_ || offset - pos() <= kMaxGap);
@@ -176,8 +176,9 @@ bool HttpFile::read(uint64_t offset, size_t length, const uint8_t** data, size_t
   skip_ = gap - drop;
   if (!pump(want)) return false;
   if (buffered() == 0) {
-    // Nothing more: the file's end, or the connection ended early.
-    if (done_ && result_ != CURLE_OK && transfer_failed()) return false;
+    // Nothing more: the file's end, or the connection ended early (then the rest is asked for
+    // again: the read starts over at `offset`, a new request since nothing of it is buffered).
+    if (done_ && result_ != CURLE_OK) return may_resume() && read(offset, length, data, n);
     return true;
   }
   const size_t take = std::min(buffered(), want);
@@ -205,13 +206,32 @@ bool HttpFile::start_parallel(uint64_t offset) {
                   }),
                   lines.end());
   }
-  // If-Range wants a strong ETag, else a Last-Modified date (RFC 9110 section 13.1.5).
-  std::string validator;
-  if (!etag_.empty() && etag_.compare(0, 2, "W/") != 0) validator = etag_;
-  else if (!last_modified_.empty()) validator = last_modified_;
-  parallel_ = std::make_unique<ParallelRanges>(multi_, to, url_, lines, validator, etag_, size_, offset,
+  parallel_ = std::make_unique<ParallelRanges>(multi_, to, url_, lines, validator_, etag_, size_, offset,
                                                parallel_settings(options_));
   return true;
+}
+
+bool HttpFile::may_resume() {
+  if (failed_) return false;
+  if (!ranges_ || status_ != 206 || resumes_ >= kResumes) {
+    transfer_failed();
+    // "... ended after N bytes of M (curl's reason; 3 resumes)", as the parallel reader says it.
+    if (status_ == 206 && resumes_ >= kResumes && !error_.empty() && error_.back() == ')')
+      error_.insert(error_.size() - 1, "; " + std::to_string(kResumes) + " resumes");
+    return false;
+  }
+  ++resumes_;
+  if (options_.verbose)
+    fprintf(stderr, "weightstream: %s: bytes %llu-%llu asked for again (%s)\n", url_.c_str(),
+            (unsigned long long)next_, (unsigned long long)(request_end_ - 1), curl_easy_strerror(result_));
+  stop();  // the next read asks anew
+  return true;
+}
+
+void HttpFile::changed_file(const std::string& why) {
+  failed_ = true;
+  error_ = "the file at " + url_ + " changed while it was read (" + why + " for bytes " + std::to_string(request_at_) +
+           "-" + std::to_string(request_end_ - 1) + "): its bytes would not continue the ones read";
 }
 
 bool HttpFile::start(uint64_t offset, size_t length) {
@@ -235,9 +255,15 @@ bool HttpFile::start(uint64_t offset, size_t length) {
     char range[64];
     snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)offset, (unsigned long long)(request_end_ - 1));
     curl_easy_setopt(easy_, CURLOPT_RANGE, range);
+    // Every range after the first is of the file the first response described (RFC 9110 13.1.5):
+    // a changed file answers 200, which check_response() refuses.
+    if_range_sent_ = range_headers_ != nullptr;
+    curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, if_range_sent_ ? range_headers_ : headers_);
   } else {
     // The whole body, from the file's start: read through to `offset` (read() sets skip_).
     curl_easy_setopt(easy_, CURLOPT_RANGE, nullptr);
+    if_range_sent_ = false;
+    curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers_);
     next_ = 0;
   }
   if (curl_multi_add_handle(multi_, easy_) != CURLM_OK) {
@@ -299,10 +325,16 @@ std::string HttpFile::status_text() const {
 bool HttpFile::check_response() {
   checked_ = true;
   if ((status_ == 206 || status_ == 200) && !have_validator_) {
-    // The first response describes the file: later ranges must come from the same one.
+    // The first response describes the file: later ranges must come from the same one. If-Range
+    // wants a strong ETag, else a Last-Modified date (RFC 9110 section 13.1.5).
     have_validator_ = true;
     etag_ = response_etag_;
     last_modified_ = response_last_modified_;
+    validator_ = !etag_.empty() && etag_.compare(0, 2, "W/") != 0 ? etag_ : last_modified_;
+    if (!validator_.empty()) {
+      for (const std::string& h : header_lines_) range_headers_ = curl_slist_append(range_headers_, h.c_str());
+      range_headers_ = curl_slist_append(range_headers_, ("If-Range: " + validator_).c_str());
+    }
   }
   const auto fail = [&](const std::string& why) {
     failed_ = true;
@@ -313,7 +345,16 @@ bool HttpFile::check_response() {
     // Content-Range: bytes FIRST-LAST/TOTAL (TOTAL may be '*').
     unsigned long long first = 0, last = 0, total = 0;
     const std::string cr = trimmed(content_range_);
+    const auto weak = [](const std::string& e) { return e.compare(0, 2, "W/") == 0 ? e.substr(2) : e; };
+    if (!etag_.empty() && !response_etag_.empty() && weak(response_etag_) != weak(etag_)) {
+      changed_file("ETag " + response_etag_ + ", not " + etag_);
+      return false;
+    }
     if (sscanf(cr.c_str(), "bytes %llu-%llu/%llu", &first, &last, &total) == 3) {
+      if (size_known_ && total != size_) {
+        changed_file("a " + std::to_string(total) + "-byte file, not " + std::to_string(size_));
+        return false;
+      }
       size_known_ = true;
       size_ = total;
     } else if (sscanf(cr.c_str(), "bytes %llu-%llu/*", &first, &last) != 2) {
@@ -326,6 +367,10 @@ bool HttpFile::check_response() {
     return true;
   }
   if (status_ == 200) {
+    if (if_range_sent_) {
+      changed_file(status_text() + " to If-Range: " + validator_);
+      return false;
+    }
     // The whole file (a server without Range support, or one that ignored the range): read it
     // forward from its start, dropping what comes before the offset asked for.
     if (ranges_) {
@@ -407,6 +452,7 @@ size_t HttpFile::on_body(char* data, size_t size, size_t count, void* self) {
   }
   h.body_ += n;
   h.next_ += n;
+  if (n) h.resumes_ = 0;  // bytes came: a later cut has its resumes again
   const size_t drop = size_t(std::min<uint64_t>(h.skip_, n));
   h.skip_ -= drop;
   h.pending_.insert(h.pending_.end(), data + drop, data + n);

@@ -48,6 +48,11 @@ class HttpFile : public ByteSource {
   bool pump(size_t want);       // until `want` bytes are buffered or the transfer ended
   bool check_response();        // the final response's status and range, at its first body byte or its end
   bool transfer_failed();       // after the transfer ended: its curl result as error_
+  // After a transfer that ended early (a cut connection, a timeout): whether the read may ask for
+  // the rest again (a Range response, fewer than kResumes new requests since bytes last came); if
+  // not, error_ says why. A resumed request carries If-Range as every later range does.
+  bool may_resume();
+  void changed_file(const std::string& why);  // error_: the file changed between two requests
   size_t buffered() const { return pending_.size() - used_; }
   uint64_t pos() const { return next_ - buffered(); }  // file offset of pending_[used_]
   void consume(size_t n);
@@ -61,9 +66,13 @@ class HttpFile : public ByteSource {
   CURL* easy_ = nullptr;
   std::vector<std::string> header_lines_;  // every request's headers (--header, the token)
   curl_slist* headers_ = nullptr;
+  curl_slist* range_headers_ = nullptr;  // headers_ + If-Range: the requests after the first
+  bool if_range_sent_ = false;           // the current request carries If-Range
+  int resumes_ = 0;                      // new requests for a cut response since bytes last came
   // The first response's validators (If-Range for later ranges): its ETag, its Last-Modified.
   bool have_validator_ = false;
   std::string etag_, last_modified_;
+  std::string validator_;  // If-Range's: a strong ETag, else the Last-Modified date (RFC 9110 13.1.5)
   std::string response_etag_, response_last_modified_;  // the current response's
   std::unique_ptr<ParallelRanges> parallel_;  // forward reads, when running
   // The file.
