@@ -16,8 +16,8 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_C_COMPILER="$CC" -DC
   -DWS_BUILD_TOOLS=OFF -DWS_BUILD_TESTS=OFF -DWS_BUILD_BENCH=OFF -DWS_WERROR=OFF
 cmake --build "$build" --target weightstream -j"$(nproc)"
 
-# The targets compile one per core at a time (each is one translation unit linked with the library;
-# one after another they were about a minute of the CI's fuzz stage on 2 cores).
+# The targets compile one per core at a time (each is one translation unit linked with the library:
+# independent of each other, so a 2-core CI machine builds two at once).
 jobs=$(nproc)
 pids=()
 for t in "${WS_FUZZ_TARGETS[@]}"; do
