@@ -29,8 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "weightstream/detail/json_lexer.h"
-#include "weightstream/detail/json_skipper.h"
+#include "weightstream/detail/json_document.h"
 #include "weightstream/event.h"
 #include "weightstream/limits.h"
 #include "weightstream/status.h"
@@ -122,20 +121,17 @@ class ConfigFactsParser {
   explicit ConfigFactsParser(const Limits& limits = Limits());
   Status feed(const void* data, size_t size);
   Status finish();
-  const Error& error() const { return error_; }
+  const Error& error() const { return doc_.error; }
   // Valid after finish() returned Ok.
   const ModelFacts& facts() const { return result_; }
 
  private:
   enum Ctx : uint8_t { kStart, kKey, kValue, kSkip, kDone };
-  Status fail(Status s, uint64_t offset);
   Status handle(detail::JsonLexer::Token t);
   Status value(detail::JsonLexer::Token t);
   void remember(const uint8_t* from, const uint8_t* to);
 
-  detail::JsonLexer lexer_;
-  detail::JsonSkipper skipper_;
-  Error error_;
+  detail::JsonDocument doc_;  // lexer, first error, finished
   Ctx ctx_ = kStart;
   bool in_text_ = false;       // inside text_config
   int key_ = -1;               // what the current key is (see model_facts.cpp)
@@ -147,7 +143,6 @@ class ConfigFactsParser {
   bool str_overflow_ = false;
   uint8_t tail_[48] = {};      // the last bytes consumed: a number's text for real facts
   size_t tail_size_ = 0;
-  bool finished_ = false;
   ModelFacts root_, text_, result_;
 };
 

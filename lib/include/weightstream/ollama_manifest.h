@@ -13,8 +13,7 @@
 #include <stdint.h>
 
 #include "weightstream/detail/arena.h"
-#include "weightstream/detail/json_lexer.h"
-#include "weightstream/detail/json_skipper.h"
+#include "weightstream/detail/json_document.h"
 #include "weightstream/limits.h"
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
@@ -34,7 +33,7 @@ class OllamaManifest {
   OllamaManifest(void* arena, size_t arena_size, const Limits& limits = Limits());
   Status feed(const void* data, size_t size);
   Status finish();
-  const Error& error() const { return error_; }
+  const Error& error() const { return doc_.error; }
   size_t arena_needed() const { return arena_.peak_needed(); }
   // After finish() returned Ok: the bytes it keeps at the arena's start and end (see
   // Reader::arena_low); lookups use no others.
@@ -56,16 +55,13 @@ class OllamaManifest {
     uint8_t has_size;
     uint8_t pad[7];
   };
-  Status fail(Status s, uint64_t offset);
   Status handle(detail::JsonLexer::Token t);
   Status end_layer();
   StrView blob_str(uint32_t off) const;
 
   detail::Arena arena_;
-  detail::JsonLexer lexer_;
-  detail::JsonSkipper skipper_;
+  detail::JsonDocument doc_;  // lexer, first error, finished
   Limits limits_;
-  Error error_;
   uint8_t ctx_ = 0, skip_return_ = 0, key_kind_ = 0;
   char small_[16] = {};
   uint32_t small_size_ = 0;
@@ -76,7 +72,6 @@ class OllamaManifest {
   uint32_t digest_len_ = 0;
   bool digest_ok_ = true;
   bool seen_layers_ = false;
-  bool finished_ = false;
   Layer cur_{};
   uint32_t layer_count_ = 0;
   const Layer* layers_ = nullptr;

@@ -12,8 +12,7 @@
 #include <stdint.h>
 
 #include "weightstream/detail/arena.h"
-#include "weightstream/detail/json_lexer.h"
-#include "weightstream/detail/json_skipper.h"
+#include "weightstream/detail/json_document.h"
 #include "weightstream/limits.h"
 #include "weightstream/status.h"
 #include "weightstream/tensor_table.h"
@@ -29,7 +28,7 @@ class ShardIndex {
   // End of the index JSON. Builds the lookup tables.
   Status finish();
 
-  const Error& error() const { return error_; }
+  const Error& error() const { return doc_.error; }
   size_t arena_needed() const { return arena_.peak_needed(); }
   size_t arena_used() const { return arena_.used(); }
   // After finish() returned Ok: the bytes it keeps at the arena's start and end; the checks that
@@ -64,20 +63,16 @@ class ShardIndex {
     uint32_t shard;  // during parsing: arena offset of the shard name; after finish: shard index
     uint32_t pos;    // offset of the entry's key in the index JSON (diagnostics)
   };
-  Status fail(Status s, uint64_t offset);
-  Status handle(detail::JsonLexer::Token t, const uint8_t* at);
+  Status handle(detail::JsonLexer::Token t);
   StrView blob_str(uint32_t off) const;
 
   detail::Arena arena_;
-  detail::JsonLexer lexer_;
+  detail::JsonDocument doc_;  // lexer, first error, finished
   Limits limits_;
-  Error error_;
-  uint64_t pos_ = 0;
 
   // Parse state.
   uint8_t ctx_ = 0;
   uint8_t key_kind_ = 0;
-  detail::JsonSkipper skipper_;
   uint8_t skip_return_ = 0;
   char small_[16] = {};
   uint32_t small_size_ = 0;
@@ -95,7 +90,6 @@ class ShardIndex {
   bool has_total_size_ = false;
   uint64_t total_size_ = 0;
   uint64_t total_size_pos_ = 0;
-  bool finished_ = false;
 
   // Built by finish().
   Entry* entries_ = nullptr;         // entry_count_ records (index order)

@@ -23,56 +23,35 @@ constexpr char kTensorMedia[] = "application/vnd.ollama.image.tensor";
 }  // namespace
 
 OllamaManifest::OllamaManifest(void* arena, size_t arena_size, const Limits& limits)
-    : limits_(limits) {
+    : doc_(limits.max_nesting), limits_(limits) {
   arena_.init(arena, arena_size);
-  lexer_.reset(limits.max_nesting);
-}
-
-Status OllamaManifest::fail(Status s, uint64_t offset) {
-  if (error_.code == Status::Ok) {
-    error_.code = s;
-    error_.offset = offset;
-  }
-  return error_.code;
 }
 
 StrView OllamaManifest::blob_str(uint32_t off) const { return conv_detail::arena_str(arena_, off); }
 
 Status OllamaManifest::feed(const void* data, size_t size) {
-  if (error_.code != Status::Ok) return error_.code;
-  if (finished_) return fail(Status::UsageError, lexer_.consumed());
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  const uint8_t* end = p + size;
-  for (;;) {
-    JsonLexer::Token t = lexer_.next(&p, end);
-    if (t == JsonLexer::kNeedMore) return Status::Ok;
-    if (t == JsonLexer::kError) return fail(lexer_.status(), lexer_.error_pos());
-    Status s = handle(t);
-    if (s != Status::Ok) return s;
-  }
+  return doc_.feed(data, size, [this](JsonLexer::Token t) { return handle(t); });
 }
 
 Status OllamaManifest::end_layer() {
   if (cur_.media == kAbsent || cur_.digest == kAbsent || !cur_.has_size)
-    return fail(Status::ManifestInvalidLayer, cur_.pos);
+    return doc_.fail(Status::ManifestInvalidLayer, cur_.pos);
   Layer* l = static_cast<Layer*>(arena_.grow_high(sizeof(Layer)));
   if (l) *l = cur_;
   ++layer_count_;
-  if (layer_count_ > limits_.max_tensors) return fail(Status::TooManyTensors, cur_.pos);
+  if (layer_count_ > limits_.max_tensors) return doc_.fail(Status::TooManyTensors, cur_.pos);
   return Status::Ok;
 }
 
 Status OllamaManifest::handle(JsonLexer::Token t) {
   using L = JsonLexer;
   auto start_skip = [&](uint8_t back) {
-    skipper_.start();
     skip_return_ = back;
-    ctx_ = kSkip;
-    if (skipper_.feed(t, lexer_)) ctx_ = back;
+    ctx_ = doc_.begin_skip(t) ? back : uint8_t(kSkip);
   };
   switch (ctx_) {
     case kRootStart:
-      if (t != L::kObjectBegin) return fail(Status::ManifestNotObject, lexer_.token_pos());
+      if (t != L::kObjectBegin) return doc_.fail(Status::ManifestNotObject, doc_.lexer.token_pos());
       ctx_ = kRootKey;
       return Status::Ok;
     case kRootKey:
@@ -80,7 +59,7 @@ Status OllamaManifest::handle(JsonLexer::Token t) {
         ctx_ = kDone;
         return Status::Ok;
       }
-      if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+      if (!conv_detail::small_piece(doc_.lexer, small_, &small_size_, &small_overflow_)) return Status::Ok;
       key_kind_ = small_is(small_, small_size_, small_overflow_, "layers") ? kLayers : kOther;
       ctx_ = kRootValue;
       return Status::Ok;
@@ -89,7 +68,7 @@ Status OllamaManifest::handle(JsonLexer::Token t) {
         start_skip(kRootKey);
         return Status::Ok;
       }
-      if (t != L::kArrayBegin || seen_layers_) return fail(Status::ManifestMissingLayers, lexer_.token_pos());
+      if (t != L::kArrayBegin || seen_layers_) return doc_.fail(Status::ManifestMissingLayers, doc_.lexer.token_pos());
       seen_layers_ = true;
       ctx_ = kLayerItem;
       return Status::Ok;
@@ -98,10 +77,10 @@ Status OllamaManifest::handle(JsonLexer::Token t) {
         ctx_ = kRootKey;
         return Status::Ok;
       }
-      if (t != L::kObjectBegin) return fail(Status::ManifestInvalidLayer, lexer_.token_pos());
+      if (t != L::kObjectBegin) return doc_.fail(Status::ManifestInvalidLayer, doc_.lexer.token_pos());
       cur_ = Layer{};
       cur_.media = cur_.digest = cur_.name = kAbsent;
-      cur_.pos = uint32_t(lexer_.token_pos());
+      cur_.pos = uint32_t(doc_.lexer.token_pos());
       ctx_ = kLayerKey;
       return Status::Ok;
     case kLayerKey:
@@ -109,7 +88,7 @@ Status OllamaManifest::handle(JsonLexer::Token t) {
         ctx_ = kLayerItem;
         return end_layer();
       }
-      if (!conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_)) return Status::Ok;
+      if (!conv_detail::small_piece(doc_.lexer, small_, &small_size_, &small_overflow_)) return Status::Ok;
       key_kind_ = small_is(small_, small_size_, small_overflow_, "mediaType") ? kMedia
                   : small_is(small_, small_size_, small_overflow_, "digest")  ? kDigest
                   : small_is(small_, small_size_, small_overflow_, "size")    ? kSize
@@ -123,16 +102,16 @@ Status OllamaManifest::handle(JsonLexer::Token t) {
         return Status::Ok;
       }
       if (key_kind_ == kSize) {
-        if (t != L::kNumber || !lexer_.number_is_u64())
-          return fail(Status::ManifestInvalidLayer, lexer_.token_pos());
-        cur_.size = lexer_.number_value();
+        if (t != L::kNumber || !doc_.lexer.number_is_u64())
+          return doc_.fail(Status::ManifestInvalidLayer, doc_.lexer.token_pos());
+        cur_.size = doc_.lexer.number_value();
         cur_.has_size = 1;
         ctx_ = kLayerKey;
         return Status::Ok;
       }
-      if (t != L::kStringPiece) return fail(Status::ManifestInvalidLayer, lexer_.token_pos());
-      if (lexer_.piece_first()) {
-        str_pos_ = lexer_.token_pos();
+      if (t != L::kStringPiece) return doc_.fail(Status::ManifestInvalidLayer, doc_.lexer.token_pos());
+      if (doc_.lexer.piece_first()) {
+        str_pos_ = doc_.lexer.token_pos();
         digest_len_ = 0;
         digest_ok_ = true;
       }
@@ -140,18 +119,18 @@ Status OllamaManifest::handle(JsonLexer::Token t) {
         // "sha256:" then 64 lowercase hex digits, checked as the pieces pass; stored with '-'
         // for ':' so that the record is the blob's file name.
         static const char kPrefix[] = "sha256:";
-        const uint8_t* c = lexer_.piece();
-        for (size_t i = 0; i < lexer_.piece_size(); ++i, ++digest_len_) {
+        const uint8_t* c = doc_.lexer.piece();
+        for (size_t i = 0; i < doc_.lexer.piece_size(); ++i, ++digest_len_) {
           bool ok = digest_len_ < 7 ? c[i] == uint8_t(kPrefix[digest_len_])
                                     : digest_len_ < 71 && ((c[i] >= '0' && c[i] <= '9') ||
                                                            (c[i] >= 'a' && c[i] <= 'f'));
           if (!ok) digest_ok_ = false;
         }
       }
-      if (!conv_detail::store_piece(lexer_, &arena_, &str_off_, &str_size_)) return Status::Ok;
-      if (str_size_ > limits_.max_name_bytes) return fail(Status::NameTooLong, str_pos_);
+      if (!conv_detail::store_piece(doc_.lexer, &arena_, &str_off_, &str_size_)) return Status::Ok;
+      if (str_size_ > limits_.max_name_bytes) return doc_.fail(Status::NameTooLong, str_pos_);
       if (key_kind_ == kDigest) {
-        if (!digest_ok_ || digest_len_ != 71) return fail(Status::ManifestInvalidDigest, str_pos_);
+        if (!digest_ok_ || digest_len_ != 71) return doc_.fail(Status::ManifestInvalidDigest, str_pos_);
         if (!arena_.counting()) arena_.base()[str_off_ + 4 + 6] = '-';
         cur_.digest = str_off_;
       } else {
@@ -161,7 +140,7 @@ Status OllamaManifest::handle(JsonLexer::Token t) {
       return Status::Ok;
     }
     case kSkip:
-      if (skipper_.feed(t, lexer_)) ctx_ = skip_return_;
+      if (doc_.skipping(t)) ctx_ = skip_return_;
       return Status::Ok;
     default:
       return Status::Ok;
@@ -169,12 +148,9 @@ Status OllamaManifest::handle(JsonLexer::Token t) {
 }
 
 Status OllamaManifest::finish() {
-  if (error_.code != Status::Ok) return error_.code;
-  if (finished_) return fail(Status::UsageError, lexer_.consumed());
-  finished_ = true;
-  if (!lexer_.complete()) return fail(Status::JsonUnexpectedEnd, lexer_.consumed());
-  if (!seen_layers_) return fail(Status::ManifestMissingLayers, lexer_.consumed());
-  if (arena_.counting()) return fail(Status::ArenaExhausted, lexer_.consumed());
+  if (Status s = doc_.finish(); s != Status::Ok) return s;
+  if (!seen_layers_) return doc_.fail(Status::ManifestMissingLayers, doc_.lexer.consumed());
+  if (arena_.counting()) return doc_.fail(Status::ArenaExhausted, doc_.lexer.consumed());
   Layer* l = reinterpret_cast<Layer*>(arena_.high_begin());
   std::reverse(l, l + layer_count_);  // pushed downwards: restore manifest order
   layers_ = l;

@@ -116,15 +116,7 @@ bool parse_real(const uint8_t* s, size_t n, double* out) {
 
 }  // namespace
 
-ConfigFactsParser::ConfigFactsParser(const Limits& limits) { lexer_.reset(limits.max_nesting); }
-
-Status ConfigFactsParser::fail(Status s, uint64_t offset) {
-  if (error_.code == Status::Ok) {
-    error_.code = s;
-    error_.offset = offset;
-  }
-  return error_.code;
-}
+ConfigFactsParser::ConfigFactsParser(const Limits& limits) : doc_(limits.max_nesting) {}
 
 void ConfigFactsParser::remember(const uint8_t* from, const uint8_t* to) {
   size_t n = size_t(to - from);
@@ -140,26 +132,16 @@ void ConfigFactsParser::remember(const uint8_t* from, const uint8_t* to) {
 }
 
 Status ConfigFactsParser::feed(const void* data, size_t size) {
-  if (error_.code != Status::Ok) return error_.code;
-  if (finished_) return fail(Status::UsageError, lexer_.consumed());
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  const uint8_t* end = p + size;
-  for (;;) {
-    const uint8_t* before = p;
-    JsonLexer::Token t = lexer_.next(&p, end);
-    remember(before, p);
-    if (t == JsonLexer::kNeedMore) break;
-    if (t == JsonLexer::kError) return fail(lexer_.status(), lexer_.error_pos());
-    Status s = handle(t);
-    if (s != Status::Ok) return s;
-  }
-  return Status::Ok;
+  // Every byte consumed is remembered: a real number's text, read back by value().
+  return doc_.feed(
+      data, size, [this](JsonLexer::Token t) { return handle(t); },
+      [this](const uint8_t* from, const uint8_t* to) { remember(from, to); });
 }
 
 Status ConfigFactsParser::handle(JsonLexer::Token t) {
   switch (ctx_) {
     case kStart:
-      if (t != JsonLexer::kObjectBegin) return fail(Status::ConfigNotObject, lexer_.token_pos());
+      if (t != JsonLexer::kObjectBegin) return doc_.fail(Status::ConfigNotObject, doc_.lexer.token_pos());
       ctx_ = kKey;
       return Status::Ok;
     case kKey: {
@@ -173,7 +155,7 @@ Status ConfigFactsParser::handle(JsonLexer::Token t) {
         return Status::Ok;
       }
       // A key, in pieces: matched from a small buffer (longer keys are none of ours).
-      if (!conv_detail::small_piece(lexer_, key_buf_, &key_size_, &key_overflow_)) return Status::Ok;
+      if (!conv_detail::small_piece(doc_.lexer, key_buf_, &key_size_, &key_overflow_)) return Status::Ok;
       key_ = -1;
       if (!key_overflow_) {
         for (const ConfigKey& k : kConfigKeys)
@@ -188,7 +170,7 @@ Status ConfigFactsParser::handle(JsonLexer::Token t) {
     case kValue:
       return value(t);
     case kSkip:
-      if (skipper_.feed(t, lexer_)) ctx_ = kKey;
+      if (doc_.skipping(t)) ctx_ = kKey;
       return Status::Ok;
     default:
       return Status::Ok;
@@ -197,32 +179,31 @@ Status ConfigFactsParser::handle(JsonLexer::Token t) {
 
 Status ConfigFactsParser::value(JsonLexer::Token t) {
   ModelFacts& into = in_text_ ? text_ : root_;
-  const uint64_t at = lexer_.token_pos();
+  const uint64_t at = doc_.lexer.token_pos();
   if (key_ < 0) {
-    skipper_.start();
-    ctx_ = kSkip;
-    return handle(t);
+    ctx_ = doc_.begin_skip(t) ? kKey : kSkip;
+    return Status::Ok;
   }
   if (t == JsonLexer::kNull) {  // "absent", as transformers reads it
     ctx_ = kKey;
     return Status::Ok;
   }
   if (key_ == kTextConfig) {
-    if (t != JsonLexer::kObjectBegin) return fail(Status::ModelConfigInvalidFact, at);
+    if (t != JsonLexer::kObjectBegin) return doc_.fail(Status::ModelConfigInvalidFact, at);
     in_text_ = true;
     ctx_ = kKey;
     return Status::Ok;
   }
   if (key_ == kModelType) {
-    if (t != JsonLexer::kStringPiece) return fail(Status::ModelConfigInvalidFact, at);
-    size_t n = lexer_.piece_size();
+    if (t != JsonLexer::kStringPiece) return doc_.fail(Status::ModelConfigInvalidFact, at);
+    size_t n = doc_.lexer.piece_size();
     if (str_size_ + n >= sizeof str_) {
       str_overflow_ = true;
     } else {
-      memcpy(str_ + str_size_, lexer_.piece(), n);
+      memcpy(str_ + str_size_, doc_.lexer.piece(), n);
       str_size_ += n;
     }
-    if (!lexer_.piece_last()) return Status::Ok;
+    if (!doc_.lexer.piece_last()) return Status::Ok;
     if (str_overflow_)
       into.clear_architecture();
     else
@@ -231,26 +212,23 @@ Status ConfigFactsParser::value(JsonLexer::Token t) {
     return Status::Ok;
   }
   Fact fact = Fact(key_);
-  if (t != JsonLexer::kNumber) return fail(Status::ModelConfigInvalidFact, at);
+  if (t != JsonLexer::kNumber) return doc_.fail(Status::ModelConfigInvalidFact, at);
   if (fact_is_real(fact)) {
-    uint64_t len = lexer_.consumed() - at;
+    uint64_t len = doc_.lexer.consumed() - at;
     double v = 0;
     if (len > tail_size_ || !parse_real(tail_ + tail_size_ - len, size_t(len), &v))
-      return fail(Status::ModelConfigInvalidFact, at);
+      return doc_.fail(Status::ModelConfigInvalidFact, at);
     into.set_real(fact, v);
   } else {
-    if (!lexer_.number_is_u64()) return fail(Status::ModelConfigInvalidFact, at);
-    into.set_integer(fact, lexer_.number_value());
+    if (!doc_.lexer.number_is_u64()) return doc_.fail(Status::ModelConfigInvalidFact, at);
+    into.set_integer(fact, doc_.lexer.number_value());
   }
   ctx_ = kKey;
   return Status::Ok;
 }
 
 Status ConfigFactsParser::finish() {
-  if (error_.code != Status::Ok) return error_.code;
-  if (finished_) return fail(Status::UsageError, lexer_.consumed());
-  finished_ = true;
-  if (!lexer_.complete()) return fail(Status::JsonUnexpectedEnd, lexer_.consumed());
+  if (Status s = doc_.finish(); s != Status::Ok) return s;
   result_ = root_;
   result_.overlay(text_);
   result_.apply_defaults();

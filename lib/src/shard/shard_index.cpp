@@ -25,53 +25,32 @@ enum KeyKind : uint8_t { kOther, kMetadata, kWeightMap, kTotalSize };
 using detail::load_u32;
 using detail::store_u32;
 
-ShardIndex::ShardIndex(void* arena, size_t arena_size, const Limits& limits) : limits_(limits) {
+ShardIndex::ShardIndex(void* arena, size_t arena_size, const Limits& limits)
+    : doc_(limits.max_nesting), limits_(limits) {
   arena_.init(arena, arena_size);
-  lexer_.reset(limits.max_nesting);
-}
-
-Status ShardIndex::fail(Status s, uint64_t offset) {
-  if (error_.code == Status::Ok) {
-    error_.code = s;
-    error_.offset = offset;
-  }
-  return error_.code;
 }
 
 StrView ShardIndex::blob_str(uint32_t off) const { return conv_detail::arena_str(arena_, off); }
 
 Status ShardIndex::feed(const void* data, size_t size) {
-  if (error_.code != Status::Ok) return error_.code;
-  if (finished_) return fail(Status::UsageError, pos_);
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  const uint8_t* end = p + size;
-  for (;;) {
-    JsonLexer::Token t = lexer_.next(&p, end);
-    if (t == JsonLexer::kNeedMore) break;
-    if (t == JsonLexer::kError) return fail(lexer_.status(), lexer_.error_pos());
-    Status s = handle(t, p);
-    if (s != Status::Ok) return s;
-  }
-  pos_ += size;
-  return Status::Ok;
+  return doc_.feed(data, size, [this](detail::JsonLexer::Token t) { return handle(t); });
 }
 
-Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
+Status ShardIndex::handle(JsonLexer::Token t) {
   using L = JsonLexer;
   // Small keys ("metadata", "weight_map", "total_size") are matched from a 16-byte buffer.
-  auto small_key = [&]() { return conv_detail::small_piece(lexer_, small_, &small_size_, &small_overflow_); };
+  auto small_key = [&]() { return conv_detail::small_piece(doc_.lexer, small_, &small_size_, &small_overflow_); };
   auto is = [&](const char* k) { return conv_detail::small_is(small_, small_size_, small_overflow_, k); };
   // Strings stored in the arena as [u32 length][bytes].
-  auto store_piece = [&]() { return conv_detail::store_piece(lexer_, &arena_, &str_off_, &str_size_); };
+  auto store_piece = [&]() { return conv_detail::store_piece(doc_.lexer, &arena_, &str_off_, &str_size_); };
   auto start_skip = [&](uint8_t back) {
-    skipper_.start();
     skip_return_ = back;
-    ctx_ = kSkip;
+    ctx_ = doc_.begin_skip(t) ? back : uint8_t(kSkip);
   };
 
   switch (ctx_) {
     case kRootStart:
-      if (t != L::kObjectBegin) return fail(Status::IndexNotObject, lexer_.token_pos());
+      if (t != L::kObjectBegin) return doc_.fail(Status::IndexNotObject, doc_.lexer.token_pos());
       ctx_ = kRootKey;
       return Status::Ok;
     case kRootKey:
@@ -81,13 +60,13 @@ Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
       }
       if (!small_key()) return Status::Ok;
       key_kind_ = is("metadata") ? kMetadata : is("weight_map") ? kWeightMap : kOther;
-      key_pos_ = lexer_.token_pos();
+      key_pos_ = doc_.lexer.token_pos();
       ctx_ = kRootValue;
       return Status::Ok;
     case kRootValue:
       if (key_kind_ == kWeightMap) {
         if (t != L::kObjectBegin || seen_weight_map_)
-          return fail(Status::IndexInvalidWeightMap, lexer_.token_pos());
+          return doc_.fail(Status::IndexInvalidWeightMap, doc_.lexer.token_pos());
         seen_weight_map_ = true;
         ctx_ = kMapKey;
         return Status::Ok;
@@ -98,7 +77,7 @@ Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
         return Status::Ok;
       }
       start_skip(kRootKey);
-      return handle(t, nullptr);
+      return Status::Ok;
     case kMetaKey:
       if (t == L::kObjectEnd) {
         ctx_ = kRootKey;
@@ -110,37 +89,37 @@ Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
       return Status::Ok;
     case kMetaValue:
       if (key_kind_ == kTotalSize) {
-        if (t != L::kNumber || !lexer_.number_is_u64() || has_total_size_)
-          return fail(Status::IndexInvalidTotalSize, lexer_.token_pos());
+        if (t != L::kNumber || !doc_.lexer.number_is_u64() || has_total_size_)
+          return doc_.fail(Status::IndexInvalidTotalSize, doc_.lexer.token_pos());
         has_total_size_ = true;
-        total_size_ = lexer_.number_value();
-        total_size_pos_ = lexer_.token_pos();
+        total_size_ = doc_.lexer.number_value();
+        total_size_pos_ = doc_.lexer.token_pos();
         ctx_ = kMetaKey;
         return Status::Ok;
       }
       start_skip(kMetaKey);
-      return handle(t, nullptr);
+      return Status::Ok;
     case kMapKey:
       if (t == L::kObjectEnd) {
         ctx_ = kRootKey;
         return Status::Ok;
       }
-      if (lexer_.piece_first()) key_pos_ = lexer_.token_pos();
+      if (doc_.lexer.piece_first()) key_pos_ = doc_.lexer.token_pos();
       if (!store_piece()) return Status::Ok;
-      if (str_size_ > limits_.max_name_bytes) return fail(Status::NameTooLong, key_pos_);
-      if (entry_count_ >= limits_.max_tensors) return fail(Status::TooManyTensors, key_pos_);
+      if (str_size_ > limits_.max_name_bytes) return doc_.fail(Status::NameTooLong, key_pos_);
+      if (entry_count_ >= limits_.max_tensors) return doc_.fail(Status::TooManyTensors, key_pos_);
       key_name_off_ = str_off_;
       ctx_ = kMapValue;
       return Status::Ok;
     case kMapValue: {
       if (t != L::kStringPiece) {
-        fail(Status::IndexInvalidWeightMap, lexer_.token_pos());
+        doc_.fail(Status::IndexInvalidWeightMap, doc_.lexer.token_pos());
         if (!arena_.counting()) {  // name the tensor whose shard is not a string
           StrView k = blob_str(key_name_off_);
-          error_.tensor_name = k.data;
-          error_.tensor_name_size = k.size;
+          doc_.error.tensor_name = k.data;
+          doc_.error.tensor_name_size = k.size;
         }
-        return error_.code;
+        return doc_.error.code;
       }
       if (!store_piece()) return Status::Ok;
       // Consecutive entries usually name the same shard: keep its name once per run.
@@ -163,7 +142,7 @@ Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
       return Status::Ok;
     }
     case kSkip:
-      if (skipper_.feed(t, lexer_)) ctx_ = skip_return_;
+      if (doc_.skipping(t)) ctx_ = skip_return_;
       return Status::Ok;
     default:
       return Status::Ok;
@@ -171,11 +150,8 @@ Status ShardIndex::handle(JsonLexer::Token t, const uint8_t*) {
 }
 
 Status ShardIndex::finish() {
-  if (error_.code != Status::Ok) return error_.code;
-  if (finished_) return fail(Status::UsageError, pos_);
-  finished_ = true;
-  if (!lexer_.complete()) return fail(Status::JsonUnexpectedEnd, lexer_.consumed());
-  if (!seen_weight_map_) return fail(Status::IndexMissingWeightMap, lexer_.consumed());
+  if (Status s = doc_.finish(); s != Status::Ok) return s;
+  if (!seen_weight_map_) return doc_.fail(Status::IndexMissingWeightMap, doc_.lexer.consumed());
   uint32_t n = entry_count_;
   // Persistent tables: tensor-name hash, shard names, shard-name hash (sized by the entries, an
   // upper bound on the shards), and a seen bit per entry.
@@ -183,7 +159,7 @@ Status ShardIndex::finish() {
   size_t pad = (4 - (arena_.need_low() & 3)) & 3;  // low() stops moving once counting
   size_t bytes = pad + slots * 4 + size_t(n) * 4 + slots * 4 + (size_t(n) + 7) / 8;
   uint8_t* mem = arena_.grow_low(bytes);  // when it fails, the need is still counted
-  if (!mem) return fail(Status::ArenaExhausted, lexer_.consumed());
+  if (!mem) return doc_.fail(Status::ArenaExhausted, doc_.lexer.consumed());
   entries_ = reinterpret_cast<Entry*>(arena_.high_begin());
   std::reverse(entries_, entries_ + n);  // pushed downwards: restore index order
   entry_slots_ = reinterpret_cast<uint32_t*>(mem + pad);
@@ -199,9 +175,9 @@ Status ShardIndex::finish() {
   auto name = [&](uint32_t i) { return blob_str(entries_[i].name); };
   uint32_t dup = detail::find_duplicate(n, name, entry_slots_, seed);
   if (dup != detail::kNoDuplicate) {
-    error_.tensor_name = name(dup).data;
-    error_.tensor_name_size = name(dup).size;
-    return fail(Status::IndexDuplicateTensor, entries_[dup].pos);
+    doc_.error.tensor_name = name(dup).data;
+    doc_.error.tensor_name_size = name(dup).size;
+    return doc_.fail(Status::IndexDuplicateTensor, entries_[dup].pos);
   }
   // Rebuild the name table by plain insertion: the finder may have reused it for sorting.
   memset(entry_slots_, 0, slots * 4);
@@ -268,10 +244,10 @@ uint32_t ShardIndex::find_shard(const char* s, size_t n) const {
 }
 
 Status ShardIndex::check_shard(const char* file, size_t file_len, const TensorTable& table) {
-  if (error_.code != Status::Ok) return error_.code;
-  if (!entries_ && entry_count_ > 0) return fail(Status::UsageError, 0);
+  if (doc_.error.code != Status::Ok) return doc_.error.code;
+  if (!entries_ && entry_count_ > 0) return doc_.fail(Status::UsageError, 0);
   uint32_t shard = find_shard(file, file_len);
-  if (shard == kNoTensor) return fail(Status::IndexUnknownShard, 0);
+  if (shard == kNoTensor) return doc_.fail(Status::IndexUnknownShard, 0);
   for (uint32_t i = 0; i < table.count(); ++i) {
     TensorInfo t = table.get(i);
     uint32_t e = find_tensor(t.name.data, t.name.size);
@@ -280,10 +256,10 @@ Status ShardIndex::check_shard(const char* file, size_t file_len, const TensorTa
     else if (seen_[e >> 3] & (1u << (e & 7))) s = Status::ShardTensorDuplicate;
     else if (entries_[e].shard != shard) s = Status::ShardTensorWrongShard;
     if (s != Status::Ok) {
-      fail(s, t.entry_offset);
-      error_.tensor = i;
-      error_.tensor_name = e == kNoTensor ? t.name.data : tensor_name(e).data;
-      error_.tensor_name_size = t.name.size;
+      doc_.fail(s, t.entry_offset);
+      doc_.error.tensor = i;
+      doc_.error.tensor_name = e == kNoTensor ? t.name.data : tensor_name(e).data;
+      doc_.error.tensor_name_size = t.name.size;
       return s;
     }
     seen_[e >> 3] = uint8_t(seen_[e >> 3] | (1u << (e & 7)));
@@ -293,22 +269,22 @@ Status ShardIndex::check_shard(const char* file, size_t file_len, const TensorTa
 }
 
 Status ShardIndex::finish_checks() {
-  if (error_.code != Status::Ok) return error_.code;
+  if (doc_.error.code != Status::Ok) return doc_.error.code;
   for (uint32_t e = 0; e < entry_count_; ++e) {
     if (!(seen_[e >> 3] & (1u << (e & 7)))) {
-      fail(Status::ShardTensorMissing, entries_[e].pos);
+      doc_.fail(Status::ShardTensorMissing, entries_[e].pos);
       StrView s = tensor_name(e);
-      error_.tensor_name = s.data;
-      error_.tensor_name_size = s.size;
-      return error_.code;
+      doc_.error.tensor_name = s.data;
+      doc_.error.tensor_name_size = s.size;
+      return doc_.error.code;
     }
   }
   if (has_total_size_ && total_size_ != checked_bytes_) {
-    fail(Status::IndexTotalSizeMismatch, total_size_pos_);
-    error_.set_found(total_size_);
-    error_.set_expected(checked_bytes_);
+    doc_.fail(Status::IndexTotalSizeMismatch, total_size_pos_);
+    doc_.error.set_found(total_size_);
+    doc_.error.set_expected(checked_bytes_);
   }
-  return error_.code;
+  return doc_.error.code;
 }
 
 }  // namespace ws
