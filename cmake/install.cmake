@@ -15,7 +15,7 @@ set(WS_PUBLIC_HEADERS
   ollama_quant.h quant_params.h reader.h sha256.h shard_index.h status.h tensor_table.h uqff.h
   weightstream.h)
 set(WS_PUBLIC_DETAIL_HEADERS
-  arena.h gguf_header_parser.h json_lexer.h json_skipper.h safetensors_header_parser.h)
+  arena.h gguf_header_parser.h json_document.h json_lexer.h json_skipper.h safetensors_header_parser.h)
 list(TRANSFORM WS_PUBLIC_HEADERS PREPEND "${PROJECT_SOURCE_DIR}/lib/include/weightstream/")
 list(TRANSFORM WS_PUBLIC_DETAIL_HEADERS PREPEND "${PROJECT_SOURCE_DIR}/lib/include/weightstream/detail/")
 install(FILES ${WS_PUBLIC_HEADERS} "${WS_GENERATED_INCLUDE}/weightstream/version.h"
