@@ -441,6 +441,11 @@ class ModelLoader {
   ModelEvent finish_weight(uint32_t w);
   ModelEvent stream_end();
   bool prepare_scratch();
+  // A sequential Decode or Raw load whose convention resolves weight by weight as the stream
+  // passes (ConventionDataPhase::waits_for): ModelReady comes before the data (model_stream.cpp).
+  bool weight_stream() const;
+  // Before weight w's decode on such a stream: its resolution (false: the model's error in *out).
+  bool resolve_streamed(uint32_t w, ModelEvent* out);
   void pieces_of(uint32_t w, WeightPieces* p) const;
   WeightPieces& cur_pieces();  // the weight the data phase is at (in the object, not on the stack)
   uint32_t owner_of(uint32_t table, uint32_t index, PieceRole* role) const;

@@ -120,7 +120,20 @@ Status bnb_data_feed(LogicalModel& m, uint32_t table, uint32_t tensor, uint64_t 
   return m.feed_bnb(table, tensor, offset, data, size);
 }
 Status bnb_data_resolve(LogicalModel& m) { return m.resolve_bnb(); }
-const ConventionDataPhase kBnbDataPhase = {bnb_data_wants, bnb_data_feed, bnb_data_resolve};
+// A forward stream (issue #28): a 4-bit weight's decode needs its quant_state JSON, which
+// safetensors' writer places after the packed weight (it sorts by dtype, then name: the F32
+// absmax / quant_map / nested tensors first, then `<m>.weight` < `<m>.weight.absmax` (U8, nested)
+// < `<m>.weight.quant_state.bitsandbytes__nf4`), so the loader holds the packed bytes until the
+// JSON has passed. The quant_map only checks (the kernels' tables decode) and an 8-bit weight's
+// weight_format only refuses (safetensors places every U8 weight_format after every I8 weight:
+// waiting for it would hold them all): they are checked as they pass, the model's error then.
+TensorRef bnb_waits_for(const LogicalModel& m, uint32_t weight) {
+  const LogicalWeight& w = m.weight(weight);
+  return w.convention == kBnbId && w.format == QuantFormat::Bnb4 ? w.ref(PieceRole::Format) : TensorRef();
+}
+Status bnb_data_resolve_weight(LogicalModel& m, uint32_t weight) { return m.resolve_bnb_weight(weight); }
+const ConventionDataPhase kBnbDataPhase = {bnb_data_wants,  bnb_data_feed, bnb_data_resolve, false,
+                                           bnb_waits_for, bnb_data_resolve_weight};
 
 BnbQuantStateParser& parser_at(uint8_t* storage) { return *reinterpret_cast<BnbQuantStateParser*>(storage); }
 
@@ -350,6 +363,12 @@ Status LogicalModel::resolve_bnb() {
   for (uint32_t i = 0; i < count_; ++i)
     if (weights_[i].convention == kBnbId && bnb_resolve_weight(&weights_[i]) != Status::Ok) return error_.code;
   return Status::Ok;
+}
+
+Status LogicalModel::resolve_bnb_weight(uint32_t weight) {
+  if (error_.code != Status::Ok) return error_.code;
+  if (weight >= count_ || weights_[weight].convention != kBnbId) return Status::Ok;
+  return bnb_resolve_weight(&weights_[weight]);
 }
 
 Status LogicalModel::bnb_resolve_weight(LogicalWeight* w) {

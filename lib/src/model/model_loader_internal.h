@@ -106,6 +106,11 @@ struct ModelLoader::WeightPieces {
   uint64_t begin[4] = {};
   uint64_t end[4] = {};
   uint32_t packed = 0;        // which of them is the packed piece
+  // Sequential, a weight resolved as the stream passes (ModelLoader::weight_stream()): the data
+  // tensor its decode waits for (bitsandbytes' quant_state JSON) comes after its last piece, so
+  // its packed piece is held too and the weight starts decoding at that tensor's end.
+  bool wait = false;
+  uint32_t wait_table = 0, wait_index = 0;
   bool i2s = false;           // BitNet I2_S: the f32 scale is in the packed piece's tail
   uint64_t input_bytes = 0;   // packed bytes the decoder takes (I2_S: not the 32-byte tail)
   // Sequential: the weight's block holds every companion and, when it cannot stream through

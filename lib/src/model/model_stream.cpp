@@ -161,7 +161,18 @@ void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
   // GPTQ's packed words are decoded down the stored columns: the piece is held whole, in both
   // modes (the first logical row needs a word of every stored row).
   p.transposed = opt_.mode == ModelLoadMode::Decode && lw.decodable && lw.gptq_transposed() && !passes_stored(w);
-  p.packed_held = p.i2s || p.transposed || (p.n > 1 && p.role[p.n - 1] != PieceRole::Packed);
+  // A weight resolved as the stream passes waits for its data tensor when that comes after its
+  // last piece (bitsandbytes: the quant_state JSON after the packed weight): held whole till then.
+  if (check_stream_ && opt_.mode == ModelLoadMode::Decode && lw.decodable && !passes_stored(w) && weight_stream()) {
+    const TensorRef r = convention_descriptor(convention_).data_phase->waits_for(*model_, w);
+    const uint32_t l = p.n - 1;
+    if (r.present() && (r.table > p.table[l] || (r.table == p.table[l] && r.index > p.index[l]))) {
+      p.wait = true;
+      p.wait_table = r.table;
+      p.wait_index = r.index;
+    }
+  }
+  p.packed_held = p.i2s || p.transposed || p.wait || (p.n > 1 && p.role[p.n - 1] != PieceRole::Packed);
   for (uint32_t k = 0; k < p.n; ++k) {
     const uint64_t size = round8_64(p.end[k] - p.begin[k]);
     if (p.role[k] != PieceRole::Packed || p.packed_held) {
@@ -196,9 +207,10 @@ ModelEvent ModelLoader::after_ready() {
       break;
   }
   if (streamed_) {
-    // A sequential model whose convention reads tensor data before ModelReady (UQFF's scalars,
-    // bitsandbytes' quant_state) resolves only after its last file: its weights' bytes have passed.
-    static const char kWhy[] = "a UQFF or bitsandbytes model is decoded from a source that can seek";
+    // A sequential model whose convention reads tensor data before ModelReady (UQFF's scalars)
+    // resolves only after its last file: its weights' bytes have passed. (bitsandbytes resolves
+    // weight by weight as the stream passes: weight_stream().)
+    static const char kWhy[] = "a UQFF model is decoded from a source that can seek";
     error_detail_.data = kWhy;
     error_detail_.size = sizeof kWhy - 1;
     return fail(Status::UsageError, 0, kNoFile);
@@ -261,14 +273,23 @@ void ModelLoader::sim_sequential(uint64_t* peak, uint32_t* blocks) const {
   uint32_t count = 0;
   *peak = 0;
   *blocks = 0;
+  const bool waits = check_stream_ && weight_stream();  // a weight may end at a data tensor
   for (uint32_t t = 0; t < table_count_; ++t) {
     const uint32_t n = table(t).count();
     for (uint32_t i = 0; i < n; ++i) {
       PieceRole role;
       const uint32_t w = owner_of(t, i, &role);
-      if (w == kNoTensor || !selected(w) || uint32_t(role) >= kFirstScalarRole) continue;
+      const bool scalar = uint32_t(role) >= kFirstScalarRole;
+      if (w == kNoTensor || !selected(w) || (scalar && !waits)) continue;
       WeightPieces& p = const_cast<ModelLoader*>(this)->cur_pieces();
       pieces_of(w, &p);
+      if (scalar) {  // the data tensor a held weight waits for: it ends there
+        if (p.wait && p.wait_table == t && p.wait_index == i && p.block > 0) {
+          live -= p.block;
+          --count;
+        }
+        continue;
+      }
       const int k = p.find(t, i);
       if (k < 0 || p.block == 0) continue;
       if (k == 0) {
@@ -277,7 +298,7 @@ void ModelLoader::sim_sequential(uint64_t* peak, uint32_t* blocks) const {
         if (live > *peak) *peak = live;
         if (count > *blocks) *blocks = count;
       }
-      if (uint32_t(k) == p.last()) {
+      if (uint32_t(k) == p.last() && !p.wait) {
         live -= p.block;
         --count;
       }
@@ -646,6 +667,7 @@ ModelEvent ModelLoader::step_stream() {
       // so the decoder's depth adds to this frame only.
       const uint32_t w = start_weight_;
       start_weight_ = kNoTensor;
+      if (check_stream_ && !resolve_streamed(w, &out)) return out;
       out = start_decode(w, true, cur_pieces());
       if (out.type != ModelEventType::Error && start_held_) {
         // Its kept packed bytes are decoded now, then the weight ends.
@@ -787,8 +809,19 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
   if (opt_.mode != ModelLoadMode::Decode && opt_.mode != ModelLoadMode::Raw) return false;
   PieceRole role;
   const uint32_t w = owner_of(t, e.tensor, &role);
-  if (w == kNoTensor || !selected(w) || uint32_t(role) >= kFirstScalarRole) return false;
+  if (w == kNoTensor || !selected(w)) return false;
   WeightPieces& p = cur_pieces();
+  if (uint32_t(role) >= kFirstScalarRole) {
+    // The end of the data tensor a held weight waits for (pieces_of: p.wait): decode its kept
+    // bytes now, then end the weight (step_stream resolves it first).
+    if (e.type != EventType::TensorEnd || !check_stream_ || !weight_stream()) return false;
+    pieces_of(w, &p);
+    if (p.wait && p.wait_table == t && p.wait_index == e.tensor) {
+      start_weight_ = w;
+      start_held_ = true;
+    }
+    return false;
+  }
   pieces_of(w, &p);
   const int found = p.find(t, e.tensor);
   if (found < 0) return false;
@@ -839,12 +872,28 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
         *out = finish_weight(w);
         return true;
       }
-      if (k != p.last()) return false;
+      if (k != p.last() || p.wait) return false;
       // Its last piece is in: decode the kept packed bytes, then end the weight (step_stream).
       start_weight_ = w;
       start_held_ = true;
       return false;
   }
+}
+
+bool ModelLoader::weight_stream() const {
+  const ConventionDataPhase* d = model_ && !opt_.as_stored ? convention_descriptor(convention_).data_phase : nullptr;
+  return d && d->waits_for && d->resolve_weight && !opt_.seekable &&
+         (opt_.mode == ModelLoadMode::Decode || opt_.mode == ModelLoadMode::Raw);
+}
+
+bool ModelLoader::resolve_streamed(uint32_t w, ModelEvent* out) {
+  if (!weight_stream() || convention_descriptor(convention_).data_phase->resolve_weight(*model_, w) == Status::Ok)
+    return true;
+  const uint32_t t = model_->error_table();
+  convention_error_ = true;
+  error_detail_ = model_->error_detail();
+  *out = fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
+  return false;
 }
 
 ModelEvent ModelLoader::stream_end() {
