@@ -446,6 +446,9 @@ class ModelLoader {
   bool weight_stream() const;
   // Before weight w's decode on such a stream: its resolution (false: the model's error in *out).
   bool resolve_streamed(uint32_t w, ModelEvent* out);
+  // Sequential: where piece k of weight w (its pieces p) is kept in the held region; null when
+  // it has no block.
+  uint8_t* held_piece(uint32_t w, const WeightPieces& p, uint32_t k);
   void pieces_of(uint32_t w, WeightPieces* p) const;
   WeightPieces& cur_pieces();  // the weight the data phase is at (in the object, not on the stack)
   uint32_t owner_of(uint32_t table, uint32_t index, PieceRole* role) const;

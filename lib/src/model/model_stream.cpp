@@ -175,7 +175,10 @@ void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
   p.packed_held = p.i2s || p.transposed || p.wait || (p.n > 1 && p.role[p.n - 1] != PieceRole::Packed);
   for (uint32_t k = 0; k < p.n; ++k) {
     const uint64_t size = round8_64(p.end[k] - p.begin[k]);
-    if (p.role[k] != PieceRole::Packed || p.packed_held) {
+    if (p.wait && k >= p.packed) {  // the packed piece and what follows it: their own block
+      p.off[k] = p.packed_block;
+      p.packed_block += size;
+    } else if (p.role[k] != PieceRole::Packed || p.packed_held) {
       p.off[k] = p.block;
       p.block += size;
     }
@@ -283,15 +286,22 @@ void ModelLoader::sim_sequential(uint64_t* peak, uint32_t* blocks) const {
       if (w == kNoTensor || !selected(w) || (scalar && !waits)) continue;
       WeightPieces& p = const_cast<ModelLoader*>(this)->cur_pieces();
       pieces_of(w, &p);
-      if (scalar) {  // the data tensor a held weight waits for: it ends there
-        if (p.wait && p.wait_table == t && p.wait_index == i && p.block > 0) {
-          live -= p.block;
-          --count;
+      if (scalar) {  // the data tensor a held weight waits for: it ends there, both its blocks
+        if (p.wait && p.wait_table == t && p.wait_index == i) {
+          live -= p.block + p.packed_block;
+          count -= (p.block > 0 ? 1 : 0) + 1;
         }
         continue;
       }
       const int k = p.find(t, i);
-      if (k < 0 || p.block == 0) continue;
+      if (k < 0) continue;
+      if (uint32_t(k) == p.packed && p.wait) {  // its packed piece's own block, from its arrival
+        live += p.packed_block;
+        ++count;
+        if (live > *peak) *peak = live;
+        if (count > *blocks) *blocks = count;
+      }
+      if (p.block == 0) continue;
       if (k == 0) {
         live += p.block;
         ++count;
@@ -336,7 +346,7 @@ bool ModelLoader::prepare_scratch() {
     }
     held_need = size_t(peak) + 8;
     blocks_need = sizeof(HeldBlock) * (blocks + 1) + 8;
-    map_need = sizeof(uint32_t) * (size_t(n) + 1) + 8;
+    map_need = sizeof(uint32_t) * (2 * size_t(n) + 1) + 8;  // weight w: keys w and n + w (its packed_block)
   }
   // GptqPacked's transposition buffer, when a selected weight decodes through it.
   size_t tr_need = 0;
@@ -367,7 +377,7 @@ bool ModelLoader::prepare_scratch() {
     uint8_t* bytes = static_cast<uint8_t*>(take_low(held_need, 8));
     HeldBlock* list = static_cast<HeldBlock*>(take_low(blocks_need, 8));
     uint32_t* block_of = static_cast<uint32_t*>(take_low(map_need, 8));
-    memset(block_of, 0, sizeof(uint32_t) * (size_t(n) + 1));
+    memset(block_of, 0, sizeof(uint32_t) * (2 * size_t(n) + 1));
     held().init(bytes, held_need, list, blocks + 1, block_of);
   }
   return true;
@@ -381,14 +391,13 @@ bool ModelLoader::prepare_scratch() {
 ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPieces& p) {
   const LogicalWeight& lw = weight(w);
   // A weight of one piece that streams through has no block (and needs none).
-  const uint8_t* base = !from_held ? scratch_ : held().holds(w) ? held().of(w) : nullptr;
   DequantSpec spec = lw.spec();
   spec.out = opt_.out;
   spec.impl = opt_.kernel;
   spec.validate = opt_.validate_blocks;
   spec.input_offset = p.begin[p.packed];
   for (uint32_t k = 0; k < p.n; ++k) {
-    const uint8_t* at = base + (from_held ? p.off[k] : p.scratch_off[k]);
+    const uint8_t* at = from_held ? held_piece(w, p, k) : scratch_ + p.scratch_off[k];
     switch (p.role[k]) {
       case PieceRole::Scales:
         spec.scales = at;
@@ -423,7 +432,7 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
   }
   if (p.i2s) {
     spec.has_global_scale = true;
-    spec.global_scale = f32le(from_held ? base + p.off[p.packed] + p.input_bytes : scratch_);
+    spec.global_scale = f32le(from_held ? held_piece(w, p, p.packed) + p.input_bytes : scratch_);
   }
   if (dq_.init(spec) != Status::Ok) {
     Error e = dq_.error();
@@ -538,6 +547,7 @@ ModelEvent ModelLoader::finish_weight(uint32_t w) {
     decoding_ = false;
   }
   if (held().holds(w)) held().release(w);
+  if (held().holds(weight_count() + w)) held().release(weight_count() + w);  // a packed_block
   return weight_event(ModelEventType::WeightEnd, w);
 }
 
@@ -671,10 +681,12 @@ ModelEvent ModelLoader::step_stream() {
       out = start_decode(w, true, cur_pieces());
       if (out.type != ModelEventType::Error && start_held_) {
         // Its kept packed bytes are decoded now, then the weight ends.
-        if (cur_pieces().transposed) {
-          transpose_begin(w, held().of(w) + cur_pieces().off[cur_pieces().packed]);
+        const WeightPieces& p = cur_pieces();
+        const uint8_t* packed = held_piece(w, p, p.packed);
+        if (p.transposed) {
+          transpose_begin(w, packed);
         } else {
-          dec_src_ = held().of(w) + cur_pieces().off[cur_pieces().packed];
+          dec_src_ = packed;
           dec_left_ = size_t(cur_pieces().input_bytes);
         }
         pending_end_ = true;
@@ -851,7 +863,8 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
   const bool streams = k == p.packed && !p.packed_held;
   switch (e.type) {
     case EventType::TensorBegin:
-      if (k == 0 && p.block > 0 && !held().hold(w, p.block)) {
+      if ((k == 0 && p.block > 0 && !held().hold(w, p.block)) ||
+          (k == p.packed && p.wait && !held().hold(weight_count() + w, p.packed_block))) {
         *out = fail(Status::UsageError, e.offset, table_file(t));  // the dry run sized the region
         return true;
       }
@@ -865,7 +878,7 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
         dec_left_ = e.size;
         return false;
       }
-      memcpy(held().of(w) + p.off[k] + (e.offset - p.begin[k]), e.data, e.size);
+      memcpy(held_piece(w, p, k) + (e.offset - p.begin[k]), e.data, e.size);
       return false;
     default:  // TensorEnd
       if (streams) {
@@ -916,6 +929,11 @@ ModelEvent ModelLoader::stream_end() {
 }
 
 // --- The held region (held_region.cpp), in the loader's opaque storage ---------------------------
+
+uint8_t* ModelLoader::held_piece(uint32_t w, const WeightPieces& p, uint32_t k) {
+  const uint32_t key = p.wait && k >= p.packed ? weight_count() + w : w;
+  return held().holds(key) ? held().of(key) + p.off[k] : nullptr;
+}
 
 HeldRegion& ModelLoader::held() {
   static_assert(sizeof(HeldRegion) <= sizeof held_storage_ && alignof(HeldRegion) <= 8,
