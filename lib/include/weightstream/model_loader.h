@@ -100,7 +100,9 @@ enum class ModelLoadMode : uint8_t { Headers, Validate, Decode, Raw };
 enum class ModelEventType : uint8_t {
   NeedRead,     // file, offset, length: answer with feed(), end_of_file() or file_missing()
   Kv,           // a GGUF key-value event of `file` (kv): metadata as it streams past
-  ModelReady,   // headers validated, model built and resolved: select weights now
+  ModelReady,   // headers validated, model built and resolved: select weights now (from a
+                // sequential source, Decode and Raw: a bitsandbytes 4-bit weight is resolved as
+                // its quant_state passes, its shape and parameters final at its WeightBegin)
   WeightBegin,  // weight
   WeightData,   // weight, data/size at `offset` of its output (Decode) or of piece `role` (Raw)
   WeightEnd,    // weight

@@ -20,9 +20,15 @@
 //
 // Decisions:
 // - The logical weight is the dequantized parameter `<m>.weight` with the JSON's shape (a 4-bit
-//   weight's shape is only in its JSON: it is read in the data phase, before ModelReady; a
-//   sequential source is read whole then, so a bitsandbytes model, 8-bit too (its weight_format is
-//   read there), decodes from a seekable one).
+//   weight's shape is only in its JSON). A seekable source reads the JSONs, quant_maps and
+//   weight_formats by range in the data phase, before ModelReady. A sequential one (a Decode or
+//   Raw load) gets ModelReady after the header and resolves each weight as the stream passes its
+//   JSON (`waits_for` / `resolve_weight`): safetensors' writer sorts tensors by dtype, then name
+//   (safetensors `serialize` / `prepare`), so the JSON (U8) follows its packed weight (U8,
+//   `<m>.weight` < `<m>.weight.absmax` < `<m>.weight.quant_state...`) and the loader holds the
+//   packed bytes until it has passed; the F32 absmax / nested tensors come first of all and are
+//   held from the file's start. Headers and Validate from a sequential source still read it whole
+//   before ModelReady (their shapes are final there).
 // - The kernels decode with their built-in code tables (as bitsandbytes' CUDA and CPU kernels do;
 //   the saved quant_map is not read by them), so a quant_map that is not its quant_type's table
 //   (value for value: the CPU-built FP4 map has +0.0 where the CUDA table has -0.0) is refused,
