@@ -451,6 +451,7 @@ class ModelLoader {
   // Sequential: where piece k of weight w (its pieces p) is kept in the held region; null when
   // it has no block.
   uint8_t* held_piece(uint32_t w, const WeightPieces& p, uint32_t k);
+  size_t held_keys() const;  // the held region's keys: a block per weight, two on such a stream
   void pieces_of(uint32_t w, WeightPieces* p) const;
   WeightPieces& cur_pieces();  // the weight the data phase is at (in the object, not on the stack)
   uint32_t owner_of(uint32_t table, uint32_t index, PieceRole* role) const;

@@ -346,7 +346,9 @@ bool ModelLoader::prepare_scratch() {
     }
     held_need = size_t(peak) + 8;
     blocks_need = sizeof(HeldBlock) * (blocks + 1) + 8;
-    map_need = sizeof(uint32_t) * (2 * size_t(n) + 1) + 8;  // weight w: keys w and n + w (its packed_block)
+    // Weight w's block is key w; a weight resolved as the stream passes has key n + w too (its
+    // packed_block: WeightPieces::wait).
+    map_need = sizeof(uint32_t) * (held_keys() + 1) + 8;
   }
   // GptqPacked's transposition buffer, when a selected weight decodes through it.
   size_t tr_need = 0;
@@ -377,7 +379,7 @@ bool ModelLoader::prepare_scratch() {
     uint8_t* bytes = static_cast<uint8_t*>(take_low(held_need, 8));
     HeldBlock* list = static_cast<HeldBlock*>(take_low(blocks_need, 8));
     uint32_t* block_of = static_cast<uint32_t*>(take_low(map_need, 8));
-    memset(block_of, 0, sizeof(uint32_t) * (2 * size_t(n) + 1));
+    memset(block_of, 0, sizeof(uint32_t) * (held_keys() + 1));
     held().init(bytes, held_need, list, blocks + 1, block_of);
   }
   return true;
@@ -547,7 +549,7 @@ ModelEvent ModelLoader::finish_weight(uint32_t w) {
     decoding_ = false;
   }
   if (held().holds(w)) held().release(w);
-  if (held().holds(weight_count() + w)) held().release(weight_count() + w);  // a packed_block
+  if (held_keys() > weight_count() && held().holds(weight_count() + w)) held().release(weight_count() + w);  // packed_block
   return weight_event(ModelEventType::WeightEnd, w);
 }
 
@@ -929,6 +931,8 @@ ModelEvent ModelLoader::stream_end() {
 }
 
 // --- The held region (held_region.cpp), in the loader's opaque storage ---------------------------
+
+size_t ModelLoader::held_keys() const { return size_t(weight_count()) * (weight_stream() ? 2 : 1); }
 
 uint8_t* ModelLoader::held_piece(uint32_t w, const WeightPieces& p, uint32_t k) {
   const uint32_t key = p.wait && k >= p.packed ? weight_count() + w : w;
