@@ -13,8 +13,11 @@
 //
 // The model is loaded in Decode mode (f32) four ways: seekable with whole reads, seekable in
 // seed-chosen pieces, sequential in pieces (Validate for UQFF, which resolves only after its last
-// byte, and for a model whose sequential Decode the loader refuses as UsageError: bitsandbytes,
-// whose quant_state is read before ModelReady) and Validate. Each piece the host feeds is a heap copy of exactly its size, freed at the
+// byte, and for a model whose sequential Decode the loader refuses as UsageError) and Validate.
+// bitsandbytes decodes sequentially, each weight resolved as its quant_state passes: a verdict
+// from that data comes where the stream reaches it (after ModelReady, of the weight first in file
+// order), so it may be another convention verdict than the seekable load's (which reads every
+// quant_state before ModelReady), or a decode error of a weight before it. Each piece the host feeds is a heap copy of exactly its size, freed at the
 // next NeedRead: reading it later is an ASan report. Checked: every load ends; the seekable loads
 // agree on verdict (code, offset, tensor, file) and every weight's bytes; a sequential load gives
 // the same, or — reading every byte — Validate's verdict; output pieces come in order and fill
@@ -58,6 +61,7 @@ struct Result {
   // A sequential Decode the loader refuses because the model's data phase has streamed past its
   // weights (UsageError at the data phase: bitsandbytes' quant_state read before ModelReady).
   bool seek_only = false;
+  bool convention_error = false;  // ModelLoader::convention_error()
   bool operator==(const Result& o) const { return verdict == o.verdict && weights == o.weights; }
 };
 
@@ -217,6 +221,7 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
                       (err.tensor_name ? std::string(err.tensor_name, err.tensor_name_size) : "") + " " +
                       (L.error_file() == ws::kNoFile ? "" : str(L.file_name(L.error_file())));
         out.open.clear();  // a weight cut short is no output
+        out.convention_error = L.convention_error();
         out.seek_only = err.code == ws::Status::UsageError && !seekable && mode == ws::ModelLoadMode::Decode;
         return out;
       }
@@ -268,7 +273,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto decoding = [](const std::string& v) {
       return v.rfind("InvalidBlockData", 0) == 0 || v.rfind("InvalidQuantParams", 0) == 0;
     };
-    if (!(decoding(sequential.verdict) && decoding(whole.verdict)))
+    // A convention resolved as the stream passes (bitsandbytes): the seekable load failed on
+    // tensor data before ModelReady; the stream, after it, where it reached the first bad weight.
+    const bool streamed = sequential.ready && !whole.ready && whole.convention_error &&
+                          (sequential.convention_error || decoding(sequential.verdict));
+    if (!(decoding(sequential.verdict) && decoding(whole.verdict)) && !streamed)
       wsfuzz::fail("sequential load differs from seekable and validate");
   }
   return 0;

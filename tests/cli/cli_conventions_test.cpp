@@ -1036,3 +1036,21 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
     }
   }
 }
+
+// bitsandbytes from standard input (a source that cannot seek, issue #28): the packed weight
+// passes before its quant_state JSON, which the loader waits for; the bytes are the file's
+// decode's, and the line names the JSON's shape and parameters (resolved by the weight's begin).
+TEST(CliConventions, BnbDequantFromStandardInputAsFromTheFile) {
+  const std::string file = kDir + "/hub/bnb-fp4-no-config/model.safetensors";
+  const std::string w = "model.layers.0.mlp.down_proj.weight";
+  TempDir dir;
+  const RunResult a = cli({"dequant", file, "--tensor", w, "-o", dir.file("file.bin")});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const RunResult b = cli({"dequant", "-", "--tensor", w, "-o", dir.file("stdin.bin")}, file);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(read_file(dir.file("stdin.bin")), read_file(dir.file("file.bin")));
+  EXPECT_EQ(read_file(dir.file("stdin.bin")).size(), 64u * 320u * 4u);
+  const std::string line = "bitsandbytes Bnb4 (method=bitsandbytes quant_type=fp4 blocksize=128 double_quant=false dtype=BF16) [64, 320]";
+  EXPECT_NE(a.out.find(line), std::string::npos) << a.out;
+  EXPECT_NE(b.out.find(line), std::string::npos) << b.out;
+}

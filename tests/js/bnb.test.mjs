@@ -2,9 +2,10 @@
 // (ws-make-samples, laid out as bitsandbytes' Linear4bit / Linear8bitLt save them) decode to the
 // values computed here from the stored bytes — 4-bit: code[nibble] * absmax[e / blocksize], the
 // high nibble first, the nested absmax f32(f32(code2[q] * nested_absmax[j / 256]) + offset);
-// 8-bit: f32(f32(q * SCB[row]) * f32(1/127's constant)) — f32 and f16, from a path. The shape is
-// in the quant_state JSON, read before the model is ready: a stream (no seeking) is refused for
-// decoding (UsageError), as for UQFF. inspect() shows the convention and its parameters.
+// 8-bit: f32(f32(q * SCB[row]) * f32(1/127's constant)) — f32 and f16, from a path and from a
+// stream that cannot seek (the shape is in the quant_state JSON, which follows its packed weight:
+// the library holds the packed bytes until it has passed). inspect() shows the convention and its
+// parameters.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -93,14 +94,32 @@ test('bitsandbytes: values are bitsandbytes\' reading of the stored bytes, f32 a
   }
 });
 
-test('bitsandbytes: a stream that cannot seek is refused for decoding (the shape is in tensor data)', async () => {
-  const d = join(hub, 'bnb-nf4');
-  const bytes = new Uint8Array(readFileSync(join(d, 'model.safetensors')));
-  const quantization = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8'));
-  await assert.rejects(decodeAll(streamOf(bytes, 7), { dtype: 'f32', quantization }), (e) => {
-    assert.equal(e.code, 'UsageError');
-    return true;
-  });
+test('bitsandbytes: a stream that cannot seek (a ReadableStream) decodes as the path does: values, shapes, parameters', async () => {
+  // The packed weight passes before its quant_state JSON: the library holds it until the JSON has
+  // passed; a tensor's shape and parameters are the JSON's at its tensorBegin.
+  for (const dir of CASES) {
+    const d = join(hub, dir);
+    const extra = existsSync(join(d, 'config.json')) ? { quantization: JSON.parse(readFileSync(join(d, 'config.json'), 'utf8')) } : {};
+    const bytes = new Uint8Array(readFileSync(join(d, 'model.safetensors')));
+    for (const dtype of ['f32', 'f16']) {
+      const want = await decodeAll(join(d, 'model.safetensors'), { dtype, ...extra });
+      for (const piece of [1, 7, 4096]) {
+        const got = await decodeAll(streamOf(bytes, piece), { dtype, ...extra });
+        assert.deepEqual([...got.keys()].sort(), [...want.keys()].sort(), `${dir} ${dtype} ${piece}`);
+        for (const [name, w] of want) {
+          const g = got.get(name);
+          assert.deepEqual(g.bytes, w.bytes, `${dir} ${dtype} ${piece} ${name}`);
+          assert.deepEqual(g.t.shape, w.t.shape, `${dir} ${name} shape`);
+          assert.deepEqual(g.t.quant, w.t.quant, `${dir} ${name} quant`);
+          assert.equal(g.t.byteLength, w.t.byteLength, `${dir} ${name} byteLength`);
+        }
+      }
+    }
+  }
+  const down = (await decodeAll(streamOf(new Uint8Array(readFileSync(join(hub, 'bnb-nf4-nested', 'model.safetensors'))), 7), { dtype: 'f32',
+    quantization: JSON.parse(readFileSync(join(hub, 'bnb-nf4-nested', 'config.json'), 'utf8')) })).get(MODULES[0]);
+  assert.deepEqual(down.t.shape, [64, 320]);
+  assert.equal(down.t.quant.parameters.blocksize, 64);
 });
 
 test('bitsandbytes: inspect() shows the convention, the JSON\'s shape and the parameters', async () => {

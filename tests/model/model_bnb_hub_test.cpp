@@ -5,8 +5,9 @@
 // first; with double quantization absmax[j] = f32(f32(nested_quant_map[q[j]] *
 // nested_absmax[j / 256]) + nested_offset); 8-bit value = f32(f32(q * SCB[row]) *
 // 7.874015718698502e-3f). f32 exactly and f16 as that rounded to nearest even, in every chunking,
-// from a seekable source (a 4-bit weight's shape is in its quant_state JSON, read before
-// ModelReady: a sequential source is read whole then and is validated, not decoded).
+// from a seekable source (a 4-bit weight's shape is in its quant_state JSON, read by range before
+// ModelReady) and a sequential one (the JSON follows its packed weight in file order: the packed
+// bytes are held until it has passed, in the arena the dry run sizes).
 // Fixtures: tests/data/conventions/hub/bnb* (tools/samplegen/bnb_fixtures.cpp, laid out as
 // bitsandbytes' Linear4bit / Linear8bitLt _save_to_state_dict; the malformed neighbours' verdicts
 // are in hub/expected.json, model_quantized_test.cpp).
@@ -106,33 +107,48 @@ std::vector<float> bnb8_values(const Bytes& file, const std::string& w, uint64_t
   return v;
 }
 
-// Every quantized weight decoded in every chunking and output type, seekable; the plain bias as
-// stored; sequential: validated (Ok), and a decode refused as the loader's usage (the bytes have
-// passed when the shapes are known).
+// Every quantized weight decoded in every chunking and output type, seekable and sequential
+// (a forward stream holds a 4-bit weight's packed bytes until its quant_state JSON, which follows
+// it, has passed: the held region, which the dry run sizes); the plain bias as stored; sequential
+// validation Ok. The same bytes in every way.
 void check_everywhere(const std::string& dir, const std::map<std::string, std::vector<float>>& expect,
                       size_t weights, size_t bias_bytes) {
-  for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
-    for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random}) {
-      HostOptions o;
-      o.out = out;
-      o.feed = feed;
-      o.seekable = true;
-      o.seed = 17;
-      o.out_size = feed == Feed::Random ? 1024 : 1 << 16;  // one 256-value unit at f32 (ModelLoadOptions: 1 KiB covers every format)
-      const LoadResult r = load(dir, o);
-      const std::string what = dir + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " + std::to_string(int(feed));
-      ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
-      EXPECT_EQ(std::string(ws::convention_name(r.convention)), "bitsandbytes") << what;
-      EXPECT_EQ(r.weight_names.size(), weights) << what;
-      EXPECT_TRUE(r.violation.empty()) << what << ": " << r.violation;
-      for (const auto& e : expect) {
-        ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
-        EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+  for (bool seekable : {true, false})
+    for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random}) {
+        HostOptions o;
+        o.out = out;
+        o.feed = feed;
+        o.seekable = seekable;
+        o.seed = 17;
+        o.out_size = feed == Feed::Random ? 1024 : 1 << 16;  // one 256-value unit at f32 (ModelLoadOptions: 1 KiB covers every format)
+        const LoadResult r = load(dir, o);
+        const std::string what = dir + (out == ws::OutType::F16 ? " f16" : " f32") + " feed " + std::to_string(int(feed)) +
+                                 (seekable ? " seekable" : " sequential");
+        ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+        EXPECT_EQ(std::string(ws::convention_name(r.convention)), "bitsandbytes") << what;
+        EXPECT_EQ(r.weight_names.size(), weights) << what;
+        EXPECT_TRUE(r.violation.empty()) << what << ": " << r.violation;
+        // A forward stream reads each byte once, and ModelReady comes after the header and
+        // config.json alone (no tensor byte read before it).
+        if (!seekable) {
+          const Bytes file = hubtest::read_file(kHub + "/" + dir + "/model.safetensors");
+          uint64_t data_start = 0;
+          for (int k = 0; k < 8; ++k) data_start |= uint64_t(file[k]) << (8 * k);
+          data_start += 8;
+          const uint64_t config = r.bytes_fed.count("config.json") ? r.bytes_fed.at("config.json") : 0;
+          EXPECT_EQ(r.bytes_fed.at("model.safetensors"), file.size()) << what;
+          EXPECT_EQ(r.read_at_ready + r.planned, r.read_at_end) << what;
+          EXPECT_EQ(r.read_at_ready, data_start + config) << what;
+        }
+        for (const auto& e : expect) {
+          ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+          EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+        }
+        ASSERT_EQ(r.weights.count(L + "self_attn.q_proj.bias"), 1u) << what;
+        EXPECT_EQ(r.weights.at(L + "self_attn.q_proj.bias").bytes.size(), bias_bytes * (out == ws::OutType::F16 ? 1 : 2))
+            << what;
       }
-      ASSERT_EQ(r.weights.count(L + "self_attn.q_proj.bias"), 1u) << what;
-      EXPECT_EQ(r.weights.at(L + "self_attn.q_proj.bias").bytes.size(), bias_bytes * (out == ws::OutType::F16 ? 1 : 2))
-          << what;
-    }
   for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random}) {
     HostOptions o;
     o.feed = feed;
@@ -142,10 +158,6 @@ void check_everywhere(const std::string& dir, const std::map<std::string, std::v
     const LoadResult v = load(dir, o);
     EXPECT_EQ(v.code, ws::Status::Ok) << dir << " sequential validate: " << v.verdict();
     EXPECT_EQ(std::string(ws::convention_name(v.convention)), "bitsandbytes") << dir;
-    o.mode = ws::ModelLoadMode::Decode;
-    const LoadResult d = load(dir, o);
-    EXPECT_EQ(d.code, ws::Status::UsageError) << dir << " sequential decode: " << d.verdict();
-    EXPECT_EQ(d.detail, "a UQFF or bitsandbytes model is decoded from a source that can seek") << dir;
   }
 }
 
@@ -326,6 +338,153 @@ TEST(BnbHub, AsStoredHandsOnEveryTensorTheQuantStateJsonToo) {
           EXPECT_EQ(std::string(j.begin(), j.begin() + 22), "{\"quant_type\": \"nf4\", ") << what;
         }
       }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// One attempt of a sequential decode of a fixture in a fixed arena (no retry), the file fed whole
+// forward: its status, arena_needed(), whether ModelReady came and any weight began, the plan's
+// sequential peak at ModelReady. `select`: the weights to decode (by name; empty: all).
+struct Attempt {
+  ws::Status code = ws::Status::Ok;
+  size_t needed = 0;
+  bool ready = false, began = false;
+  uint64_t plan_sequential = 0;
+  std::map<std::string, std::vector<uint64_t>> at_ready, at_begin;  // weights' shapes then
+};
+std::vector<uint64_t> shape_of(const ws::LogicalWeight& w) { return std::vector<uint64_t>(w.shape, w.shape + w.rank); }
+Attempt sequential_attempt(const std::string& dir, size_t arena_size, const std::vector<std::string>& select) {
+  const Bytes file = read_file(kHub + "/" + dir + "/model.safetensors");
+  const Bytes config = read_file(kHub + "/" + dir + "/config.json");
+  std::vector<uint64_t> arena((arena_size + 7) / 8);
+  ws::ModelLoaderOptions opt;
+  opt.mode = ws::ModelLoadMode::Decode;
+  opt.seekable = false;
+  ws::ModelLoader ld(arena.data(), arena_size, opt);
+  ld.open(ws::ModelEntry::Auto, "model.safetensors");
+  Attempt a;
+  std::map<uint32_t, uint64_t> pos;
+  for (int steps = 0; steps < 1000000; ++steps) {
+    const ws::ModelEvent e = ld.next();
+    if (e.type == ws::ModelEventType::NeedRead) {
+      const std::string name(ld.file_name(e.file).data, ld.file_name(e.file).size);
+      const Bytes& b = name == "config.json" ? config : file;
+      EXPECT_EQ(e.offset, pos[e.file]) << name;  // forward only
+      if (e.offset >= b.size()) {
+        ld.end_of_file();
+        continue;
+      }
+      const size_t n = size_t(std::min<uint64_t>(e.length, b.size() - e.offset));
+      pos[e.file] = e.offset + n;
+      ld.feed(b.data() + e.offset, n);
+    } else if (e.type == ws::ModelEventType::ModelReady) {
+      a.ready = true;
+      a.plan_sequential = ld.plan(1 << 20).sequential_peak;
+      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+        const std::string name(ld.weight(i).name.data, ld.weight(i).name.size);
+        if (select.empty() || std::find(select.begin(), select.end(), name) != select.end()) ld.select(i);
+        a.at_ready[name] = shape_of(ld.weight(i));
+      }
+    } else if (e.type == ws::ModelEventType::WeightBegin) {
+      a.began = true;
+      const ws::LogicalWeight& w = ld.weight(e.weight);
+      a.at_begin[std::string(w.name.data, w.name.size)] = shape_of(w);
+    } else if (e.type == ws::ModelEventType::Done || e.type == ws::ModelEventType::Error) {
+      a.code = e.type == ws::ModelEventType::Done ? ws::Status::Ok : ld.error().code;
+      a.needed = ld.arena_needed();
+      return a;
+    }
+  }
+  ADD_FAILURE() << "the load does not end";
+  return a;
+}
+
+// The memory a sequential decode needs is the one arena's, stated before any data: too small is
+// ArenaExhausted right after ModelReady (before any weight begins or is held; nothing is
+// allocated), and arena_needed() decodes. What a held 4-bit weight adds is its held blocks:
+// down_proj's 1,280 absmax bytes (held from the file's start: safetensors places the F32 absmax
+// before every U8 weight) and its 10,240 packed bytes (held from their arrival: a block of their
+// own), with their list entries — in arena_needed() and in the least arena that decodes (found by
+// bisection).
+TEST(BnbHub, SequentialDecodeNeedsTheArenaItsDryRunStates) {
+  const std::string down = L + "mlp.down_proj.weight", bias = L + "self_attn.q_proj.bias";
+  size_t need[2] = {}, least[2] = {};
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<std::string> select = {k == 0 ? bias : down};
+    const Attempt small = sequential_attempt("bnb-nf4", 16 << 10, select);
+    ASSERT_EQ(small.code, ws::Status::ArenaExhausted) << k;
+    EXPECT_TRUE(small.ready) << k;
+    EXPECT_FALSE(small.began) << k;
+    need[k] = small.needed;
+    EXPECT_EQ(sequential_attempt("bnb-nf4", need[k], select).code, ws::Status::Ok) << k;
+    size_t lo = 16 << 10, hi = need[k];  // fails at lo, decodes at hi
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      const Attempt a = sequential_attempt("bnb-nf4", mid, select);
+      ASSERT_TRUE(a.code == ws::Status::Ok || a.code == ws::Status::ArenaExhausted) << mid;
+      (a.code == ws::Status::Ok ? hi : lo) = mid;
+    }
+    least[k] = hi;
+    const Attempt less = sequential_attempt("bnb-nf4", hi - 1, select);
+    EXPECT_EQ(less.code, ws::Status::ArenaExhausted) << k;
+    EXPECT_TRUE(less.ready && !less.began) << k;
+  }
+  // The held blocks: the absmax (1,280, from the file's start) and the packed bytes (10,240, from
+  // their arrival to the JSON's end), each with its list entry (24 bytes), the same in
+  // arena_needed() and in the least arena.
+  EXPECT_EQ(need[1] - need[0], 1280u + 10240u + 2 * 24u);
+  EXPECT_EQ(least[1] - least[0], 1280u + 10240u + 2 * 24u);
+  // The plan counts what waits for the JSON as held too, the quant_map and JSON bytes (fed to the
+  // data phase as they pass, not kept) with it: down_proj's 10,240 + 1,280 + 64 + 79 and q_proj's
+  // absmax and quant_map (64 + 64), which pass before down_proj's JSON.
+  const Attempt all = sequential_attempt("bnb-nf4", 1 << 20, {});
+  ASSERT_EQ(all.code, ws::Status::Ok);
+  EXPECT_EQ(all.plan_sequential, 10240u + 1280u + 64u + 79u + 64u + 64u);
+}
+
+// From a forward stream a 4-bit weight's shape is its quant_state JSON's from its WeightBegin on
+// (its decode waits for the JSON); at ModelReady it is the header's provisional [2 x packed bytes],
+// whose element count the JSON must match (output_bytes() is exact then). An 8-bit weight's is
+// its stored [out, in] throughout.
+TEST(BnbHub, SequentialWeightHasTheJsonShapeFromItsBegin) {
+  const std::string down = L + "mlp.down_proj.weight", q = L + "self_attn.q_proj.weight";
+  const Attempt four = sequential_attempt("bnb-nf4-nested", 1 << 20, {});
+  ASSERT_EQ(four.code, ws::Status::Ok);
+  EXPECT_EQ(four.at_ready.at(down), std::vector<uint64_t>({20480}));
+  EXPECT_EQ(four.at_begin.at(down), std::vector<uint64_t>({64, 320}));
+  EXPECT_EQ(four.at_ready.at(q), std::vector<uint64_t>({1024}));
+  EXPECT_EQ(four.at_begin.at(q), std::vector<uint64_t>({32, 32}));
+  const Attempt eight = sequential_attempt("bnb-int8", 1 << 20, {});
+  ASSERT_EQ(eight.code, ws::Status::Ok);
+  EXPECT_EQ(eight.at_ready.at(down), std::vector<uint64_t>({24, 40}));
+  EXPECT_EQ(eight.at_begin.at(down), std::vector<uint64_t>({24, 40}));
+}
+
+// Raw from a forward stream (no quant_state needed: the stored pieces go out as they pass): the
+// pieces a seekable raw load hands out, in every chunking.
+TEST(BnbHub, SequentialRawHandsOutTheSeekablePieces) {
+  for (const char* dir : {"bnb-nf4-nested", "bnb-int8"}) {
+    HostOptions o;
+    o.mode = ws::ModelLoadMode::Raw;
+    const LoadResult want = load(dir, o);
+    ASSERT_EQ(want.code, ws::Status::Ok) << dir << ": " << want.verdict();
+    for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random}) {
+      o.seekable = false;
+      o.feed = feed;
+      o.seed = 3;
+      const LoadResult r = load(dir, o);
+      const std::string what = std::string(dir) + " feed " + std::to_string(int(feed));
+      ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+      EXPECT_TRUE(r.violation.empty()) << what << ": " << r.violation;
+      ASSERT_EQ(r.weights.size(), want.weights.size()) << what;
+      for (const auto& w : want.weights) {
+        ASSERT_EQ(r.weights.count(w.first), 1u) << what << " " << w.first;
+        EXPECT_EQ(r.weights.at(w.first).pieces, w.second.pieces) << what << " " << w.first;
+      }
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ std::string read_text(const std::string& path) {
 LoadResult load_dir(const std::string& dir, const HostOptions& o) {
   return modeltest::load_model(modeltest::disk_files(dir), ws::ModelEntry::Auto, "model.safetensors", o);
 }
+
+// The bitsandbytes cases whose verdict comes from tensor data (the quant_state JSON, quant_map,
+// weight_format) and not from the header.
+const std::set<std::string> kBnbDataVerdicts = {"bnb-state-not-json", "bnb-state-shape", "bnb-blocksize",
+                                                "bnb-quant-map", "bnb-absmax-count", "bnb-int8-weight-format"};
 
 TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
   const Json cases = parse_json(read_text(kHub + "/expected.json"))["cases"];
@@ -67,8 +73,21 @@ TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
           EXPECT_EQ(r.file, c["file"].str()) << what;
           EXPECT_EQ(r.detail, c["detail"].str()) << what;
           EXPECT_TRUE(r.convention_error) << what;
-          EXPECT_FALSE(r.ready) << what;
-          EXPECT_TRUE(r.weights.empty()) << what;
+          // A sequential bitsandbytes decode streams (issue #28: ModelReady after the header, each
+          // weight resolved as its quant_state passes): a verdict from tensor data comes where the
+          // stream reaches it, after ModelReady, the weights before it in file order handed out.
+          // The weight it is about never ends first, but for int8's weight_format (a check as it
+          // passes: safetensors places it after every I8 weight).
+          const bool streamed = mode == ws::ModelLoadMode::Decode && !seekable && kBnbDataVerdicts.count(c["dir"].str());
+          EXPECT_EQ(r.ready, streamed) << what;
+          if (!streamed) {
+            EXPECT_TRUE(r.weights.empty()) << what;
+            continue;
+          }
+          const std::string& t = c["tensor"].str();
+          const std::string weight = t.substr(0, t.find(".weight") + 7);
+          const bool ended = std::find(r.ends.begin(), r.ends.end(), weight) != r.ends.end();
+          EXPECT_EQ(ended, r.code == ws::Status::UnsupportedFormat) << what << " " << weight;
         }
   }
 }

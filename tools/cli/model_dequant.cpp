@@ -245,6 +245,14 @@ bool ModelDequant::on_event(ws::ModelLoader& L, const ws::ModelEvent& e) {
       return on_ready(L);
     case ws::ModelEventType::WeightBegin: {
       current_ = &rows_[e.weight == one_weight_ ? one_row_ : e.weight];
+      if (logical_) {
+        // A weight a forward stream resolves as it passes its data (the loader's: bitsandbytes'
+        // quant_state) has its shape and parameters from its begin: the row says them as now.
+        const DequantTensor now = describe(L, e.weight);
+        current_->shape = now.shape;
+        current_->parameters = now.parameters;
+        current_->group = now.group;
+      }
       written_ = 0;
       out_ = current_->output_file == "-" ? stdout : fopen(current_->output_file.c_str(), "wb");
       if (!out_) {

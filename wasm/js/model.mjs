@@ -42,8 +42,23 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
   let outputs = null;  // weight index -> { d, shard }
   let done = null;
   let planned = null;
+  // A forward stream (no seeking) resolves some weights only as it passes their data (the
+  // library's ConventionDataPhase::waits_for: bitsandbytes' shape and parameters, in its
+  // quant_state JSON after the packed bytes): their shape and quant are final at their begin, so a
+  // decoded output is described again there (its byteLength, the library's, is exact already).
+  let redescribe = null;
   const onReady = (L, ready) => {
     outputs = new Map();
+    if (!model.seekable && !raw) {
+      const chunk = ready.model.plan.chunk;
+      redescribe = (i, d) => {
+        const w = L.weight(i, chunk);
+        const file = ready.files[L.tableFile(w.pieces.packed.table)];
+        const now = describe(wasm, w, w.pieces.packed.index, file.header, ready.files, d.dtype, d.byteLength);
+        d.shape = now.shape;
+        d.quant = now.quant;
+      };
+    }
     const files = ready.files;
     const chunk = ready.model.plan.chunk;
     if (headersOnly) {
@@ -90,7 +105,12 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
         }
         if (headersOnly) { yield planned; return; }  // the loader is closed before any data is read
         break;
-      case 'begin': { const o = outputs.get(ev.weight); yield { kind: 'tbegin', d: o.d, shard: o.shard }; break; }
+      case 'begin': {
+        const o = outputs.get(ev.weight);
+        if (redescribe && o.d.source && o.d.dtype !== o.d.source.dtype && !o.d.gpu) redescribe(ev.weight, o.d);
+        yield { kind: 'tbegin', d: o.d, shard: o.shard };
+        break;
+      }
       case 'data': { const o = outputs.get(ev.weight); yield { kind: 'tdata', d: o.d, shard: o.shard, ptr: ev.ptr, size: ev.size, offset: ev.offset, role: ev.role }; break; }
       case 'end': { const o = outputs.get(ev.weight); yield { kind: 'tend', d: o.d, shard: o.shard }; break; }
       case 'done': yield { kind: 'done', ...done }; break;

@@ -280,6 +280,9 @@ class LogicalModel {
   bool bnb_wants(uint32_t table, uint32_t tensor) const;
   Status feed_bnb(uint32_t table, uint32_t tensor, uint64_t offset, const uint8_t* data, size_t size);
   Status resolve_bnb();
+  // One weight's part of resolve_bnb() (a forward stream resolves each weight once its quant_state
+  // has passed, before its decode); Ok for a weight of another convention. Idempotent.
+  Status resolve_bnb_weight(uint32_t weight);
   // The version tensors (major, minor, patch) after build_uqff(): the first copy in table order.
   TensorRef uqff_version_ref(uint32_t i) const { return version_ref_[i < 3 ? i : 0]; }
   // After resolve_uqff(): the version the file states.

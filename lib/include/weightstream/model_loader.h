@@ -100,7 +100,9 @@ enum class ModelLoadMode : uint8_t { Headers, Validate, Decode, Raw };
 enum class ModelEventType : uint8_t {
   NeedRead,     // file, offset, length: answer with feed(), end_of_file() or file_missing()
   Kv,           // a GGUF key-value event of `file` (kv): metadata as it streams past
-  ModelReady,   // headers validated, model built and resolved: select weights now
+  ModelReady,   // headers validated, model built and resolved: select weights now (from a
+                // sequential source, Decode and Raw: a bitsandbytes 4-bit weight is resolved as
+                // its quant_state passes, its shape and parameters final at its WeightBegin)
   WeightBegin,  // weight
   WeightData,   // weight, data/size at `offset` of its output (Decode) or of piece `role` (Raw)
   WeightEnd,    // weight
@@ -441,6 +443,15 @@ class ModelLoader {
   ModelEvent finish_weight(uint32_t w);
   ModelEvent stream_end();
   bool prepare_scratch();
+  // A sequential Decode or Raw load whose convention resolves weight by weight as the stream
+  // passes (ConventionDataPhase::waits_for): ModelReady comes before the data (model_stream.cpp).
+  bool weight_stream() const;
+  // Before weight w's decode on such a stream: its resolution (false: the model's error in *out).
+  bool resolve_streamed(uint32_t w, ModelEvent* out);
+  // Sequential: where piece k of weight w (its pieces p) is kept in the held region; null when
+  // it has no block.
+  uint8_t* held_piece(uint32_t w, const WeightPieces& p, uint32_t k);
+  size_t held_keys() const;  // the held region's keys: a block per weight, two on such a stream
   void pieces_of(uint32_t w, WeightPieces* p) const;
   WeightPieces& cur_pieces();  // the weight the data phase is at (in the object, not on the stack)
   uint32_t owner_of(uint32_t table, uint32_t index, PieceRole* role) const;

@@ -20,9 +20,15 @@
 //
 // Decisions:
 // - The logical weight is the dequantized parameter `<m>.weight` with the JSON's shape (a 4-bit
-//   weight's shape is only in its JSON: it is read in the data phase, before ModelReady; a
-//   sequential source is read whole then, so a bitsandbytes model, 8-bit too (its weight_format is
-//   read there), decodes from a seekable one).
+//   weight's shape is only in its JSON). A seekable source reads the JSONs, quant_maps and
+//   weight_formats by range in the data phase, before ModelReady. A sequential one (a Decode or
+//   Raw load) gets ModelReady after the header and resolves each weight as the stream passes its
+//   JSON (`waits_for` / `resolve_weight`): safetensors' writer sorts tensors by dtype, then name
+//   (safetensors `serialize` / `prepare`), so the JSON (U8) follows its packed weight (U8,
+//   `<m>.weight` < `<m>.weight.absmax` < `<m>.weight.quant_state...`) and the loader holds the
+//   packed bytes until it has passed; the F32 absmax / nested tensors come first of all and are
+//   held from the file's start. Headers and Validate from a sequential source still read it whole
+//   before ModelReady (their shapes are final there).
 // - The kernels decode with their built-in code tables (as bitsandbytes' CUDA and CPU kernels do;
 //   the saved quant_map is not read by them), so a quant_map that is not its quant_type's table
 //   (value for value: the CPU-built FP4 map has +0.0 where the CUDA table has -0.0) is refused,
@@ -120,7 +126,20 @@ Status bnb_data_feed(LogicalModel& m, uint32_t table, uint32_t tensor, uint64_t 
   return m.feed_bnb(table, tensor, offset, data, size);
 }
 Status bnb_data_resolve(LogicalModel& m) { return m.resolve_bnb(); }
-const ConventionDataPhase kBnbDataPhase = {bnb_data_wants, bnb_data_feed, bnb_data_resolve};
+// A forward stream (issue #28): a 4-bit weight's decode needs its quant_state JSON, which
+// safetensors' writer places after the packed weight (it sorts by dtype, then name: the F32
+// absmax / quant_map / nested tensors first, then `<m>.weight` < `<m>.weight.absmax` (U8, nested)
+// < `<m>.weight.quant_state.bitsandbytes__nf4`), so the loader holds the packed bytes until the
+// JSON has passed. The quant_map only checks (the kernels' tables decode) and an 8-bit weight's
+// weight_format only refuses (safetensors places every U8 weight_format after every I8 weight:
+// waiting for it would hold them all): they are checked as they pass, the model's error then.
+TensorRef bnb_waits_for(const LogicalModel& m, uint32_t weight) {
+  const LogicalWeight& w = m.weight(weight);
+  return w.convention == kBnbId && w.format == QuantFormat::Bnb4 ? w.ref(PieceRole::Format) : TensorRef();
+}
+Status bnb_data_resolve_weight(LogicalModel& m, uint32_t weight) { return m.resolve_bnb_weight(weight); }
+const ConventionDataPhase kBnbDataPhase = {bnb_data_wants,  bnb_data_feed, bnb_data_resolve, false,
+                                           bnb_waits_for, bnb_data_resolve_weight};
 
 BnbQuantStateParser& parser_at(uint8_t* storage) { return *reinterpret_cast<BnbQuantStateParser*>(storage); }
 
@@ -350,6 +369,12 @@ Status LogicalModel::resolve_bnb() {
   for (uint32_t i = 0; i < count_; ++i)
     if (weights_[i].convention == kBnbId && bnb_resolve_weight(&weights_[i]) != Status::Ok) return error_.code;
   return Status::Ok;
+}
+
+Status LogicalModel::resolve_bnb_weight(uint32_t weight) {
+  if (error_.code != Status::Ok) return error_.code;
+  if (weight >= count_ || weights_[weight].convention != kBnbId) return Status::Ok;
+  return bnb_resolve_weight(&weights_[weight]);
 }
 
 Status LogicalModel::bnb_resolve_weight(LogicalWeight* w) {

@@ -51,6 +51,18 @@ struct ConventionDataPhase {
   // fed as the validate or decode stream passes them (an error there ends the stream) and resolve
   // runs after the last file. Headers alone from such a source are not checked.
   bool check_only = false;
+  // Resolved weight by weight as a forward stream passes (bitsandbytes: a 4-bit weight's shape and
+  // parameters are its own quant_state JSON's). With both set, a sequential Decode or Raw load is
+  // not read whole before ModelReady: ModelReady comes after the headers (a weight waiting on its
+  // data has the header's provisional shape until then; output_bytes() is exact), the wanted
+  // tensors are fed as the stream passes them, a selected weight whose `waits_for` tensor comes
+  // after its pieces is held whole (packed bytes too, in the held region the dry run sizes) until
+  // that tensor has passed, `resolve_weight` runs right before its decode (its error is the
+  // model's), and `resolve` after the last file (every weight, selected or not, checked).
+  // waits_for: the tensor of weight w's data the decode depends on that comes last in file order
+  // (an absent ref: none).
+  TensorRef (*waits_for)(const LogicalModel& m, uint32_t weight) = nullptr;
+  Status (*resolve_weight)(LogicalModel& m, uint32_t weight) = nullptr;
 };
 
 struct ConventionDescriptor {

@@ -1128,8 +1128,9 @@ ModelEvent ModelLoader::build() {
     at_ = 0;
     if (opt_.seekable) {
       phase_ = Phase::ConventionData;
-    } else if (convention_descriptor(convention_).data_phase->check_only) {
-      // Nothing the weights need: checked as the stream passes after ModelReady (route()).
+    } else if (convention_descriptor(convention_).data_phase->check_only || weight_stream()) {
+      // Nothing the weights need (checked as the stream passes after ModelReady: route()), or
+      // resolved weight by weight as it passes (a decode or raw load; model_stream.cpp).
       check_stream_ = true;
       return model_ready();
     } else {

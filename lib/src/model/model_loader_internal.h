@@ -106,6 +106,16 @@ struct ModelLoader::WeightPieces {
   uint64_t begin[4] = {};
   uint64_t end[4] = {};
   uint32_t packed = 0;        // which of them is the packed piece
+  // Sequential, a weight resolved as the stream passes (ModelLoader::weight_stream()): the data
+  // tensor its decode waits for (bitsandbytes' quant_state JSON) comes after its last piece, so
+  // its packed piece is held too and the weight starts decoding at that tensor's end. The packed
+  // piece and the pieces after it then have a block of their own (packed_block bytes, the held
+  // region's key weight_count() + w; off[k] in it), taken when the packed piece arrives: its
+  // companions that come long before it (safetensors places every F32 tensor first: absmax, the
+  // nested ones) do not reserve those bytes from the file's start.
+  bool wait = false;
+  uint32_t wait_table = 0, wait_index = 0;
+  uint64_t packed_block = 0;
   bool i2s = false;           // BitNet I2_S: the f32 scale is in the packed piece's tail
   uint64_t input_bytes = 0;   // packed bytes the decoder takes (I2_S: not the 32-byte tail)
   // Sequential: the weight's block holds every companion and, when it cannot stream through

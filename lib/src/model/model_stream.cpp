@@ -161,10 +161,24 @@ void ModelLoader::pieces_of(uint32_t w, WeightPieces* out) const {
   // GPTQ's packed words are decoded down the stored columns: the piece is held whole, in both
   // modes (the first logical row needs a word of every stored row).
   p.transposed = opt_.mode == ModelLoadMode::Decode && lw.decodable && lw.gptq_transposed() && !passes_stored(w);
-  p.packed_held = p.i2s || p.transposed || (p.n > 1 && p.role[p.n - 1] != PieceRole::Packed);
+  // A weight resolved as the stream passes waits for its data tensor when that comes after its
+  // last piece (bitsandbytes: the quant_state JSON after the packed weight): held whole till then.
+  if (check_stream_ && opt_.mode == ModelLoadMode::Decode && lw.decodable && !passes_stored(w) && weight_stream()) {
+    const TensorRef r = convention_descriptor(convention_).data_phase->waits_for(*model_, w);
+    const uint32_t l = p.n - 1;
+    if (r.present() && (r.table > p.table[l] || (r.table == p.table[l] && r.index > p.index[l]))) {
+      p.wait = true;
+      p.wait_table = r.table;
+      p.wait_index = r.index;
+    }
+  }
+  p.packed_held = p.i2s || p.transposed || p.wait || (p.n > 1 && p.role[p.n - 1] != PieceRole::Packed);
   for (uint32_t k = 0; k < p.n; ++k) {
     const uint64_t size = round8_64(p.end[k] - p.begin[k]);
-    if (p.role[k] != PieceRole::Packed || p.packed_held) {
+    if (p.wait && k >= p.packed) {  // the packed piece and what follows it: their own block
+      p.off[k] = p.packed_block;
+      p.packed_block += size;
+    } else if (p.role[k] != PieceRole::Packed || p.packed_held) {
       p.off[k] = p.block;
       p.block += size;
     }
@@ -196,9 +210,10 @@ ModelEvent ModelLoader::after_ready() {
       break;
   }
   if (streamed_) {
-    // A sequential model whose convention reads tensor data before ModelReady (UQFF's scalars,
-    // bitsandbytes' quant_state) resolves only after its last file: its weights' bytes have passed.
-    static const char kWhy[] = "a UQFF or bitsandbytes model is decoded from a source that can seek";
+    // A sequential model whose convention reads tensor data before ModelReady (UQFF's scalars)
+    // resolves only after its last file: its weights' bytes have passed. (bitsandbytes resolves
+    // weight by weight as the stream passes: weight_stream().)
+    static const char kWhy[] = "a UQFF model is decoded from a source that can seek";
     error_detail_.data = kWhy;
     error_detail_.size = sizeof kWhy - 1;
     return fail(Status::UsageError, 0, kNoFile);
@@ -261,23 +276,39 @@ void ModelLoader::sim_sequential(uint64_t* peak, uint32_t* blocks) const {
   uint32_t count = 0;
   *peak = 0;
   *blocks = 0;
+  const bool waits = check_stream_ && weight_stream();  // a weight may end at a data tensor
   for (uint32_t t = 0; t < table_count_; ++t) {
     const uint32_t n = table(t).count();
     for (uint32_t i = 0; i < n; ++i) {
       PieceRole role;
       const uint32_t w = owner_of(t, i, &role);
-      if (w == kNoTensor || !selected(w) || uint32_t(role) >= kFirstScalarRole) continue;
+      const bool scalar = uint32_t(role) >= kFirstScalarRole;
+      if (w == kNoTensor || !selected(w) || (scalar && !waits)) continue;
       WeightPieces& p = const_cast<ModelLoader*>(this)->cur_pieces();
       pieces_of(w, &p);
+      if (scalar) {  // the data tensor a held weight waits for: it ends there, both its blocks
+        if (p.wait && p.wait_table == t && p.wait_index == i) {
+          live -= p.block + p.packed_block;
+          count -= (p.block > 0 ? 1 : 0) + 1;
+        }
+        continue;
+      }
       const int k = p.find(t, i);
-      if (k < 0 || p.block == 0) continue;
+      if (k < 0) continue;
+      if (uint32_t(k) == p.packed && p.wait) {  // its packed piece's own block, from its arrival
+        live += p.packed_block;
+        ++count;
+        if (live > *peak) *peak = live;
+        if (count > *blocks) *blocks = count;
+      }
+      if (p.block == 0) continue;
       if (k == 0) {
         live += p.block;
         ++count;
         if (live > *peak) *peak = live;
         if (count > *blocks) *blocks = count;
       }
-      if (uint32_t(k) == p.last()) {
+      if (uint32_t(k) == p.last() && !p.wait) {
         live -= p.block;
         --count;
       }
@@ -315,7 +346,9 @@ bool ModelLoader::prepare_scratch() {
     }
     held_need = size_t(peak) + 8;
     blocks_need = sizeof(HeldBlock) * (blocks + 1) + 8;
-    map_need = sizeof(uint32_t) * (size_t(n) + 1) + 8;
+    // Weight w's block is key w; a weight resolved as the stream passes has key n + w too (its
+    // packed_block: WeightPieces::wait).
+    map_need = sizeof(uint32_t) * (held_keys() + 1) + 8;
   }
   // GptqPacked's transposition buffer, when a selected weight decodes through it.
   size_t tr_need = 0;
@@ -346,7 +379,7 @@ bool ModelLoader::prepare_scratch() {
     uint8_t* bytes = static_cast<uint8_t*>(take_low(held_need, 8));
     HeldBlock* list = static_cast<HeldBlock*>(take_low(blocks_need, 8));
     uint32_t* block_of = static_cast<uint32_t*>(take_low(map_need, 8));
-    memset(block_of, 0, sizeof(uint32_t) * (size_t(n) + 1));
+    memset(block_of, 0, sizeof(uint32_t) * (held_keys() + 1));
     held().init(bytes, held_need, list, blocks + 1, block_of);
   }
   return true;
@@ -360,14 +393,13 @@ bool ModelLoader::prepare_scratch() {
 ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPieces& p) {
   const LogicalWeight& lw = weight(w);
   // A weight of one piece that streams through has no block (and needs none).
-  const uint8_t* base = !from_held ? scratch_ : held().holds(w) ? held().of(w) : nullptr;
   DequantSpec spec = lw.spec();
   spec.out = opt_.out;
   spec.impl = opt_.kernel;
   spec.validate = opt_.validate_blocks;
   spec.input_offset = p.begin[p.packed];
   for (uint32_t k = 0; k < p.n; ++k) {
-    const uint8_t* at = base + (from_held ? p.off[k] : p.scratch_off[k]);
+    const uint8_t* at = from_held ? held_piece(w, p, k) : scratch_ + p.scratch_off[k];
     switch (p.role[k]) {
       case PieceRole::Scales:
         spec.scales = at;
@@ -402,7 +434,7 @@ ModelEvent ModelLoader::start_decode(uint32_t w, bool from_held, const WeightPie
   }
   if (p.i2s) {
     spec.has_global_scale = true;
-    spec.global_scale = f32le(from_held ? base + p.off[p.packed] + p.input_bytes : scratch_);
+    spec.global_scale = f32le(from_held ? held_piece(w, p, p.packed) + p.input_bytes : scratch_);
   }
   if (dq_.init(spec) != Status::Ok) {
     Error e = dq_.error();
@@ -517,6 +549,7 @@ ModelEvent ModelLoader::finish_weight(uint32_t w) {
     decoding_ = false;
   }
   if (held().holds(w)) held().release(w);
+  if (held_keys() > weight_count() && held().holds(weight_count() + w)) held().release(weight_count() + w);  // packed_block
   return weight_event(ModelEventType::WeightEnd, w);
 }
 
@@ -646,13 +679,16 @@ ModelEvent ModelLoader::step_stream() {
       // so the decoder's depth adds to this frame only.
       const uint32_t w = start_weight_;
       start_weight_ = kNoTensor;
+      if (check_stream_ && !resolve_streamed(w, &out)) return out;
       out = start_decode(w, true, cur_pieces());
       if (out.type != ModelEventType::Error && start_held_) {
         // Its kept packed bytes are decoded now, then the weight ends.
-        if (cur_pieces().transposed) {
-          transpose_begin(w, held().of(w) + cur_pieces().off[cur_pieces().packed]);
+        const WeightPieces& p = cur_pieces();
+        const uint8_t* packed = held_piece(w, p, p.packed);
+        if (p.transposed) {
+          transpose_begin(w, packed);
         } else {
-          dec_src_ = held().of(w) + cur_pieces().off[cur_pieces().packed];
+          dec_src_ = packed;
           dec_left_ = size_t(cur_pieces().input_bytes);
         }
         pending_end_ = true;
@@ -787,8 +823,19 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
   if (opt_.mode != ModelLoadMode::Decode && opt_.mode != ModelLoadMode::Raw) return false;
   PieceRole role;
   const uint32_t w = owner_of(t, e.tensor, &role);
-  if (w == kNoTensor || !selected(w) || uint32_t(role) >= kFirstScalarRole) return false;
+  if (w == kNoTensor || !selected(w)) return false;
   WeightPieces& p = cur_pieces();
+  if (uint32_t(role) >= kFirstScalarRole) {
+    // The end of the data tensor a held weight waits for (pieces_of: p.wait): decode its kept
+    // bytes now, then end the weight (step_stream resolves it first).
+    if (e.type != EventType::TensorEnd || !check_stream_ || !weight_stream()) return false;
+    pieces_of(w, &p);
+    if (p.wait && p.wait_table == t && p.wait_index == e.tensor) {
+      start_weight_ = w;
+      start_held_ = true;
+    }
+    return false;
+  }
   pieces_of(w, &p);
   const int found = p.find(t, e.tensor);
   if (found < 0) return false;
@@ -818,7 +865,8 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
   const bool streams = k == p.packed && !p.packed_held;
   switch (e.type) {
     case EventType::TensorBegin:
-      if (k == 0 && p.block > 0 && !held().hold(w, p.block)) {
+      if ((k == 0 && p.block > 0 && !held().hold(w, p.block)) ||
+          (k == p.packed && p.wait && !held().hold(weight_count() + w, p.packed_block))) {
         *out = fail(Status::UsageError, e.offset, table_file(t));  // the dry run sized the region
         return true;
       }
@@ -832,19 +880,35 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
         dec_left_ = e.size;
         return false;
       }
-      memcpy(held().of(w) + p.off[k] + (e.offset - p.begin[k]), e.data, e.size);
+      memcpy(held_piece(w, p, k) + (e.offset - p.begin[k]), e.data, e.size);
       return false;
     default:  // TensorEnd
       if (streams) {
         *out = finish_weight(w);
         return true;
       }
-      if (k != p.last()) return false;
+      if (k != p.last() || p.wait) return false;
       // Its last piece is in: decode the kept packed bytes, then end the weight (step_stream).
       start_weight_ = w;
       start_held_ = true;
       return false;
   }
+}
+
+bool ModelLoader::weight_stream() const {
+  const ConventionDataPhase* d = model_ && !opt_.as_stored ? convention_descriptor(convention_).data_phase : nullptr;
+  return d && d->waits_for && d->resolve_weight && !opt_.seekable &&
+         (opt_.mode == ModelLoadMode::Decode || opt_.mode == ModelLoadMode::Raw);
+}
+
+bool ModelLoader::resolve_streamed(uint32_t w, ModelEvent* out) {
+  if (!weight_stream() || convention_descriptor(convention_).data_phase->resolve_weight(*model_, w) == Status::Ok)
+    return true;
+  const uint32_t t = model_->error_table();
+  convention_error_ = true;
+  error_detail_ = model_->error_detail();
+  *out = fail_error(model_->error(), t < table_count_ ? table_files_[t] : kNoFile);
+  return false;
 }
 
 ModelEvent ModelLoader::stream_end() {
@@ -867,6 +931,13 @@ ModelEvent ModelLoader::stream_end() {
 }
 
 // --- The held region (held_region.cpp), in the loader's opaque storage ---------------------------
+
+size_t ModelLoader::held_keys() const { return size_t(weight_count()) * (weight_stream() ? 2 : 1); }
+
+uint8_t* ModelLoader::held_piece(uint32_t w, const WeightPieces& p, uint32_t k) {
+  const uint32_t key = p.wait && k >= p.packed ? weight_count() + w : w;
+  return held().holds(key) ? held().of(key) + p.off[k] : nullptr;
+}
 
 HeldRegion& ModelLoader::held() {
   static_assert(sizeof(HeldRegion) <= sizeof held_storage_ && alignof(HeldRegion) <= 8,
