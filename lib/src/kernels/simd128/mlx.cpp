@@ -295,6 +295,9 @@ static void MlxNvfp4_body(const uint8_t* src, size_t n, float* dst, const Kernel
   // 448 * 6, as the reference; ModelOpt's global scale as stored.
   const v128_t g = wasm_f32x4_splat(spec.global_scale_is_modelopt ? spec.global_scale : spec.global_scale / 2688.0f);
   const v128_t gs = wasm_f32x4_splat(spec.global_scale);
+  // compressed-tensors' global scale divides the stored scale (IEEE division, as the reference).
+  const bool divides = spec.global_scale_divides;
+  auto global = [&](v128_t s) { return divides ? wasm_f32x4_div(s, gs) : wasm_f32x4_mul(s, g); };
   auto group = [&](size_t b, v128_t s) {
     const v128_t nib = nibbles_interleaved_lo(wasm_v128_load64_zero(src + b * 8));
     if (ollama_global) store_e2m1_x16<true>(dst + b * 16, nib, s, gs);
@@ -303,7 +306,7 @@ static void MlxNvfp4_body(const uint8_t* src, size_t n, float* dst, const Kernel
   size_t b = 0;
   for (; b + 4 <= n; b += 4) {
     v128_t s = e4m3_x4(load4_u8_as_u32(scales + b));
-    if (mlx_global) s = wasm_f32x4_mul(s, g);
+    if (mlx_global) s = global(s);
     group(b + 0, lane_splat<0>(s));
     group(b + 1, lane_splat<1>(s));
     group(b + 2, lane_splat<2>(s));
@@ -311,7 +314,7 @@ static void MlxNvfp4_body(const uint8_t* src, size_t n, float* dst, const Kernel
   }
   for (; b < n; ++b) {
     v128_t s = wasm_f32x4_splat(e4m3_to_f32(scales[b]));
-    if (mlx_global) s = wasm_f32x4_mul(s, g);
+    if (mlx_global) s = global(s);
     group(b, s);
   }
 }
@@ -551,8 +554,9 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
   const DequantSpec& spec = *ctx.spec;
   const uint8_t* scales = spec.scales + ctx.first_block;
   const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
-  // As the reference: once per call (ModelOpt's as stored).
-  const float g = spec.global_scale_is_modelopt ? spec.global_scale : spec.global_scale / 2688.0f;
+  // As the reference: once per call (ModelOpt's and compressed-tensors' as stored).
+  const bool divides = spec.global_scale_divides;
+  const float g = spec.global_scale_is_modelopt || divides ? spec.global_scale : spec.global_scale / 2688.0f;
   const float gs = spec.global_scale;
   const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
   const v128_t prescale = hoisted(wasm_f32x4_splat(kTwoPowMinus112));
@@ -592,7 +596,8 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
     }
     // The factor after E2M1, |s * g| (MLX) or |s| * |g| (Ollama, approximately): its products
     // must stay in [2^-14, 65536); 0.5a from 2^-13 and 6a below 24576 leave margin.
-    const float sg = mlx_global ? s * g : s * gs;
+    // (compressed-tensors: s / g, its sign s's xor g's as gsign has it.)
+    const float sg = !mlx_global ? s * gs : divides ? s / g : s * g;
     const uint32_t a = f32_to_bits(sg) & 0x7FFFFFFFu;
     if (!(a == 0 || (a >= 0x39800000u && a < 0x45800000u))) {  // [2^-12, 4096)
       decode_f16_via_f32(MlxNvfp4, src + 8 * b, 1, 8, 16, dst + 16 * b, KernelContext{ctx.spec, ctx.first_block + b});
