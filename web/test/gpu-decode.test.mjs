@@ -471,8 +471,11 @@ test('compressed-tensors nvfp4 (the global scale divides) and mxfp4 decode on th
     }
   }
   // 2688 / 0.7431, 1 / 3, 3e38 (quotients subnormal or zero), 1e-30 (overflow to inf), -7.5, a
-  // subnormal divisor; with validation off, 0, -0, inf, NaN.
+  // subnormal divisor, two whose quotients of significands 13 and 8 have a round bit, five zero
+  // bits and a nonzero remainder below (only the sticky bit rounds them up); with validation
+  // off, 0, -0, inf, NaN.
   const globals = [[0x4562B2A4, true], [0x3EAAAAAB, true], [0x7F61A3D4, true], [0x0DA24260, true], [0xC0F00000, true], [0x00000123, true],
+    [0x417311D8, true], [0x4175A892, true],
     [0x00000000, false], [0x80000000, false], [0x7F800000, false], [0x7FC00000, false]];
   for (const [bits, validate] of globals) {
     for (const dtype of ['f32', 'f16']) {
