@@ -60,6 +60,7 @@ struct Row {
   uint32_t bits = 0, group = 0;
   DType scale_dtype = DType::BF16;
   bool target = false;  // one of the six benchmark formats
+  bool global_divides = false;  // MlxNvfp4 with compressed-tensors' dividing weight_global_scale
   std::string name;
   double f16_target = 0;  // chunk deq f16/f32 in elements/s; 0: none
 };
@@ -163,8 +164,16 @@ std::vector<Row> all_rows() {
   for (QuantFormat f : {QuantFormat::MlxMxfp4, QuantFormat::MlxMxfp8, QuantFormat::MlxNvfp4, QuantFormat::F8_E4M3,
                         QuantFormat::F8_E5M2, QuantFormat::F8_E8M0, QuantFormat::Q8_K, QuantFormat::TQ1_0, QuantFormat::I2_S,
                         QuantFormat::F8Q8, QuantFormat::IQ2_XXS, QuantFormat::IQ2_XS, QuantFormat::IQ2_S,
-                        QuantFormat::IQ3_XXS, QuantFormat::IQ3_S, QuantFormat::IQ1_S, QuantFormat::IQ1_M})
+                        QuantFormat::IQ3_XXS, QuantFormat::IQ3_S, QuantFormat::IQ1_S, QuantFormat::IQ1_M}) {
     add(f, false);
+    if (f == QuantFormat::MlxNvfp4) {  // beside it: compressed-tensors nvfp4-pack-quantized
+      Row r;
+      r.format = f;
+      r.global_divides = true;
+      r.name = "ct-nvfp4-global-div";
+      rows.push_back(r);
+    }
+  }
   for (Row& r : rows) r.f16_target = f16_target_of(r);
   return rows;
 }
@@ -421,6 +430,9 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
             memcpy(&(*v)[g * 2], &h, 2);
           }
         }
+      } else if (row.format == QuantFormat::MlxNvfp4 && row.global_divides) {
+        // compressed-tensors' scales are g * amax_block / 6 with g = 448 * 6 / amax: up to 448.
+        t.scales[g] = uint8_t(0x58 + r.next() % 0x26);
       } else if (row.format == QuantFormat::MlxNvfp4) {
         t.scales[g] = uint8_t(0x28 + r.next() % 0x20);
       } else {
@@ -433,6 +445,11 @@ Tensor make_tensor(const Row& row, size_t input_bytes, uint64_t seed) {
   if (row.format == QuantFormat::I2_S) {
     s.has_global_scale = true;
     s.global_scale = 0.75f;
+  }
+  if (row.global_divides) {  // a weight_global_scale as generate_gparam makes it (448 * 6 / amax)
+    s.has_global_scale = true;
+    s.global_scale = 2688.0f / 0.7431f;
+    s.global_scale_divides = true;
   }
   return t;
 }

@@ -121,7 +121,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t flags = data[1];
   spec.out = (flags & 1) ? ws::OutType::F16 : ws::OutType::F32;
   spec.validate = (flags & 2) != 0;
-  const uint32_t global = (flags >> 2) & 3;  // 0 none, 1 MLX, 2 Ollama, 3 none
+  // 0 none, 1 MLX, 2 Ollama, 3 none (MlxNvfp4: compressed-tensors', the global scale dividing)
+  const uint32_t global = (flags >> 2) & 3;
   const ws::DType scale_dtypes[4] = {ws::DType::BF16, ws::DType::F16, ws::DType::F32, ws::DType::U8};
   spec.scale_dtype = scale_dtypes[(flags >> 4) & 3];
   const bool odd_elements = (flags & 0x40) != 0;  // an element count that is not whole blocks
@@ -196,6 +197,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else if (global == 1 || global == 2 || spec.format == ws::QuantFormat::I2_S) {
     spec.has_global_scale = (global != 3) || spec.format == ws::QuantFormat::I2_S;
     spec.global_scale_is_ollama = global == 2;
+    memcpy(&spec.global_scale, &gbits, 4);
+  } else if (global == 3 && spec.format == ws::QuantFormat::MlxNvfp4) {
+    spec.has_global_scale = true;
+    spec.global_scale_divides = true;
     memcpy(&spec.global_scale, &gbits, 4);
   }
 

@@ -84,6 +84,9 @@ const CASES = [
   { name: 'GPTQ to f16', source: join(hub, 'gptq', 'model.safetensors'), options: { to: 'f16' }, args: ['--to', 'f16'] },
   { name: 'AWQ to bf16', source: join(hub, 'awq', 'model.safetensors'), options: { to: 'bf16' }, args: ['--to', 'bf16'] },
   { name: 'compressed-tensors to f32', source: join(hub, 'ct-w4a16-group', 'model.safetensors'), options: { to: 'f32' }, args: ['--to', 'f32'] },
+  // nvfp4-pack-quantized to bf16: compressed-tensors' own decompress output dtype (the global scale divides).
+  { name: 'compressed-tensors nvfp4 to bf16', source: join(hub, 'ct-nvfp4', 'model.safetensors'), options: { to: 'bf16' }, args: ['--to', 'bf16'] },
+  { name: 'compressed-tensors mxfp4 to bf16', source: join(hub, 'ct-mxfp4', 'model.safetensors'), options: { to: 'bf16' }, args: ['--to', 'bf16'] },
   { name: 'bitsandbytes NF4 (nested) to bf16', source: join(hub, 'bnb-nf4-nested', 'model.safetensors'), options: { to: 'bf16' }, args: ['--to', 'bf16'] },
   { name: 'GGUF blocks to bf16', source: ggufBlocks, options: { to: 'bf16' }, args: ['--to', 'bf16'], needs: ggufBlocks },
   { name: 'GGUF blocks to f32, sharded by 4096 bytes', source: ggufBlocks, options: { to: 'f32', maxShardSize: 4096 }, args: ['--to', 'f32', '--max-shard-size', '4096'], needs: ggufBlocks },

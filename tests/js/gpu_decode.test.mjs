@@ -71,3 +71,22 @@ test('plan() with decode: \'gpu\': gpt-oss mxfp4 and ModelOpt nvfp4 weights deco
     }
   }
 });
+
+// compressed-tensors nvfp4- / mxfp4-pack-quantized: the same decoders (nvfp4's global scale
+// dividing: ws_global_divides(), global mode 3 in companion.mjs), the stored pieces uploaded.
+test('plan() with decode: \'gpu\': compressed-tensors nvfp4 and mxfp4 weights decode on the GPU', async () => {
+  const hub = join(repo, 'tests', 'data', 'conventions', 'hub');
+  const L = 'model.layers.0.';
+  for (const dir of ['ct-nvfp4-no-config', 'ct-mxfp4']) {
+    const cfg = join(hub, dir, 'config.json');
+    const quantization = dir === 'ct-mxfp4' ? JSON.parse(readFileSync(cfg, 'utf8')) : undefined;
+    const p = await ws.plan(join(hub, dir, 'model.safetensors'), { dtype: 'f16', decode: 'gpu', quantization, limits: { maxBufferSize: 1 << 30 } });
+    for (const n of [L + 'mlp.down_proj.weight', L + 'self_attn.q_proj.weight']) {
+      const t = p.tensors.find((x) => x.name === n);
+      assert.equal(t?.decode, 'gpu', `${dir} ${n}`);
+      assert.ok(t.uploadBytes < t.byteLength, `${dir} ${n}: the stored pieces are uploaded`);
+    }
+  }
+  // The WGSL decoder of MlxNvfp4 asks the including shader for the dividing rule.
+  assert.match(ws.wgslDecoder('MlxNvfp4'), /ws_global_divides\(\)/);
+});

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { File } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { ws, repo, streamOf, decodeAll, f32ToF16 } from './helpers.mjs';
 
 const hub = join(repo, 'tests', 'data', 'conventions', 'hub');
@@ -37,7 +38,7 @@ function withOtherConfig(dir, c) {
 }
 
 test('hub quantizations not decoded or malformed: refused, as expected.json says', async () => {
-  assert.equal(cases.length, 80);  // 41 + AWQ's 13 (GEMV's 2 neighbours) + bitsandbytes' 10 malformed neighbours (issue #28; bnb.test.mjs decodes its fixtures) + ModelOpt FP8's 8 + 3 of compressed-tensors' stored formats + GPTQ 3-bit's 2 and dynamic's 3
+  assert.equal(cases.length, 88);  // 41 + compressed-tensors nvfp4 / mxfp4's 8 (3 decoded) + AWQ's 13 (GEMV's 2 neighbours) + bitsandbytes' 10 malformed neighbours (issue #28; bnb.test.mjs decodes its fixtures) + ModelOpt FP8's 8 + 3 of compressed-tensors' stored formats + GPTQ 3-bit's 2 and dynamic's 3
   for (const c of cases.filter((x) => x.status !== 'Ok')) {
     if (c.other_config) {
       for (const source of [withOtherConfig(join(hub, c.dir), c), join(hub, c.dir, 'model.safetensors')]) {
@@ -373,5 +374,76 @@ test('compressed-tensors naive-/int-/float-quantized: the stored I8 or F8_E4M3 w
     await checkDecoded(dir, want, 'compressed-tensors', { quantization: config });
     const info = await ws.inspect(join(hub, dir, 'model.safetensors'));
     assert.equal(info.logical.weights.get(L + 'mlp.down_proj.weight').parameters.method, `compressed-tensors ${format}`, dir);
+  }
+});
+
+// --- compressed-tensors nvfp4- / mxfp4-pack-quantized ------------------------------------------
+
+// NVFP4PackedCompressor.decompress (compressed-tensors nvfp4/helpers.py unpack_fp4_from_uint8, low
+// nibble first; forward.py _dequantize): scale = f32(e4m3(weight_scale)) / weight_global_scale,
+// rounded once (a double quotient of two f32 values rounded to f32 is the f32 quotient), then
+// FP4[code] * scale rounded once. MXFP4PackedCompressor: FP4[code] * 2^(weight_scale - 127), exact.
+function ctFp4(packed, scales, global, group) {
+  const out = new Float32Array(packed.length * 2), per = group / 2;
+  for (let g = 0; g < scales.length; g++) {
+    const s = global === null ? 2 ** (scales[g] - 127) : Math.fround(e4m3(scales[g]) / global);
+    for (let j = 0; j < per; j++) {
+      const b = packed[g * per + j];
+      out[g * group + 2 * j] = Math.fround(FP4[b & 15] * s);
+      out[g * group + 2 * j + 1] = Math.fround(FP4[b >> 4] * s);
+    }
+  }
+  return out;
+}
+
+// The f32 bytes' SHA-256 the CLI's `weightstream dequant --all` wrote (tests/golden/cli).
+function cliDigests(dir) {
+  const out = readFileSync(join(repo, 'tests', 'golden', 'cli', 'tests', 'data', 'conventions', 'hub', dir, 'model.safetensors', 'dequant.out'), 'utf8');
+  return new Map(out.split('--- files written\n')[1].trim().split('\n').map((l) => l.split(/\s+/)).map(([n, , h]) => [n.replace(/\.bin$/, ''), h]));
+}
+
+test('compressed-tensors nvfp4-/mxfp4-pack-quantized: values as compressed-tensors decompresses them, bytes as the CLI writes them', async () => {
+  for (const [dir, nv, cols] of [['ct-nvfp4', true, 32], ['ct-nvfp4-no-config', true, 32], ['ct-mxfp4', false, 64]]) {
+    const bytes = new Uint8Array(readFileSync(join(hub, dir, 'model.safetensors')));
+    const want = new Map();
+    for (const m of ['mlp.down_proj', 'self_attn.q_proj']) {
+      const p = L + m;
+      const global = nv ? new DataView(storedOf(bytes, p + '.weight_global_scale').slice().buffer).getFloat32(0, true) : null;
+      want.set(p + '.weight', ctFp4(storedOf(bytes, p + '.weight_packed'), storedOf(bytes, p + '.weight_scale'), global, nv ? 16 : 32));
+    }
+    const cfgPath = join(hub, dir, 'config.json');
+    const options = existsSync(cfgPath) ? { quantization: JSON.parse(readFileSync(cfgPath, 'utf8')) } : {};
+    await checkDecoded(dir, want, 'compressed-tensors', options);
+    // The CLI's f32 files, byte for byte (their digests).
+    const digests = cliDigests(dir);
+    const got = await decodeAll(join(hub, dir, 'model.safetensors'), { dtype: 'f32', ...options });
+    for (const [name, w] of got) assert.equal(createHash('sha256').update(w.bytes).digest('hex'), digests.get(name), `${dir} ${name}: the CLI's bytes`);
+    const info = await ws.inspect(join(hub, dir, 'model.safetensors'));
+    const w = info.logical.weights.get(L + 'mlp.down_proj.weight');
+    assert.deepEqual(w.shape, [8, cols], dir);
+    assert.equal(w.parameters.method, `compressed-tensors ${nv ? 'nvfp4' : 'mxfp4'}-pack-quantized`, dir);
+    assert.equal(w.parameters.global_scale, nv ? 'divides (weight_global_scale)' : undefined, dir);
+    const t = got.get(L + 'mlp.down_proj.weight').t;
+    assert.equal(t.quant.mode, nv ? 'nvfp4' : 'mxfp4', dir);
+    if (nv) assert.equal(t.quant.globalScale, L + 'mlp.down_proj.weight_global_scale', dir);
+  }
+  // input_global_scale is handed on as stored (a plain F32 tensor).
+  const got = await decodeAll(join(hub, 'ct-nvfp4-no-config', 'model.safetensors'), { dtype: 'f32' });
+  assert.equal(new Float32Array(got.get(L + 'mlp.down_proj.input_global_scale').bytes.slice().buffer)[0], Math.fround(448 * 6 / 3.25));
+});
+
+test('compressed-tensors nvfp4: a weight_global_scale of zero, inf or NaN is InvalidBlockData at its bytes', async () => {
+  const bytes = new Uint8Array(readFileSync(join(hub, 'ct-nvfp4-no-config', 'model.safetensors')));
+  const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+  const h = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const at = 8 + n + h[L + 'mlp.down_proj.weight_global_scale'].data_offsets[0];
+  for (const bits of [0, 0x80000000, 0x7F800000, 0x7FC00000]) {
+    const f = bytes.slice();
+    new DataView(f.buffer).setUint32(at, bits, true);
+    const e = await refusal(f, { dtype: 'f16' });
+    assert.ok(e instanceof ws.WeightstreamError, `0x${bits.toString(16)}: refused (${e})`);
+    assert.equal(e.code, 'InvalidBlockData');
+    assert.equal(e.offset, at);
+    assert.equal(e.tensor, L + 'mlp.down_proj.weight');
   }
 });

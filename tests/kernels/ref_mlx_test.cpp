@@ -50,6 +50,11 @@ float mul(float a, float b) {
   volatile float p = a * b;
   return p;
 }
+// The f32 quotient, rounded once (through a volatile, as mul()).
+float quot(float a, float b) {
+  volatile float q = a / b;
+  return q;
+}
 
 // --- own decoders, from the bit layouts ---
 
@@ -391,12 +396,13 @@ Nvfp4Data nvfp4_data() {
 }
 
 // Expected output, with the operation order documented in mlx_quants.cpp.
-std::vector<float> nvfp4_expected(const Nvfp4Data& d, int mode /*0 none, 1 MLX, 2 Ollama*/, float gs) {
+std::vector<float> nvfp4_expected(const Nvfp4Data& d, int mode /*0 none, 1 MLX, 2 Ollama, 3 dividing*/, float gs) {
   std::vector<float> out(d.scales.size() * 16);
   const float g = gs / 2688.0f;
   for (size_t grp = 0; grp < d.scales.size(); ++grp) {
     float s = e4m3_mlx_value(d.scales[grp]);
     if (mode == 1) s = mul(s, g);
+    if (mode == 3) s = quot(s, gs);
     for (int j = 0; j < 16; ++j) {
       uint8_t byte = d.packed[grp * 8 + j / 2];
       uint8_t nib = j % 2 ? byte >> 4 : byte & 15;
@@ -473,6 +479,32 @@ TEST(RefMlxNvfp4, OllamaGlobalScale) {
   std::vector<float> rb = run_kernel(ws::kernels::ref::MlxNvfp4, b, one_group, 1, 0x38, 16);
   EXPECT_EQ(ra[0], 1.0f);
   EXPECT_EQ(rb[0], 2688.0f);
+}
+
+// compressed-tensors' nvfp4-pack-quantized (forward.py _dequantize): the stored scale divided by
+// the global scale, then times the code's value; not MLX's product with g = gs / 2688 (which
+// differs in the last bit for some scales).
+TEST(RefMlxNvfp4, DividingGlobalScale) {
+  Nvfp4Data d = nvfp4_data();
+  for (float gs : {1.0f, 2688.0f, 3617.2f, 218536.6f, 7.25e-4f}) {
+    ws::DequantSpec spec;
+    spec.format = QuantFormat::MlxNvfp4;
+    spec.scales = d.scales.data();
+    spec.elements = 256 * 16;
+    spec.has_global_scale = true;
+    spec.global_scale = gs;
+    spec.global_scale_divides = true;
+    std::vector<float> got = run_kernel(ws::kernels::ref::MlxNvfp4, spec, d.packed.data(), 256, 0, 16);
+    expect_same(nvfp4_expected(d, 3, gs), got, "nvfp4 dividing global " + std::to_string(gs));
+    if (gs == 1.0f) expect_same(nvfp4_expected(d, 0, 1.0f), got, "dividing by 1 is the identity");
+    if (gs == 3617.2f) {
+      // Multiplying by the reciprocal (vLLM's alpha) gives other bits somewhere.
+      size_t differ = 0;
+      const float inv = 1.0f / gs;
+      for (int g = 0; g < 256; ++g) differ += quot(e4m3_mlx_value(uint8_t(g)), gs) != mul(e4m3_mlx_value(uint8_t(g)), inv);
+      EXPECT_GT(differ, 0u);
+    }
+  }
 }
 
 // The order of the roundings is what the tests above pin down: the data has elements where the

@@ -39,7 +39,7 @@ struct Rng {
   }
 };
 
-enum class Global { None, Mlx, Ollama };
+enum class Global { None, Mlx, Ollama, Divides };  // Divides: compressed-tensors' (global_scale_divides)
 
 struct Case {
   QuantFormat format;
@@ -56,6 +56,7 @@ std::string case_name(const Case& c) {
   }
   if (c.global == Global::Mlx) n += "_mlxglobal";
   if (c.global == Global::Ollama) n += "_ollamaglobal";
+  if (c.global == Global::Divides) n += "_dividingglobal";
   return n;
 }
 
@@ -81,7 +82,7 @@ std::vector<Case> all_cases() {
             v.push_back(c);
           }
     } else if (c.format == QuantFormat::MlxNvfp4) {
-      for (Global g : {Global::None, Global::Mlx, Global::Ollama}) {
+      for (Global g : {Global::None, Global::Mlx, Global::Ollama, Global::Divides}) {
         c.global = g;
         v.push_back(c);
       }
@@ -171,6 +172,7 @@ Inputs make_inputs(const Case& c, size_t n_blocks, bool valid, uint64_t seed) {
   if (c.format == QuantFormat::I2_S || c.global != Global::None) {
     s.has_global_scale = true;
     s.global_scale_is_ollama = c.global == Global::Ollama;
+    s.global_scale_divides = c.global == Global::Divides;
     uint32_t u = uint32_t(rng.next());
     if (valid) u = (u & 0x807FFFFFu) | (uint32_t(100 + rng.below(50)) << 23);  // finite, moderate
     memcpy(&s.global_scale, &u, 4);

@@ -224,17 +224,18 @@ TEST(SimdF16Kernels, MlxNvfp4EveryScaleAndGlobalScales) {
   spec.scales = scales.data();
   check_companion(spec, data, 41, "nvfp4, no global scale");
   // Global scales: plain, tiny and huge ones (products leave the f16 range), negative, zero,
-  // subnormal, inf and NaN, for MLX's and Ollama's conventions.
+  // subnormal, inf and NaN, for MLX's, Ollama's and compressed-tensors' (dividing) conventions.
   const uint32_t globals[] = {0x3F800000u, 0x42280000u, 0x3A83126Fu, 0x45000000u, 0x4F000000u, 0x2F000000u,
                               0xC1200000u, 0x00000000u, 0x80000000u, 0x00000010u, 0x7F800000u, 0x7FC00000u};
   for (uint32_t gbits : globals)
-    for (bool ollama : {false, true}) {
+    for (int rule : {0, 1, 2}) {  // MLX, Ollama, dividing
       spec.has_global_scale = true;
-      spec.global_scale_is_ollama = ollama;
+      spec.global_scale_is_ollama = rule == 1;
+      spec.global_scale_divides = rule == 2;
       spec.global_scale = ws::kernels::bits_to_f32(gbits);
       char what[64];
-      snprintf(what, sizeof what, "nvfp4, %s global 0x%08x", ollama ? "Ollama" : "MLX", gbits);
-      check_companion(spec, data, gbits + ollama, what);
+      snprintf(what, sizeof what, "nvfp4, %s global 0x%08x", rule == 0 ? "MLX" : rule == 1 ? "Ollama" : "dividing", gbits);
+      check_companion(spec, data, gbits + uint32_t(rule), what);
     }
 }
 

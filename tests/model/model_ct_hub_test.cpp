@@ -771,8 +771,9 @@ TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
        "compressed-tensors pack-quantized of type float (config.json)"},
       {with(groups, groups + "\"group_1\": {\"weights\": {\"num_bits\": 8, \"strategy\": \"channel\"}}, "),
        ws::Status::QuantizationUnsupported, "compressed-tensors config_groups with different weights arguments (config.json)"},
+      // nvfp4-pack-quantized is decoded (compressed_tensors_fp4.cpp): over int weights arguments, refused by name.
       {with("\"format\": \"pack-quantized\"", "\"format\": \"nvfp4-pack-quantized\""), ws::Status::QuantizationUnsupported,
-       "compressed-tensors format nvfp4-pack-quantized (config.json quantization_config.format)"},
+       "compressed-tensors nvfp4-pack-quantized weights other than 4-bit float (config.json)"},
       {with("\"format\": \"pack-quantized\"", "\"format\": \"mixed-precision\""), ws::Status::QuantizationUnsupported,
        "compressed-tensors format mixed-precision (config.json quantization_config.format)"},
       {with("\"num_bits\": 4", "\"num_bits\": 16"), ws::Status::ConfigInvalidQuantization,

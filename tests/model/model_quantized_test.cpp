@@ -47,8 +47,9 @@ const std::set<std::string> kBnbDataVerdicts = {"bnb-state-not-json", "bnb-state
 TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
   const Json cases = parse_json(read_text(kHub + "/expected.json"))["cases"];
   // 41 + the awq* cases (2 GEMV neighbours) + 10 bitsandbytes (issue #28) + 8 modelopt-fp8* + 3 of
-  // compressed-tensors' stored formats + 2 3-bit GPTQ neighbours + 3 GPTQ dynamic.
-  ASSERT_EQ(cases.items.size(), 80u);
+  // compressed-tensors' stored formats + 2 3-bit GPTQ neighbours + 3 GPTQ dynamic + 8 of
+  // compressed-tensors' nvfp4 / mxfp4 (3 decoded, 5 refused).
+  ASSERT_EQ(cases.items.size(), 88u);
   for (const Json& c : cases.items) {
     const std::string dir = kHub + "/" + c["dir"].str();
     for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Headers, ws::ModelLoadMode::Validate, ws::ModelLoadMode::Decode})

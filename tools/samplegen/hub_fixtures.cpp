@@ -1107,6 +1107,122 @@ void add_ct_decoded(std::vector<SampleFile>* out) {
   model("ct-fp8-tensor", ft, ct_config(8, "tensor", "null", true, "float-quantized", "float"));
 }
 
+// --- compressed-tensors nvfp4- / mxfp4-pack-quantized (decoded; issue #27) ----------------------
+
+// One Linear as compressed-tensors' FP4 compressors write it (vllm-project/compressed-tensors
+// compressors/nvfp4/base.py NVFP4PackedCompressor.compress, nvfp4/helpers.py pack_fp4_to_uint8:
+// `indices[:, 0] | (indices[:, 1] << 4)`, the even value in the low nibble; mxfp4/base.py
+// MXFP4PackedCompressor): `weight_packed` U8 [out, in / 2] (the codes, every one of the 16
+// among them), `weight_scale` F8_E4M3 [out, in / 16] (nvfp4) or U8 E8M0 exponents [out, in / 32]
+// (mxfp4: compress_mx_scale), and for nvfp4 `weight_global_scale` F32 [1] (initialize.py, the
+// tensor_group strategy) with the activations' `input_global_scale` F32 [1] (W4A4). `packed_bytes`
+// / `scale_cols` other than the Linear's make the malformed neighbours.
+struct CtFp4Linear {
+  bool nv = true;
+  uint64_t rows = 8, cols = 32;
+  uint64_t packed_bytes = 0, scale_cols = 0;  // 0: as written
+  bool global = true;                          // nvfp4's weight_global_scale (mxfp4: a stray one)
+  float global_value = 0.0f;
+};
+std::vector<RawTensor> ct_fp4_linear(const std::string& m, const CtFp4Linear& a, uint32_t seed) {
+  const uint64_t group = a.nv ? 16 : 32;
+  const uint64_t bytes = a.packed_bytes ? a.packed_bytes : a.cols / 2;
+  const uint64_t sc = a.scale_cols ? a.scale_cols : a.cols / group;
+  std::vector<RawTensor> t = {u8_tensor(m + ".weight_packed", {a.rows, bytes}, xorshift32_bytes(a.rows * bytes, seed, 7))};
+  if (a.nv) {
+    t.push_back(RawTensor{m + ".weight_scale", "F8_E4M3", {a.rows, sc}, e4m3_scales(a.rows * sc, seed + 1)});
+    t.push_back(f32_tensor(m + ".input_global_scale", {1}, {448.0f * 6.0f / 3.25f}));
+  } else {
+    t.push_back(u8_tensor(m + ".weight_scale", {a.rows, sc}, e8m0_scales(a.rows * sc, seed + 1)));
+  }
+  if (a.global) t.push_back(f32_tensor(m + ".weight_global_scale", {1}, {a.global_value}));
+  return t;
+}
+
+// down_proj and q_proj quantized (global scales 448 * 6 / amax for amaxes that leave the division
+// inexact), a norm and the `ignore`d lm_head in BF16.
+std::vector<RawTensor> ct_fp4_tensors(CtFp4Linear a, CtFp4Linear b = CtFp4Linear()) {
+  if (a.global_value == 0.0f) a.global_value = 2688.0f / 0.7431f;
+  if (b.global_value == 0.0f) b.global_value = 2688.0f / 0.0123f;
+  b.nv = a.nv;
+  b.cols = a.cols;
+  if (!a.nv) b.global = false;
+  std::vector<RawTensor> t = ct_fp4_linear(L + "mlp.down_proj", a, 71);
+  for (RawTensor& x : ct_fp4_linear(L + "self_attn.q_proj", b, 75)) t.push_back(x);
+  t.push_back(f16_tensor(L + "input_layernorm.weight", "BF16", {a.cols}));
+  t.push_back(f16_tensor("lm_head.weight", "BF16", {4, a.cols}));  // `ignore`: left in BF16
+  return t;
+}
+
+// llm-compressor's config.json for its NVFP4 (W4A4: weights and input activations tensor_group of
+// 16, static_minmax; compressed-tensors quantization/quant_scheme.py NVFP4) and MXFP4A16 (weights
+// group of 32) presets (sorted keys).
+std::string ct_fp4_config(bool nv, const std::string& format) {
+  const std::string args = std::string("\"actorder\": null,\n          \"block_structure\": null,\n") +
+                           "          \"dynamic\": %D,\n          \"group_size\": " + (nv ? "16" : "32") + ",\n" +
+                           "          \"num_bits\": 4,\n          \"observer\": \"" + (nv ? "static_minmax" : "minmax") + "\",\n" +
+                           "          \"observer_kwargs\": {},\n          \"strategy\": \"" + (nv ? "tensor_group" : "group") +
+                           "\",\n          \"symmetric\": true,\n          \"type\": \"float\"\n";
+  auto with = [&](const std::string& dynamic) {
+    std::string x = args;
+    x.replace(x.find("%D"), 2, dynamic);
+    return x;
+  };
+  return "{\n  \"architectures\": [\n    \"LlamaForCausalLM\"\n  ],\n  \"model_type\": \"llama\",\n"
+         "  \"quantization_config\": {\n    \"config_groups\": {\n      \"group_0\": {\n"
+         "        \"input_activations\": " + (nv ? "{\n          " + with("\"local\"") + "        }" : std::string("null")) + ",\n"
+         "        \"output_activations\": null,\n        \"targets\": [\n          \"Linear\"\n        ],\n"
+         "        \"weights\": {\n          " + with("false") + "        }\n      }\n    },\n"
+         "    \"format\": \"" + format + "\",\n    \"global_compression_ratio\": null,\n    \"ignore\": [\n      \"lm_head\"\n    ],\n"
+         "    \"kv_cache_scheme\": null,\n    \"quant_method\": \"compressed-tensors\",\n"
+         "    \"quantization_status\": \"compressed\",\n    \"sparsity_config\": {},\n    \"version\": \"0.11.0\"\n"
+         "  },\n  \"torch_dtype\": \"bfloat16\"\n}\n";
+}
+
+// The decoded fixtures (status Ok: values checked by model_ct_fp4_hub_test.cpp) and their
+// malformed neighbours, refused when the model is built.
+void add_ct_fp4_cases(std::vector<HubCase>* out) {
+  const std::string D = L + "mlp.down_proj";
+  const std::string nv = ct_fp4_config(true, "nvfp4-pack-quantized"), mx = ct_fp4_config(false, "mxfp4-pack-quantized");
+  auto add = [&](const std::string& dir, const std::vector<RawTensor>& t, const std::string& cfg, const std::string& status,
+                 const std::string& tensor, const std::string& detail, const std::string& why) {
+    out->push_back(make_case(dir, t, cfg.empty() ? nullptr : cfg.c_str(), tensor, detail, why, status));
+  };
+  CtFp4Linear mx64;
+  mx64.nv = false;
+  mx64.cols = 64;
+  mx64.global = false;  // MXFP4PackedCompressor writes none
+  add("ct-nvfp4", ct_fp4_tensors(CtFp4Linear()), nv, "Ok", "", "",
+      "compressed-tensors nvfp4-pack-quantized (llm-compressor NVFP4): E2M1 * (e4m3(weight_scale) / weight_global_scale)");
+  add("ct-nvfp4-no-config", ct_fp4_tensors(CtFp4Linear()), "", "Ok", "", "",
+      "nvfp4-pack-quantized without config.json: weight_packed + weight_global_scale name it, the shapes give the rest");
+  add("ct-mxfp4", ct_fp4_tensors(mx64), mx, "Ok", "", "",
+      "compressed-tensors mxfp4-pack-quantized (MXFP4A16, [8, 64]): E2M1 * 2^(weight_scale - 127), E8M0 0 and 254 among the scales");
+  CtFp4Linear scale3;
+  scale3.scale_cols = 3;
+  add("ct-nvfp4-scale-shape", ct_fp4_tensors(scale3), nv, "ConventionCompanionShape", D + ".weight_scale", "",
+      "nvfp4-pack-quantized whose down_proj weight_scale is [8, 3] for rows of 32 values (16 a scale: 2)");
+  CtFp4Linear width;
+  width.packed_bytes = 12;
+  add("ct-nvfp4-packed-width", ct_fp4_tensors(width), nv, "ConventionGroupNotDividing", D + ".weight_packed", "",
+      "nvfp4-pack-quantized whose down_proj weight_packed is 12 bytes wide: 24 values, not whole groups of 16");
+  CtFp4Linear noglobal;
+  noglobal.global = false;
+  add("ct-nvfp4-missing-global", ct_fp4_tensors(noglobal), nv, "ConventionMissingCompanion", D + ".weight_packed", "",
+      "nvfp4-pack-quantized whose down_proj has no weight_global_scale (the divisor of its scales)");
+  CtFp4Linear stray = mx64;
+  stray.global = true;
+  stray.global_value = 1.0f;
+  add("ct-mxfp4-global-scale", ct_fp4_tensors(stray), mx, "QuantizationUnsupported", D + ".weight_global_scale",
+      "compressed-tensors mxfp4-pack-quantized weight with a weight_global_scale",
+      "mxfp4-pack-quantized whose down_proj has a weight_global_scale (MXFP4PackedCompressor writes none): refused by name");
+  add("ct-nvfp4-config-no-tensors",
+      {f16_tensor(L + "mlp.up_proj.weight", "BF16", {4, 32}), f16_tensor(L + "input_layernorm.weight", "BF16", {32})}, nv,
+      "QuantizationTensorsAbsent", L + "input_layernorm.weight",
+      "compressed-tensors nvfp4-pack-quantized (config.json): no <m>.weight_packed tensor",
+      "config.json names compressed-tensors nvfp4-pack-quantized over BF16 tensors: the method's tensors are absent");
+}
+
 // --- bitsandbytes (decoded; issue #28) ---------------------------------------------------------
 
 // A bitsandbytes model (bnb_fixtures.cpp): down_proj [64, 320] (320 blocks of 64: two nested
@@ -1296,6 +1412,7 @@ std::vector<HubCase> hub_cases() {
   add_modelopt_fp8_cases(&out);
   add_ct_cases(&out);
   add_bnb_cases(&out);
+  add_ct_fp4_cases(&out);
   return out;
 }
 

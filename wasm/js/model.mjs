@@ -187,6 +187,8 @@ function gpuOf(w, files, uploadBytes) {
   g.ollamaGlobal = w.globalScaleIsOllama;  // the library's spec flag (DequantSpec::global_scale_is_ollama)
   // ModelOpt's weight_scale_2 multiplies the block scale as stored (DequantSpec::global_scale_is_modelopt).
   g.modeloptGlobal = w.globalScaleIsModelopt;
+  // compressed-tensors' weight_global_scale divides it (DequantSpec::global_scale_divides).
+  g.dividingGlobal = w.globalScaleDivides;
   g.globalOffset = p.globalScale ? piece(p.globalScale).offset : 0;  // its byte, for InvalidBlockData
   g.pieces = {};
   for (const role of ['packed', 'scales', 'biases']) {

@@ -129,6 +129,7 @@ export function readWeight(wasm, w, index, formats = formatTable(wasm)) {
     elements: u64(u[w + 18], u[w + 19]),
     globalScaleIsOllama: u[w + 20] === 1,
     globalScaleIsModelopt: u[w + 20] === 2,
+    globalScaleDivides: u[w + 20] === 3,
     uqffType: convention === 'uqff' ? wasm.uqffTypeNames[u[w + 21]] : null,
     pieces,
     plan: {

@@ -92,7 +92,7 @@ bool put_metadata_next(uint32_t* item, const ws::TensorTable& t, uint32_t* curso
 // A logical weight and its load plan into kWeightWords words: 0 name ptr, 1 name length,
 // 2 convention (ws::Convention), 3 mode (ws::QuantMode), 4 bits, 5 group, 6 format
 // (ws::QuantFormat), 7 decodable, 8 scale dtype (ws::DType), 9 rank, 10-17 logical shape (rank
-// u64s), 18-19 elements, 20 global-scale rule (0 MLX, 1 Ollama, 2 ModelOpt), 21 uqff type (uqff.h UqffType), 22-41 pieces
+// u64s), 18-19 elements, 20 global-scale rule (0 MLX, 1 Ollama, 2 ModelOpt, 3 compressed-tensors: divides), 21 uqff type (uqff.h UqffType), 22-41 pieces
 // by PieceRole (table, index; 0xFFFFFFFF when absent), 42 plan: packed_before_companion,
 // 43-44 companion bytes, 45-46 sequential scratch, 47-48 seekable scratch.
 constexpr uint32_t kWeightWords = 49;

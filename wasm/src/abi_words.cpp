@@ -123,9 +123,10 @@ void put_weight(uint32_t* o, const ws::LogicalWeight& w, const ws::LoadPlan& p) 
   o[9] = w.rank;
   for (uint32_t d = 0; d < w.rank && d < ws::kMaxLogicalRank; ++d) put_u64(o + 10 + 2 * d, w.shape[d]);
   put_u64(o + 18, w.elements);
-  // The global scale's rule: 0 MLX's (/ 2688) or none, 1 Ollama's, 2 ModelOpt's (as stored).
+  // The global scale's rule: 0 MLX's (/ 2688) or none, 1 Ollama's, 2 ModelOpt's (as stored),
+  // 3 compressed-tensors' (it divides the block scale).
   const ws::DequantSpec spec = w.spec();
-  o[20] = spec.global_scale_is_ollama ? 1u : spec.global_scale_is_modelopt ? 2u : 0u;
+  o[20] = spec.global_scale_is_ollama ? 1u : spec.global_scale_is_modelopt ? 2u : spec.global_scale_divides ? 3u : 0u;
   o[21] = w.uqff_type;
   for (uint32_t r = 0; r < ws::kPieceRoles; ++r) {
     o[22 + 2 * r] = w.piece[r].present() ? w.piece[r].table : 0xFFFFFFFFu;

@@ -437,6 +437,59 @@ test('gpt-oss mxfp4 and ModelOpt nvfp4 (tests/data/conventions/hub) decode on th
   assert.deepEqual(r.gpuError, r.cpuError);
 });
 
+// compressed-tensors nvfp4-pack-quantized (its weight_global_scale divides: MlxNvfp4's WGSL with
+// ws_global_divides(), the quotient by an integer long division) and mxfp4-pack-quantized
+// (MlxMxfp4's): the fixtures, then every E4M3 scale byte under global scales whose quotients are
+// normal, subnormal, rounded to zero and overflowing, and (validateBlocks off) a zero, inf and
+// NaN divisor; a zero divisor with validation fails both decodes at its bytes.
+function ctNvfp4Model(seed, global, validate = true) {
+  const r = rng(seed);
+  const rows = 8, cols = 512;
+  const packed = new Uint8Array(rows * cols / 2).map(() => r() & 0xFF);
+  // Every byte; with validation, E4M3's NaNs (0x7F, 0xFF: refused at their bytes) one below.
+  const scales = new Uint8Array(rows * cols / 16).map((_, i) => (validate && (i & 0x7F) === 0x7F ? (i & 0xFF) - 1 : i & 0xFF));
+  const g = new Uint8Array(4);
+  new DataView(g.buffer).setUint32(0, global, true);
+  return safetensors({
+    'm.weight_global_scale': { dtype: 'F32', shape: [1], data: g },
+    'm.weight_packed': { dtype: 'U8', shape: [rows, cols / 2], data: packed },
+    'm.weight_scale': { dtype: 'F8_E4M3', shape: [rows, cols / 16], data: scales },
+  });
+}
+
+test('compressed-tensors nvfp4 (the global scale divides) and mxfp4 decode on the GPU as on the CPU', async () => {
+  const hub = join(repo, 'tests', 'data', 'conventions', 'hub');
+  for (const dir of ['ct-nvfp4-no-config', 'ct-mxfp4']) {
+    const bytes = readFileSync(join(hub, dir, 'model.safetensors'));
+    const cfg = dir === 'ct-mxfp4' ? JSON.parse(readFileSync(join(hub, dir, 'config.json'), 'utf8')) : undefined;
+    for (const dtype of ['f32', 'f16']) {
+      const r = await compare(bytes, { dtype, pieces: 'random', quantization: cfg });
+      assert.equal(r.cpuError ?? null, null, `${dir} ${dtype}: ${JSON.stringify(r)}`);
+      assert.equal(r.gpuError ?? null, null, `${dir} ${dtype}: ${JSON.stringify(r)}`);
+      assert.deepEqual(r.diffs, [], `${dir} ${dtype}`);
+      assert.ok(r.onGpu.length >= 2, `${dir} ${dtype}: ${r.onGpu}`);
+    }
+  }
+  // 2688 / 0.7431, 1 / 3, 3e38 (quotients subnormal or zero), 1e-30 (overflow to inf), -7.5, a
+  // subnormal divisor, two whose quotients of significands 13 and 8 have a round bit, five zero
+  // bits and a nonzero remainder below (only the sticky bit rounds them up); with validation
+  // off, 0, -0, inf, NaN.
+  const globals = [[0x4562B2A4, true], [0x3EAAAAAB, true], [0x7F61A3D4, true], [0x0DA24260, true], [0xC0F00000, true], [0x00000123, true],
+    [0x417311D8, true], [0x4175A892, true],
+    [0x00000000, false], [0x80000000, false], [0x7F800000, false], [0x7FC00000, false]];
+  for (const [bits, validate] of globals) {
+    for (const dtype of ['f32', 'f16']) {
+      const r = await compare(ctNvfp4Model(bits, bits, validate), { dtype, pieces: 'whole', validate, nanEqual: true });
+      assert.equal(r.gpuError ?? null, null, `0x${bits.toString(16)} ${dtype}: ${JSON.stringify(r)}`);
+      assert.deepEqual(r.diffs, [], `0x${bits.toString(16)} ${dtype}`);
+      assert.deepEqual(r.onGpu, ['m.weight'], `0x${bits.toString(16)} ${dtype}`);
+    }
+  }
+  const r = await compare(ctNvfp4Model(5, 0), { dtype: 'f32', pieces: 'random' });
+  assert.equal(r.cpuError?.code, 'InvalidBlockData', JSON.stringify(r));
+  assert.deepEqual(r.gpuError, r.cpuError);
+});
+
 test('UQFF directories (GGML, unquantized, F8Q8, Afq and mxfp4 layers) decode on the GPU as on the CPU', async () => {
   for (const dir of ['uqff', 'uqff-f8q8']) {
     const at = join(repo, 'tests', 'data', 'conventions', dir);

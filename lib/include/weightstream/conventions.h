@@ -144,7 +144,8 @@ struct LogicalWeight {
   bool awq_packed = false;
   // compressed-tensors (compressed_tensors_convention.cpp): the format its weight was saved in:
   // 0 pack-quantized (CtPacked words), 1 naive-quantized, 2 int-quantized (the I8 weight as
-  // stored: CtPacked of 8 bits with ct_int8), 3 float-quantized (F8_E4M3: Fp8Block).
+  // stored: CtPacked of 8 bits with ct_int8), 3 float-quantized (F8_E4M3: Fp8Block),
+  // 4 nvfp4-pack-quantized (MlxNvfp4, the global scale dividing), 5 mxfp4-pack-quantized (MlxMxfp4).
   uint8_t ct_format = 0;
   // AWQ GEMV (AutoAWQ awq/modules/linear/gemv.py WQLinear_GEMV; GptqPacked too): the stored
   // qweight is [out, in / 8], each row already a logical row's words in natural lane order (read
@@ -246,6 +247,10 @@ class LogicalModel {
   Status build_compressed_tensors(const MlxQuantConfig* config);
   // Its naive- / int- / float-quantized formats (`kind` as LogicalWeight::ct_format).
   Status build_ct_stored(const MlxQuantConfig* config, uint8_t kind);
+  // Its FP4 formats (compressed_tensors_fp4.cpp; `kind` 4 nvfp4-, 5 mxfp4-pack-quantized):
+  // `<m>.weight_packed` U8 with `<m>.weight_scale` (and nvfp4's `<m>.weight_global_scale`) is the
+  // weight `<m>.weight`. `config` null: nvfp4 named by its tensors alone.
+  Status build_ct_fp4(const MlxQuantConfig* config, uint8_t kind);
   // Then, its data phase: ct_wants() names each weight's `<m>.weight_shape`, feed_ct() collects
   // its bytes and checks them against the shape the build inferred once they are all in (an error
   // at the tensor's data), resolve_ct() that every one was fed.

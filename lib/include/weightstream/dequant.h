@@ -149,6 +149,12 @@ struct DequantSpec {
   // stored, w = E2M1 * (e4m3(s) * global_scale) — MLX's order without its / 2688. A global
   // scale that is zero, inf or NaN is InvalidBlockData at global_scale_offset (with validate).
   bool global_scale_is_modelopt = false;
+  // MlxNvfp4, compressed-tensors' rule (nvfp4-pack-quantized; neuralmagic/compressed-tensors
+  // quantization/lifecycle/forward.py _dequantize: scale = scale.to(f32) / global_scale, then
+  // x_q * scale): the global scale (`weight_global_scale`) divides the block scale,
+  // w = E2M1 * (e4m3(s) / global_scale), each step rounded once in f32. Zero, inf or NaN is
+  // InvalidBlockData at global_scale_offset (with validate), as ModelOpt's.
+  bool global_scale_divides = false;
   uint64_t global_scale_offset = 0;  // absolute file offset of the global scale (for errors)
   // CtPacked (compressed-tensors `pack-quantized`, lib/src/kernels/ct_packed.h): a [rows,
   // row_elems] weight of `bits`-bit integers (bits 1..8, 32 / bits of them to a little-endian I32

@@ -19,8 +19,10 @@
 // Decoded here: pack-quantized integers of 1..8 bits, symmetric or asymmetric (packed zero points,
 // or the int8 [out, groups] ones of files written before compressed-tensors packed them, ed3ac7c),
 // group / channel / tensor scales, rows that fill whole words (in a multiple of 32 // num_bits).
+// nvfp4- and mxfp4-pack-quantized: compressed_tensors_fp4.cpp (MlxNvfp4 with the global scale
+// dividing, MlxMxfp4).
 // Refused by name (QuantizationUnsupported, the detail saying what): any other format (the
-// naive/int/float/nvfp4/mxfp4 and sparse ones, mixed-precision), config groups whose weights
+// sparse ones, mixed-precision, mxfp8-quantized), config groups whose weights
 // arguments differ, float types, block strategies, `weight_g_idx` beside channel or tensor
 // scales. `weight_g_idx` (actorder "group": the group of each column) with the group strategy is
 // decoded (the GlobalScale piece, as GPTQ's g_idx; its meaning and checks: ../kernels/ct_packed.h).
@@ -46,12 +48,14 @@ namespace {
 
 constexpr Convention kCtId{7};
 // LogicalWeight::ct_format.
-constexpr uint8_t kPacked = 0, kNaive = 1, kInt = 2, kFloat = 3;
+constexpr uint8_t kPacked = 0, kNaive = 1, kInt = 2, kFloat = 3, kNvfp4 = 4, kMxfp4 = 5;
 
-// config.json names compressed-tensors; else (no quant_method) `.weight_packed` + `.weight_shape`.
+// config.json names compressed-tensors; else (no quant_method) `.weight_packed` + `.weight_shape`
+// (pack-quantized) or `.weight_packed` + `.weight_global_scale` (nvfp4-pack-quantized).
 bool ct_claims(const LogicalModel& m, const MlxQuantConfig* config) {
   if (config && config->has_method()) return method_is(config, "compressed-tensors");
-  return any_name_ends(m, ".weight_packed") && any_name_ends(m, ".weight_shape");
+  return any_name_ends(m, ".weight_packed") &&
+         (any_name_ends(m, ".weight_shape") || any_name_ends(m, ".weight_global_scale"));
 }
 
 Status ct_build(LogicalModel& m, const MlxQuantConfig* config) { return m.build_compressed_tensors(config); }
@@ -66,6 +70,8 @@ void ct_spec(const LogicalWeight& w, DequantSpec* s) {
     s->block_cols = w.fp8_block[1] ? w.fp8_block[1] : cols ? cols : 1;
     return;
   }
+  // nvfp4-pack-quantized: weight_global_scale divides the block scale (compressed_tensors_fp4.cpp).
+  if (w.format == QuantFormat::MlxNvfp4) s->global_scale_divides = true;
   if (w.format != QuantFormat::CtPacked) return;
   s->ct_int8 = w.ct_format == kNaive || w.ct_format == kInt;
   s->bits = w.params.bits;
@@ -79,10 +85,19 @@ void ct_spec(const LogicalWeight& w, DequantSpec* s) {
 }
 
 uint32_t ct_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
-  if (w.convention != kCtId || (w.format != QuantFormat::CtPacked && w.format != QuantFormat::Fp8Block)) return 0;
+  const QuantFormat f = w.format;
+  if (w.convention != kCtId || (f != QuantFormat::CtPacked && f != QuantFormat::Fp8Block && f != QuantFormat::MlxNvfp4 &&
+                                f != QuantFormat::MlxMxfp4))
+    return 0;
   static const char* const kMethod[] = {"compressed-tensors pack-quantized", "compressed-tensors naive-quantized",
-                                        "compressed-tensors int-quantized", "compressed-tensors float-quantized"};
-  uint32_t n = put_parameter(out, cap, 0, "method", kMethod[w.ct_format < 4 ? w.ct_format : 0]);
+                                        "compressed-tensors int-quantized", "compressed-tensors float-quantized",
+                                        "compressed-tensors nvfp4-pack-quantized", "compressed-tensors mxfp4-pack-quantized"};
+  uint32_t n = put_parameter(out, cap, 0, "method", kMethod[w.ct_format < 6 ? w.ct_format : 0]);
+  if (w.ct_format == kNvfp4 || w.ct_format == kMxfp4) {  // mode, bits, group, scale_dtype
+    n = mlx_layout_parameters(w, out, cap, n);
+    if (w.ct_format == kNvfp4) n = put_parameter(out, cap, n, "global_scale", "divides (weight_global_scale)");
+    return n;
+  }
   const char* strategy = w.fp8_block[0] == 0 ? "tensor"
                          : w.fp8_block[1] == 0 ? "channel"
                          : w.fp8_block[0] > 1  ? "block"
@@ -129,7 +144,8 @@ const CompanionName kCtCompanions[] = {{".weight_packed", ".weight", false},
                                        {".weight_scale", ".weight", false},
                                        {".weight_zero_point", ".weight", false},
                                        {".weight_shape", ".weight", false},
-                                       {".weight_g_idx", ".weight", false}};
+                                       {".weight_g_idx", ".weight", false},
+                                       {".weight_global_scale", ".weight", false}};
 
 const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point", ".weight_shape", ".weight_g_idx"};
 
@@ -137,7 +153,7 @@ const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point",
 
 const ConventionDescriptor kCompressedTensorsConvention = {
     "compressed-tensors", kCtId, false, /*rank*/ 7, kNoEntry, nullptr, ConfigRole::Ignored,
-    &kCtDataPhase, kCtCompanions, 5, ct_build, ct_spec, ct_parameters, ct_claims};
+    &kCtDataPhase, kCtCompanions, 6, ct_build, ct_spec, ct_parameters, ct_claims};
 
 // naive- / int- / float-quantized (compressors/quantized_compressors/naive_quantized.py:
 // NaiveQuantizationCompressor and its aliases IntQuantizationCompressor and
@@ -336,7 +352,9 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;
   TensorRef first;
   if (table_count_ && tables_[0].table->count()) first = TensorRef{0, 0};
-  // The parameters are config.json's (the shapes do not give num_bits).
+  // The parameters are config.json's (the shapes do not give num_bits), except nvfp4's: U8 codes,
+  // E4M3 scales and an F32 global scale say it all.
+  if ((!config || !config->has_method()) && any_name_ends(*this, ".weight_global_scale")) return build_ct_fp4(nullptr, kNvfp4);
   if (!config || !config->has_method()) {
     static const char kWhy[] = "compressed-tensors (.weight_packed + .weight_shape): no config.json states num_bits";
     return refuse(Status::ConventionUnknownParams, first, kWhy, sizeof kWhy - 1, nullptr);
@@ -345,7 +363,10 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
   const uint8_t stored = fmt.equals("naive-quantized") ? kNaive
                          : fmt.equals("int-quantized") ? kInt
                          : fmt.equals("float-quantized") ? kFloat
+                         : fmt.equals("nvfp4-pack-quantized") ? kNvfp4
+                         : fmt.equals("mxfp4-pack-quantized") ? kMxfp4
                                                          : kPacked;
+  if ((stored == kNvfp4 || stored == kMxfp4) && !config->ct_format_truncated()) return build_ct_fp4(config, stored);
   if (stored != kPacked && !config->ct_format_truncated()) return build_ct_stored(config, stored);
   if (!config->ct_format().equals("pack-quantized") || config->ct_format_truncated()) {
     const StrView f = config->ct_format();

@@ -243,10 +243,12 @@ Status Dequantizer::init(const DequantSpec& spec) {
       if ((spec.group != 0 && spec.group != block_elems_) || !spec.scales)
         return fail(Status::InvalidQuantParams, spec.input_offset);
       spec_.group = block_elems_;
-      if (spec.global_scale_is_modelopt) {
-        // ModelOpt NVFP4 always has its weight_scale_2; zero (all values 0 where the writer
-        // divided by it), inf or NaN is no scale a writer made.
-        if (spec.format != QuantFormat::MlxNvfp4 || !spec.has_global_scale || spec.global_scale_is_ollama)
+      if (spec.global_scale_is_modelopt || spec.global_scale_divides) {
+        // ModelOpt NVFP4 always has its weight_scale_2, compressed-tensors' nvfp4 its
+        // weight_global_scale; zero (all values 0 where the writer divided by it, inf or NaN
+        // where the reader divides), inf or NaN is no scale a writer made.
+        if (spec.format != QuantFormat::MlxNvfp4 || !spec.has_global_scale || spec.global_scale_is_ollama ||
+            (spec.global_scale_is_modelopt && spec.global_scale_divides))
           return fail(Status::InvalidQuantParams, spec.input_offset);
         uint32_t gb;
         memcpy(&gb, &spec.global_scale, 4);

@@ -43,6 +43,7 @@ ${f.biases ? '@group(0) @binding(5) var<storage, read> ws_biases: array<u32>;' :
 fn ws_has_global() -> bool { return ws_p.p1 != 0u; }
 fn ws_global() -> u32 { return ws_p.p0; }
 fn ws_global_is_ollama() -> bool { return ws_p.p1 == 2u; }
+fn ws_global_divides() -> bool { return ws_p.p1 == 3u; }
 const WS_BITS: u32 = ${q.bits}u;
 const WS_GROUP: u32 = ${q.group}u;
 const WS_SCALE: u32 = ${q.scale}u;
@@ -111,11 +112,12 @@ export class GpuCompanionWriter {
     const f32 = new Float32Array(1);
     // Ollama's: the global scale itself, multiplied into E2M1·e4m3(s) (global mode 2). ModelOpt's:
     // the global scale itself, in MLX's order (e4m3(s)·g first; DequantSpec::global_scale_is_modelopt).
-    if (this.global) f32[0] = new DataView(this.globalBytes.buffer).getFloat32(0, true) / (g.ollamaGlobal || g.modeloptGlobal ? 1 : 2688);
+    // compressed-tensors': the global scale itself, the divisor of e4m3(s) (global mode 3).
+    if (this.global) f32[0] = new DataView(this.globalBytes.buffer).getFloat32(0, true) / (g.ollamaGlobal || g.modeloptGlobal || g.dividingGlobal ? 1 : 2688);
     const gBits = new Uint32Array(f32.buffer)[0];
-    // ModelOpt's weight_scale_2 of zero, inf or NaN: refused at its bytes, as the CPU's
-    // Dequantizer::init does (DequantSpec::global_scale_is_modelopt).
-    if (this.global && g.modeloptGlobal && dec.validate) {
+    // ModelOpt's weight_scale_2 or compressed-tensors' weight_global_scale of zero, inf or NaN:
+    // refused at its bytes, as the CPU's Dequantizer::init does.
+    if (this.global && (g.modeloptGlobal || g.dividingGlobal) && dec.validate) {
       const raw = new DataView(this.globalBytes.buffer).getUint32(0, true);
       if ((raw & 0x7F800000) === 0x7F800000 || (raw & 0x7FFFFFFF) === 0) throw Object.assign(new Error('global scale'), { badBlock: { tensor: this.d.name, offset: g.globalOffset } });
     }
@@ -153,7 +155,7 @@ export class GpuCompanionWriter {
         const bindAt = Math.floor((inBuf * 4) / dec.align) * dec.align;
         const p = dec.device.createBuffer({ label: 'weightstream params', size: 32, usage: dec.U.UNIFORM | dec.U.COPY_DST });
         params.push(p);
-        dec.queue.writeBuffer(p, 0, new Uint32Array([first, words, inBuf - bindAt / 4, n, slotIndex, dec.validate ? 1 : 0, gBits, this.global ? (g.ollamaGlobal ? 2 : 1) : 0]));
+        dec.queue.writeBuffer(p, 0, new Uint32Array([first, words, inBuf - bindAt / 4, n, slotIndex, dec.validate ? 1 : 0, gBits, this.global ? (g.ollamaGlobal ? 2 : g.dividingGlobal ? 3 : 1) : 0]));
         pass.setBindGroup(0, dec.device.createBindGroup({
           layout: this.pipeline.getBindGroupLayout(0),
           entries: [

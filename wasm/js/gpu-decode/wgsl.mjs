@@ -17,8 +17,8 @@
 // Packed weights with companions (WGSL_COMPANION_FORMATS, MLX affine) read two more arrays the
 // engine declares, `ws_scales` and `ws_biases` (array<u32>, the companion tensors' stored bytes),
 // and constants it defines (WS_BITS, WS_GROUP, WS_SCALE); there b is the group. MlxNvfp4 also
-// calls ws_has_global(), ws_global_is_ollama() and ws_global() (MLX: global scale / 2688; Ollama:
-// the global scale; f32 bits).
+// calls ws_has_global(), ws_global_is_ollama(), ws_global_divides() and ws_global() (MLX: global
+// scale / 2688; Ollama, ModelOpt and compressed-tensors: the global scale; f32 bits).
 // `dtype: 'raw'` uploads exactly these layouts: a GGUF tensor's buffer is its stored blocks, an
 // MLX weight's packed, scales and biases tensors are buffers of their own.
 //
@@ -673,10 +673,44 @@ fn ws_check_MlxMxfp8(b: u32) -> u32 { return select(0xFFFFFFFFu, b, ws_scale_u8(
   // product rounded once. g = global_scale / 2688 as the CPU's f32 division gives it: the host
   // computes it (a double quotient rounded to f32 is the f32 quotient) and the including shader
   // provides fn ws_has_global() -> bool and fn ws_global() -> u32 (g's bits); Ollama's global scale
-  // multiplies E2M1·e4m3(s) instead (fn ws_global_is_ollama() -> bool; ws_global() its bits).
+  // multiplies E2M1·e4m3(s) instead (fn ws_global_is_ollama() -> bool; ws_global() its bits);
+  // compressed-tensors' divides e4m3(s), the quotient rounded once, then E2M1·(s/g) as MLX's
+  // (fn ws_global_divides() -> bool; ws_global() the global scale's bits).
   MlxNvfp4: {
     biases: false, global: true, wgsl: `
 fn ws_scale_u8(g: u32) -> u32 { return (ws_scales[g >> 2u] >> ((g & 3u) * 8u)) & 0xFFu; }
+// (-1)^neg · sig · 2^e divided by the f32 bits g, rounded once to nearest even (subnormal and
+// overflowing quotients included), IEEE's rules for zero, inf and NaN divisors (x86's created NaN
+// for 0/0): a long division of the significands, 30 quotient bits and a sticky remainder bit.
+fn ws_div_rne(neg: bool, sig: u32, e: i32, g: u32) -> u32 {
+  let sign = neg != ((g & 0x80000000u) != 0u);
+  let sbit = select(0u, 0x80000000u, sign);
+  let eg = (g >> 23u) & 0xFFu;
+  if (eg == 0xFFu) {
+    if ((g & 0x7FFFFFu) != 0u) { return g | 0x400000u; }  // NaN: the divisor's, quieted
+    return sbit;  // x / inf
+  }
+  var e2: i32;
+  var G = ws_f32_split(g, &e2);
+  if (G == 0u) {
+    if (sig == 0u) { return WS_NAN_CREATED; }
+    return sbit | 0x7F800000u;
+  }
+  if (sig == 0u) { return sbit; }
+  let pg = firstLeadingBit(G);  // G to [2^23, 2^24)
+  G = G << (23u - pg);
+  e2 = e2 - i32(23u - pg);
+  var N = sig << (23u - firstLeadingBit(sig));
+  var eN = e - i32(23u - firstLeadingBit(sig));
+  if (N < G) { N = N << 1u; eN = eN - 1; }
+  var Q = 0u;
+  for (var k = 0u; k < 30u; k = k + 1u) {
+    Q = Q << 1u;
+    if (N >= G) { N = N - G; Q = Q | 1u; }
+    N = N << 1u;
+  }
+  return ws_round_pack(sign, Q | select(0u, 1u, N != 0u), eN - e2 - 29);
+}
 fn ws_decode_MlxNvfp4(b: u32, i: u32) -> u32 {
   let code = (ws_byte(b * 8u + (i >> 1u)) >> ((i & 1u) * 4u)) & 15u;
   let k = u32(abs(ws_fp4x2(code)));
@@ -689,6 +723,8 @@ fn ws_decode_MlxNvfp4(b: u32, i: u32) -> u32 {
   if (!ws_has_global()) { return ws_f32_scaled(neg, k * sig, e - 1); }
   // Ollama: (E2M1 · e4m3(s)) · global, the product exact, the second rounded.
   if (ws_global_is_ollama()) { return ws_mul_rne_e(ws_global(), neg, k * sig, e - 1); }
+  // compressed-tensors: s = e4m3(x) / g, rounded; then E2M1 · s, rounded.
+  if (ws_global_divides()) { return ws_mul_rne_e(ws_div_rne(x >= 128u, sig, e, ws_global()), code >= 8u, k, -1); }
   // s = e4m3(x) · g, rounded; then E2M1 · s = (k/2) · s, rounded.
   let sg = ws_mul_rne_e(ws_global(), x >= 128u, sig, e);
   return ws_mul_rne_e(sg, code >= 8u, k, -1);

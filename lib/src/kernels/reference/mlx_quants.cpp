@@ -15,6 +15,8 @@
 //                                w = E2M1[nibble] * (e4m3(s) * g)
 //              Ollama:           w = (E2M1[nibble] * e4m3(s)) * global_scale
 //              ModelOpt:         g = global_scale (weight_scale_2), then as MLX's
+//              compressed-tensors: w = E2M1[nibble] * (e4m3(s) / global_scale) (the division
+//                                rounded once in f32, then the product: forward.py _dequantize)
 // Every product but the affine ones and the global scales is exact or overflows to inf (E2M1
 // values have 2 significant bits, E4M3 4, E8M0 is a power of two), so only those round.
 // With validate = false an E8M0 0xFF scale reads +inf and E2M1 ±0 times it gives a NaN; its sign
@@ -106,9 +108,10 @@ void ref::MlxNvfp4(const uint8_t* src, size_t n_blocks, float* dst, const Kernel
   const bool ollama_global = spec.has_global_scale && spec.global_scale_is_ollama;
   // Used only for mlx_global; ModelOpt's global scale multiplies as stored.
   const float g = spec.global_scale_is_modelopt ? spec.global_scale : spec.global_scale / 2688.0f;
+  const bool divides = spec.global_scale_divides;  // compressed-tensors': the stored scale divided
   for (size_t b = 0; b < n_blocks; ++b) {
     float s = e4m3_to_f32(scales[b]);
-    if (mlx_global) s = s * g;
+    if (mlx_global) s = divides ? s / spec.global_scale : s * g;
     const uint8_t* q = src + b * 8;
     for (int j = 0; j < 8; ++j) {  // low nibble first
       float lo = kE2M1[q[j] & 15] * s;

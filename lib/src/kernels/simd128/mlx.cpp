@@ -295,6 +295,9 @@ static void MlxNvfp4_body(const uint8_t* src, size_t n, float* dst, const Kernel
   // 448 * 6, as the reference; ModelOpt's global scale as stored.
   const v128_t g = wasm_f32x4_splat(spec.global_scale_is_modelopt ? spec.global_scale : spec.global_scale / 2688.0f);
   const v128_t gs = wasm_f32x4_splat(spec.global_scale);
+  // compressed-tensors' global scale divides the stored scale (IEEE division, as the reference).
+  const bool divides = spec.global_scale_divides;
+  auto global = [&](v128_t s) { return divides ? wasm_f32x4_div(s, gs) : wasm_f32x4_mul(s, g); };
   auto group = [&](size_t b, v128_t s) {
     const v128_t nib = nibbles_interleaved_lo(wasm_v128_load64_zero(src + b * 8));
     if (ollama_global) store_e2m1_x16<true>(dst + b * 16, nib, s, gs);
@@ -303,7 +306,7 @@ static void MlxNvfp4_body(const uint8_t* src, size_t n, float* dst, const Kernel
   size_t b = 0;
   for (; b + 4 <= n; b += 4) {
     v128_t s = e4m3_x4(load4_u8_as_u32(scales + b));
-    if (mlx_global) s = wasm_f32x4_mul(s, g);
+    if (mlx_global) s = global(s);
     group(b + 0, lane_splat<0>(s));
     group(b + 1, lane_splat<1>(s));
     group(b + 2, lane_splat<2>(s));
@@ -311,7 +314,7 @@ static void MlxNvfp4_body(const uint8_t* src, size_t n, float* dst, const Kernel
   }
   for (; b < n; ++b) {
     v128_t s = wasm_f32x4_splat(e4m3_to_f32(scales[b]));
-    if (mlx_global) s = wasm_f32x4_mul(s, g);
+    if (mlx_global) s = global(s);
     group(b, s);
   }
 }
@@ -543,16 +546,18 @@ void MlxMxfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
 // E2M1 times an E4M3 scale s: at most 2 x 4 significant bits, from 2^-10 to 6 * 480: an exact
 // normal f16 (no exact path). Four groups at a time, the tables come from f16(|s|) and
 // f16(1.5 |s|) (fp4_scale_pairs); codes 8..15 (and -0) carry the E2M1 sign, xor the scale's.
-// Groups with a zero scale, and every group under a global scale (the products round then:
-// MLX E2M1 * (s * g), Ollama (E2M1 * s) * g), build their table from the eight magnitudes as
-// prescaled f32 products, rounded; with a global scale, groups whose magnitudes could leave
-// [2^-14, 65536) take the exact path.
+// Groups with a zero scale build their table from the eight magnitudes as prescaled f32
+// products; every group under a global scale (the products round then: MLX E2M1 * (s * g),
+// compressed-tensors E2M1 * (s / g), Ollama (E2M1 * s) * g) from the eight f32 products, each
+// rounded to f16 in the vector (subnormal and overflowing halves included); only a NaN or
+// infinite factor takes the exact path (runs of such groups one f32 tile at a time).
 void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelContext& ctx) {
   const DequantSpec& spec = *ctx.spec;
   const uint8_t* scales = spec.scales + ctx.first_block;
   const bool mlx_global = spec.has_global_scale && !spec.global_scale_is_ollama;
-  // As the reference: once per call (ModelOpt's as stored).
-  const float g = spec.global_scale_is_modelopt ? spec.global_scale : spec.global_scale / 2688.0f;
+  // As the reference: once per call (ModelOpt's and compressed-tensors' as stored).
+  const bool divides = spec.global_scale_divides;
+  const float g = spec.global_scale_is_modelopt || divides ? spec.global_scale : spec.global_scale / 2688.0f;
   const float gs = spec.global_scale;
   const F16Consts c = f16_consts();  // constants hoisted (f16_util.h)
   const v128_t prescale = hoisted(wasm_f32x4_splat(kTwoPowMinus112));
@@ -579,6 +584,27 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
     const v128_t q = wasm_v128_load64_zero(src + 8 * b);
     store_codes(dst + 16 * b, t, wasm_i8x16_shuffle(nibbles_lo(q, c), nibbles_hi(q, c), 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
   };
+  // Under a global scale the factor after E2M1 is an f32 that rounded: sg = s * g (MLX),
+  // s / g (compressed-tensors), or, for Ollama, (E2M1 * s) * gs with E2M1 * s exact. The eight
+  // magnitudes k * |sg| (k * |s| * |gs|) are the reference's f32 products, each rounded once to
+  // f16 here by f16_bits: from 2^-14 up, prescaled by 2^-112 (exact there) and rounded in the
+  // bits (65520 and up: inf); below, |v| + 0.5 rounds v to f16's subnormal grid 2^-24 in one IEEE
+  // addition, the difference of the bits its mantissa. A NaN or infinite factor (a zero, inf or
+  // NaN global scale with validate off; inf * 0 makes a NaN) takes the f32 kernel, exact.
+  const v128_t half = hoisted(wasm_f32x4_splat(0.5f));
+  const v128_t f16_min_normal = hoisted(wasm_f32x4_splat(6.103515625e-05f));  // 2^-14
+  const v128_t f16_inf = hoisted(splat_u32(0x7C00u));
+  auto f16_bits = [&](v128_t v) {
+    const v128_t normal = wasm_u32x4_min(round_bits(wasm_f32x4_mul(v, prescale), c), f16_inf);
+    const v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(v, half), half);
+    return wasm_v128_bitselect(sub, normal, wasm_f32x4_lt(v, f16_min_normal));
+  };
+  const bool gs_finite = (f32_to_bits(gs) & 0x7F800000u) != 0x7F800000u;
+  auto factor_of = [&](float s) { return !mlx_global ? s * gs : divides ? s / g : s * g; };
+  auto exact_path = [&](size_t b) {
+    const uint32_t a = f32_to_bits(factor_of(e4m3_to_f32(scales[b]))) & 0x7FFFFFFFu;
+    return a >= 0x7F800000u || (!mlx_global && !gs_finite);
+  };
   // The general variant of group b.
   auto group_general = [&](size_t b) {
     const float s = e4m3_to_f32(scales[b]);
@@ -590,26 +616,32 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
                             sign);
       return;
     }
-    // The factor after E2M1, |s * g| (MLX) or |s| * |g| (Ollama, approximately): its products
-    // must stay in [2^-14, 65536); 0.5a from 2^-13 and 6a below 24576 leave margin.
-    const float sg = mlx_global ? s * g : s * gs;
-    const uint32_t a = f32_to_bits(sg) & 0x7FFFFFFFu;
-    if (!(a == 0 || (a >= 0x39800000u && a < 0x45800000u))) {  // [2^-12, 4096)
-      decode_f16_via_f32(MlxNvfp4, src + 8 * b, 1, 8, 16, dst + 16 * b, KernelContext{ctx.spec, ctx.first_block + b});
-      return;
-    }
+    // (compressed-tensors: s / g, its sign s's xor g's as gsign has it.)
     v128_t lo, hi;
     if (mlx_global) {
-      const v128_t as = wasm_f32x4_splat(bits_to_f32(a) * kTwoPowMinus112);
+      const v128_t as = wasm_f32x4_splat(bits_to_f32(f32_to_bits(factor_of(s)) & 0x7FFFFFFFu));
       lo = wasm_f32x4_mul(k_lo, as);
       hi = wasm_f32x4_mul(k_hi, as);
     } else {
-      const v128_t as = wasm_f32x4_splat(bits_to_f32(f32_to_bits(s) & 0x7FFFFFFFu) * kTwoPowMinus112);
+      const v128_t as = wasm_f32x4_splat(bits_to_f32(f32_to_bits(s) & 0x7FFFFFFFu));
       lo = wasm_f32x4_mul(wasm_f32x4_mul(k_lo, as), ags);
       hi = wasm_f32x4_mul(wasm_f32x4_mul(k_hi, as), ags);
     }
-    group_from_magnitudes(b, wasm_u16x8_narrow_i32x4(round_bits(wasm_v128_and(lo, abs_mask), c), round_bits(wasm_v128_and(hi, abs_mask), c)),
-                          sign);
+    group_from_magnitudes(b, wasm_u16x8_narrow_i32x4(f16_bits(lo), f16_bits(hi)), sign);
+  };
+  // Four groups' codes in element order (a byte each) and their tables from the f16 pairs f
+  // (fp4_scale_pairs' layout); sign_of(k): group k's sign byte (0 or 0x80).
+  auto four_groups = [&](size_t b, v128_t f, uint32_t gsign7) {
+    const v128_t q = wasm_v128_load(src + 8 * b), q2 = wasm_v128_load(src + 8 * b + 16);
+    const v128_t l = nibbles_lo(q, c), h = nibbles_hi(q, c), l2 = nibbles_lo(q2, c), h2 = nibbles_hi(q2, c);
+    const v128_t codes[4] = {wasm_i8x16_shuffle(l, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+                             wasm_i8x16_shuffle(l, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
+                             wasm_i8x16_shuffle(l2, h2, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
+                             wasm_i8x16_shuffle(l2, h2, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)};
+    for (int k = 0; k < 4; ++k) {
+      const NibbleTable t{lookup16(f, idx_lo[k]), wasm_i8x16_add(lookup16(f, idx_hi[k]), adds[(scales[b + k] >> 7) ^ gsign7])};
+      store_codes(dst + 16 * (b + k), t, codes[k]);
+    }
   };
   size_t b = 0;
   if (!spec.has_global_scale) {
@@ -619,20 +651,39 @@ void MlxNvfp4_f16(const uint8_t* src, size_t n, uint16_t* dst, const KernelConte
         for (size_t k = 0; k < 4; ++k) group_general(b + k);
         continue;
       }
-      const v128_t f = fp4_scale_pairs(s, c);
-      const v128_t q = wasm_v128_load(src + 8 * b), q2 = wasm_v128_load(src + 8 * b + 16);
-      const v128_t l = nibbles_lo(q, c), h = nibbles_hi(q, c), l2 = nibbles_lo(q2, c), h2 = nibbles_hi(q2, c);
-      const v128_t codes[4] = {wasm_i8x16_shuffle(l, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
-                               wasm_i8x16_shuffle(l, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
-                               wasm_i8x16_shuffle(l2, h2, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23),
-                               wasm_i8x16_shuffle(l2, h2, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)};
-      for (int k = 0; k < 4; ++k) {
-        const NibbleTable t{lookup16(f, idx_lo[k]), wasm_i8x16_add(lookup16(f, idx_hi[k]), adds[scales[b + k] >> 7])};
-        store_codes(dst + 16 * (b + k), t, codes[k]);
+      four_groups(b, fp4_scale_pairs(s, c), 0);
+    }
+  } else if (mlx_global) {
+    // MLX, ModelOpt, compressed-tensors: the factor sg = s * g (s / g) of four groups at once, as
+    // the reference rounds it. Where every |sg| is in [2^-13, 2^13), f16(|sg|) and f16(1.5 |sg|)
+    // (rounded once from the exact prescaled values) give the tables by exponent steps as above:
+    // 0.5 |sg| .. 6 |sg| are normal f16s, and each product's f32 and f16 roundings scale with it.
+    const v128_t gv = wasm_f32x4_splat(g);
+    const v128_t lo_lim = splat_u32(0x39000000u), hi_lim = splat_u32(0x46000000u);  // 2^-13, 2^13
+    for (; b + 4 <= n; b += 4) {
+      const v128_t s4 = e4m3_x4(load4_u8_as_u32(scales + b));
+      const v128_t a4 = wasm_v128_and(divides ? wasm_f32x4_div(s4, gv) : wasm_f32x4_mul(s4, gv), abs_mask);
+      if (!wasm_i32x4_all_true(wasm_v128_and(wasm_u32x4_ge(a4, lo_lim), wasm_u32x4_lt(a4, hi_lim)))) {
+        for (size_t k = 0; k < 4; ++k) {
+          if (exact_path(b + k)) decode_f16_via_f32(MlxNvfp4, src + 8 * (b + k), 1, 8, 16, dst + 16 * (b + k), KernelContext{ctx.spec, ctx.first_block + b + k});
+          else group_general(b + k);
+        }
+        continue;
       }
+      const v128_t x = wasm_f32x4_mul(a4, prescale);
+      four_groups(b, wasm_u16x8_narrow_i32x4(round_bits(x, c), round_bits(wasm_f32x4_mul(x, c.one_and_half), c)), gsign >> 7);
     }
   }
-  for (; b < n; ++b) group_general(b);
+  while (b < n) {
+    if (!spec.has_global_scale || !exact_path(b)) {
+      group_general(b++);
+      continue;
+    }
+    size_t e = b + 1;
+    while (e < n && exact_path(e)) ++e;
+    decode_f16_via_f32(MlxNvfp4, src + 8 * b, e - b, 8, 16, dst + 16 * b, KernelContext{ctx.spec, ctx.first_block + b});
+    b = e;
+  }
 }
 
 }  // namespace simd
