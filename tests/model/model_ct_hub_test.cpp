@@ -758,7 +758,15 @@ TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
     ws::Status status;
     std::string detail;
   };
+  auto sub = [](std::string c, const std::string& from, const std::string& to) {
+    const size_t at = c.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) c.replace(at, from.size(), to);
+    return c;
+  };
   const std::string groups = "\"config_groups\": {";
+  const std::string f8_group = "\"group_1\": {\"format\": \"float-quantized\", \"targets\": [\"re:.*q_proj$\"], "
+                               "\"weights\": {\"num_bits\": 8, \"type\": \"float\", \"strategy\": \"channel\"}}, ";
   const std::vector<Case> cases = {
       {with("\"num_bits\": 4", "\"num_bits\": 3").replace(cfg.find("\"strategy\": \"group\""), 19, "\"strategy\": \"channel\""),
        ws::Status::QuantizationUnsupported,
@@ -769,8 +777,15 @@ TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
        "compressed-tensors pack-quantized strategy other than group, channel or tensor (config.json)"},
       {with("\"type\": \"int\"", "\"type\": \"float\""), ws::Status::QuantizationUnsupported,
        "compressed-tensors pack-quantized of type float (config.json)"},
-      {with(groups, groups + "\"group_1\": {\"weights\": {\"num_bits\": 8, \"strategy\": \"channel\"}}, "),
-       ws::Status::QuantizationUnsupported, "compressed-tensors config_groups with different weights arguments (config.json)"},
+      // A group stored in another format than the section's; a mixed-precision config whose
+      // groups are of two formats (one format a model is decoded).
+      {with(groups, groups + f8_group), ws::Status::QuantizationUnsupported,
+       "compressed-tensors config group format disagreeing with the section's format (config.json)"},
+      {sub(sub(with(groups, groups + f8_group), "\"input_activations\"", "\"format\": \"pack-quantized\", \"input_activations\""),
+           "\"format\": \"pack-quantized\",\n", "\"format\": \"mixed-precision\",\n"),
+       ws::Status::QuantizationUnsupported,
+       "compressed-tensors config_groups of formats float-quantized and pack-quantized (config.json; one format a model is "
+       "decoded)"},
       {with("\"format\": \"pack-quantized\"", "\"format\": \"nvfp4-pack-quantized\""), ws::Status::QuantizationUnsupported,
        "compressed-tensors format nvfp4-pack-quantized (config.json quantization_config.format)"},
       {with("\"format\": \"pack-quantized\"", "\"format\": \"mixed-precision\""), ws::Status::QuantizationUnsupported,
