@@ -813,3 +813,39 @@ TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
 }
 
 }  // namespace
+
+namespace {
+
+// A mixed-precision config (hub/ct-mixed-precision: two config groups of one format, their targets
+// `re:` regexes): each module decoded with its own group's arguments, the scheme of the target that
+// matches it (compressed-tensors quantization/lifecycle/apply.py apply_quantization_config) —
+// down_proj 4-bit asymmetric in groups of 16, q_proj 8-bit symmetric per channel.
+TEST(CtHub, MixedPrecisionDecodesEachModuleWithItsGroup) {
+  const Bytes file = read_file(kHub + "/ct-mixed-precision/model.safetensors");
+  const std::string d = L + "mlp.down_proj", q = L + "self_attn.q_proj";
+  std::map<std::string, std::vector<float>> expect;
+  expect[d + ".weight"] = ct_values(stored(file, d + ".weight_packed"), stored(file, d + ".weight_scale"),
+                                    stored(file, d + ".weight_zero_point"), 8, 32, 4, 2);
+  expect[q + ".weight"] = ct_values(stored(file, q + ".weight_packed"), stored(file, q + ".weight_scale"), Bytes(), 8, 32, 8, 1);
+  for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+    for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+      for (bool seekable : {true, false}) {
+        HostOptions o;
+        o.out = out;
+        o.feed = feed;
+        o.seekable = seekable;
+        o.seed = 19;
+        o.out_size = feed == Feed::Random ? 128 : 1 << 16;
+        const LoadResult r = load("ct-mixed-precision", o);
+        const std::string what = std::string(out == ws::OutType::F16 ? "f16" : "f32") + " feed " +
+                                 std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+        ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+        EXPECT_EQ(r.weight_names.size(), 4u) << what;
+        for (const auto& e : expect) {
+          ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+          EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+        }
+      }
+}
+
+}  // namespace
