@@ -8,5 +8,8 @@
     ws::StrView p = doc.override_path(i);                                          \
     ws::QuantParams q;                                                             \
     WS_CHECK(doc.lookup(p.data, p.size, &q), i);                                   \
-  }
+  }                                                                                \
+  /* The module lists' entries (issue #27) are strings of the document. */       \
+  for (uint32_t i = 0; i < doc.module_list_count(); ++i)                           \
+    WS_CHECK(doc.module_list_entry(i).size <= size, doc.module_list_entry(i).size, size);
 #include "json_doc_target.inc"

@@ -38,7 +38,7 @@ function withOtherConfig(dir, c) {
 }
 
 test('hub quantizations not decoded or malformed: refused, as expected.json says', async () => {
-  assert.equal(cases.length, 88);  // 41 + compressed-tensors nvfp4 / mxfp4's 8 (3 decoded) + AWQ's 13 (GEMV's 2 neighbours) + bitsandbytes' 10 malformed neighbours (issue #28; bnb.test.mjs decodes its fixtures) + ModelOpt FP8's 8 + 3 of compressed-tensors' stored formats + GPTQ 3-bit's 2 and dynamic's 3
+  assert.equal(cases.length, 96);  // 41 + compressed-tensors nvfp4 / mxfp4's 8 (3 decoded) + AWQ's 13 (GEMV's 2 neighbours) + bitsandbytes' 10 malformed neighbours (issue #28; bnb.test.mjs decodes its fixtures) + ModelOpt FP8's 8 + 3 of compressed-tensors' stored formats + GPTQ 3-bit's 2 and dynamic's 3 + the module lists' 8 (module-lists.test.mjs decodes theirs)
   for (const c of cases.filter((x) => x.status !== 'Ok')) {
     if (c.other_config) {
       for (const source of [withOtherConfig(join(hub, c.dir), c), join(hub, c.dir, 'model.safetensors')]) {

@@ -189,6 +189,10 @@ def key(rec):
 # --accept-intended may put in intended.jsonl. A record that differs for any other reason is a
 # regression.
 WHY = [
+    # Issue #27 (module lists): the hint of ConventionExcludedQuantized (before the general 'conv/').
+    ('conv/hub/gptq-dynamic-excluded', 'issue #27 (module lists): ConventionExcludedQuantized\'s hint names every list '
+     'that can leave a module unquantized (modules_to_not_convert, ignored_layers, exclude_modules, ignore, no '
+     'config_groups target, GPTQModel\'s dynamic "-:" rule), not the dynamic rule alone; nothing else changed'),
     # Issue #27 (FP8): the JSON of inspect's logical weights and of dequant's rows carries the
     # quantization parameters each weight's convention presents (ws::quant_parameters): an object /
     # a "key=value ..." string, empty for plain weights. Only that key is new in these records.

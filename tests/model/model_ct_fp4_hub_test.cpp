@@ -384,6 +384,21 @@ TEST(CtFp4Hub, ConfigArgumentsAreCheckedAgainstTheFormat) {
     EXPECT_EQ(r.code, c.status) << c.detail << ": " << r.verdict();
     EXPECT_EQ(r.detail, c.detail);
   }
+  // The config's `ignore` (a `re:` entry) or its targets leaving a module stored nvfp4 unquantized:
+  // the files contradict the config (module_lists.h, as for pack-quantized).
+  {
+    std::string a = cfg;
+    a.replace(a.find("\"lm_head\""), 9, "\"lm_head\", \"re:.*down_proj$\"");
+    const LoadResult r = load_memory({{"model.safetensors", nv}, {"config.json", Bytes(a.begin(), a.end())}}, o);
+    EXPECT_EQ(r.code, ws::Status::ConventionExcludedQuantized) << r.verdict();
+    EXPECT_EQ(r.tensor, "model.layers.0.mlp.down_proj.weight_packed");
+    EXPECT_EQ(r.detail, "stored quantized, yet ignore \"re:.*down_proj$\" leaves it unquantized (config.json)");
+    std::string t = cfg;
+    t.replace(t.find("\"Linear\""), 8, "\"re:.*mlp.*\"");
+    const LoadResult q = load_memory({{"model.safetensors", nv}, {"config.json", Bytes(t.begin(), t.end())}}, o);
+    EXPECT_EQ(q.code, ws::Status::ConventionExcludedQuantized) << q.verdict();
+    EXPECT_EQ(q.detail, "stored quantized, yet no config_groups target with weights matches it (config.json)");
+  }
   // The mxfp4 format over nvfp4's tensors: its scale grid is not U8 [out, in / 32].
   std::string mx = cfg;
   mx.replace(mx.find("\"format\": \"nvfp4-pack-quantized\""), 32, "\"format\": \"mxfp4-pack-quantized\"");

@@ -758,7 +758,15 @@ TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
     ws::Status status;
     std::string detail;
   };
+  auto sub = [](std::string c, const std::string& from, const std::string& to) {
+    const size_t at = c.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) c.replace(at, from.size(), to);
+    return c;
+  };
   const std::string groups = "\"config_groups\": {";
+  const std::string f8_group = "\"group_1\": {\"format\": \"float-quantized\", \"targets\": [\"re:.*q_proj$\"], "
+                               "\"weights\": {\"num_bits\": 8, \"type\": \"float\", \"strategy\": \"channel\"}}, ";
   const std::vector<Case> cases = {
       {with("\"num_bits\": 4", "\"num_bits\": 3").replace(cfg.find("\"strategy\": \"group\""), 19, "\"strategy\": \"channel\""),
        ws::Status::QuantizationUnsupported,
@@ -769,8 +777,15 @@ TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
        "compressed-tensors pack-quantized strategy other than group, channel or tensor (config.json)"},
       {with("\"type\": \"int\"", "\"type\": \"float\""), ws::Status::QuantizationUnsupported,
        "compressed-tensors pack-quantized of type float (config.json)"},
-      {with(groups, groups + "\"group_1\": {\"weights\": {\"num_bits\": 8, \"strategy\": \"channel\"}}, "),
-       ws::Status::QuantizationUnsupported, "compressed-tensors config_groups with different weights arguments (config.json)"},
+      // A group stored in another format than the section's; a mixed-precision config whose
+      // groups are of two formats (one format a model is decoded).
+      {with(groups, groups + f8_group), ws::Status::QuantizationUnsupported,
+       "compressed-tensors config group format disagreeing with the section's format (config.json)"},
+      {sub(sub(with(groups, groups + f8_group), "\"input_activations\"", "\"format\": \"pack-quantized\", \"input_activations\""),
+           "\"format\": \"pack-quantized\",\n", "\"format\": \"mixed-precision\",\n"),
+       ws::Status::QuantizationUnsupported,
+       "compressed-tensors config_groups of formats float-quantized and pack-quantized (config.json; one format a model is "
+       "decoded)"},
       // nvfp4-pack-quantized is decoded (compressed_tensors_fp4.cpp): over int weights arguments, refused by name.
       {with("\"format\": \"pack-quantized\"", "\"format\": \"nvfp4-pack-quantized\""), ws::Status::QuantizationUnsupported,
        "compressed-tensors nvfp4-pack-quantized weights other than 4-bit float (config.json)"},
@@ -796,6 +811,42 @@ TEST(CtHub, ConfigsNotDecodedAreRefusedByName) {
       EXPECT_FALSE(r.ready);
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A mixed-precision config (hub/ct-mixed-precision: two config groups of one format, their targets
+// `re:` regexes): each module decoded with its own group's arguments, the scheme of the target that
+// matches it (compressed-tensors quantization/lifecycle/apply.py apply_quantization_config) —
+// down_proj 4-bit asymmetric in groups of 16, q_proj 8-bit symmetric per channel.
+TEST(CtHub, MixedPrecisionDecodesEachModuleWithItsGroup) {
+  const Bytes file = read_file(kHub + "/ct-mixed-precision/model.safetensors");
+  const std::string d = L + "mlp.down_proj", q = L + "self_attn.q_proj";
+  std::map<std::string, std::vector<float>> expect;
+  expect[d + ".weight"] = ct_values(stored(file, d + ".weight_packed"), stored(file, d + ".weight_scale"),
+                                    stored(file, d + ".weight_zero_point"), 8, 32, 4, 2);
+  expect[q + ".weight"] = ct_values(stored(file, q + ".weight_packed"), stored(file, q + ".weight_scale"), Bytes(), 8, 32, 8, 1);
+  for (ws::OutType out : {ws::OutType::F32, ws::OutType::F16})
+    for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+      for (bool seekable : {true, false}) {
+        HostOptions o;
+        o.out = out;
+        o.feed = feed;
+        o.seekable = seekable;
+        o.seed = 19;
+        o.out_size = feed == Feed::Random ? 128 : 1 << 16;
+        const LoadResult r = load("ct-mixed-precision", o);
+        const std::string what = std::string(out == ws::OutType::F16 ? "f16" : "f32") + " feed " +
+                                 std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+        ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+        EXPECT_EQ(r.weight_names.size(), 4u) << what;
+        for (const auto& e : expect) {
+          ASSERT_EQ(r.weights.count(e.first), 1u) << what << " " << e.first;
+          EXPECT_TRUE(r.weights.at(e.first).bytes == output_of(e.second, out)) << what << " " << e.first;
+        }
+      }
 }
 
 }  // namespace

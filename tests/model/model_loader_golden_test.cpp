@@ -216,8 +216,10 @@ TEST(ModelLoaderGolden, LogicalWeightsAndPlanAsInspectListedThem) {
   // four (hub/ct-g-idx, -unset, and -range / -overfull, whose g_idx only decoding
   // reads); its stored formats' five (hub/ct-int8-channel, -int8-asym-group, -fp8-channel,
   // -fp8-block, -fp8-tensor); AWQ GEMV (hub/awq-gemv, version gemv: decoded since); GPTQ 3-bit (hub/gptq-3bit,
-  // which issue #28's first pass refused with its bits); GPTQModel's dynamic rules (hub/gptq-dynamic).
-  EXPECT_EQ(compared, 50u);
+  // which issue #28's first pass refused with its bits); GPTQModel's dynamic rules (hub/gptq-dynamic);
+  // the module lists' three decoded (hub/fp8-modules-to-not-convert, modelopt-fp8-exclude-wildcard,
+  // ct-mixed-precision).
+  EXPECT_EQ(compared, 53u);
 }
 
 TEST(ModelLoaderGolden, TensorTablesOfSingleFiles) {

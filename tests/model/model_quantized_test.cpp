@@ -48,8 +48,11 @@ TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
   const Json cases = parse_json(read_text(kHub + "/expected.json"))["cases"];
   // 41 + the awq* cases (2 GEMV neighbours) + 10 bitsandbytes (issue #28) + 8 modelopt-fp8* + 3 of
   // compressed-tensors' stored formats + 2 3-bit GPTQ neighbours + 3 GPTQ dynamic + 8 of
-  // compressed-tensors' nvfp4 / mxfp4 (3 decoded, 5 refused).
-  ASSERT_EQ(cases.items.size(), 88u);
+  // compressed-tensors' nvfp4 / mxfp4 (3 decoded, 5 refused) + 8 of the module lists
+  // (fp8-modules-to-not-convert, fp8-excluded-quantized, modelopt-fp8-exclude-wildcard,
+  // modelopt-fp8-excluded-quantized, ct-ignore-quantized, ct-no-target, ct-target-missing-packed,
+  // ct-mixed-precision).
+  ASSERT_EQ(cases.items.size(), 96u);
   for (const Json& c : cases.items) {
     const std::string dir = kHub + "/" + c["dir"].str();
     for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Headers, ws::ModelLoadMode::Validate, ws::ModelLoadMode::Decode})

@@ -325,8 +325,9 @@ constexpr HintEntry kHints[] = {
      "The quant_map beside this bitsandbytes weight is not the NF4 or FP4 table its quant_state names, "
      "which bitsandbytes' kernels decode with: the file was edited or written by another tool."},
     {"ConventionExcludedQuantized",
-     "The model's quantization_config (GPTQModel's dynamic \"-:\" rule the error names) says this module is "
-     "not quantized, but its tensors are: the config belongs to another export. Put the model's own config.json beside it."},
+     "The model's quantization config says this module is not quantized (a modules_to_not_convert, ignored_layers, "
+     "exclude_modules or ignore entry, no config_groups target, or GPTQModel's dynamic \"-:\" rule: the error names "
+     "which), but its tensors are: the config belongs to another export. Put the model's own config.json beside it."},
 };
 
 const HintEntry* find_entry(Status s) {

@@ -1386,6 +1386,111 @@ void add_bnb_decoded(std::vector<SampleFile>* out) {
   model("bnb-fp4-no-config", bnb4_model(true, 128, false), "");
   model("bnb-int8", bnb8_model(), bnb_config(false, "fp4", false));
 }
+// `s` with the first `from` replaced by `to` (a config written as another, edited).
+std::string with(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+// The quantization config's lists of modules left unquantized and compressed-tensors' targets
+// (lib/src/conventions/module_lists.h): modules read as stored, the files contradicting a list,
+// and a mixed-precision config decoded per target.
+void add_module_list_cases(std::vector<HubCase>* out) {
+  const std::string ok = "Ok";
+  // fp8: transformers' modules_to_not_convert (should_convert_module: "mlp.gate" ends the router's
+  // name), the router left F8_E4M3 without a scale and read as stored.
+  const std::string not_convert = block_config("4", "4", "    \"modules_to_not_convert\": [\n      \"lm_head\",\n"
+                                                          "      \"mlp.gate\"\n    ],\n");
+  out->push_back(make_case("fp8-modules-to-not-convert",
+                           {fp8_weight(L + "mlp.down_proj.weight", 8, 8, 71),
+                            f32_tensor(L + "mlp.down_proj.weight_scale_inv", {2, 2}, {0.125f, 3.0f, 1.5f, 4.0f}),
+                            fp8_weight(L + "mlp.gate.weight", 4, 8, 72), f16_tensor("lm_head.weight", "BF16", {4, 8})},
+                           not_convert.c_str(), "", "",
+                           "fp8 with modules_to_not_convert [lm_head, mlp.gate]: the router mlp.gate (its name ends with "
+                           "the entry) is F8_E4M3 without a scale and read as stored, not refused; down_proj decoded",
+                           ok));
+  // vLLM's ignored_layers (an exact name) over a module stored with its block scale.
+  const std::string ignored = block_config("4", "4", "    \"ignored_layers\": [\n      \"" + L + "mlp.down_proj\"\n    ],\n");
+  out->push_back(make_case("fp8-excluded-quantized", fp8_block_tensors(), ignored.c_str(), L + "mlp.down_proj.weight",
+                           "stored quantized, yet ignored_layers \"" + L + "mlp.down_proj\" leaves it unquantized (config.json)",
+                           "fp8 whose ignored_layers names down_proj, stored F8_E4M3 with its weight_scale_inv: the "
+                           "files contradict the config (vLLM would load it unquantized)",
+                           "ConventionExcludedQuantized"));
+  // ModelOpt: config.json without quantization_config, hf_quant_config.json beside it whose
+  // exclude_modules wildcard (vLLM modelopt.py: fnmatch) leaves self_attn in BF16.
+  {
+    std::vector<RawTensor> t = {f16_tensor(L + "self_attn.q_proj.weight", "BF16", {4, 8}),
+                                fp8_weight(L + "mlp.down_proj.weight", 6, 8, 73),
+                                f32_tensor(L + "mlp.down_proj.weight_scale", {}, {2.5f}),
+                                f32_tensor(L + "mlp.down_proj.input_scale", {}, {0.03125f}),
+                                f16_tensor(L + "input_layernorm.weight", "BF16", {8}),
+                                f16_tensor("lm_head.weight", "BF16", {4, 8})};
+    const char* plain_config = "{\n  \"architectures\": [\n    \"LlamaForCausalLM\"\n  ],\n  \"model_type\": \"llama\",\n"
+                               "  \"torch_dtype\": \"bfloat16\"\n}\n";
+    HubCase c = make_case("modelopt-fp8-exclude-wildcard", t, plain_config, "", "",
+                          "ModelOpt FP8 whose config.json has no quantization_config: hf_quant_config.json beside it "
+                          "names the method, its exclude_modules \"*self_attn*\" (a wildcard) leaves q_proj in BF16",
+                          ok);
+    c.files.push_back({"hf_quant_config.json",
+                       bytes_of(with(modelopt_hf_quant_config("FP8"), "\"lm_head\"\n", "\"lm_head\",\n            \"*self_attn*\"\n"))});
+    out->push_back(c);
+  }
+  out->push_back(modelopt_case("modelopt-fp8-excluded-quantized", modelopt_fp8_tensors(), "FP8", true,
+                               "ConventionExcludedQuantized", L + "self_attn.q_proj.weight",
+                               "stored quantized, yet exclude_modules \"" + L + "self_attn*\" leaves it unquantized (config.json)",
+                               "ModelOpt FP8 whose exclude_modules wildcard covers self_attn, while q_proj is stored "
+                               "F8_E4M3 with its weight_scale"));
+  {  // (modelopt_case writes config.json from the algo: the list is edited in.)
+    HubCase& c = out->back();
+    const std::string cfg = with(modelopt_fp8_config("FP8"), "\"lm_head\"\n", "\"lm_head\",\n      \"" + L + "self_attn*\"\n");
+    c.files[1].bytes = bytes_of(cfg);
+  }
+  // compressed-tensors: `ignore` with a `re:` entry over a packed module; targets that leave a
+  // packed module unmatched; a target naming a module stored plain; and a mixed-precision config
+  // (two groups, two schemes of one format) decoded module by module.
+  const std::string D = L + "mlp.down_proj";
+  const std::string g4 = ct_config(4, "group", "16", true);
+  const CtLinear sym = ct_args(4, 16, true);
+  out->push_back(make_case("ct-ignore-quantized", ct_tensors(sym, sym),
+                           with(g4, "\"lm_head\"\n", "\"lm_head\",\n      \"re:.*down_proj$\"\n").c_str(),
+                           D + ".weight_packed", "stored quantized, yet ignore \"re:.*down_proj$\" leaves it unquantized (config.json)",
+                           "pack-quantized whose ignore list's regex re:.*down_proj$ matches down_proj, stored packed",
+                           "ConventionExcludedQuantized"));
+  out->push_back(make_case("ct-no-target", ct_tensors(sym, sym),
+                           with(g4, "\"Linear\"", "\"re:.*mlp.*\"").c_str(), L + "self_attn.q_proj.weight_packed",
+                           "stored quantized, yet no config_groups target with weights matches it (config.json)",
+                           "pack-quantized whose only target re:.*mlp.* leaves q_proj unquantized, stored packed",
+                           "ConventionExcludedQuantized"));
+  {
+    std::vector<RawTensor> t = ct_tensors(sym, sym);
+    t.push_back(f16_tensor(L + "mlp.gate_proj.weight", "BF16", {8, 32}));
+    out->push_back(make_case("ct-target-missing-packed", t, with(g4, "\"Linear\"", "\"re:.*_proj$\"").c_str(),
+                             L + "mlp.gate_proj.weight",
+                             "config_groups target \"re:.*_proj$\" quantizes it, yet no weight_packed is stored",
+                             "pack-quantized whose target re:.*_proj$ names gate_proj, stored as a BF16 weight without "
+                             "its packed tensors: never passed on as if plain",
+                             "ConventionMissingCompanion"));
+  }
+  {
+    CtLinear asym = ct_args(4, 16, false), w8 = ct_args(8, 0, true);
+    const std::string group_1 =
+        "      \"group_1\": {\n        \"input_activations\": null,\n        \"output_activations\": null,\n"
+        "        \"targets\": [\n          \"re:.*self_attn.*\"\n        ],\n        \"weights\": {\n"
+        "          \"actorder\": null,\n          \"block_structure\": null,\n          \"dynamic\": false,\n"
+        "          \"group_size\": null,\n          \"num_bits\": 8,\n          \"observer\": \"minmax\",\n"
+        "          \"observer_kwargs\": {},\n          \"strategy\": \"channel\",\n          \"symmetric\": true,\n"
+        "          \"type\": \"int\"\n        }\n      }\n    },\n    \"format\"";
+    std::string cfg = with(ct_config(4, "group", "16", false), "\"Linear\"", "\"re:.*mlp.*\"");
+    cfg = with(cfg, "      }\n    },\n    \"format\"", "      },\n" + group_1);
+    out->push_back(make_case("ct-mixed-precision", ct_tensors(asym, w8), cfg.c_str(), "", "",
+                             "pack-quantized with two config groups: re:.*mlp.* 4-bit asymmetric groups of 16 "
+                             "(down_proj), re:.*self_attn.* 8-bit symmetric channel (q_proj); each decoded with its "
+                             "group's arguments",
+                             ok));
+  }
+}
+
 }  // namespace
 
 std::vector<HubCase> hub_cases() {
@@ -1413,6 +1518,7 @@ std::vector<HubCase> hub_cases() {
   add_ct_cases(&out);
   add_bnb_cases(&out);
   add_ct_fp4_cases(&out);
+  add_module_list_cases(&out);
   return out;
 }
 

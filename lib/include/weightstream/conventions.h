@@ -230,17 +230,21 @@ class LogicalModel {
   Status build_ollama();
   // gpt-oss MXFP4 (transformers integrations/mxfp4.py): `<p>_blocks` U8 [..., G, 16] with
   // `<p>_scales` U8 E8M0 [..., G] is the weight `<p>`, [..., G * 32]; every other tensor plain.
-  // `method_named`: config.json said mxfp4, so a model without such a pair is an error.
-  Status build_mxfp4_blocks(bool method_named);
+  // `config` names mxfp4: a model without such a pair is an error; a module its
+  // modules_to_not_convert leaves unquantized (lib/src/conventions/module_lists.h) must not have
+  // one (ConventionExcludedQuantized). `config` may be null.
+  Status build_mxfp4_blocks(const MlxQuantConfig* config);
   // NVIDIA ModelOpt NVFP4: `<m>.weight` U8 [..., K/2] with `<m>.weight_scale` F8_E4M3
   // [..., K/16] and `<m>.weight_scale_2` F32 (one value) is the weight `<m>.weight`, [..., K];
-  // `<m>.input_scale` and every unquantized tensor plain. `method_named` as above.
-  Status build_modelopt_nvfp4(bool method_named);
+  // `<m>.input_scale` and every unquantized tensor plain. `config` as above (exclude_modules,
+  // ignore).
+  Status build_modelopt_nvfp4(const MlxQuantConfig* config);
   // NVIDIA ModelOpt FP8 (modelopt_fp8.cpp): `<m>.weight` F8_E4M3 [out, in] with its F32
   // `<m>.weight_scale` — one value (quant_algo FP8), [out] (FP8_PER_CHANNEL_PER_TOKEN) or
   // [out / 128, 1, in / 128, 1] (FP8_PB_WO) — is the weight `<m>.weight`; every other tensor
-  // plain. `algo`: the variant (the internal ModelOptFp8Algo's value: 1, 2 or 3).
-  Status build_modelopt_fp8(uint32_t algo);
+  // plain. `algo`: the variant (the internal ModelOptFp8Algo's value: 1, 2 or 3); `config` the
+  // config that names it (its exclude_modules / ignore: module_lists.h).
+  Status build_modelopt_fp8(uint32_t algo, const MlxQuantConfig* config);
   // compressed-tensors pack-quantized (compressed_tensors_convention.cpp): `<m>.weight_packed`
   // I32 with `<m>.weight_scale`, `<m>.weight_shape` (and `<m>.weight_zero_point` when
   // asymmetric) is the weight `<m>.weight`; the parameters are config.json's (required).

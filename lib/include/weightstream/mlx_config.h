@@ -141,22 +141,43 @@ class MlxQuantConfig {
   bool dynamic_excludes(uint32_t i) const;
   QuantParams dynamic_params(uint32_t i) const;
 
+  // The section's lists of modules left unquantized, and compressed-tensors' targets (issue #27),
+  // every string entry in document order, kept in the arena (non-string entries are skipped):
+  //   ModulesToNotConvert: transformers' `modules_to_not_convert` (FineGrainedFP8Config,
+  //     FbgemmFp8Config, AwqConfig, Mxfp4Config; vLLM's fp8.py falls back to it);
+  //   IgnoredLayers: vLLM fp8.py Fp8Config's `ignored_layers`;
+  //   ExcludeModules: NVIDIA ModelOpt's `exclude_modules` (hf_quant_config.json, older config.json);
+  //   Ignore: compressed-tensors' `ignore` (QuantizationConfig) and ModelOpt's config.json one;
+  //   CtTargets: a compressed-tensors config group's `targets` (module_list_group(): its group).
+  // Which list a method reads, and how an entry matches a module: lib/src/conventions/module_lists.h.
+  enum class ModuleList : uint8_t { ModulesToNotConvert, IgnoredLayers, ExcludeModules, Ignore, CtTargets };
+  uint32_t module_list_count() const { return list_count_; }
+  ModuleList module_list(uint32_t i) const;
+  StrView module_list_entry(uint32_t i) const;
+  uint32_t module_list_group(uint32_t i) const;  // CtTargets: the config group's number (document order)
+  // Config group g's weights arguments and `format` (empty when the group states none: the
+  // section's applies), for the groups of a mixed-precision config. False past the last group.
+  bool ct_group(uint32_t g, CtWeights* weights, StrView* format) const;
+
  private:
+  // One record of the arena's table (pushed downwards, put in document order by finish()): an MLX
+  // override, a `dynamic` rule, a module list's entry or a compressed-tensors group.
   struct Override {
-    uint32_t path;  // arena offset of [u32 len][bytes]
-    uint8_t mode;   // QuantMode as stated (None for false / {}), or unset
-    uint8_t is_true;  // `true`: the top-level parameters
-    uint8_t dynamic;  // a GPTQModel `dynamic` rule, not an MLX override (path: its key)
-    uint8_t pad;
+    uint32_t path;  // arena offset of [u32 len][bytes] (a group's: its format, or kNoString)
+    uint8_t mode;   // QuantMode as stated (None for false / {}), or unset; a group's strategy
+    uint8_t is_true;  // `true`: the top-level parameters; a group's: bit 0 symmetric, bit 1 float
+    uint8_t kind;     // kOverride, kDynamicRule, kListEntry, kGroup (mlx_config.cpp)
+    uint8_t list;     // kListEntry: its ModuleList
     uint32_t bits;   // 0: not stated
-    uint32_t group;  // 0: not stated
-    uint32_t reserved;
+    uint32_t group;  // 0: not stated (a group size)
+    uint32_t index;  // kListEntry of CtTargets, kGroup: the config group's number
   };
   Status fail(Status s, uint64_t offset);
   Status handle(detail::JsonLexer::Token t);
   Status fp8_value(detail::JsonLexer::Token t);
   Status string_is(detail::JsonLexer::Token t, const char* want, bool* flag);
   Status ct_value(detail::JsonLexer::Token t);
+  Status list_value(detail::JsonLexer::Token t);
   void ct_bad(uint64_t at);
   Status param_value(detail::JsonLexer::Token t, QuantParams* target, uint64_t* at);
   void defer(Status s, uint64_t at, detail::JsonLexer::Token t, uint8_t back);
@@ -198,6 +219,13 @@ class MlxQuantConfig {
   bool cur_dynamic_ = false;  // the object being read is a `dynamic` rule's
   uint32_t dynamic_count_ = 0;
   const Override* dynamic_ = nullptr;  // after the overrides, in the same arena table
+  // Module lists' entries and compressed-tensors groups, after the dynamic rules (document order).
+  uint32_t list_count_ = 0;
+  const Override* lists_ = nullptr;
+  uint32_t rest_count_ = 0;  // list entries and group records
+  uint8_t list_kind_ = 0;    // the list being read (ModuleList)
+  uint8_t list_return_ = 0;  // the context after its array
+  uint32_t ct_format_off_ = 0;  // the group being read: its format string, or kNoString
   // FP8 parameters (see has_block_size()).
   bool has_block_size_ = false;
   bool block_size_bad_ = false;

@@ -39,6 +39,7 @@
 //   [in, out]); the loader gathers each logical row's codes from the stored words
 //   (model_stream.cpp transpose_refill, LogicalWeight::awq_packed).
 #include "convention_descriptor.h"
+#include "module_lists.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
 
@@ -147,6 +148,7 @@ Status LogicalModel::build_awq(const MlxQuantConfig* config) {
       static const char kWhy[] = "awq zero_point false (AutoAWQ writes no GEMM checkpoint without zero points)";
       return refuse(Status::QuantizationUnsupported, first, kWhy, sizeof kWhy - 1, nullptr);
     }
+    if (conv_detail::refuse_unread_lists(*this, config) != Status::Ok) return error_.code;
   }
   const uint32_t stated_bits = named ? config->defaults().bits : 0;  // 0: not stated (4)
   const uint32_t stated_group = named ? config->defaults().group : 0;  // 0: -1 or not stated
@@ -173,6 +175,10 @@ Status LogicalModel::build_awq(const MlxQuantConfig* config) {
         if (add_weight(w) != Status::Ok) return error_.code;
         continue;
       }
+      // A module modules_to_not_convert leaves unquantized (transformers should_convert_module, vLLM
+      // awq.py is_layer_skipped by substring: module_lists.h) has no qweight.
+      const conv_detail::ModuleExclusion x = conv_detail::module_excluded(config, name.data, base);
+      if (x.excluded) return conv_detail::refuse_excluded(*this, r, x.list, x.entry, *config);
       const TensorRef zr = find_concat(name.data, base, ".qzeros"), sr = find_concat(name.data, base, ".scales");
       if (!zr.present() || !sr.present()) return fail(Status::ConventionMissingCompanion, r, name);
       if (stated_bits != 0 && stated_bits != kAwqBits) {

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "convention_descriptor.h"
+#include "module_lists.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
 
@@ -149,6 +150,99 @@ const CompanionName kCtCompanions[] = {{".weight_packed", ".weight", false},
 
 const char* const kCompanionSuffixes[] = {".weight_scale", ".weight_zero_point", ".weight_shape", ".weight_g_idx"};
 
+// Whether a config group quantizes weights (a `weights: null` group, kv-cache or activations only,
+// states none).
+bool has_weights(const MlxQuantConfig::CtWeights& a) {
+  return a.num_bits != 0 || a.strategy != MlxQuantConfig::CtStrategy::Unset || a.group_size != 0 || a.is_float;
+}
+
+bool any_target(const MlxQuantConfig& c) {
+  for (uint32_t i = 0; i < c.module_list_count(); ++i)
+    if (c.module_list(i) == MlxQuantConfig::ModuleList::CtTargets) return true;
+  return false;
+}
+
+// The weights arguments of module `m` (compressed-tensors: ct_module_scheme(), module_lists.h):
+// its group's. A config that states no targets at all is read as before targets were: its first
+// group's arguments for every module. False when the module's weights are not quantized (ignored,
+// no target, or a group without weights): *s says which.
+bool ct_module_weights_impl(const MlxQuantConfig& c, const char* m, size_t n, MlxQuantConfig::CtWeights* a,
+                    conv_detail::CtModuleScheme* s) {
+  *s = conv_detail::ct_module_scheme(c, m, n);
+  if (s->ignored) return false;
+  if (!any_target(c)) {
+    s->by_class = true;
+    *a = c.ct_weights();
+    return has_weights(*a);
+  }
+  StrView format;
+  if (!(s->matched || s->by_class) || !c.ct_group(s->group, a, &format)) return false;
+  return has_weights(*a);
+}
+
+// A quantized module `m` (tensor r) the config does not quantize: the ignore entry, or no target.
+Status ct_refuse_unquantized_impl(LogicalModel& model, TensorRef r, const MlxQuantConfig& c, const conv_detail::CtModuleScheme& s) {
+  if (s.ignored) return conv_detail::refuse_excluded(model, r, MlxQuantConfig::ModuleList::Ignore, s.entry, c);
+  static const char kWhy[] = "stored quantized, yet no config_groups target with weights matches it (";
+  return model.refuse(Status::ConventionExcludedQuantized, r, kWhy, sizeof kWhy - 1, "config.json)");
+}
+
+// A plain `<m>.weight` (tensor r) the config quantizes: a target names the module (by name or
+// `re:`), or its dtype is the format's quantized one, and it is not ignored. Its companions are
+// missing: ConventionMissingCompanion, the target named.
+bool quantized_by_name(const conv_detail::CtModuleScheme& s) { return !s.ignored && s.matched; }
+
+Status refuse_missing(LogicalModel& model, TensorRef r, const conv_detail::CtModuleScheme& s, const char* what) {
+  char text[128];
+  size_t n = 0;
+  auto put = [&](const char* x, size_t k) {
+    for (size_t i = 0; i < k && n + 1 < sizeof text; ++i) text[n++] = x[i];
+  };
+  put("config_groups target \"", 22);
+  put(s.entry.data, s.entry.size < 48 ? s.entry.size : 48);
+  put("\" quantizes it, yet no ", 23);
+  put(what, strlen(what));
+  put(" is stored", 10);
+  return model.refuse(Status::ConventionMissingCompanion, r, text, n, nullptr);
+}
+
+// The format the weights are stored in: the section's `format`, or, in a mixed-precision config,
+// the one its groups state (compressed-tensors quant_scheme.py QuantizationScheme.format). Groups
+// of different formats are refused by name (one format per model is decoded); Ok otherwise.
+Status stored_format(LogicalModel& model, TensorRef first, const MlxQuantConfig& c, StrView* fmt, bool* truncated) {
+  *fmt = c.ct_format();
+  *truncated = c.ct_format_truncated();
+  StrView stated;
+  MlxQuantConfig::CtWeights a;
+  StrView f;
+  for (uint32_t g = 0; c.ct_group(g, &a, &f); ++g) {
+    if (f.size == 0) continue;
+    if (stated.size == 0) {
+      stated = f;
+      continue;
+    }
+    if (f.equals(stated.data, stated.size)) continue;
+    char text[128];
+    size_t n = 0;
+    auto put = [&](const char* x, size_t k) {
+      for (size_t i = 0; i < k && n + 1 < sizeof text; ++i) text[n++] = x[i];
+    };
+    put("compressed-tensors config_groups of formats ", 44);
+    put(stated.data, stated.size < 24 ? stated.size : 24);
+    put(" and ", 5);
+    put(f.data, f.size < 24 ? f.size : 24);
+    return model.refuse(Status::QuantizationUnsupported, first, text, n, " (config.json; one format a model is decoded)");
+  }
+  if (stated.size == 0) return Status::Ok;
+  if (!fmt->equals(stated.data, stated.size) && !fmt->equals("mixed-precision") && fmt->size != 0) {
+    static const char kWhy[] = "compressed-tensors config group format disagreeing with the section's format";
+    return model.refuse(Status::QuantizationUnsupported, first, kWhy, sizeof kWhy - 1, " (config.json)");
+  }
+  *fmt = stated;
+  *truncated = false;
+  return Status::Ok;
+}
+
 }  // namespace
 
 const ConventionDescriptor kCompressedTensorsConvention = {
@@ -175,13 +269,17 @@ Status LogicalModel::build_ct_stored(const MlxQuantConfig* config, uint8_t kind)
     static const char kWhy[] = "config_groups weights (config.json): num_bits, group_size, strategy or symmetric of the wrong type";
     return refuse(Status::ConfigInvalidQuantization, first, kWhy, sizeof kWhy - 1, nullptr);
   }
-  const MlxQuantConfig::CtWeights& a = config->ct_weights();
-  const char* unsupported = config->ct_groups_differ() ? "compressed-tensors config_groups with different weights arguments"
-                            : (a.is_float && a.num_bits != 8) ? "compressed-tensors float weights of other than 8 bits"
-                            : (!a.is_float && a.num_bits > 8) ? "compressed-tensors int weights of more than 8 bits"
-                                                              : nullptr;
-  if (unsupported) return refuse(Status::QuantizationUnsupported, first, unsupported, strlen(unsupported), " (config.json)");
-  const DType want = a.is_float ? DType::F8_E4M3 : DType::I8;
+  // Every group's weights arguments (a mixed-precision config's differ; each module's are its
+  // group's: ct_module_weights_impl()).
+  MlxQuantConfig::CtWeights ga;
+  StrView gf;
+  for (uint32_t g = 0; config->ct_group(g, &ga, &gf); ++g) {
+    if (!has_weights(ga)) continue;
+    const char* unsupported = (ga.is_float && ga.num_bits != 8) ? "compressed-tensors float weights of other than 8 bits"
+                              : (!ga.is_float && ga.num_bits > 8) ? "compressed-tensors int weights of more than 8 bits"
+                                                                  : nullptr;
+    if (unsupported) return refuse(Status::QuantizationUnsupported, first, unsupported, strlen(unsupported), " (config.json)");
+  }
   uint32_t quantized = 0;
   static const char* const kCompanions[] = {".weight_scale", ".weight_zero_point", ".weight_g_idx"};
   for (uint32_t t = 0; t < table_count_; ++t) {
@@ -199,11 +297,23 @@ Status LogicalModel::build_ct_stored(const MlxQuantConfig* config, uint8_t kind)
         return fail(Status::ConventionOrphanCompanion, r, name);
       LogicalWeight w;
       plain_weight(r, &w);
-      const TensorRef sr = ends_with(name, ".weight", &base) ? find_concat(name.data, base, ".weight_scale") : TensorRef();
-      if (!sr.present()) {  // not quantized (`ignore`d, a norm, ...): as stored
+      const bool is_weight = ends_with(name, ".weight", &base);
+      const TensorRef sr = is_weight ? find_concat(name.data, base, ".weight_scale") : TensorRef();
+      // The module's scheme: its config group's arguments, unless `ignore` or no target leaves it
+      // unquantized (module_lists.h).
+      MlxQuantConfig::CtWeights a;
+      conv_detail::CtModuleScheme sch;
+      const bool quantizes = is_weight && ct_module_weights_impl(*config, name.data, base, &a, &sch);
+      const DType want = a.is_float ? DType::F8_E4M3 : DType::I8;
+      if (!sr.present()) {
+        // Not quantized (`ignore`d, a norm, ...): as stored. A module a target names, or a weight
+        // of the quantized dtype its group gives, without its scale would be a wrong number.
+        if (quantizes && ((quantized_by_name(sch) && tensor(r).rank == 2) || tensor(r).dtype() == want))
+          return refuse_missing(*this, r, sch, "weight_scale");
         if (add_weight(w) != Status::Ok) return error_.code;
         continue;
       }
+      if (!quantizes) return ct_refuse_unquantized_impl(*this, r, *config, sch);
       const TensorRef zr = find_concat(name.data, base, ".weight_zero_point");
       const TensorRef gr = find_concat(name.data, base, ".weight_g_idx");
       const TensorInfo q = tensor(r), s = tensor(sr);
@@ -359,17 +469,20 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
     static const char kWhy[] = "compressed-tensors (.weight_packed + .weight_shape): no config.json states num_bits";
     return refuse(Status::ConventionUnknownParams, first, kWhy, sizeof kWhy - 1, nullptr);
   }
-  const StrView fmt = config->ct_format();
+  if (conv_detail::refuse_unread_lists(*this, config) != Status::Ok) return error_.code;
+  StrView fmt;
+  bool fmt_truncated = false;
+  if (stored_format(*this, first, *config, &fmt, &fmt_truncated) != Status::Ok) return error_.code;
   const uint8_t stored = fmt.equals("naive-quantized") ? kNaive
                          : fmt.equals("int-quantized") ? kInt
                          : fmt.equals("float-quantized") ? kFloat
                          : fmt.equals("nvfp4-pack-quantized") ? kNvfp4
                          : fmt.equals("mxfp4-pack-quantized") ? kMxfp4
                                                          : kPacked;
-  if ((stored == kNvfp4 || stored == kMxfp4) && !config->ct_format_truncated()) return build_ct_fp4(config, stored);
-  if (stored != kPacked && !config->ct_format_truncated()) return build_ct_stored(config, stored);
-  if (!config->ct_format().equals("pack-quantized") || config->ct_format_truncated()) {
-    const StrView f = config->ct_format();
+  if ((stored == kNvfp4 || stored == kMxfp4) && !fmt_truncated) return build_ct_fp4(config, stored);
+  if (stored != kPacked && !fmt_truncated) return build_ct_stored(config, stored);
+  if (!fmt.equals("pack-quantized") || fmt_truncated) {
+    const StrView f = fmt;
     static const char kHead[] = "compressed-tensors format ";
     char what[64] = {};
     size_t n = sizeof kHead - 1;
@@ -384,25 +497,30 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
     static const char kWhy[] = "config_groups weights (config.json): num_bits, group_size, strategy or symmetric of the wrong type";
     return refuse(Status::ConfigInvalidQuantization, first, kWhy, sizeof kWhy - 1, nullptr);
   }
-  const MlxQuantConfig::CtWeights& a = config->ct_weights();
   using S = MlxQuantConfig::CtStrategy;
-  const char* unsupported = config->ct_groups_differ() ? "compressed-tensors config_groups with different weights arguments"
-                            : a.is_float ? "compressed-tensors pack-quantized of type float"
-                            : a.strategy != S::Group && a.strategy != S::Channel && a.strategy != S::Tensor
-                                ? "compressed-tensors pack-quantized strategy other than group, channel or tensor"
-                            : (!a.symmetric && a.strategy == S::Tensor) ? "compressed-tensors asymmetric tensor strategy"
-                                                                        : nullptr;
-  if (unsupported) return refuse(Status::QuantizationUnsupported, first, unsupported, strlen(unsupported), " (config.json)");
-  if (a.num_bits == 0 || (a.strategy == S::Group && a.group_size == 0)) {
-    static const char kWhy[] = "config_groups weights (config.json): num_bits, or group_size for the group strategy, not stated";
-    return refuse(Status::ConfigInvalidQuantization, first, kWhy, sizeof kWhy - 1, nullptr);
-  }
-  const uint32_t bits = a.num_bits, pf = 32 / bits;
-  // 3, 5, 6 and 7 bits leave bits of every word unused and pad nearly every row: its length is
-  // then only in weight_shape's data, unread here (the group strategy's comes from the scales).
-  if (32 % bits != 0 && a.strategy != S::Group) {
-    static const char kWhy[] = "compressed-tensors num_bits not dividing 32 with channel or tensor scales";
-    return refuse(Status::QuantizationUnsupported, first, kWhy, sizeof kWhy - 1, " (config.json)");
+  // Every group's weights arguments, each checked (a mixed-precision config's differ; each
+  // module's are its group's: ct_module_weights_impl()).
+  MlxQuantConfig::CtWeights ga;
+  StrView gf;
+  for (uint32_t g = 0; config->ct_group(g, &ga, &gf); ++g) {
+    if (!has_weights(ga)) continue;
+    const MlxQuantConfig::CtWeights& a = ga;
+    const char* unsupported = a.is_float ? "compressed-tensors pack-quantized of type float"
+                              : a.strategy != S::Group && a.strategy != S::Channel && a.strategy != S::Tensor
+                                  ? "compressed-tensors pack-quantized strategy other than group, channel or tensor"
+                              : (!a.symmetric && a.strategy == S::Tensor) ? "compressed-tensors asymmetric tensor strategy"
+                                                                          : nullptr;
+    if (unsupported) return refuse(Status::QuantizationUnsupported, first, unsupported, strlen(unsupported), " (config.json)");
+    if (a.num_bits == 0 || (a.strategy == S::Group && a.group_size == 0)) {
+      static const char kWhy[] = "config_groups weights (config.json): num_bits, or group_size for the group strategy, not stated";
+      return refuse(Status::ConfigInvalidQuantization, first, kWhy, sizeof kWhy - 1, nullptr);
+    }
+    // 3, 5, 6 and 7 bits leave bits of every word unused and pad nearly every row: its length is
+    // then only in weight_shape's data, unread here (the group strategy's comes from the scales).
+    if (32 % a.num_bits != 0 && a.strategy != S::Group) {
+      static const char kWhy[] = "compressed-tensors num_bits not dividing 32 with channel or tensor scales";
+      return refuse(Status::QuantizationUnsupported, first, kWhy, sizeof kWhy - 1, " (config.json)");
+    }
   }
   uint32_t quantized = 0;
   for (uint32_t t = 0; t < table_count_; ++t) {
@@ -417,10 +535,21 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
       }
       LogicalWeight w;
       plain_weight(r, &w);
+      MlxQuantConfig::CtWeights a;
+      conv_detail::CtModuleScheme sch;
       if (!ends_with(name, ".weight_packed", &base)) {
+        // A plain `<m>.weight` of a module a target names (not ignored): its packed tensors are
+        // missing.
+        if (ends_with(name, ".weight", &base) && tensor(r).rank == 2 &&
+            ct_module_weights_impl(*config, name.data, base, &a, &sch) && quantized_by_name(sch))
+          return refuse_missing(*this, r, sch, "weight_packed");
         if (add_weight(w) != Status::Ok) return error_.code;
         continue;
       }
+      // The module's scheme: its config group's arguments, unless `ignore` or no target leaves it
+      // unquantized (module_lists.h).
+      if (!ct_module_weights_impl(*config, name.data, base, &a, &sch)) return ct_refuse_unquantized_impl(*this, r, *config, sch);
+      const uint32_t bits = a.num_bits, pf = 32 / bits;
       // The weight `<m>.weight` (a prefix of the packed name) must not be a tensor too.
       if (find_concat(name.data, base, ".weight").present()) return fail(Status::DuplicateTensorName, r, name);
       const TensorRef sr = find_concat(name.data, base, ".weight_scale");
@@ -543,5 +672,18 @@ Status LogicalModel::build_compressed_tensors(const MlxQuantConfig* config) {
   }
   return Status::Ok;
 }
+
+namespace conv_detail {
+
+bool ct_module_weights(const MlxQuantConfig& c, const char* m, size_t n, MlxQuantConfig::CtWeights* a,
+                       CtModuleScheme* s) {
+  return ct_module_weights_impl(c, m, n, a, s);
+}
+
+Status ct_refuse_unquantized(LogicalModel& model, TensorRef r, const MlxQuantConfig& c, const CtModuleScheme& s) {
+  return ct_refuse_unquantized_impl(model, r, c, s);
+}
+
+}  // namespace conv_detail
 
 }  // namespace ws

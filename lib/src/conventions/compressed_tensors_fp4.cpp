@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "convention_descriptor.h"
+#include "module_lists.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
 
@@ -100,6 +101,14 @@ Status LogicalModel::build_ct_fp4(const MlxQuantConfig* config, uint8_t kind) {
         continue;
       }
       if (find_concat(name.data, base, ".weight").present()) return fail(Status::DuplicateTensorName, r, name);
+      // A module the config's `ignore` or targets leave unquantized, stored packed: the files
+      // contradict the config (module_lists.h, as the pack-quantized build checks it).
+      if (config) {
+        MlxQuantConfig::CtWeights args;
+        conv_detail::CtModuleScheme scheme;
+        if (!conv_detail::ct_module_weights(*config, name.data, base, &args, &scheme))
+          return conv_detail::ct_refuse_unquantized(*this, r, *config, scheme);
+      }
       const TensorRef sr = find_concat(name.data, base, ".weight_scale");
       const TensorRef gr = find_concat(name.data, base, ".weight_global_scale");
       // Parameters no FP4 compressor writes (pack-quantized's, and mxfp4's absent global scale).

@@ -15,9 +15,12 @@
 // - `scale_fmt: "ue8m0"` (DeepSeek-V3.1 config.json): scales that are powers of two; a U8 scale
 //   tensor then holds the UE8M0 exponent, as an F8_E8M0 one does.
 // - Unquantized modules (`modules_to_not_convert`, vLLM's `ignored_layers`): their weights are
-//   written in BF16 with no scale (fp8_cast_bf16.py skips what has none), so the tensors decide: a
-//   weight without a scale is plain, except an F8 `.weight`, which without its scale would be a
-//   wrong number (fp8_cast_bf16.py warns and passes it on raw): ConventionMissingCompanion.
+//   written in BF16 with no scale (fp8_cast_bf16.py skips what has none). A module the config's
+//   lists leave unquantized (matched as transformers and vLLM match them: module_lists.h) is read
+//   as stored, whatever its dtype, and a scale beside it contradicts the config:
+//   ConventionExcludedQuantized, naming the list and its entry. Any other weight without a scale
+//   is plain, except an F8 `.weight`, which without its scale would be a wrong number
+//   (fp8_cast_bf16.py warns and passes it on raw): ConventionMissingCompanion.
 // - `input_scale` (and every other tensor) is handed on as a plain tensor.
 //
 // Claimed by config.json's quant_method "fp8" (fp8_claims) or, when nothing else says
@@ -25,6 +28,7 @@
 // without config.json the block is transformers' default 128 x 128, and a grid that does not fit it
 // is ConventionUnknownParams (the shapes alone do not give a ragged block's size).
 #include "convention_descriptor.h"
+#include "module_lists.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
 
@@ -101,6 +105,7 @@ const ConventionDescriptor kFp8Convention = {
 
 Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;
+  if (conv_detail::refuse_unread_lists(*this, config) != Status::Ok) return error_.code;
   const bool stated = config && config->has_block_size();
   uint32_t quantized = 0;
   TensorRef first;
@@ -126,6 +131,14 @@ Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
         per = find_concat(name.data, base, ".weight_scale");
       }
       const TensorInfo p = tensor(r);
+      // A module the config leaves unquantized: as stored; with a scale, the files contradict it.
+      const conv_detail::ModuleExclusion x =
+          is_weight ? conv_detail::module_excluded(config, name.data, base) : conv_detail::ModuleExclusion();
+      if (x.excluded) {
+        if (inv.present() || per.present()) return conv_detail::refuse_excluded(*this, r, x.list, x.entry, *config);
+        if (add_weight(w) != Status::Ok) return error_.code;
+        continue;
+      }
       if (!inv.present() && !per.present()) {
         // No scale: an unquantized module (BF16), or an FP8 weight whose scale is missing.
         if (is_weight && is_fp8(p.dtype())) return fail(Status::ConventionMissingCompanion, r, name);

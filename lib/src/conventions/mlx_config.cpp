@@ -21,8 +21,13 @@ enum Ctx : uint8_t {
   // and values, and the section's `format` string.
   kCtGroupsKey, kCtGroupKey, kCtGroupValue, kCtWeightsKey, kCtWeightsValue, kCtFormat,
   kDynKey, kDynValue,  // GPTQModel's `dynamic` object: a rule's key, then its object
+  kList,               // inside a module list's array (modules_to_not_convert, ignore, targets, ...)
+  kCtTargets, kCtGroupFormat,  // a config group's `targets` value and `format` string
 };
-enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCtGroups, kCtFormatKey, kCkptFormat, kAwqVersion, kZeroPoint, kAwqBackend, kDynamic };
+enum Kind : uint8_t { kOther, kQuant, kGroup, kBits, kMode, kMethod, kBlockSizeKey, kScaleFmt, kAlgo, kCtGroups, kCtFormatKey, kCkptFormat, kAwqVersion, kZeroPoint, kAwqBackend, kDynamic, kListKey };
+// What a record of the arena table is (MlxQuantConfig::Override::kind).
+enum RecordKind : uint8_t { kOverrideRecord, kDynamicRecord, kListRecord, kGroupRecord };
+constexpr uint32_t kNoString = 0xFFFFFFFFu;
 // A compressed-tensors `weights` key (QuantizationArgs' fields read here).
 enum CtKey : uint8_t { kCtOther, kCtNumBits, kCtGroupSize, kCtStrategy, kCtSymmetric, kCtType };
 
@@ -224,11 +229,24 @@ Status MlxQuantConfig::ct_value(JsonLexer::Token t) {
         return Status::Ok;
       }
       ct_cur_ = CtWeights();
+      ct_format_off_ = kNoString;
       ctx_ = kCtGroupKey;
       return Status::Ok;
     case kCtGroupKey:
       if (t == L::kObjectEnd) {
         // The group ends: the first one's weights are the model's; a later one must agree.
+        // Every group's arguments and format are kept too (a mixed-precision config's: ct_group()).
+        if (Override* o = static_cast<Override*>(arena_.grow_high(sizeof(Override)))) {
+          *o = Override{};
+          o->path = ct_format_off_;
+          o->mode = uint8_t(ct_cur_.strategy);
+          o->is_true = uint8_t((ct_cur_.symmetric ? 1 : 0) | (ct_cur_.is_float ? 2 : 0));
+          o->kind = kGroupRecord;
+          o->bits = ct_cur_.num_bits;
+          o->group = ct_cur_.group_size;
+          o->index = ct_groups_;
+        }
+        ++rest_count_;
         if (ct_groups_++ == 0) {
           ct_weights_ = ct_cur_;
         } else if (ct_cur_.num_bits != ct_weights_.num_bits || ct_cur_.group_size != ct_weights_.group_size ||
@@ -243,6 +261,16 @@ Status MlxQuantConfig::ct_value(JsonLexer::Token t) {
       if (small_is(small_, small_size_, small_overflow_, "weights")) {
         ctx_ = kCtWeightsKey;
         ct_key_ = 0xFF;  // expecting the object
+        return Status::Ok;
+      }
+      // QuantizationScheme's `targets` (module names, `re:` regexes, class names) and, in a
+      // mixed-precision config, the group's own `format`.
+      if (small_is(small_, small_size_, small_overflow_, "targets")) {
+        ctx_ = kCtTargets;
+        return Status::Ok;
+      }
+      if (small_is(small_, small_size_, small_overflow_, "format")) {
+        ctx_ = kCtGroupFormat;
         return Status::Ok;
       }
       ctx_ = kSkip;  // the next token is the value: skipped whole
@@ -323,9 +351,60 @@ Status MlxQuantConfig::ct_value(JsonLexer::Token t) {
       }
       ctx_ = kCtWeightsKey;
       return Status::Ok;
+    case kCtTargets:
+      if (t != L::kArrayBegin) {
+        skip(kCtGroupKey);
+        return Status::Ok;
+      }
+      list_kind_ = uint8_t(ModuleList::CtTargets);
+      list_return_ = kCtGroupKey;
+      ctx_ = kList;
+      return Status::Ok;
+    case kCtGroupFormat:
+      if (t != L::kStringPiece) {
+        skip(kCtGroupKey);
+        return Status::Ok;
+      }
+      if (conv_detail::store_piece(lexer_, &arena_, &str_off_, &str_size_)) {
+        ct_format_off_ = str_off_;
+        ctx_ = kCtGroupKey;
+      }
+      return Status::Ok;
     default:
       return Status::Ok;
   }
+}
+
+// A module list's array (ModuleList list_kind_): each string entry, of any length, kept in the
+// arena as a record; other values are skipped. Its end returns to list_return_.
+Status MlxQuantConfig::list_value(JsonLexer::Token t) {
+  using L = JsonLexer;
+  if (t == L::kArrayEnd) {
+    ctx_ = list_return_;
+    return Status::Ok;
+  }
+  if (t != L::kStringPiece) {
+    if (t == L::kObjectBegin || t == L::kArrayBegin) {
+      skipper_.start();
+      skip_return_ = kList;
+      ctx_ = kSkip;
+      skipper_.feed(t, lexer_);
+    }
+    return Status::Ok;
+  }
+  if (lexer_.piece_first()) str_pos_ = lexer_.token_pos();
+  if (!conv_detail::store_piece(lexer_, &arena_, &str_off_, &str_size_)) return Status::Ok;
+  if (str_size_ > limits_.max_name_bytes) return fail(Status::NameTooLong, str_pos_);
+  if (Override* o = static_cast<Override*>(arena_.grow_high(sizeof(Override)))) {
+    *o = Override{};
+    o->path = str_off_;
+    o->kind = kListRecord;
+    o->list = list_kind_;
+    o->index = ct_groups_;  // CtTargets: the group being read (counted at its end)
+  }
+  ++list_count_;
+  ++rest_count_;
+  return Status::Ok;
 }
 
 Status MlxQuantConfig::handle(JsonLexer::Token t) {
@@ -354,6 +433,13 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "format")) return kCtFormatKey;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "checkpoint_format")) return kCkptFormat;
     if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, "dynamic")) return kDynamic;
+    // The lists of modules left unquantized (ModuleList).
+    static const char* const kLists[] = {"modules_to_not_convert", "ignored_layers", "exclude_modules", "ignore"};
+    for (uint8_t k = 0; k < 4; ++k)
+      if (ctx_ == kQuantKey && small_is(small_, small_size_, small_overflow_, kLists[k])) {
+        list_kind_ = k;
+        return kListKey;
+      }
     return kOther;
   };
   switch (ctx_) {
@@ -425,11 +511,22 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
       if (!conv_detail::store_piece(lexer_, &arena_, &str_off_, &str_size_)) return Status::Ok;
       if (str_size_ > limits_.max_name_bytes) return fail(Status::NameTooLong, str_pos_);
       key_kind_ = key_kind();
-      if (key_kind_ != kOther) arena_.rewind_low(str_off_, need_mark_);
+      // (A list's key stays stored until its value shows an array: an object or a boolean there
+      // is an MLX override of a module of that name.)
+      if (key_kind_ != kOther && key_kind_ != kListKey) arena_.rewind_low(str_off_, need_mark_);
       cur_path_ = str_off_;
       ctx_ = kQuantValue;
       return Status::Ok;
     case kQuantValue: {
+      if (key_kind_ == kListKey) {
+        if (t == L::kArrayBegin || t == L::kNull) {
+          arena_.rewind_low(str_off_, need_mark_);  // the key: not a module path
+          list_return_ = kQuantKey;
+          ctx_ = t == L::kNull ? kQuantKey : kList;
+          return Status::Ok;
+        }
+        key_kind_ = kOther;  // an override (or a value skipped below)
+      }
       if (key_kind_ == kMethod) {
         // transformers' quant_method: a string (QuantizationMethod's value).
         if (t != L::kStringPiece) return fail(Status::ConfigInvalidQuantization, lexer_.token_pos());
@@ -534,7 +631,7 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
           o->path = cur_path_;
           o->mode = uint8_t(cur_.mode);
           o->is_true = cur_true_ ? 1 : 0;
-          o->dynamic = cur_dynamic_ ? 1 : 0;
+          o->kind = cur_dynamic_ ? kDynamicRecord : kOverrideRecord;
           o->bits = cur_.bits;
           o->group = cur_.group;
         }
@@ -607,7 +704,11 @@ Status MlxQuantConfig::handle(JsonLexer::Token t) {
     case kCtWeightsKey:
     case kCtWeightsValue:
     case kCtFormat:
+    case kCtTargets:
+    case kCtGroupFormat:
       return ct_value(t);
+    case kList:
+      return list_value(t);
     default:
       return Status::Ok;
   }
@@ -620,13 +721,17 @@ Status MlxQuantConfig::finish() {
   if (!lexer_.complete()) return fail(Status::JsonUnexpectedEnd, lexer_.consumed());
   if (arena_.counting()) return fail(Status::ArenaExhausted, lexer_.consumed());
   Override* o = reinterpret_cast<Override*>(arena_.high_begin());
-  const uint32_t n = override_count_ + dynamic_count_;
+  const uint32_t n = override_count_ + dynamic_count_ + rest_count_;
   std::reverse(o, o + n);  // pushed downwards: restore document order
-  // The MLX overrides first, then the dynamic rules, each in document order.
-  for (uint32_t i = 0, k = 0; i < n; ++i)
-    if (!o[i].dynamic) std::rotate(o + k++, o + i, o + i + 1);
+  // The MLX overrides first, then the dynamic rules, the list entries and the config groups, each
+  // in document order (a rotation moves one record over the others, keeping their order).
+  uint32_t k = 0;
+  for (uint8_t kind : {kOverrideRecord, kDynamicRecord, kListRecord})
+    for (uint32_t i = k; i < n; ++i)
+      if (o[i].kind == kind) std::rotate(o + k++, o + i, o + i + 1);
   overrides_ = o;
   dynamic_ = o + override_count_;
+  lists_ = dynamic_ + dynamic_count_;
   return Status::Ok;
 }
 
@@ -669,6 +774,32 @@ QuantParams MlxQuantConfig::dynamic_params(uint32_t i) const {
   p.bits = dynamic_[i].bits;
   p.group = dynamic_[i].group;
   return p;
+}
+
+MlxQuantConfig::ModuleList MlxQuantConfig::module_list(uint32_t i) const {
+  return i < list_count_ && lists_ ? ModuleList(lists_[i].list) : ModuleList::ModulesToNotConvert;
+}
+
+StrView MlxQuantConfig::module_list_entry(uint32_t i) const {
+  return i < list_count_ && lists_ ? conv_detail::arena_str(arena_, lists_[i].path) : StrView();
+}
+
+uint32_t MlxQuantConfig::module_list_group(uint32_t i) const {
+  return i < list_count_ && lists_ ? lists_[i].index : 0;
+}
+
+bool MlxQuantConfig::ct_group(uint32_t g, CtWeights* weights, StrView* format) const {
+  // The group records follow the list entries, in document order (one per group: the g-th).
+  const uint32_t groups = rest_count_ - list_count_;
+  if (!lists_ || g >= groups) return false;
+  const Override& o = lists_[list_count_ + g];
+  weights->num_bits = o.bits;
+  weights->group_size = o.group;
+  weights->strategy = CtStrategy(o.mode);
+  weights->symmetric = (o.is_true & 1) != 0;
+  weights->is_float = (o.is_true & 2) != 0;
+  *format = o.path == kNoString ? StrView() : conv_detail::arena_str(arena_, o.path);
+  return true;
 }
 
 bool MlxQuantConfig::lookup(const char* path, size_t n, QuantParams* out) const {

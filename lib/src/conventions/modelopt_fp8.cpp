@@ -19,13 +19,16 @@
 //   ModelOpt qtensor/fp8_tensor.py FP8QTensor.dequantize multiplies by the scale), one IEEE
 //   multiplication — the fp8 row's Fp8Block arithmetic, per tensor, per row or per block.
 //
-// Every other tensor (input_scale, k_scale / v_scale, norms, excluded modules) is plain. A
-// F8_E4M3 `.weight` without its scale is ConventionMissingCompanion (read raw it would be a wrong
+// Every other tensor (input_scale, k_scale / v_scale, norms, excluded modules) is plain; a module
+// the config's exclude_modules / ignore name (module_lists.h) is read as stored, and a scale
+// beside it is ConventionExcludedQuantized. Any other F8_E4M3 `.weight` without its scale is
+// ConventionMissingCompanion (read raw it would be a wrong
 // number); a scale beside a weight that is not a 2-D F8_E4M3 matrix, or of the wrong shape or
 // dtype, ConventionCompanionShape; a block weight whose dimension is no multiple of 128,
 // ConventionGroupNotDividing; a config naming an FP8 algo over files without one such weight,
 // QuantizationTensorsAbsent.
 #include "convention_descriptor.h"
+#include "module_lists.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
 
@@ -60,7 +63,7 @@ ModelOptFp8Algo modelopt_fp8_algo(const MlxQuantConfig* config) {
   return ModelOptFp8Algo::None;
 }
 
-Status LogicalModel::build_modelopt_fp8(uint32_t algo_value) {
+Status LogicalModel::build_modelopt_fp8(uint32_t algo_value, const MlxQuantConfig* config) {
   const ModelOptFp8Algo algo = ModelOptFp8Algo(algo_value);
   if (build_index(false) != Status::Ok) return error_.code;
   uint32_t quantized = 0;
@@ -82,6 +85,15 @@ Status LogicalModel::build_modelopt_fp8(uint32_t algo_value) {
       const bool is_weight = ends_with(name, ".weight", &base);
       const TensorRef sr = is_weight ? find_concat(name.data, base, ".weight_scale") : TensorRef{};
       const TensorInfo p = tensor(r);
+      // A module exclude_modules / ignore leaves unquantized (module_lists.h): as stored, whatever
+      // its dtype; with its scale, the files contradict the config.
+      const conv_detail::ModuleExclusion x =
+          is_weight ? conv_detail::module_excluded(config, name.data, base) : conv_detail::ModuleExclusion();
+      if (x.excluded) {
+        if (sr.present()) return conv_detail::refuse_excluded(*this, r, x.list, x.entry, *config);
+        if (add_weight(w) != Status::Ok) return error_.code;
+        continue;
+      }
       if (!sr.present()) {
         // No scale: an excluded module (BF16), or an FP8 weight whose scale is missing.
         if (is_weight && (p.dtype() == DType::F8_E4M3 || p.dtype() == DType::F8_E5M2))

@@ -20,6 +20,7 @@
 // The same row (one method, "modelopt") decodes ModelOpt's FP8 quant_algos too: its build and
 // its weights' spec and parameters go to modelopt_fp8.cpp's rules when the config names one.
 #include "convention_descriptor.h"
+#include "module_lists.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
 
@@ -46,8 +47,8 @@ bool modelopt_claims(const LogicalModel& m, const MlxQuantConfig* config) {
 
 Status modelopt_build(LogicalModel& m, const MlxQuantConfig* config) {
   const ModelOptFp8Algo fp8 = modelopt_fp8_algo(config);
-  if (fp8 != ModelOptFp8Algo::None) return m.build_modelopt_fp8(uint32_t(fp8));
-  return m.build_modelopt_nvfp4(method_is(config, "modelopt"));
+  if (fp8 != ModelOptFp8Algo::None) return m.build_modelopt_fp8(uint32_t(fp8), config);
+  return m.build_modelopt_nvfp4(config);
 }
 
 void modelopt_spec(const LogicalWeight& w, DequantSpec* s) {
@@ -70,7 +71,8 @@ const ConventionDescriptor kModelOptNvfp4Convention = {
     /*data_phase*/ nullptr, kModelOptCompanions, 2, modelopt_build, modelopt_spec, modelopt_parameters,
     modelopt_claims};
 
-Status LogicalModel::build_modelopt_nvfp4(bool method_named) {
+Status LogicalModel::build_modelopt_nvfp4(const MlxQuantConfig* config) {
+  const bool method_named = method_is(config, "modelopt");
   if (build_index(false) != Status::Ok) return error_.code;
   bool any = false;
   for (uint32_t t = 0; t < table_count_; ++t) {
@@ -90,6 +92,11 @@ Status LogicalModel::build_modelopt_nvfp4(bool method_named) {
         sr = find_concat(name.data, base, ".weight_scale");
         gr = find_concat(name.data, base, ".weight_scale_2");
       }
+      // A module exclude_modules / ignore leaves unquantized (vLLM modelopt.py is_layer_excluded:
+      // module_lists.h): as stored; with its scales, the files contradict the config.
+      const conv_detail::ModuleExclusion x =
+          ends_with(name, ".weight", &base) ? conv_detail::module_excluded(config, name.data, base) : conv_detail::ModuleExclusion();
+      if (x.excluded && (sr.present() || gr.present())) return conv_detail::refuse_excluded(*this, r, x.list, x.entry, *config);
       if (!sr.present() && !gr.present()) {  // not quantized: as stored
         if (add_weight(w) != Status::Ok) return error_.code;
         continue;

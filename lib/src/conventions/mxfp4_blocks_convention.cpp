@@ -23,6 +23,7 @@
 // tensor with axes 1 and 2 swapped ([E, H, 2I] for gate_up_proj); a transpose is no streaming
 // decode, and the rows are the ones gpt-oss's own reference (and vLLM) multiply.
 #include "convention_descriptor.h"
+#include "module_lists.h"
 #include "name_match.h"
 #include "weightstream/mlx_config.h"
 
@@ -39,7 +40,7 @@ bool mxfp4_claims(const LogicalModel& m, const MlxQuantConfig* config) {
 }
 
 Status mxfp4_build(LogicalModel& m, const MlxQuantConfig* config) {
-  return m.build_mxfp4_blocks(method_is(config, "mxfp4"));
+  return m.build_mxfp4_blocks(config);
 }
 
 uint32_t mxfp4_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t cap) {
@@ -56,8 +57,10 @@ const ConventionDescriptor kMxfp4BlocksConvention = {
     "mxfp4", Convention{5}, false, /*rank*/ 5, kNoEntry, nullptr, ConfigRole::Ignored,
     /*data_phase*/ nullptr, kMxfp4Companions, 2, mxfp4_build, nullptr, mxfp4_parameters, mxfp4_claims};
 
-Status LogicalModel::build_mxfp4_blocks(bool method_named) {
+Status LogicalModel::build_mxfp4_blocks(const MlxQuantConfig* config) {
+  const bool method_named = method_is(config, "mxfp4");
   if (build_index(false) != Status::Ok) return error_.code;
+  if (method_named && conv_detail::refuse_unread_lists(*this, config) != Status::Ok) return error_.code;
   bool any = false;
   for (uint32_t t = 0; t < table_count_; ++t) {
     const TensorTable& tab = *tables_[t].table;
@@ -75,6 +78,14 @@ Status LogicalModel::build_mxfp4_blocks(bool method_named) {
         if (add_weight(w) != Status::Ok) return error_.code;
         continue;
       }
+      // Its module (`<p>` up to the last dot: gpt-oss's `...mlp.experts` for `...experts.down_proj`),
+      // which modules_to_not_convert must not leave unquantized (transformers
+      // should_convert_module over named_modules(): module_lists.h).
+      size_t dot = base;
+      while (dot > 0 && name.data[dot - 1] != '.') --dot;
+      const conv_detail::ModuleExclusion x =
+          dot > 0 ? conv_detail::module_excluded(config, name.data, dot - 1) : conv_detail::ModuleExclusion();
+      if (x.excluded) return conv_detail::refuse_excluded(*this, r, x.list, x.entry, *config);
       const TensorRef sr = find_concat(name.data, base, "_scales");
       if (!sr.present()) return fail(Status::ConventionMissingCompanion, r, name);
       // The weight's name `<p>` must not be a tensor's too (two weights of one name).
