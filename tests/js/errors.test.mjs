@@ -40,6 +40,7 @@ test('WeightstreamError: an Error subclass with code, offset, tensor; the messag
       code: 'HeaderTooLarge', offset: 0, tensor: null,
       message: 'HeaderTooLarge at byte 0: declared header length exceeds the header limit (header says 4294967296 bytes; the limit is 100000000). Is this really a safetensors file?',
     },
+    warnings: [],
   });
   await assert.rejects(ws.inspect(bytes), (e) => {
     assert.ok(e instanceof Error && e instanceof ws.WeightstreamError);

@@ -187,6 +187,11 @@ def key(rec):
 # --accept-intended may put in intended.jsonl. A record that differs for any other reason is a
 # regression.
 WHY = [
+    # Issue #28: GPTQ v1's zero spill is a warning (lib/include/weightstream/warning.h). Before the
+    # general 'conv/' reason: these records differ only by it.
+    ('conv/hub/gptq', 'issue #28: a GPTQ v1 zero point stored as -1 (GptqZeroSpill) is a warning: validate --json, '
+     'inspect --json and dequant --json carry "warnings" (code, file, offset, tensor, weight, count, message) and '
+     'stderr names each one (file, tensor, byte offset); nothing else changed'),
     # Issue #27 (FP8): the JSON of inspect's logical weights and of dequant's rows carries the
     # quantization parameters each weight's convention presents (ws::quant_parameters): an object /
     # a "key=value ..." string, empty for plain weights. Only that key is new in these records.

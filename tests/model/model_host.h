@@ -84,6 +84,9 @@ struct LoadResult {
   uint64_t read_at_ready = 0, planned = 0, read_at_end = 0;
   uint64_t read_first_attempt = 0;  // bytes the first attempt read (all of them, when it is the only one)
   std::vector<std::string> passed_stored;       // weights with passes_stored() (model order)
+  // Each Warning event, in order: "Code@offset tensor=<name> file=<name> weight=<name> count=N"
+  // (ModelLoader::warning(); the event's file, offset and weight must be the warning's).
+  std::vector<std::string> warnings;
   std::string violation;  // a protocol break (a sequential read that was not forward, ...)
   int attempts = 0;
   size_t arena_size = 0;  // of the attempt that finished

@@ -60,8 +60,20 @@ TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
           if (c["status"].str() == "Ok") {  // decoded (FP8): no error, every weight there
             EXPECT_TRUE(r.ready) << what;
             EXPECT_EQ(r.tensor, "") << what;
+            // The warnings the case states (warning.h; none when it states none): read from the
+            // data in Validate and Decode (every weight selected), never in Headers.
+            std::vector<std::string> want;
+            if (c.has("warnings") && mode != ws::ModelLoadMode::Headers)
+              for (const Json& w : c["warnings"].items) {
+                const std::string t = w["tensor"].str();
+                want.push_back(w["code"].str() + "@" + std::to_string(w["offset"].u64()) + " tensor=" + t +
+                               " file=model.safetensors weight=" + t.substr(0, t.size() - 7) + ".weight count=" +
+                               std::to_string(w["count"].u64()));
+              }
+            EXPECT_EQ(r.warnings, want) << what;
             continue;
           }
+          EXPECT_TRUE(r.warnings.empty()) << what;  // a refused model raises none before its error
           EXPECT_EQ(r.offset, c["offset"].u64()) << what;
           EXPECT_EQ(r.tensor, c["tensor"].str()) << what;
           EXPECT_EQ(r.file, c["file"].str()) << what;
