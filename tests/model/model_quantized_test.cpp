@@ -476,3 +476,45 @@ TEST(QuantizedHubFp8, ConfigReaderTakesBlockSizeAndScaleFmt) {
     EXPECT_TRUE(c.block_size_invalid()) << bad;
   }
 }
+
+// A convention's refusal names the convention (ws::Error::convention), and the library words the
+// fix for it (issue #25: ConventionBitsNotAllowed and ConventionUnknownParams spoke of MLX for every
+// convention): AWQ's 8 bits, compressed-tensors' num_bits, FP8's weight_block_size — in every
+// access; an error of no convention (a file cut short) names none.
+TEST(QuantizedHub, AConventionErrorNamesItsConventionAndItsFix) {
+  struct Case {
+    const char* dir;
+    ws::Status code;
+    const char* convention;
+    const char* fix;
+  };
+  for (const Case c : {Case{"awq-8bit", ws::Status::ConventionBitsNotAllowed, "awq", "pack 4 bits"},
+                       Case{"ct-no-config", ws::Status::ConventionUnknownParams, "compressed-tensors", "num_bits"},
+                       Case{"fp8-block-no-config", ws::Status::ConventionUnknownParams, "fp8", "weight_block_size"}})
+    for (bool seekable : {true, false}) {
+      HostOptions o;
+      o.mode = ws::ModelLoadMode::Validate;
+      o.seekable = seekable;
+      const LoadResult r = load_dir(kHub + "/" + c.dir, o);
+      ASSERT_EQ(r.code, c.code) << c.dir;
+      ASSERT_TRUE(r.convention_error) << c.dir;
+      EXPECT_STREQ(ws::convention_name(ws::Convention{r.error_convention}), c.convention) << c.dir;
+      const std::string fix = ws::status_hint(r.code, ws::Convention{r.error_convention});
+      EXPECT_NE(fix.find(c.fix), std::string::npos) << c.dir << ": " << fix;
+      EXPECT_EQ(fix.find("MLX"), std::string::npos) << c.dir;
+    }
+  // Not a convention's: none named, the library's text.
+  const std::string text = read_text(kHub + "/gptq/model.safetensors");
+  const Bytes cut_bytes(text.begin(), text.end() - 3);
+  HostOptions o;
+  o.mode = ws::ModelLoadMode::Validate;
+  const LoadResult cut = modeltest::load_model(
+      [&](const std::string& name, Bytes* out) {
+        if (name != "model.safetensors") return false;
+        *out = cut_bytes;
+        return true;
+      },
+      ws::ModelEntry::File, "model.safetensors", o);
+  EXPECT_EQ(cut.code, ws::Status::TruncatedData);
+  EXPECT_EQ(cut.error_convention, 0xFF);
+}

@@ -205,7 +205,8 @@ export class Loader {
     };
   }
 
-  // {code, status, offset, tensorIndex, tensor, found, expected, file, detail, convention, arenaNeeded}
+  // {code, status, offset, tensorIndex, tensor, found, expected, file, detail, convention, arenaNeeded,
+  // conventionId}
   error() {
     const wasm = this.wasm;
     const w = wasm.x.ws_loader_error(this.h) >> 2;
@@ -215,6 +216,7 @@ export class Loader {
     e.detail = u[w + 14] ? wasm.text(u[w + 13], u[w + 14]) : null;
     e.convention = u[w + 15] !== 0;
     e.arenaNeeded = u[w + 16];
+    e.conventionId = u[w + 17] === 255 ? null : u[w + 17];  // whose words the fix is in (ws_status_hint)
     return e;
   }
 }

@@ -100,6 +100,9 @@ struct ConventionDescriptor {
   const CompanionName* renamed = nullptr;
   // Warnings about its weights' data (above); nullptr: none.
   const ConventionDataWarning* data_warning = nullptr;
+  // Its own wording of the fix for a status it raises (ConventionBitsNotAllowed, ...), or nullptr
+  // for the library's (status_hint(Status, Convention) asks this first). nullptr: none of its own.
+  const char* (*hint)(Status s) = nullptr;
 };
 
 // The rows, one per file (plain_convention.cpp, mlx_convention.cpp, ...).

@@ -115,12 +115,25 @@ const CompanionName kGptqCompanions[] = {{".qweight", ".weight", false},
                                          {".scales", ".weight", false},
                                          {".g_idx", ".weight", false}};
 
+// The fixes in GPTQ's words (AutoGPTQ / GPTQModel QuantLinear: bits 2, 3, 4, 8).
+const char* gptq_hint(Status s) {
+  switch (s) {
+    case Status::ConventionBitsNotAllowed:
+      return "GPTQ packs 2, 3, 4 or 8 bits (AutoGPTQ, GPTQModel and vLLM read no other): check bits in the "
+             "quantization config, or the dynamic rule that matches this module.";
+    case Status::ConventionUnknownParams:
+      return "Give the model's config.json or quantize_config.json (its bits): the qzeros' width gives no GPTQ "
+             "bits (2, 3, 4 or 8) here.";
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 const ConventionDescriptor kGptqConvention = {
     "gptq", kGptqId, false, /*rank*/ 8, kNoEntry, nullptr, ConfigRole::Ignored,
     /*data_phase*/ nullptr, kGptqCompanions, 4, gptq_build, gptq_spec, gptq_parameters, gptq_claims,
-    &kQweightRenamed, &kGptqDataWarning};
+    &kQweightRenamed, &kGptqDataWarning, gptq_hint};
 
 // A companion's shape check: [rows, cols] of `dtype` (any of `dtypes` when several are allowed).
 Status LogicalModel::gptq_shape(TensorRef r, bool dtype_ok, uint64_t rows, uint64_t cols, uint32_t rank) {
