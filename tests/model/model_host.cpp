@@ -257,7 +257,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         r->expected = err.expected;
         r->tensor_index = err.tensor;
         r->convention_error = L->convention_error();
-        r->error_convention = err.convention;
+        r->error_convention = L->error_convention().id;
         r->read_at_end = L->bytes_read();
         digests_of();
 #ifdef WS_COUNTING_ALLOCATOR

@@ -67,7 +67,7 @@ struct LoadResult {
   uint32_t tensor_index = ws::kNoTensor;
   bool ready = false;  // ModelReady came
   bool convention_error = false;  // ModelLoader::convention_error()
-  uint8_t error_convention = 0xFF;  // ws::Error::convention: whose words the fix is in
+  uint8_t error_convention = 0;  // ModelLoader::error_convention(): whose words the fix is in (0: plain)
   ws::Convention convention = ws::Convention::Plain;
   bool config_used = false;
   // Weights are named by their name; one whose name another weight has too (as_stored: UQFF's

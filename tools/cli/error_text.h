@@ -46,7 +46,7 @@ struct ErrorFacts {
   std::optional<uint64_t> found, expected;
   std::string detail;  // ModelLoader::error_detail() (GgufSplitNameMismatch: the ending the name needs)
   std::string digest_expected, digest_actual;  // DigestMismatch: the two SHA-256s (hex)
-  uint8_t convention = 0xFF;  // ws::Error::convention: whose words the fix is in (ws::status_hint)
+  uint8_t convention = 0;  // ModelLoader::error_convention(): whose words the fix is in (0 plain: none)
 };
 
 // data_start + data_size, or UINT64_MAX for a data section that would end past 2^64 (a crafted

@@ -134,7 +134,6 @@ Problem problem_from(const ws::Error& error, const ErrorFacts& facts) {
   f.offset = error.offset;
   if (error.has_found && !f.found) f.found = error.found;
   if (error.has_expected && !f.expected) f.expected = error.expected;
-  f.convention = error.convention;
   p.message = error_message(f);
   return p;
 }

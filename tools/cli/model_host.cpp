@@ -372,6 +372,7 @@ ErrorFacts ModelHost::error_facts() const {
   facts.code = err.code;
   facts.offset = err.offset;
   facts.detail = str(L.error_detail());
+  facts.convention = L.error_convention().id;  // the library words the fix for it (ws::status_hint)
   facts.arena_size = arena_size();
   facts.arena_needed = arena_needed();
   const uint32_t f = L.error_file();

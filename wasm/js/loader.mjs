@@ -216,7 +216,7 @@ export class Loader {
     e.detail = u[w + 14] ? wasm.text(u[w + 13], u[w + 14]) : null;
     e.convention = u[w + 15] !== 0;
     e.arenaNeeded = u[w + 16];
-    e.conventionId = u[w + 17] === 255 ? null : u[w + 17];  // whose words the fix is in (ws_status_hint)
+    e.conventionId = u[w + 17];  // whose words the fix is in (ws_status_hint; 0: plain, none of its own)
     return e;
   }
 }

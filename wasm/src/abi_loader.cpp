@@ -309,7 +309,8 @@ static_assert(1 + 6 * ws::kMaxQuantParameters <= 64, "the parameters fit the ite
 
 // The error (abi.h ErrorOut, words 0-11), then 12 the file (0xFFFFFFFF: the model as a whole),
 // 13 detail ptr, 14 detail length, 15 a convention error, 16 arena needed, 17 the convention whose
-// rule raised it (ws::Error::convention; 255: none), which ws_status_hint words the fix for.
+// rule raised it (ModelLoader::error_convention(); 0, plain, for any other error), which
+// ws_status_hint words the fix for.
 WS_EXPORT(ws_loader_error) uint32_t* ws_loader_error(WsLoader* h) {
   const ws::ModelLoader& L = *h->loader;
   uint32_t* w = h->item;
@@ -321,7 +322,7 @@ WS_EXPORT(ws_loader_error) uint32_t* ws_loader_error(WsLoader* h) {
   w[15] = L.convention_error();
   const size_t need = L.arena_needed();
   w[16] = need > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(need);
-  w[17] = L.error().convention;
+  w[17] = L.error_convention().id;
   return w;
 }
 

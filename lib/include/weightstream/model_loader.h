@@ -378,6 +378,10 @@ class ModelLoader {
   // The error is the convention's (the logical model's build or resolution, config.json's
   // quantization): every file's header was valid.
   bool convention_error() const { return convention_error_; }
+  // The convention whose rule the error is (a convention error), or Plain: status_hint(Status,
+  // Convention) words the fix in its terms (GPTQ's bits, not MLX's). Kept here, not in ws::Error,
+  // which the parser-only firmware image builds and copies.
+  Convention error_convention() const { return convention_error_ ? convention_ : Convention::Plain; }
   size_t arena_needed() const { return arena_needed_; }
   size_t arena_used() const;
 

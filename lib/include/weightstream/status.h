@@ -203,7 +203,7 @@ const char* status_description(Status s);
 bool status_from_name(const char* name, Status* out);
 // What to do about it: one or two sentences every host ends its message with ("" for Ok and
 // Aborted). A convention's own wording for a status it raised is status_hint(Status, Convention)
-// (conventions.h), which falls back to this. (lib/src/core/status_hint.cpp: a program that asks
+// (conventions.h; ModelLoader::error_convention() names it), which falls back to this. (lib/src/core/status_hint.cpp: a program that asks
 // for none links none of the text.)
 const char* status_hint(Status s);
 // The table's rows, for the test that every status has one: the count, and row i's status.
@@ -223,10 +223,6 @@ struct Error {
   // header length, the tensor offset, the type id, the version, ...) and what was required (the
   // limit, the running offset, the byte size from dtype x shape, ...).
   bool has_found = false, has_expected = false;
-  // The convention whose rule raised it (its ConventionInfo id; the model loader sets it on a
-  // convention error), so that status_hint(Status, Convention) words the fix for that convention;
-  // kNoConvention otherwise. (In the padding before `found`: Error keeps its size.)
-  uint8_t convention = 0xFF;
   uint64_t found = 0, expected = 0;
 
   void set_found(uint64_t v) {

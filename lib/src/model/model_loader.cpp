@@ -249,8 +249,6 @@ ModelEvent ModelLoader::fail_error(const Error& err, uint32_t file) {
     error_ = err;
     error_file_ = file;
     phase_ = Phase::Failed;
-    // A convention's rejection names the convention (status_hint(Status, Convention) words the fix).
-    if (convention_error_) error_.convention = convention_.id;
   }
   return fail(error_.code, error_.offset, error_file_);
 }
