@@ -202,6 +202,13 @@ Result load(const Dir& dir, ws::ModelLoadMode mode, bool seekable, uint64_t chun
       }
       case ws::ModelEventType::Kv:
         break;
+      case ws::ModelEventType::Warning: {
+        // A warning names a weight of the model, a file and an offset in it, and a tensor.
+        const ws::Warning& w = L.warning();
+        WS_CHECK(w.weight < L.weight_count() && w.file < L.file_count() && w.count > 0, w.weight, w.file);
+        WS_CHECK(e.offset == w.offset && w.tensor_name != nullptr, e.offset, w.offset);
+        break;
+      }
       case ws::ModelEventType::Done:
         WS_CHECK(out.open.empty(), out.open.size());  // every weight begun has ended
         WS_CHECK(L.bytes_read() == fed, L.bytes_read(), fed);

@@ -119,6 +119,7 @@ async function open(input) {
   state.source = null;
   state.header = null;
   state.verdict = null;
+  showWarnings([]);
   $('source-name').textContent = typeof input === 'string' ? input : '';
   $('verdict').hidden = false;
   $('details').hidden = true;
@@ -186,6 +187,7 @@ async function open(input) {
   const v = await validate(spec.source, modelOptions());
   if (gen !== state.generation) return;
   state.verdict = v;
+  showWarnings(v.warnings);
   if (v.valid) {
     const kind = header.multi ? modelName(header) : v.format;
     const parts = header.multi ? ` (${header.shards.length} files)` : header.sharded ? ` (${header.shards.length} shards)` : '';
@@ -251,6 +253,19 @@ function methodText(p) {
 function guessFormat(spec) {
   const n = spec?.files?.[0]?.name ?? '';
   return /\.gguf/i.test(n) ? 'GGUF' : 'safetensors';
+}
+
+// The library's warnings (validate()'s, a load's): beside the verdict, each with its file, byte
+// offset and tensor, in the package's (the library's) words. None: the list is hidden.
+function showWarnings(warnings) {
+  const ul = $('warnings');
+  ul.replaceChildren(...(warnings ?? []).map((w) => {
+    const li = document.createElement('li');
+    li.dataset.code = w.code;
+    li.textContent = `⚠ ${w.code} at byte ${w.offset}${w.file ? ` of ${w.file}` : ''} in tensor ${w.tensor}: ${w.message}`;
+    return li;
+  }));
+  ul.hidden = ul.children.length === 0;
 }
 
 function setVerdict(kind, text) {
@@ -857,6 +872,7 @@ async function load(opts = {}) {
       model = await loadToWebGPU(tracker.wrap(), source, { ...common, ...extra });
     }
     state.model = model;
+    if (model.warnings?.length) showWarnings(model.warnings);
     state.modelWhere = where;
     state.modelDtype = dtype;
     last = { ...last, bytes: model.bytes, tensors: Object.keys(model.tensors).length };

@@ -14,6 +14,7 @@
 #include "error_text.h"
 #include "file_source.h"
 #include "gguf_builder.h"
+#include "weightstream/conventions.h"
 #include "gguf_infos.h"
 #include "gguf_kv.h"
 #include "gguf_render.h"
@@ -412,27 +413,47 @@ TEST(CliArgs, ParsesCommandsOptionsAndFiles) {
   EXPECT_EQ(err, "inspect needs a file");
 }
 
-TEST(ErrorText, EveryStatusHasARowInTheHintTable) {
+// The hints are the library's (ws::status_hint, lib/src/core/status_hint.cpp): one row per status.
+TEST(ErrorText, EveryStatusHasOneRowInTheLibrarysHintTable) {
+  std::set<uint32_t> seen;
+  for (uint32_t i = 0; i < ws::status_hint_rows(); ++i) {
+    const ws::Status s = ws::status_hint_row(i);
+    EXPECT_LT(static_cast<uint32_t>(s), static_cast<uint32_t>(ws::Status::Count_)) << "row " << i;
+    EXPECT_TRUE(seen.insert(static_cast<uint32_t>(s)).second) << "two rows for " << ws::status_name(s);
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(ws::Status::Count_));
   for (uint32_t i = 0; i < static_cast<uint32_t>(ws::Status::Count_); ++i) {
     const ws::Status s = static_cast<ws::Status>(i);
-    EXPECT_TRUE(wscli::has_hint_entry(s)) << ws::status_name(s);
     // Every rejection of an input comes with advice; only Ok and Aborted (the caller's own doing)
     // have nothing to add.
     if (s != ws::Status::Ok && s != ws::Status::Aborted) {
-      EXPECT_STRNE(wscli::fix_hint(s), "") << ws::status_name(s);
+      EXPECT_STRNE(ws::status_hint(s), "") << ws::status_name(s);
     }
   }
 }
 
-TEST(ErrorText, EveryRowOfTheHintTableNamesAStatusOnce) {
-  std::set<std::string> seen;
-  for (size_t i = 0; i < wscli::hint_table_size(); ++i) {
-    const std::string name = wscli::hint_table_status(i);
-    ws::Status s;
-    EXPECT_TRUE(ws::status_from_name(name.c_str(), &s)) << "no such status: " << name;
-    EXPECT_TRUE(seen.insert(name).second) << "two rows for " << name;
-  }
-  EXPECT_EQ(seen.size(), static_cast<size_t>(ws::Status::Count_));
+// A status several conventions raise is worded for the one that raised it (issue #25: the hints
+// spoke of MLX for GPTQ's and AWQ's bits too); without one, or for a convention with no wording
+// of its own, the library's text.
+TEST(ErrorText, ConventionStatusesAreWordedForTheirConvention) {
+  const ws::Convention gptq{8}, awq{9}, ct{7}, plain{0};
+  const auto hint = [](ws::Status s, ws::Convention c) { return std::string(ws::status_hint(s, c)); };
+  EXPECT_NE(hint(ws::Status::ConventionBitsNotAllowed, ws::Convention::Mlx).find("MLX"), std::string::npos);
+  EXPECT_NE(hint(ws::Status::ConventionBitsNotAllowed, gptq).find("GPTQ packs 2, 3, 4 or 8 bits"), std::string::npos);
+  EXPECT_NE(hint(ws::Status::ConventionBitsNotAllowed, awq).find("4 bits"), std::string::npos);
+  EXPECT_NE(hint(ws::Status::ConventionUnknownParams, ct).find("num_bits"), std::string::npos);
+  EXPECT_NE(hint(ws::Status::ConventionUnknownParams, gptq).find("quantize_config.json"), std::string::npos);
+  for (ws::Convention c : {gptq, awq, ct, plain, ws::Convention::Uqff, ws::Convention::Ollama})
+    EXPECT_EQ(hint(ws::Status::ConventionBitsNotAllowed, c).find("MLX"), std::string::npos) << ws::convention_name(c);
+  EXPECT_EQ(hint(ws::Status::ConventionBitsNotAllowed, plain), ws::status_hint(ws::Status::ConventionBitsNotAllowed));
+  EXPECT_EQ(hint(ws::Status::ConventionBitsNotAllowed, ws::Convention{0xFF}),
+            ws::status_hint(ws::Status::ConventionBitsNotAllowed));
+  EXPECT_EQ(hint(ws::Status::HeaderTooLarge, gptq), ws::status_hint(ws::Status::HeaderTooLarge));
+  // The message ends with the convention's words when the error names it.
+  wscli::ErrorFacts f;
+  f.code = ws::Status::ConventionBitsNotAllowed;
+  f.convention = 8;
+  EXPECT_EQ(wscli::error_message(f), std::string(ws::status_description(f.code)) + ". " + hint(f.code, gptq));
 }
 
 TEST(ErrorText, MessageCombinesDescriptionDetailsAndHint) {

@@ -335,7 +335,7 @@ test('inspect({uqff}): per-file headers, the logical weights and plan peaks the 
 
 test('validate({uqff}): valid, and a malformed shard reported as the reader reports it', async () => {
   const files = uqffNames.map((n) => join(uqffDir, n));
-  assert.deepEqual(await ws.validate({ uqff: files }), { valid: true, format: 'safetensors', convention: 'uqff', version: '1.2.0', tensors: 40, error: null });
+  assert.deepEqual(await ws.validate({ uqff: files }), { valid: true, format: 'safetensors', convention: 'uqff', version: '1.2.0', tensors: 40, error: null, warnings: [] });
   const bad = uqffShard({ version: [2, 0, 0] });
   const v = await ws.validate({ uqff: [{ name: 'model-0.uqff', source: streamOf(bad, 7) }] });
   assert.equal(v.valid, false);
@@ -515,7 +515,7 @@ test('Ollama manifest: every blob\'s logical weights, equal to the blobs read on
   if (!noCli) {
     for (const w of info.logical.weights) assert.deepEqual((await decodeAll({ ollama: manifest }, { dtype: 'f16', filter: [w.name] })).get(w.name).bytes, cliValues(join(blobsDir, w.file), w.name, 'f16'), w.name);
   }
-  assert.deepEqual(await ws.validate({ ollama: manifest }), { valid: true, format: 'safetensors', convention: 'ollama', version: null, tensors: info.tensors.length, error: null });
+  assert.deepEqual(await ws.validate({ ollama: manifest }), { valid: true, format: 'safetensors', convention: 'ollama', version: null, tensors: info.tensors.length, error: null, warnings: [] });
 });
 
 test('Ollama manifest: a bad manifest, a blob of the wrong size, no blobs directory — exact codes; no handle left behind', async () => {

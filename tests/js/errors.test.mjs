@@ -7,28 +7,36 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ws, repo, corpus, readJson, streamOf, testdata, le64, concat } from './helpers.mjs';
-import { HINTS, JS_CODES } from '../../wasm/js/hints.mjs';
+import { JS_CODES } from '../../wasm/js/hints.mjs';
 
 const wasm = await ws.init();
 
-test('every ws::Status has a hint row and every row names a status', () => {
-  assert.deepEqual(Object.keys(HINTS).sort(), [...wasm.statusNames].sort());
+test('every ws::Status has the library\'s hint (ws_status_hint); the JS codes are no statuses', () => {
+  for (let code = 0; code < wasm.statusNames.length; code++) {
+    const name = wasm.statusNames[code];
+    if (name !== 'Ok' && name !== 'Aborted') assert.notEqual(wasm.statusHint(code), '', name);
+  }
   for (const code of Object.keys(JS_CODES)) assert.ok(!wasm.statusNames.includes(code), `${code} is a JS-only code`);
 });
 
-test("the hints use the CLI's wording (tools/cli/error_text.cpp), row for row", () => {
-  const src = readFileSync(join(repo, 'tools', 'cli', 'error_text.cpp'), 'utf8').replace(/"\s*\n\s*"/g, '');  // join C string pieces
+test("the hints are the library's table (lib/src/core/status_hint.cpp), row for row: the CLI's words", () => {
+  const src = readFileSync(join(repo, 'lib', 'src', 'core', 'status_hint.cpp'), 'utf8').replace(/"\s*\n\s*"/g, '');  // join C string pieces
   const consts = Object.fromEntries([...src.matchAll(/constexpr const char\* (k\w+) =\s*"((?:[^"\\]|\\.)*)";/g)].map((m) => [m[1], m[2]]));
-  const rows = [...src.matchAll(/\{"(\w+)",\s*(?:"((?:[^"\\]|\\.)*)"|(k\w+))\}/g)];
-  assert.ok(rows.length > 60);
-  let compared = 0;
+  const rows = [...src.matchAll(/\{Status::(\w+),\s*(?:"((?:[^"\\]|\\.)*)"|(k\w+))\}/g)];
+  assert.equal(rows.length, wasm.statusNames.length);
   for (const [, status, text, constant] of rows) {
-    let want = (text ?? consts[constant]).replace(/\\"/g, '"');
-    if (status === 'ArenaExhausted') want = 'Retry with a larger arena (the arenaSize option).';  // --arena-size is the CLI's option
-    assert.equal(HINTS[status], want, status);
-    compared++;
+    assert.equal(wasm.statusHint(wasm.statusCode(status)), (text ?? consts[constant]).replace(/\\"/g, '"'), status);
   }
-  assert.equal(compared, rows.length);
+});
+
+test('a convention error ends with the fix in its convention\'s words (GPTQ\'s bits, not MLX\'s)', () => {
+  const bits = wasm.statusCode('ConventionBitsNotAllowed');
+  const ids = Object.fromEntries(wasm.conventionNames.map((n, i) => [n, i]));
+  assert.match(wasm.statusHint(bits, ids.mlx), /^MLX cannot produce/);
+  assert.match(wasm.statusHint(bits, ids.gptq), /^GPTQ packs 2, 3, 4 or 8 bits/);
+  assert.match(wasm.statusHint(bits, ids.awq), /4 bits/);
+  assert.doesNotMatch(wasm.statusHint(bits), /MLX/);
+  assert.match(wasm.statusHint(wasm.statusCode('ConventionUnknownParams'), ids['compressed-tensors']), /num_bits/);
 });
 
 test('WeightstreamError: an Error subclass with code, offset, tensor; the message says what, where, the numbers and the fix', async () => {
@@ -40,6 +48,7 @@ test('WeightstreamError: an Error subclass with code, offset, tensor; the messag
       code: 'HeaderTooLarge', offset: 0, tensor: null,
       message: 'HeaderTooLarge at byte 0: declared header length exceeds the header limit (header says 4294967296 bytes; the limit is 100000000). Is this really a safetensors file?',
     },
+    warnings: [],
   });
   await assert.rejects(ws.inspect(bytes), (e) => {
     assert.ok(e instanceof Error && e instanceof ws.WeightstreamError);

@@ -122,3 +122,57 @@ test('GPTQ: a g_idx value past the groups is QuantGroupIndexOutOfRange at its by
     });
   }
 });
+
+// GPTQ v1's zero spill is the library's warning (issue #28; lib/include/weightstream/warning.h):
+// validate() and loadToWebGPU() return it, createReader() hands it out as an event, each with the
+// code, the file, the qzeros tensor, the offset of its first all-ones lane's word and the count of
+// all-ones lanes — computed here from the stored words and equal to the case's expected.json
+// entry; inspect() reads headers only and has none; a path and a 7-byte stream alike.
+test('GPTQ v1 zero spill: warnings with file, tensor, offset and count, from every reading host', async () => {
+  const { FakeDevice } = await import('./fake-gpu.mjs');
+  const cases = JSON.parse(readFileSync(join(hub, 'expected.json'), 'utf8')).cases;
+  for (const [dir, bits] of [['gptq-v1-zero-spill', 4], ['gptq-3bit', 3], ['gptq-8bit-v2', 8]]) {
+    const path = join(hub, dir, 'model.safetensors');
+    const file = new Uint8Array(readFileSync(path));
+    const n = Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true));
+    const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + n)));
+    const want = [];
+    if (dir !== 'gptq-8bit-v2') {
+      for (const m of MODULES) {
+        const qz = tensorOf(file, `${m}.qzeros`);
+        const words = bits === 3 ? 3 : 1, lanes = bits === 3 ? 32 : 32 / bits, mask = (1 << bits) - 1;
+        let count = 0, first = null;
+        for (let b = 0; b < qz.dv.byteLength / 4; b += words) {
+          let hits = 0;
+          for (let k = 0; k < lanes; k++) {
+            const code = bits === 3 ? code3((i) => qz.dv.getUint32(4 * i, true), b, k) : (qz.dv.getUint32(4 * b, true) >>> (bits * k)) & mask;
+            if (code === mask) hits++;
+          }
+          if (hits && first === null) first = 8 + n + header[`${m}.qzeros`].data_offsets[0] + 4 * b;
+          count += hits;
+        }
+        if (count) want.push({ code: 'GptqZeroSpill', file: null, offset: first, tensor: `${m}.qzeros`, weight: `${m}.weight`, count });
+      }
+    }
+    want.sort((a, b) => a.offset - b.offset);
+    if (dir === 'gptq-v1-zero-spill') assert.equal(want.length, 1);
+    // expected.json states the same (code, tensor, offset, count).
+    const stated = cases.find((c) => c.dir === dir).warnings ?? [];
+    assert.deepEqual(stated, want.map(({ code, tensor, offset, count }) => ({ code, tensor, offset, count })), dir);
+    const strip = (ws_) => ws_.map(({ message, ...w }) => { assert.match(message, /^a GPTQ v1 .* in this tensor\. /); return w; });
+    // config.json as the quantization option: a stream has nothing beside it (gptq_v2 is stated there).
+    const quantization = JSON.parse(readFileSync(join(hub, dir, 'config.json'), 'utf8'));
+    for (const source of [() => path, () => streamOf(file, 7)]) {
+      const v = await ws.validate(source(), { quantization });
+      assert.equal(v.valid, true, dir);
+      assert.deepEqual(strip(v.warnings), want, `${dir} validate`);
+      const model = await ws.loadToWebGPU(new FakeDevice(), source(), { dtype: 'f32', quantization });
+      assert.deepEqual(strip(model.warnings), want, `${dir} loadToWebGPU`);
+      model.destroy();
+      const events = [];
+      for await (const ev of ws.createReader({ dtype: 'f16', quantization }).read(source())) if (ev.type === 'warning') events.push(ev);
+      assert.deepEqual(strip(events.map(({ type, ...w }) => w)), want, `${dir} createReader`);
+    }
+    assert.deepEqual((await ws.inspect(path, { quantization })).warnings, [], `${dir} inspect: headers only`);
+  }
+});

@@ -50,7 +50,7 @@ test('a URL without Range support: the whole body streams, same tensors; HTTP er
     const r = await ws.loadToWebGPU(device, new URL(`${srv.base}/m.safetensors`), { filter: ['model.small'] });
     assert.deepEqual(r.tensors['model.small'].buffer.data.subarray(0, 10), fill(10, 2));
     assert.equal(srv.stats.rangeRequests, 0);
-    assert.deepEqual(await ws.validate(`${srv.base}/m.safetensors`), { valid: true, format: 'safetensors', tensors: 3, error: null });
+    assert.deepEqual(await ws.validate(`${srv.base}/m.safetensors`), { valid: true, format: 'safetensors', tensors: 3, error: null, warnings: [] });
     const missing = await ws.validate(`${srv.base}/missing.safetensors`);
     assert.equal(missing.error.code, 'IoError');
     assert.match(missing.error.message, /HTTP 404 Not Found for http:\/\/127\.0\.0\.1:\d+\/missing\.safetensors/);
@@ -92,7 +92,7 @@ test('a sharded model from disk: every shard cross-checked, tensors from all sha
   try {
     const { files, index, shards } = shardedModel();
     const path = writeModel(dir, files, index);
-    assert.deepEqual(await ws.validate(path), { valid: true, format: 'safetensors', tensors: 5, error: null });
+    assert.deepEqual(await ws.validate(path), { valid: true, format: 'safetensors', tensors: 5, error: null, warnings: [] });
     const h = await ws.inspect(path);
     assert.equal(h.sharded, true);
     assert.equal(h.shards.length, 3);

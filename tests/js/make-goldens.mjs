@@ -320,7 +320,8 @@ const READ = '= read';
 function inspectedFile(inspected, file) {
   if (!inspected || inspected.error) return null;
   const list = inspected.files ?? inspected.shards;
-  if (!list) { const { logical, ...h } = inspected; void logical; return h; }
+  // (Its `warnings` are inspect()'s, not the header's.)
+  if (!list) { const { logical, warnings, ...h } = inspected; void logical; void warnings; return h; }
   const e = list.find((f) => f.file === file);
   if (!e) return null;
   const { file: _f, ...h } = e;

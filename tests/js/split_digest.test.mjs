@@ -56,7 +56,7 @@ test('a split GGUF model: the same tensors and bytes as the unsplit model, from 
   const info = await ws.inspect(join(dir, 'tiny-00002-of-00003.gguf'));
   assert.deepEqual(info.splits.map((s) => [s.file, s.tensors, s.foreignKvs]), TINY.map((n) => [n, 2, 0]));
   assert.deepEqual(info.tensors.map((t) => t.split), [0, 0, 1, 1, 2, 2]);
-  assert.deepEqual(await ws.validate(join(dir, 'tiny-00003-of-00003.gguf')), { valid: true, format: 'gguf', tensors: 6, error: null });
+  assert.deepEqual(await ws.validate(join(dir, 'tiny-00003-of-00003.gguf')), { valid: true, format: 'gguf', tensors: 6, error: null, warnings: [] });
   // A File given alone: its siblings cannot be found.
   const alone = await ws.validate(new File([bytesOf('.', TINY[0])], TINY[0]));
   assert.deepEqual([alone.valid, alone.error.code, alone.error.shard], [false, 'GgufSplitMissing', TINY[1]]);

@@ -204,7 +204,7 @@ test('uqff-f8q8/: padded F8Q8 layers (60, 42, 25 values) and the version in both
   }
   const info = await ws.inspect({ uqff: ['residual.safetensors', 'model-1.uqff', 'model-0.uqff'].map((n) => join(dir, n)) });
   assert.equal(info.version, '1.2.0');
-  assert.deepEqual(await ws.validate({ uqff: names.map((n) => join(dir, n)) }), { valid: true, format: 'safetensors', convention: 'uqff', version: '1.2.0', tensors: 23, error: null });
+  assert.deepEqual(await ws.validate({ uqff: names.map((n) => join(dir, n)) }), { valid: true, format: 'safetensors', convention: 'uqff', version: '1.2.0', tensors: 23, error: null, warnings: [] });
 });
 
 // The CLI's verdict on a malformed case: its JSON error.

@@ -193,6 +193,26 @@ WHY = [
     ('conv/hub/gptq-dynamic-excluded', 'issue #27 (module lists): ConventionExcludedQuantized\'s hint names every list '
      'that can leave a module unquantized (modules_to_not_convert, ignored_layers, exclude_modules, ignore, no '
      'config_groups target, GPTQModel\'s dynamic "-:" rule), not the dynamic rule alone; nothing else changed'),
+    # Issue #25: the fix hints are the library's (ws::status_hint), worded for the convention that
+    # raised the status: these no longer speak of MLX.
+    ('variants/uqff-afq-bits-5', 'issue #25: ConventionBitsNotAllowed from UQFF ends with UQFF\'s fix (mistral.rs\'s '
+     'AFQ widths and groups), the library\'s ws::status_hint for the uqff convention, not MLX\'s; and, as before '
+     '(issue #16), a UQFF file is read as part of its directory\'s model, whose convention errors are its verdict'),
+    ('variants/uqff-afq-group-16', 'issue #25: ConventionBitsNotAllowed from UQFF ends with UQFF\'s fix (mistral.rs\'s '
+     'AFQ widths and groups), the library\'s ws::status_hint for the uqff convention, not MLX\'s; and, as before '
+     '(issue #16), a UQFF file is read as part of its directory\'s model, whose convention errors are its verdict'),
+    ('conv/hub/awq-8bit', 'issue #25: ConventionBitsNotAllowed from AWQ ends with AWQ\'s fix (4 bits, w_bit), the '
+     'library\'s ws::status_hint for the awq convention, not MLX\'s; nothing else changed'),
+    ('conv/hub/ct-no-config', 'issue #25: ConventionUnknownParams from compressed-tensors ends with its fix (num_bits in '
+     'config_groups), the library\'s ws::status_hint for the convention, not MLX\'s group_size and bits; nothing else '
+     'changed'),
+    ('conv/hub/fp8-block-no-config', 'issue #25: ConventionUnknownParams from fp8 ends with its fix (weight_block_size), '
+     'the library\'s ws::status_hint for the convention, not MLX\'s group_size and bits; nothing else changed'),
+    # Issue #28: GPTQ v1's zero spill is a warning (lib/include/weightstream/warning.h). Before the
+    # general 'conv/' reason: these records differ only by it.
+    ('conv/hub/gptq', 'issue #28: a GPTQ v1 zero point stored as -1 (GptqZeroSpill) is a warning: validate --json, '
+     'inspect --json and dequant --json carry "warnings" (code, file, offset, tensor, weight, count, message) and '
+     'stderr names each one (file, tensor, byte offset); nothing else changed'),
     # Issue #27 (FP8): the JSON of inspect's logical weights and of dequant's rows carries the
     # quantization parameters each weight's convention presents (ws::quant_parameters): an object /
     # a "key=value ..." string, empty for plain weights. Only that key is new in these records.

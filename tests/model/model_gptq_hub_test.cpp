@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <string.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -346,3 +347,99 @@ TEST(GptqHub, ATensorNamedAsTheDequantizedWeightIsADuplicate) {
 }
 
 }  // namespace
+
+// The GptqZeroSpill warning a v1 module's qzeros raise (warning.h), from the stored words: every
+// lane whose code is all ones (a stored -1, read by vLLM as 2^bits) counted, the offset the first
+// such lane's word (3 bits: its 3-word block); "" when it has none.
+std::string spill_warning(const Bytes& file, const std::string& m, uint32_t bits) {
+  const Stored qz = stored(file, m + ".qzeros");
+  const uint32_t mask = (1u << bits) - 1, words = bits == 3 ? 3 : 1, lanes = bits == 3 ? 32 : 32 / bits;
+  uint64_t count = 0, first = 0;
+  for (uint64_t b = 0; b < qz.bytes.size() / 4; b += words) {
+    uint32_t hits = 0;
+    for (uint32_t k = 0; k < lanes; ++k) {
+      const uint32_t code = bits == 3 ? code3([&](uint64_t n) { return u32_at(qz.bytes, n); }, b, k)
+                                      : (u32_at(qz.bytes, b) >> (bits * k)) & mask;
+      hits += code == mask;
+    }
+    if (hits && !count) first = qz.at + 4 * b;
+    count += hits;
+  }
+  if (!count) return "";
+  return "GptqZeroSpill@" + std::to_string(first) + " tensor=" + m + ".qzeros file=model.safetensors weight=" +
+         weight_name(m) + " count=" + std::to_string(count);
+}
+
+// GPTQ v1's zero spill is a warning, decoded all the same (issue #28): Validate reads every byte
+// and warns of every v1 module whose qzeros hold an all-ones lane, Decode of the selected ones —
+// the same warnings in every chunking, seekable and sequential (the qzeros scanned as read, by
+// range or as the stream passes, units split across pieces joined); Headers reads no data and
+// warns of none; gptq_v2 stores a zero point of 0 as 0 and warns of none.
+TEST(GptqHub, V1ZeroSpillIsAWarningWithItsTensorOffsetAndCount) {
+  struct Case {
+    const char* dir;
+    uint32_t bits;
+  };
+  for (const Case c : {Case{"gptq-v1-zero-spill", 4}, Case{"gptq-3bit", 3}, Case{"gptq-2bit", 2}, Case{"gptq-8bit-v2", 8}}) {
+    const Bytes file = read_file(kHub + "/" + c.dir + "/model.safetensors");
+    std::vector<std::string> all;
+    for (const char* m : kModules)
+      if (std::string(c.dir) != "gptq-8bit-v2")
+        if (const std::string w = spill_warning(file, L + m, c.bits); !w.empty()) all.push_back(w);
+    std::sort(all.begin(), all.end());
+    if (std::string(c.dir) == "gptq-v1-zero-spill") {
+      ASSERT_EQ(all.size(), 1u);  // down_proj's first word is all ones (q_proj has no zero point 0)
+      EXPECT_NE(all[0].find("down_proj.qzeros file"), std::string::npos);
+    }
+    if (std::string(c.dir) == "gptq-3bit") {
+      ASSERT_FALSE(all.empty());
+    }
+    for (ws::ModelLoadMode mode : {ws::ModelLoadMode::Validate, ws::ModelLoadMode::Decode, ws::ModelLoadMode::Headers})
+      for (Feed feed : {Feed::Whole, Feed::OneByte, Feed::Random})
+        for (bool seekable : {true, false}) {
+          HostOptions o;
+          o.mode = mode;
+          o.feed = feed;
+          o.seekable = seekable;
+          o.seed = 5;
+          std::vector<std::string> want = mode == ws::ModelLoadMode::Headers ? std::vector<std::string>{} : all;
+          if (mode == ws::ModelLoadMode::Decode) {  // one module selected: its warning only
+            const std::string m = feed == Feed::OneByte ? "self_attn.q_proj" : "mlp.down_proj";
+            o.select_all = false;
+            o.select = {weight_name(L + m)};
+            want.clear();
+            for (const std::string& w : all)
+              if (w.find(m + ".qzeros") != std::string::npos) want.push_back(w);
+          }
+          const LoadResult r = load(c.dir, o);
+          const std::string what = std::string(c.dir) + " mode " + std::to_string(int(mode)) + " feed " +
+                                   std::to_string(int(feed)) + (seekable ? " seekable" : " sequential");
+          ASSERT_EQ(r.code, ws::Status::Ok) << what << ": " << r.verdict();
+          EXPECT_TRUE(r.violation.empty()) << what << ": " << r.violation;
+          std::vector<std::string> got = r.warnings;
+          std::sort(got.begin(), got.end());
+          EXPECT_EQ(got, want) << what;
+        }
+  }
+}
+
+TEST(GptqHub, WarningNamesDescriptionsAndMessageComeFromTheLibrary) {
+  EXPECT_STREQ(ws::warning_name(ws::WarningCode::GptqZeroSpill), "GptqZeroSpill");
+  ws::WarningCode c;
+  ASSERT_TRUE(ws::warning_from_name("GptqZeroSpill", &c));
+  EXPECT_EQ(c, ws::WarningCode::GptqZeroSpill);
+  EXPECT_FALSE(ws::warning_from_name("NoSuchWarning", &c));
+  EXPECT_STREQ(ws::warning_name(ws::WarningCode::Count_), "Unknown");
+  ws::Warning w;
+  w.code = ws::WarningCode::GptqZeroSpill;
+  w.count = 12;
+  char buf[1024];
+  const size_t n = ws::warning_message(w, buf, sizeof buf);
+  ASSERT_LT(n, sizeof buf);
+  EXPECT_EQ(std::string(buf), std::string(ws::warning_description(w.code)) + ": 12 in this tensor. " +
+                                  ws::warning_fix(w.code));
+  // Cut to fit, NUL-terminated, the full length returned.
+  char small[8];
+  EXPECT_EQ(ws::warning_message(w, small, sizeof small), n);
+  EXPECT_EQ(std::string(small), std::string(buf, 7));
+}

@@ -228,6 +228,15 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         break;
       case ws::ModelEventType::Kv:
         break;
+      case ws::ModelEventType::Warning: {
+        const ws::Warning& w = L->warning();
+        if (e.file != w.file || e.offset != w.offset || e.weight != w.weight) r->violation = "a Warning event that is not warning()";
+        r->warnings.push_back(std::string(ws::warning_name(w.code)) + "@" + std::to_string(w.offset) +
+                              " tensor=" + std::string(w.tensor_name ? w.tensor_name : "", w.tensor_name_size) +
+                              " file=" + str(L->file_name(w.file)) + " weight=" + key(w.weight) +
+                              " count=" + std::to_string(w.count));
+        break;
+      }
       case ws::ModelEventType::Done:
         r->read_at_end = L->bytes_read();
         digests_of();
@@ -248,6 +257,7 @@ bool attempt(const Files& files, ws::ModelEntry entry, const std::string& entry_
         r->expected = err.expected;
         r->tensor_index = err.tensor;
         r->convention_error = L->convention_error();
+        r->error_convention = L->error_convention().id;
         r->read_at_end = L->bytes_read();
         digests_of();
 #ifdef WS_COUNTING_ALLOCATOR

@@ -67,6 +67,7 @@ struct LoadResult {
   uint32_t tensor_index = ws::kNoTensor;
   bool ready = false;  // ModelReady came
   bool convention_error = false;  // ModelLoader::convention_error()
+  uint8_t error_convention = 0;  // ModelLoader::error_convention(): whose words the fix is in (0: plain)
   ws::Convention convention = ws::Convention::Plain;
   bool config_used = false;
   // Weights are named by their name; one whose name another weight has too (as_stored: UQFF's
@@ -84,6 +85,9 @@ struct LoadResult {
   uint64_t read_at_ready = 0, planned = 0, read_at_end = 0;
   uint64_t read_first_attempt = 0;  // bytes the first attempt read (all of them, when it is the only one)
   std::vector<std::string> passed_stored;       // weights with passes_stored() (model order)
+  // Each Warning event, in order: "Code@offset tensor=<name> file=<name> weight=<name> count=N"
+  // (ModelLoader::warning(); the event's file, offset and weight must be the warning's).
+  std::vector<std::string> warnings;
   std::string violation;  // a protocol break (a sequential read that was not forward, ...)
   int attempts = 0;
   size_t arena_size = 0;  // of the attempt that finished

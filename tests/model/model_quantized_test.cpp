@@ -70,8 +70,20 @@ TEST(QuantizedHub, ExpectedJsonVerdictsInEveryModeChunkingAndAccess) {
           if (c["status"].str() == "Ok") {  // decoded (FP8): no error, every weight there
             EXPECT_TRUE(r.ready) << what;
             EXPECT_EQ(r.tensor, "") << what;
+            // The warnings the case states (warning.h; none when it states none): read from the
+            // data in Validate and Decode (every weight selected), never in Headers.
+            std::vector<std::string> want;
+            if (c.has("warnings") && mode != ws::ModelLoadMode::Headers)
+              for (const Json& w : c["warnings"].items) {
+                const std::string t = w["tensor"].str();
+                want.push_back(w["code"].str() + "@" + std::to_string(w["offset"].u64()) + " tensor=" + t +
+                               " file=model.safetensors weight=" + t.substr(0, t.size() - 7) + ".weight count=" +
+                               std::to_string(w["count"].u64()));
+              }
+            EXPECT_EQ(r.warnings, want) << what;
             continue;
           }
+          EXPECT_TRUE(r.warnings.empty()) << what;  // a refused model raises none before its error
           EXPECT_EQ(r.offset, c["offset"].u64()) << what;
           EXPECT_EQ(r.tensor, c["tensor"].str()) << what;
           EXPECT_EQ(r.file, c["file"].str()) << what;
@@ -486,4 +498,46 @@ TEST(QuantizedHubFp8, ConfigReaderTakesBlockSizeAndScaleFmt) {
     ASSERT_EQ(parse_config(t, &c), ws::Status::Ok) << bad;
     EXPECT_TRUE(c.block_size_invalid()) << bad;
   }
+}
+
+// A convention's refusal names the convention (ModelLoader::error_convention()), and the library words the
+// fix for it (issue #25: ConventionBitsNotAllowed and ConventionUnknownParams spoke of MLX for every
+// convention): AWQ's 8 bits, compressed-tensors' num_bits, FP8's weight_block_size — in every
+// access; an error of no convention (a file cut short) names none.
+TEST(QuantizedHub, AConventionErrorNamesItsConventionAndItsFix) {
+  struct Case {
+    const char* dir;
+    ws::Status code;
+    const char* convention;
+    const char* fix;
+  };
+  for (const Case c : {Case{"awq-8bit", ws::Status::ConventionBitsNotAllowed, "awq", "pack 4 bits"},
+                       Case{"ct-no-config", ws::Status::ConventionUnknownParams, "compressed-tensors", "num_bits"},
+                       Case{"fp8-block-no-config", ws::Status::ConventionUnknownParams, "fp8", "weight_block_size"}})
+    for (bool seekable : {true, false}) {
+      HostOptions o;
+      o.mode = ws::ModelLoadMode::Validate;
+      o.seekable = seekable;
+      const LoadResult r = load_dir(kHub + "/" + c.dir, o);
+      ASSERT_EQ(r.code, c.code) << c.dir;
+      ASSERT_TRUE(r.convention_error) << c.dir;
+      EXPECT_STREQ(ws::convention_name(ws::Convention{r.error_convention}), c.convention) << c.dir;
+      const std::string fix = ws::status_hint(r.code, ws::Convention{r.error_convention});
+      EXPECT_NE(fix.find(c.fix), std::string::npos) << c.dir << ": " << fix;
+      EXPECT_EQ(fix.find("MLX"), std::string::npos) << c.dir;
+    }
+  // Not a convention's: plain named (no wording of its own), the library's text.
+  const std::string text = read_text(kHub + "/gptq/model.safetensors");
+  const Bytes cut_bytes(text.begin(), text.end() - 3);
+  HostOptions o;
+  o.mode = ws::ModelLoadMode::Validate;
+  const LoadResult cut = modeltest::load_model(
+      [&](const std::string& name, Bytes* out) {
+        if (name != "model.safetensors") return false;
+        *out = cut_bytes;
+        return true;
+      },
+      ws::ModelEntry::File, "model.safetensors", o);
+  EXPECT_EQ(cut.code, ws::Status::TruncatedData);
+  EXPECT_EQ(cut.error_convention, 0u);  // plain: the library's own text
 }

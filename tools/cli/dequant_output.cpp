@@ -217,7 +217,7 @@ Problem name_not_found(const std::string& wanted, const std::vector<std::string>
 
 std::string dequant_json(const std::string& path, ws::Format format, const std::optional<std::string>& convention,
                          bool f16, const std::vector<DequantTensor>& tensors, bool all,
-                         const std::optional<Problem>& problem) {
+                         const std::optional<Problem>& problem, const std::vector<WarningRow>& warnings) {
   JsonWriter w;
   w.begin_object();
   w.key("file").string(path);
@@ -237,6 +237,7 @@ std::string dequant_json(const std::string& path, ws::Format format, const std::
     write_problem_json(&w, *problem, convention.has_value());  // a model of several files names the file
   else
     w.null();
+  write_warnings_json(&w, warnings);
   w.end_object();
   return w.str();
 }

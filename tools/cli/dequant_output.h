@@ -76,10 +76,11 @@ Problem name_not_found(const std::string& wanted, const std::vector<std::string>
 
 // The --json output: {"file","format",["convention",]"to","tensors":[...],"error"}. `convention`
 // is given for a model read as logical weights (its rows are `logical`; the error then has a
-// "shard"). Rows: every one with --all, else the selected one.
+// "shard"). Rows: every one with --all, else the selected one. "warnings" after "error" when the
+// load raised any (problem_text.h write_warnings_json).
 std::string dequant_json(const std::string& path, ws::Format format, const std::optional<std::string>& convention,
                          bool f16, const std::vector<DequantTensor>& tensors, bool all,
-                         const std::optional<Problem>& problem);
+                         const std::optional<Problem>& problem, const std::vector<WarningRow>& warnings = {});
 
 // The text line for a tensor written: "NAME: WHAT [shape] -> N f32 values, BYTES in FILE".
 std::string written_line(const DequantTensor& t, bool f16);

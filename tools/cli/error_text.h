@@ -1,8 +1,8 @@
 // weightstream CLI — error messages users can act on.
 //
 // The library reports a status, an offset and a tensor; the CLI turns that into a sentence with
-// the numbers that explain it and, where there is one, a fix. Every ws::Status has an entry in the
-// fix-hint table (error_text.cpp); a test fails when a new status has none.
+// the numbers that explain it and, where there is one, a fix: the library's (ws::status_hint, in the
+// words of the convention that raised it), the same the JS package gives.
 #pragma once
 
 #include <stddef.h>
@@ -46,6 +46,7 @@ struct ErrorFacts {
   std::optional<uint64_t> found, expected;
   std::string detail;  // ModelLoader::error_detail() (GgufSplitNameMismatch: the ending the name needs)
   std::string digest_expected, digest_actual;  // DigestMismatch: the two SHA-256s (hex)
+  uint8_t convention = 0;  // ModelLoader::error_convention(): whose words the fix is in (0 plain: none)
 };
 
 // data_start + data_size, or UINT64_MAX for a data section that would end past 2^64 (a crafted
@@ -54,14 +55,6 @@ uint64_t data_end_of(uint64_t data_start, uint64_t data_size);
 
 // "description (details). Hint" — the message after "invalid: Code at byte N: ".
 std::string error_message(const ErrorFacts& facts);
-
-// The fix for a status from the table, or "" where there is nothing better to say than the
-// description. The rest is exposed for the tests that every status has a row and every row a
-// status.
-const char* fix_hint(ws::Status s);
-bool has_hint_entry(ws::Status s);
-size_t hint_table_size();
-const char* hint_table_status(size_t i);  // the status name of row i
 
 // What the first bytes of a rejected input look like ("an HTML page", "a Git LFS pointer"), as a
 // sentence suggesting the fix, or "" when they look like nothing in particular.

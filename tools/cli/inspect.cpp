@@ -125,6 +125,7 @@ std::string inspect_json(const FileReport& r) {
     write_problem_json(&w, *r.problem, !r.problem->shard.empty());  // another file of the model
   else
     w.null();
+  write_warnings_json(&w, r.warnings);
   w.end_object();
   return w.str() + "\n";
 }
@@ -323,6 +324,7 @@ std::string inspect_json(const ShardedReport& r) {
     write_problem_json(&w, *r.problem, true);
   else
     w.null();
+  write_warnings_json(&w, r.warnings);
   w.end_object();
   return w.str() + "\n";
 }
@@ -370,6 +372,7 @@ int run_inspect(const CliOptions& cli) {
   std::string out;
   bool valid;
   std::optional<Problem> problem;
+  std::vector<WarningRow> warnings;
   if (is_index_path(path)) {
     std::optional<LogicalSummary> logical;
     ShardedReport r = scan_model_index(path, options.scan, &logical);
@@ -377,6 +380,7 @@ int run_inspect(const CliOptions& cli) {
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;
+    warnings = r.warnings;
   } else if (is_manifest_path(path)) {
     std::optional<LogicalSummary> logical;
     ShardedReport r = scan_model_manifest(path, options.scan, &logical);
@@ -384,6 +388,7 @@ int run_inspect(const CliOptions& cli) {
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;
+    warnings = r.warnings;
   } else {
     // One load of the file as a model: its header, its verdict and (MLX, Ollama) its logical
     // weights with the load plan.
@@ -396,8 +401,11 @@ int run_inspect(const CliOptions& cli) {
     out = options.json ? inspect_json(r) : inspect_text(r);
     valid = r.valid;
     problem = r.problem;
+    warnings = r.warnings;
   }
   fwrite(out.data(), 1, out.size(), stdout);
+  fflush(stdout);
+  print_warnings(path, warnings);
   if (valid) return 0;
   return problem && problem->io ? 2 : 1;
 }

@@ -349,6 +349,7 @@ int Convert::run() {
   host_ = &h;
   h.run([this](ws::ModelLoader& L, const ws::ModelEvent& e) { return on_event(L, e); });
   if (progress_) progress_->finish();
+  print_warnings(path_, h.warnings());  // what the library warned of in the weights it decoded
   if (!problem_ && h.io()) {
     problem_ = *h.io();
     exit_ = 2;

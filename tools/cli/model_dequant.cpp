@@ -60,6 +60,7 @@ class ModelDequant {
   uint32_t one_weight_ = ws::kNoTensor;  // --tensor: the weight, and its row (a plain weight of a
   uint32_t one_row_ = ws::kNoTensor;     // convention file is shown as the tensor it is)
   std::optional<Problem> problem_;
+  std::vector<WarningRow> warnings_;  // the load's (ModelHost::warnings)
   int exit_ = 0;
   // The weight being written.
   DequantTensor* current_ = nullptr;
@@ -325,6 +326,7 @@ int ModelDequant::load() {
   host_ = &h;
   h.run([this](ws::ModelLoader& L, const ws::ModelEvent& e) { return on_event(L, e); });
   if (fallback_) return 0;
+  warnings_ = h.warnings();
   const ws::ModelLoader& L = h.loader();
   if (h.io() && !problem_) {
     abandon();
@@ -366,7 +368,7 @@ int ModelDequant::load() {
 
 int ModelDequant::finish() {
   if (opt_.json) {
-    printf("%s\n", dequant_json(path_, format_, convention_, args_.f16, rows_, args_.all, problem_).c_str());
+    printf("%s\n", dequant_json(path_, format_, convention_, args_.f16, rows_, args_.all, problem_, warnings_).c_str());
   } else if (args_.all && !problem_) {
     fputs(all_summary_text(rows_, args_.output).c_str(), stdout);
   }
@@ -377,6 +379,7 @@ int ModelDequant::finish() {
     fprintf(stderr, "weightstream: %s: %s\n", display_text(path_).c_str(), where.c_str());
   }
   fflush(stdout);
+  print_warnings(path_, warnings_);
   return problem_ ? exit_ : 0;
 }
 

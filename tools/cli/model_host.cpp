@@ -171,6 +171,7 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
   }
   done_ = failed_ = false;
   io_.reset();
+  warnings_.clear();
   arena_bytes_ = arena_size;
   arena_.assign(arena_size / 8 + 4, 0);
   ws::ModelLoaderOptions opt;
@@ -240,6 +241,22 @@ bool ModelHost::attempt(size_t arena_size, const std::function<bool(ws::ModelLoa
         const bool again = loader_->error().code == ws::Status::ArenaExhausted && loader_->arena_needed() > arena_size &&
                            (s_.entry_path != "-" || (stdin_ && stdin_->rewindable()));
         return again;
+      }
+      case ws::ModelEventType::Warning: {
+        const ws::Warning& w = loader_->warning();
+        WarningRow row;
+        row.code = ws::warning_name(w.code);
+        row.file = str(loader_->file_name(w.file));
+        row.path = file(w.file).path;
+        row.offset = w.offset;
+        row.tensor.assign(w.tensor_name ? w.tensor_name : "", w.tensor_name_size);
+        if (w.weight < loader_->weight_count()) row.weight = str(loader_->weight(w.weight).name);
+        row.count = w.count;
+        char text[1024];
+        const size_t n = ws::warning_message(w, text, sizeof text);
+        row.message.assign(text, n < sizeof text ? n : sizeof text - 1);
+        warnings_.push_back(std::move(row));
+        break;
       }
       default:
         if (on_event && !on_event(*loader_, e)) return false;
@@ -355,6 +372,7 @@ ErrorFacts ModelHost::error_facts() const {
   facts.code = err.code;
   facts.offset = err.offset;
   facts.detail = str(L.error_detail());
+  facts.convention = L.error_convention().id;  // the library words the fix for it (ws::status_hint)
   facts.arena_size = arena_size();
   facts.arena_needed = arena_needed();
   const uint32_t f = L.error_file();

@@ -98,6 +98,8 @@ class ModelHost {
   // The loader's error as users see it: code, offset, tensor, the shard (file) it is in, message.
   Problem problem() const;
   std::string dir() const { return dir_; }
+  // The loader's Warning events of the last attempt, in order.
+  const std::vector<WarningRow>& warnings() const { return warnings_; }
 
  private:
   bool attempt(size_t arena_size, const std::function<bool(ws::ModelLoader&, const ws::ModelEvent&)>& on_event);
@@ -120,6 +122,7 @@ class ModelHost {
   std::vector<std::unique_ptr<HostFile>> files_;
   bool done_ = false, failed_ = false;
   std::optional<Problem> io_;
+  std::vector<WarningRow> warnings_;
 };
 
 }  // namespace wscli

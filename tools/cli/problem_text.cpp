@@ -1,6 +1,8 @@
 // weightstream CLI — Problem rendering (see problem_text.h).
 #include "problem_text.h"
 
+#include <stdio.h>
+
 #include "text_format.h"
 
 namespace wscli {
@@ -32,6 +34,34 @@ void write_problem_json(JsonWriter* w, const Problem& p, bool with_shard) {
       w->string(p.shard);
   }
   w->end_object();
+}
+
+std::string warning_line(const WarningRow& w) {
+  return "warning: " + w.code + " at byte " + std::to_string(w.offset) + " of " + display_text(w.file) +
+         " in tensor " + quoted(w.tensor) + ": " + display_text(w.message);
+}
+
+void print_warnings(const std::string& input, const std::vector<WarningRow>& warnings) {
+  for (const WarningRow& w : warnings)
+    fprintf(stderr, "weightstream: %s: %s\n", display_text(input).c_str(), warning_line(w).c_str());
+  if (!warnings.empty()) fflush(stderr);
+}
+
+void write_warnings_json(JsonWriter* w, const std::vector<WarningRow>& warnings) {
+  if (warnings.empty()) return;
+  w->key("warnings").begin_array();
+  for (const WarningRow& x : warnings) {
+    w->begin_object();
+    w->key("code").string(x.code);
+    w->key("file").string(x.file);
+    w->key("offset").number(x.offset);
+    w->key("tensor").string(x.tensor);
+    w->key("weight").string(x.weight);
+    w->key("count").number(x.count);
+    w->key("message").string(x.message);
+    w->end_object();
+  }
+  w->end_array();
 }
 
 }  // namespace wscli

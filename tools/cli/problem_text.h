@@ -18,4 +18,13 @@ std::string problem_line(const Problem& p);
 // (inputs that are shard indexes).
 void write_problem_json(JsonWriter* w, const Problem& p, bool with_shard);
 
+// "warning: GptqZeroSpill at byte N of model.safetensors in tensor "…qzeros": <message>".
+std::string warning_line(const WarningRow& w);
+// Every warning on stderr, one line each after "weightstream: <input>: " (inspect, validate,
+// dequant; in --json mode too: the JSON carries them as well).
+void print_warnings(const std::string& input, const std::vector<WarningRow>& warnings);
+// "warnings": [{code, file, offset, tensor, weight, count, message}, ...], only when there are any
+// (outputs without warnings stay as they were).
+void write_warnings_json(JsonWriter* w, const std::vector<WarningRow>& warnings);
+
 }  // namespace wscli

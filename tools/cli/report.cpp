@@ -12,6 +12,7 @@ Verdict verdict_of(const FileReport& r) {
   v.tensors = r.tensors.size();
   v.problem = r.problem;
   v.splits = static_cast<uint32_t>(r.splits.size());
+  v.warnings = r.warnings;
   return v;
 }
 
@@ -26,6 +27,7 @@ Verdict verdict_of(const ShardedReport& r) {
   v.is_index = true;
   v.is_manifest = r.manifest;
   v.shards = static_cast<uint32_t>(r.shards.size());
+  v.warnings = r.warnings;
   return v;
 }
 

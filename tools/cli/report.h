@@ -30,6 +30,19 @@ struct Problem {
   bool io = false;                    // an I/O failure (exit code 2), not an invalid input
 };
 
+// A warning the library raised while reading the model (ws::Warning): never a rejection, shown
+// beside the verdict (stderr) and in the --json outputs ("warnings").
+struct WarningRow {
+  std::string code;     // ws::warning_name()
+  std::string file;     // the file it is in, as the model names it (relative to the entry's directory)
+  std::string path;     // ... and where the host opened it (what the stderr line names)
+  uint64_t offset = 0;  // absolute byte offset in that file of its first instance
+  std::string tensor;   // the stored tensor it was found in
+  std::string weight;   // the logical weight it concerns
+  uint64_t count = 0;   // instances in the tensor
+  std::string message;  // ws::warning_message(): what was found, and the fix
+};
+
 // One metadata value. Safetensors __metadata__ values are all strings; GGUF key-values are typed,
 // and their arrays (vocabularies of 100k+ strings) are kept as a count, the first elements, the
 // last one and, for strings, their total length: enough to summarize them, never the whole array.
@@ -158,6 +171,7 @@ struct FileReport {
   size_t arena_size = 0;  // arena of the last attempt (after an ArenaExhausted retry, the bigger one)
   bool valid = false;
   std::optional<Problem> problem;  // set when !valid
+  std::vector<WarningRow> warnings;  // what the load warned of (valid or not)
 };
 
 // One shard as listed by an index.
@@ -183,6 +197,7 @@ struct ShardedReport {
   std::optional<LogicalSummary> logical;  // inspect: the shards as one logical model
   bool valid = false;
   std::optional<Problem> problem;
+  std::vector<WarningRow> warnings;
 };
 
 // The one-line summary validate prints, common to both kinds of input.
@@ -196,6 +211,7 @@ struct Verdict {
   bool is_manifest = false;
   uint32_t shards = 0;  // index inputs: the shards the index names; manifests: the tensor blobs
   uint32_t splits = 0;  // a split GGUF model: its splits
+  std::vector<WarningRow> warnings;
 };
 
 Verdict verdict_of(const FileReport& r);

@@ -225,6 +225,7 @@ FileReport scan_model_file(const std::string& path, const ScanOptions& options, 
     snapshot_header(*r, &f.kvs, &rep);
   }
   rep.valid = h.done();
+  rep.warnings = h.warnings();
   if (h.failed()) {
     Problem p = h.problem();
     if (L.error_file() == fi) p.shard.clear();  // the file named on the command line
@@ -293,6 +294,7 @@ ShardedReport scan_model_index(const std::string& path, const ScanOptions& optio
     rep.checked_bytes = index->checked_bytes();
   }
   rep.valid = h.done();
+  rep.warnings = h.warnings();
   if (h.io()) {
     rep.problem = h.io();
     const uint32_t f = uint32_t(L.file_count() ? L.file_count() - 1 : 0);
@@ -411,6 +413,7 @@ ShardedReport scan_model_manifest(const std::string& path, const ScanOptions& op
     }
   }
   rep.valid = h.done();
+  rep.warnings = h.warnings();
   if (h.io()) {
     rep.problem = h.io();
     return rep;

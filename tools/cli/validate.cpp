@@ -29,6 +29,7 @@ std::string validate_json_line(const Verdict& v) {
     write_problem_json(&w, *v.problem, v.is_index || !v.problem->shard.empty());
   else
     w.null();
+  write_warnings_json(&w, v.warnings);
   w.end_object();
   return w.str();
 }
@@ -68,6 +69,7 @@ int run_validate(const CliOptions& options) {
     // Line by line, flushed: a long batch shows results as they come.
     fprintf(stdout, "%s\n", line.c_str());
     fflush(stdout);
+    print_warnings(path, v.warnings);
   }
   return any_io ? 2 : any_invalid ? 1 : 0;
 }

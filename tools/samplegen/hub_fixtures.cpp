@@ -1,6 +1,7 @@
 // ws-make-samples — quantized checkpoints of the Hub (see hub_fixtures.h).
 #include "hub_fixtures.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <math.h>
@@ -1529,6 +1530,80 @@ std::string other_config(const HubCase& c) {
   return "null";
 }
 
+// A stored tensor of a safetensors file, read from its header (the generator's own reading):
+// absolute offset, bytes, shape; false when the file has no such tensor.
+bool stored_tensor(const std::vector<uint8_t>& file, const std::string& name, uint64_t* at,
+                   std::vector<uint8_t>* bytes, std::vector<uint64_t>* shape) {
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t(file[size_t(k)]) << (8 * k);
+  const std::string h(file.begin() + 8, file.begin() + 8 + long(n));
+  const size_t e = h.find("\"" + name + "\":");
+  if (e == std::string::npos) return false;
+  shape->clear();
+  size_t p = h.find("\"shape\":[", e) + 9;
+  while (h[p] != ']') {
+    shape->push_back(strtoull(h.c_str() + p, nullptr, 10));
+    p = h.find_first_of(",]", p);
+    if (h[p] == ',') ++p;
+  }
+  const size_t o = h.find("\"data_offsets\":[", e) + 16;
+  const uint64_t a = strtoull(h.c_str() + o, nullptr, 10), b = strtoull(h.c_str() + h.find(',', o) + 1, nullptr, 10);
+  *at = 8 + n + a;
+  bytes->assign(file.begin() + long(*at), file.begin() + long(8 + n + b));
+  return true;
+}
+
+// The warnings a GPTQ v1 case's Validate load raises (warning.h GptqZeroSpill), from its stored
+// words: for each `<m>.qzeros` (bits from its width against `<m>.scales`: out * bits / 32 words a
+// group), every lane whose code is all ones, the first one's word (3 bits: its 3-word block).
+// JSON objects {code, tensor, offset, count} in file order; "" for other cases.
+std::string gptq_spill_warnings(const HubCase& c) {
+  if (c.status != "Ok" || c.dir.compare(0, 4, "gptq") != 0) return "";
+  const std::vector<uint8_t>* model = nullptr;
+  for (const SampleFile& f : c.files) {
+    if (f.path == "model.safetensors") model = &f.bytes;
+    if (std::string(f.bytes.begin(), f.bytes.end()).find("gptq_v2") != std::string::npos) return "";  // v2
+  }
+  if (!model) return "";
+  uint64_t n = 0;
+  for (int k = 0; k < 8; ++k) n |= uint64_t((*model)[size_t(k)]) << (8 * k);
+  const std::string h(model->begin() + 8, model->begin() + 8 + long(n));
+  std::vector<std::pair<uint64_t, std::string>> found;
+  for (size_t e = h.find(".qzeros\":"); e != std::string::npos; e = h.find(".qzeros\":", e + 1)) {
+    const size_t q = h.rfind('"', e);
+    const std::string m = h.substr(q + 1, e - q - 1);
+    uint64_t zat = 0, sat = 0;
+    std::vector<uint8_t> z, sc;
+    std::vector<uint64_t> zs, ss;
+    if (!stored_tensor(*model, m + ".qzeros", &zat, &z, &zs) || !stored_tensor(*model, m + ".scales", &sat, &sc, &ss)) continue;
+    const uint32_t bits = uint32_t(zs[1] * 32 / ss[1]), mask = (1u << bits) - 1;
+    const uint32_t words = bits == 3 ? 3 : 1, lanes = bits == 3 ? 32 : 32 / bits;
+    uint64_t count = 0, first = 0;
+    for (size_t b = 0; b + 4 * words <= z.size(); b += 4 * words) {
+      uint32_t hits = 0;
+      for (uint32_t k = 0; k < lanes; ++k) {
+        const uint32_t bit = bits * k;
+        uint64_t two = 0;
+        for (uint32_t j = 0; j < 2 && bit / 32 + j < words; ++j) {
+          uint32_t v = 0;
+          memcpy(&v, z.data() + b + 4 * (bit / 32 + j), 4);
+          two |= uint64_t(v) << (32 * j);
+        }
+        hits += ((two >> (bit % 32)) & mask) == mask;
+      }
+      if (hits && !count) first = zat + b;
+      count += hits;
+    }
+    if (count)
+      found.push_back({first, "{\"code\": \"GptqZeroSpill\", \"tensor\": " + json_string(m + ".qzeros") +
+                                  ", \"offset\": " + std::to_string(first) + ", \"count\": " + std::to_string(count) + "}"});
+  }
+  std::sort(found.begin(), found.end());
+  std::string out;
+  for (const auto& f : found) out += (out.empty() ? "" : ", ") + f.second;
+  return out;
+}
+
 std::vector<SampleFile> build_hub_fixtures() {
   std::vector<SampleFile> out;
   std::string json = "{\"cases\":[\n";
@@ -1540,6 +1615,8 @@ std::vector<SampleFile> build_hub_fixtures() {
             json_string(c.status) + ", \"file\": \"model.safetensors\", \"offset\": " + std::to_string(c.offset) +
             ", \"tensor\": " + json_string(c.tensor) + ", \"detail\": " + json_string(c.detail) +
             ", \"config\": " + (c.has_config ? "true" : "false") + ", \"other_config\": " + other_config(c) +
+            // The warnings its Validate load raises (warning.h), when it raises any.
+            (gptq_spill_warnings(c).empty() ? "" : ", \"warnings\": [" + gptq_spill_warnings(c) + "]") +
             ", \"description\": " +
             json_string(c.description) + "}" + (i + 1 < cases.size() ? ",\n" : "\n");
   }

@@ -1,7 +1,13 @@
 // WeightstreamError and the messages it carries: "what is wrong (the numbers behind it). How to
 // fix it." — the CLI's sentence (tools/cli/error_text.cpp), prefixed with the code, the offset,
-// the shard and the tensor, so that the message alone names all of them.
-import { HINTS, JS_CODES, contentGuess } from './hints.mjs';
+// the shard and the tensor, so that the message alone names all of them. The fix is the library's
+// (ws::status_hint), as the CLI's is.
+import { JS_CODES, contentGuess } from './hints.mjs';
+
+// The library's fix for a ws::Status (ws::status_hint through the wasm module, module.mjs sets it
+// when it loads): (name, conventionId | null) => text, or null for a name that is no status.
+let statusHint = () => null;
+export function useStatusHints(fn) { statusHint = fn; }
 
 const JS_DESCRIPTIONS = {
   IoError: 'the input could not be read',
@@ -155,7 +161,7 @@ export function errorBody(f, description) {
   let hint = '';
   if (f.code === 'UnknownFormat' || f.code === 'HeaderTooLarge' || f.code === 'InvalidHeaderLength') hint = contentGuess(f.prefix);
   if (!hint && f.code === 'ArenaExhausted' && f.arenaNeeded) hint = `Retry with arenaSize: ${f.arenaNeeded}.`;
-  if (!hint) hint = f.hint ?? HINTS[f.code] ?? JS_CODES[f.code] ?? '';
+  if (!hint) hint = f.hint ?? statusHint(f.code, f.convention ?? null) ?? JS_CODES[f.code] ?? '';
   if (hint) msg += ` ${hint}`;
   return { message: msg, hint };
 }

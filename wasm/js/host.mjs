@@ -250,6 +250,9 @@ export async function* loadModel(wasm, model, options, o) {
           if (signal?.aborted) throw abortError(signal, 0);
           break;
         case Ev.WeightEnd: yield { kind: 'end', weight: L.evWeight }; break;
+        // Something the library decodes as one runtime does and another reads otherwise (GPTQ v1's
+        // zero spill): never a failure; the results carry it (`warnings`).
+        case Ev.Warning: yield { kind: 'warning', warning: publicWarning(L, model) }; break;
         case Ev.Done: yield { kind: 'done' }; return false;
         case Ev.Error: {
           const e = L.error();
@@ -334,6 +337,16 @@ export async function* loadModel(wasm, model, options, o) {
     }
     return new FileFeed(src, file.name);
   }
+}
+
+// A loader warning as the package returns it: the file named as an error names it (its `shard`:
+// a shard or blob of a model of several files; null for the one file given), the weight by name.
+export function publicWarning(L, model) {
+  const w = L.warning();
+  return {
+    code: w.code, file: w.file === null ? null : model.shardName(L.file(w.file)), offset: w.offset, tensor: w.tensor,
+    weight: w.weight === null ? null : L.weight(w.weight, 1).name, count: w.count, message: w.message,
+  };
 }
 
 // The format of a model's first data file and its tensor count over all data files.

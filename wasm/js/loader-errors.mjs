@@ -58,6 +58,7 @@ export function loaderError(wasm, L, model, feeds, kvs = new Map()) {
     shard: file ? model.shardName(file) : null,
     found: e.found ?? undefined, expected: e.expected ?? undefined,
     detail: e.detail ?? undefined,
+    convention: e.conventionId,  // the library words the fix for it (errors.mjs, ws_status_hint)
   };
   // What was read of the file (its first bytes, its size) and the arena, for every file; its
   // reader's facts where it has a reader.

@@ -9,7 +9,7 @@ import { copyTable } from './tensor-table.mjs';
 
 export const Entry = Object.freeze({ auto: 0, file: 1, shardIndex: 2, uqffFiles: 3, ollamaManifest: 4, ggufSplits: 5 });
 export const Mode = Object.freeze({ headers: 0, validate: 1, decode: 2, raw: 3 });
-export const Ev = Object.freeze({ NeedRead: 0, Kv: 1, ModelReady: 2, WeightBegin: 3, WeightData: 4, WeightEnd: 5, Done: 6, Error: 7 });
+export const Ev = Object.freeze({ NeedRead: 0, Kv: 1, ModelReady: 2, WeightBegin: 3, WeightData: 4, WeightEnd: 5, Done: 6, Error: 7, Warning: 8 });
 export const FILE_KINDS = ['file', 'index', 'manifest', 'shard', 'uqffPart', 'blob', 'config', 'split'];
 export const DIGEST_STATES = ['none', 'pending', 'verified', 'mismatch'];
 const hexOf = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0')).join('');
@@ -192,7 +192,21 @@ export class Loader {
     return out;
   }
 
-  // {code, status, offset, tensorIndex, tensor, found, expected, file, detail, convention, arenaNeeded}
+  // The last Warning event's warning (ws_loader_warning): {code, file (index), offset, tensor, weight
+  // (index), count, message}; the code's name and the message are the library's.
+  warning() {
+    const wasm = this.wasm;
+    const w = wasm.x.ws_loader_warning(this.h) >> 2;
+    const u = wasm.u32;
+    return {
+      code: wasm.cstr(u[w + 1]), file: u[w + 2] === NONE ? null : u[w + 2], offset: u64(u[w + 3], u[w + 4]),
+      tensor: wasm.text(u[w + 6], u[w + 7]), weight: u[w + 5] === NONE ? null : u[w + 5], count: u64(u[w + 8], u[w + 9]),
+      message: wasm.text(u[w + 10], u[w + 11]),
+    };
+  }
+
+  // {code, status, offset, tensorIndex, tensor, found, expected, file, detail, convention, arenaNeeded,
+  // conventionId}
   error() {
     const wasm = this.wasm;
     const w = wasm.x.ws_loader_error(this.h) >> 2;
@@ -202,6 +216,7 @@ export class Loader {
     e.detail = u[w + 14] ? wasm.text(u[w + 13], u[w + 14]) : null;
     e.convention = u[w + 15] !== 0;
     e.arenaNeeded = u[w + 16];
+    e.conventionId = u[w + 17];  // whose words the fix is in (ws_status_hint; 0: plain, none of its own)
     return e;
   }
 }

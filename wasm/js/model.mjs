@@ -6,6 +6,7 @@
 //   { kind: 'tdata', d, shard, ptr, size, offset }        output bytes at wasm address ptr, `offset`
 //                                                         bytes into the output; valid until resumed
 //   { kind: 'done', validated, index }
+//   { kind: 'warning', warning }                          the library's (host.mjs publicWarning)
 // With { headersOnly: true } (plan()): the header events (their outputs empty), then
 //   { kind: 'planned', files, model, bytes: {read, toRead}, table }  and nothing more is read;
 //   `table` (plan-table.mjs) holds the outputs as columns, each descriptor made when asked for
@@ -114,6 +115,7 @@ export async function* modelEvents(wasm, source, options, progress, { headersOnl
       case 'data': { const o = outputs.get(ev.weight); yield { kind: 'tdata', d: o.d, shard: o.shard, ptr: ev.ptr, size: ev.size, offset: ev.offset, role: ev.role }; break; }
       case 'end': { const o = outputs.get(ev.weight); yield { kind: 'tend', d: o.d, shard: o.shard }; break; }
       case 'done': yield { kind: 'done', ...done }; break;
+      case 'warning': yield ev; break;  // { kind: 'warning', warning } (host.mjs publicWarning)
       default: break;
     }
   }

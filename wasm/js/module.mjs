@@ -5,7 +5,7 @@
 // module (import.meta.url); Node reads it with fs, since Node's fetch does not read file: URLs.
 // init({ wasmBinary }) or init({ wasmUrl }) overrides the location (bundlers, CDNs).
 
-import { makeError } from './errors.mjs';
+import { makeError, useStatusHints } from './errors.mjs';
 
 let pending = null;
 
@@ -93,6 +93,11 @@ export class Wasm {
     this.memoryChanged();
     this.statusNames = [];
     for (let i = 0, n = exports.ws_status_count(); i < n; i++) this.statusNames.push(this.cstr(exports.ws_status_name(i)));
+    // Error messages end with the library's fix (errors.mjs asks through this).
+    useStatusHints((name, convention) => {
+      const code = this.statusNames.indexOf(name);
+      return code < 0 ? null : this.statusHint(code, convention);
+    });
     this.dtypeNames = [];
     for (let i = 0, n = exports.ws_dtype_count(); i < n; i++) this.dtypeNames.push(this.cstr(exports.ws_dtype_name(i)));
     // Conventions, quantization modes and UQFF layer types by the numbers the ABI's words carry.
@@ -143,6 +148,9 @@ export class Wasm {
   statusName(code) { return this.statusNames[code] ?? 'Unknown'; }
   statusCode(name) { return this.statusNames.indexOf(name); }
   statusDescription(code) { return this.cstr(this.x.ws_status_description(code)); }
+  // The library's fix for a status (ws::status_hint), in convention `convention`'s words (an id;
+  // null: none of its own).
+  statusHint(code, convention = null) { return this.cstr(this.x.ws_status_hint(code, convention ?? 255)); }
 
   // malloc for scratch buffers; throws when the 2 GiB memory cap is reached.
   alloc(n) {

@@ -2,7 +2,7 @@
 //
 //   const reader = createReader({ dtype: 'f32', filter: ['lm_head.weight'], signal });
 //   for await (const ev of reader.read(source)) {
-//     ev.type: 'header' | 'tensorBegin' | 'tensorData' | 'tensorEnd' | 'progress' | 'retry' | 'end'
+//     ev.type: 'header' | 'tensorBegin' | 'tensorData' | 'tensorEnd' | 'warning' | 'progress' | 'retry' | 'end'
 //   }
 //
 // tensorData's `data` is a view of wasm memory, valid until the loop asks for the next event:
@@ -52,6 +52,9 @@ async function* readEvents(source, options) {
         case 'tend':
           progress.addTensor();
           yield { type: 'tensorEnd', shard: ev.shard ?? null, tensor: publicTensor(ev.d) };
+          break;
+        case 'warning':  // the library's (host.mjs publicWarning): {type, code, file, offset, tensor, weight, count, message}
+          yield { type: 'warning', ...ev.warning };
           break;
         case 'done': {
           const p = progress.maybe(true);

@@ -29,6 +29,7 @@ export async function validate(source, options = {}) {
   options = withEvents(options, null);
   const wasm = await init(options);
   let kind = null, ready = null, format = null, tensors = 0;
+  const warnings = [];  // the library's (host.mjs publicWarning), valid model or not
   try {
     const model = await describeModel(source, options);
     kind = model.kind;
@@ -36,14 +37,16 @@ export async function validate(source, options = {}) {
       if (ev.kind === 'ready') {
         ready = ev;
         ({ format, tensors } = tableFacts(ev.loader));
+      } else if (ev.kind === 'warning') {
+        warnings.push(ev.warning);
       }
     }
-    return { valid: true, format, ...modelFacts(kind, ready), tensors, error: null };
+    return { valid: true, format, ...modelFacts(kind, ready), tensors, error: null, warnings };
   } catch (e) {
     if (!(e instanceof WeightstreamError) || e.code === 'Aborted') throw e;
     if (!ready && e.verdict) ({ format, tensors } = e.verdict);
     const facts = modelFacts(kind, null);
-    return { valid: false, format, ...facts, tensors, error: e.toJSON() };
+    return { valid: false, format, ...facts, tensors, error: e.toJSON(), warnings };
   }
 }
 
@@ -61,8 +64,10 @@ export async function inspect(source, options = {}) {
   const wasm = await init(options);
   const model = await describeModel(source, options);
   let ready = null, conventionError = null, weights = null, named = null;
+  const warnings = [];  // headers only: the library's data warnings (validate()'s) never come here
   try {
     for await (const ev of loadModel(wasm, model, options, { mode: Mode.headers })) {
+      if (ev.kind === 'warning') warnings.push(ev.warning);
       // Read out while the loader lives (it is gone when the loop ends). A plain model's weights
       // are its tensors: nothing to list.
       if (ev.kind === 'ready') {
@@ -78,6 +83,7 @@ export async function inspect(source, options = {}) {
     conventionError = e;
   }
   const out = inspected(model, ready, conventionError, weights);
+  out.warnings = warnings;
   return options.plainArrays ? plain(out) : out;
 }
 

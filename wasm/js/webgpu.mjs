@@ -34,6 +34,7 @@ export async function loadToWebGPU(device, source, options = {}) {
   // One writer per tensor being written: shards stream concurrently, so tensors of different
   // shards interleave (events carry their tensor's plan, ev.d).
   const writers = new Map();
+  const warnings = [];  // the library's, as they come (host.mjs publicWarning)
   let index = null;
   const scopes = typeof device.pushErrorScope === 'function';
   if (scopes) { device.pushErrorScope('out-of-memory'); device.pushErrorScope('validation'); }
@@ -89,6 +90,9 @@ export async function loadToWebGPU(device, source, options = {}) {
         case 'done':
           index = ev.index ?? null;
           break;
+        case 'warning':
+          warnings.push(ev.warning);
+          break;
         default:
           break;
       }
@@ -106,6 +110,7 @@ export async function loadToWebGPU(device, source, options = {}) {
       header: index ? null : first ? publicHeader(first) : null,
       shards: index ? headers.map((h) => ({ file: h.shard, ...publicHeader(h.header) })) : null,
       bytes: progress.bytes,
+      warnings,
       // Every buffer made (a name that two files hold, read raw, has an entry for the last only).
       destroy() { for (const b of created) b.destroy(); },
     };

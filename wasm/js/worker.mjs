@@ -121,7 +121,7 @@ function summary(model) {
     tensors[name] = { ...rest, buffers: buffers ? buffers.length : 1 };
   }
   // The header's and shards' tensor lists cross as their bytes (tensor-table.mjs).
-  const out = { format: model.format, tensors, metadata: model.metadata, header: portableTables(model.header), shards: portableTables(model.shards), bytes: model.bytes };
+  const out = { format: model.format, tensors, metadata: model.metadata, header: portableTables(model.header), shards: portableTables(model.shards), bytes: model.bytes, warnings: model.warnings };
   if (model.gpuDecode) out.gpuDecode = model.gpuDecode;
   return out;
 }

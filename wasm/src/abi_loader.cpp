@@ -32,6 +32,7 @@ struct WsLoader {
   wsabi::InfoOut info;
   uint32_t item[64];
   uint32_t meta_cursor, meta_index;
+  char message[1024];  // the last warning's words (ws::warning_message)
   alignas(8) uint8_t loader_mem[sizeof(ws::ModelLoader)];
 };
 
@@ -307,7 +308,9 @@ WS_EXPORT(ws_loader_weight_parameters) uint32_t* ws_loader_weight_parameters(WsL
 static_assert(1 + 6 * ws::kMaxQuantParameters <= 64, "the parameters fit the item words");
 
 // The error (abi.h ErrorOut, words 0-11), then 12 the file (0xFFFFFFFF: the model as a whole),
-// 13 detail ptr, 14 detail length, 15 a convention error, 16 arena needed.
+// 13 detail ptr, 14 detail length, 15 a convention error, 16 arena needed, 17 the convention whose
+// rule raised it (ModelLoader::error_convention(); 0, plain, for any other error), which
+// ws_status_hint words the fix for.
 WS_EXPORT(ws_loader_error) uint32_t* ws_loader_error(WsLoader* h) {
   const ws::ModelLoader& L = *h->loader;
   uint32_t* w = h->item;
@@ -319,6 +322,27 @@ WS_EXPORT(ws_loader_error) uint32_t* ws_loader_error(WsLoader* h) {
   w[15] = L.convention_error();
   const size_t need = L.arena_needed();
   w[16] = need > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(need);
+  w[17] = L.error_convention().id;
+  return w;
+}
+
+// The last Warning event's warning (ModelLoader::warning(), warning.h) into the item words: 0 code,
+// 1 its name ptr, 2 file, 3-4 offset, 5 weight, 6 tensor name ptr, 7 its length, 8-9 count,
+// 10 message ptr, 11 its length (ws::warning_message: the library's words, description and fix).
+WS_EXPORT(ws_loader_warning) uint32_t* ws_loader_warning(WsLoader* h) {
+  const ws::Warning& x = h->loader->warning();
+  uint32_t* w = h->item;
+  w[0] = static_cast<uint32_t>(x.code);
+  w[1] = ptr32(ws::warning_name(x.code));
+  w[2] = x.file;
+  put_u64(w + 3, x.offset);
+  w[5] = x.weight;
+  w[6] = ptr32(x.tensor_name);
+  w[7] = static_cast<uint32_t>(x.tensor_name_size);
+  put_u64(w + 8, x.count);
+  const size_t n = ws::warning_message(x, h->message, sizeof h->message);
+  w[10] = ptr32(h->message);
+  w[11] = static_cast<uint32_t>(n < sizeof h->message ? n : sizeof h->message - 1);
   return w;
 }
 

@@ -23,6 +23,11 @@ WS_EXPORT(ws_status_name) const char* ws_status_name(uint32_t s) { return ws::st
 WS_EXPORT(ws_status_description) const char* ws_status_description(uint32_t s) {
   return ws::status_description(static_cast<ws::Status>(s));
 }
+// The fix for status s (ws::status_hint), in the words of convention c when it has its own
+// (ws::status_hint(Status, Convention); 255: none): the one table the CLI's messages end with too.
+WS_EXPORT(ws_status_hint) const char* ws_status_hint(uint32_t s, uint32_t c) {
+  return ws::status_hint(static_cast<ws::Status>(s), ws::Convention{static_cast<uint8_t>(c < 256 ? c : 255)});
+}
 WS_EXPORT(ws_event_type_name) const char* ws_event_type_name(uint32_t t) {
   return ws::event_type_name(static_cast<ws::EventType>(t));
 }

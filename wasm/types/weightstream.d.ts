@@ -439,11 +439,36 @@ export interface ShardedHeader {
   logical?: LogicalInfo;
 }
 
+/** Something the library decodes as one runtime does and another reads otherwise: never a failure.
+ * The code, its description and fix (`message`) are the library's (lib/include/weightstream/warning.h),
+ * the CLI's words too. Raised from tensor data as it is read: validate() for every weight, loads for
+ * the selected ones; inspect() reads headers only and gets none of these. */
+export interface LoadWarning {
+  /** 'GptqZeroSpill': a GPTQ v1 zero point stored as -1 (a zero point of 0 whose ones spill into
+   * the lanes above it), decoded as vLLM reads it (2^bits), where GPTQModel's conversion reads 0. */
+  code: 'GptqZeroSpill';
+  /** The file it is in, as an error's `shard` names it: a shard or blob of a model of several
+   * files; null for the one file given. */
+  file: string | null;
+  /** Absolute byte offset in that file of its first instance. */
+  offset: number;
+  /** The stored tensor it was found in (GPTQ: `<m>.qzeros`). */
+  tensor: string;
+  /** The logical weight it concerns (GPTQ: `<m>.weight`). */
+  weight: string | null;
+  /** Instances in that tensor (GPTQ: all-ones zero-point lanes). */
+  count: number;
+  /** What was found and the fix, in the library's words. */
+  message: string;
+}
+
 export interface ValidateResult {
   valid: boolean;
   format: 'safetensors' | 'gguf' | null;
   tensors: number;
   error: ErrorInfo | null;
+  /** What the library warned of while reading every byte (valid model or not). */
+  warnings: LoadWarning[];
   /** UQFF directories and Ollama manifests. */
   convention?: 'uqff' | 'ollama';
   version?: string | null;
@@ -491,6 +516,8 @@ export type ReaderEvent =
   /** `data` views wasm memory: valid until the iterator is advanced. */
   | { type: 'tensorData'; shard: string | null; tensor: OutputTensor; offset: number; data: Uint8Array }
   | { type: 'tensorEnd'; shard: string | null; tensor: OutputTensor }
+  /** The library's warning about a selected weight's data (f32 / f16; 'raw' applies no convention). */
+  | ({ type: 'warning' } & LoadWarning)
   | ({ type: 'progress' } & Progress)
   | (ProgressFigures & CacheEvent)
   | (ProgressFigures & RetryEvent)
@@ -523,6 +550,8 @@ export interface GpuModel {
   header: Header | null;
   shards: (Header & { file: string })[] | null;
   bytes: number;
+  /** What the library warned of about the loaded weights' data. */
+  warnings: LoadWarning[];
   /** decode 'gpu' / 'auto': the tensors the GPU decoded, the stored bytes uploaded for them, the
    * dispatches; absent with decode: 'cpu'. */
   gpuDecode?: { tensors: number; uploadBytes: number; dispatches: number };
@@ -559,7 +588,8 @@ export declare function wgslDecoder(format: string): string | null;
 export declare function init(options?: { wasmBinary?: ArrayBuffer | Uint8Array; wasmUrl?: string | URL }): Promise<unknown>;
 export declare function validate(source: ModelSource, options?: CommonOptions): Promise<ValidateResult>;
 /** A UQFF list gives a UqffHeader; a file a Header (with `logical` for MLX/Ollama); an index or `{ index, shards }` a ShardedHeader. */
-export type InspectResult<S> = S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader;
+/** `warnings`: the library's (LoadWarning); inspect() reads headers only, so warnings about tensor data do not come here (validate() reads every byte). */
+export type InspectResult<S> = (S extends UqffSource | OllamaManifestSource ? ModelHeader : S extends ShardedFilesSource ? ShardedHeader : Header | ShardedHeader) & { warnings: LoadWarning[] };
 export declare function inspect<S extends ModelSource>(source: S, options: InspectOptions & { plainArrays: true }): Promise<PlainArrays<InspectResult<S>>>;
 export declare function inspect<S extends ModelSource>(source: S, options?: InspectOptions): Promise<InspectResult<S>>;
 export declare function createReader(options?: LoadOptions & { source?: Source }): Reader;

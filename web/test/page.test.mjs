@@ -589,6 +589,23 @@ test('gpt-oss mxfp4 and ModelOpt nvfp4: the logical weights name the method, = t
   }
 });
 
+test('GPTQ v1 zero spill: the library\'s warning beside the verdict and after the load, as the CLI words it; none for a model without one', { skip: noCli }, async () => {
+  const dir = 'gptq-v1-zero-spill';
+  const file = join(conventions, 'hub', dir, 'model.safetensors');
+  const want = JSON.parse(execFileSync(cli, ['validate', '--json', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })).warnings;
+  assert.equal(want.length, 1);
+  assert.equal(await openUrl(`conventions/hub/${dir}/model.safetensors`), 'valid');
+  await page.waitForFunction(() => !document.getElementById('warnings').hidden, null, { timeout: 30000 });
+  const items = () => page.$$eval('#warnings li', (li) => li.map((x) => ({ code: x.dataset.code, text: x.textContent })));
+  const expect = [{ code: 'GptqZeroSpill', text: `⚠ GptqZeroSpill at byte ${want[0].offset} in tensor ${want[0].tensor}: ${want[0].message}` }];
+  assert.deepEqual(await items(), expect);
+  await shot('gptq-zero-spill-warning');
+  await loadGpu('f32');
+  assert.deepEqual(await items(), expect);
+  assert.equal(await openUrl('conventions/hub/gptq-8bit-v2/model.safetensors'), 'valid');
+  assert.equal(await page.$eval('#warnings', (u) => u.hidden), true);
+});
+
 test('MLX with config.json (found beside the URL; given with the file picker): logical weights = the CLI, loaded and checked', { skip: noCli }, async () => {
   for (const dir of ['mlx', 'mlx-bits']) {
     const file = join(conventions, dir, 'model.safetensors');

@@ -81,6 +81,10 @@ struct ConventionInfo {
 };
 ConventionInfo convention_info(Convention c);
 const char* convention_name(Convention c);
+// The fix for status `s` in convention c's words (its descriptor's `hint`: GPTQ's bits for
+// ConventionBitsNotAllowed, MLX's for MLX), else status_hint(s): every host ends its message
+// with this. ModelLoader::error_convention() names the convention of an error.
+const char* status_hint(Status s, Convention c);
 // Rows in the table (ids 0 .. count-1).
 uint32_t convention_count();
 

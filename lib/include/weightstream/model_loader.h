@@ -22,6 +22,8 @@
 //         break;
 //       case ws::ModelEventType::Done: return true;
 //       case ws::ModelEventType::Error: return false;   // L.error(), L.error_file()
+//       case ws::ModelEventType::Warning:     // L.warning(): shown beside the verdict
+//         break;
 //       default: break;                       // Kv, WeightBegin, WeightEnd
 //     }
 //   }
@@ -61,6 +63,7 @@
 #include "weightstream/reader.h"
 #include "weightstream/sha256.h"
 #include "weightstream/status.h"
+#include "weightstream/warning.h"
 
 namespace ws {
 
@@ -108,6 +111,11 @@ enum class ModelEventType : uint8_t {
   WeightEnd,    // weight
   Done,
   Error,        // error(), error_file(); every later next() returns it again
+  // warning() (warning.h): something the load decodes as one runtime does and another reads
+  // otherwise (GPTQ v1's zero spill); file, offset (its first instance) and weight. Never stops
+  // the load. Raised from tensor data as it is read: Validate for every weight, Decode and Raw
+  // for the selected ones; Headers reads no data and raises none. Once per scanned tensor.
+  Warning,
 };
 const char* model_event_type_name(ModelEventType t);
 
@@ -179,6 +187,7 @@ struct ModelEvent {
 };
 
 class HeldRegion;
+class DataWarningScan;
 
 class ModelLoader {
  public:
@@ -364,10 +373,17 @@ class ModelLoader {
 
   const Error& error() const { return error_; }
   uint32_t error_file() const { return error_file_; }  // kNoFile: the model as a whole
+  // The last Warning event's warning (valid until the next one; its tensor name is a view into
+  // the arena, valid while the loader lives). warning_message() (warning.h) words it.
+  const Warning& warning() const { return warning_; }
   StrView error_detail() const { return error_detail_; }  // UQFF companion-set errors
   // The error is the convention's (the logical model's build or resolution, config.json's
   // quantization): every file's header was valid.
   bool convention_error() const { return convention_error_; }
+  // The convention whose rule the error is (a convention error), or Plain: status_hint(Status,
+  // Convention) words the fix in its terms (GPTQ's bits, not MLX's). Kept here, not in ws::Error,
+  // which the parser-only firmware image builds and copies.
+  Convention error_convention() const { return convention_error_ ? convention_ : Convention::Plain; }
   size_t arena_needed() const { return arena_needed_; }
   size_t arena_used() const;
 
@@ -457,6 +473,14 @@ class ModelLoader {
   uint32_t owner_of(uint32_t table, uint32_t index, PieceRole* role) const;
   uint64_t stream_rest() const;  // every data file's rest, forward (bytes_to_read())
   void sim_sequential(uint64_t* peak, uint32_t* blocks) const;
+  // data_warnings.cpp: a convention's warnings about tensor data, scanned as pieces are read.
+  DataWarningScan& warn_scan();
+  void warn_prepare();
+  bool warn_begin(uint32_t w, PieceRole role, uint32_t table, uint32_t index);
+  void warn_feed(uint32_t table, uint32_t index, uint64_t offset, const uint8_t* data, size_t size);
+  bool warn_end(uint32_t table, uint32_t index);
+  bool warn_stream(uint32_t table, const Event& e);
+  ModelEvent warning_event();
   // The held region (lib/src/model/held_region.h), in held_storage_.
   HeldRegion& held();
   const HeldRegion& held() const;
@@ -555,6 +579,13 @@ class ModelLoader {
   // Sequential: the held region's state (a HeldRegion, compacting blocks in address order; the
   // type is internal, its size checked where it is constructed).
   alignas(8) unsigned char held_storage_[48];
+
+  // Data warnings: the scan (a DataWarningScan, internal), whether this load scans, the last
+  // warning and whether it still waits to be handed out.
+  alignas(8) unsigned char warn_storage_[88];
+  bool warn_scans_ = false;
+  bool warn_pending_ = false;
+  Warning warning_;
 
   // Digests: the records given by name before open() (a list), the calls into model_digest.cpp.
   FileDigest* digests_ = nullptr;

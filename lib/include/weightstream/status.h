@@ -201,6 +201,14 @@ const char* status_name(Status s);
 const char* status_description(Status s);
 // Parses a status name back (for tests and bindings). Returns false if unknown.
 bool status_from_name(const char* name, Status* out);
+// What to do about it: one or two sentences every host ends its message with ("" for Ok and
+// Aborted). A convention's own wording for a status it raised is status_hint(Status, Convention)
+// (conventions.h; ModelLoader::error_convention() names it), which falls back to this. (lib/src/core/status_hint.cpp: a program that asks
+// for none links none of the text.)
+const char* status_hint(Status s);
+// The table's rows, for the test that every status has one: the count, and row i's status.
+uint32_t status_hint_rows();
+Status status_hint_row(uint32_t i);
 
 constexpr uint32_t kNoTensor = 0xFFFFFFFFu;
 

@@ -114,12 +114,18 @@ uint64_t gemv_zero_words(uint64_t in, uint64_t group) {
   return (base + multiple - 1) / multiple * multiple;
 }
 
+// The fixes in AWQ's words (AutoAWQ's WQLinear_GEMM / _GEMV pack 4 bits: w_bit).
+const char* awq_hint(Status s) {
+  if (s != Status::ConventionBitsNotAllowed) return nullptr;
+  return "AutoAWQ's GEMM and GEMV layouts pack 4 bits: check bits (w_bit) in the quantization config.";
+}
+
 }  // namespace
 
 const ConventionDescriptor kAwqConvention = {
     "awq", kAwqId, false, /*rank*/ 9, kNoEntry, nullptr, ConfigRole::Ignored,
     /*data_phase*/ nullptr, kAwqCompanions, 3, awq_build, awq_spec, awq_parameters, awq_claims,
-    &kQweightRenamed};
+    &kQweightRenamed, /*data_warning*/ nullptr, awq_hint};
 
 Status LogicalModel::build_awq(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;

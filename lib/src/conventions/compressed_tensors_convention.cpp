@@ -243,11 +243,19 @@ Status stored_format(LogicalModel& model, TensorRef first, const MlxQuantConfig&
   return Status::Ok;
 }
 
+// The fixes in compressed-tensors' words (QuantizationConfig.config_groups: num_bits).
+const char* ct_hint(Status s) {
+  if (s != Status::ConventionUnknownParams) return nullptr;
+  return "Give the model's config.json: compressed-tensors' quantization_config (config_groups) states num_bits, "
+         "which the packed shapes do not give.";
+}
+
 }  // namespace
 
 const ConventionDescriptor kCompressedTensorsConvention = {
     "compressed-tensors", kCtId, false, /*rank*/ 7, kNoEntry, nullptr, ConfigRole::Ignored,
-    &kCtDataPhase, kCtCompanions, 6, ct_build, ct_spec, ct_parameters, ct_claims};
+    &kCtDataPhase, kCtCompanions, 6, ct_build, ct_spec, ct_parameters, ct_claims, /*renamed*/ nullptr,
+    /*data_warning*/ nullptr, ct_hint};
 
 // naive- / int- / float-quantized (compressors/quantized_compressors/naive_quantized.py:
 // NaiveQuantizationCompressor and its aliases IntQuantizationCompressor and

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "weightstream/conventions.h"
+#include "weightstream/warning.h"
 
 namespace ws {
 
@@ -65,6 +66,20 @@ struct ConventionDataPhase {
   Status (*resolve_weight)(LogicalModel& m, uint32_t weight) = nullptr;
 };
 
+// A warning a convention raises from tensor data as a load reads it (GPTQ v1's zero spill:
+// warning.h). The loader (lib/src/model/data_warnings.cpp) hands every byte it reads of a scanned
+// piece — Validate: every weight's; Decode and Raw: the selected weights' — in whole units to
+// `hits`, and hands out one ModelEventType::Warning per piece that had any, at the piece's end.
+// Headers mode reads no data: it raises none.
+struct ConventionDataWarning {
+  WarningCode code;
+  // Whether piece `role` of weight `w` is scanned, and its unit in bytes (1..16; the piece is
+  // whole units).
+  bool (*scans)(const LogicalWeight& w, PieceRole role, uint32_t* unit);
+  // The instances in one unit of that piece.
+  uint32_t (*hits)(const LogicalWeight& w, const uint8_t* unit);
+};
+
 struct ConventionDescriptor {
   const char* name;
   Convention id;
@@ -95,6 +110,11 @@ struct ConventionDescriptor {
   // parameter transformers dequantizes it into). The name is composed in the model's name storage
   // (LogicalModel::set_name_storage); nullptr: a weight's name is a view of its packed tensor's.
   const CompanionName* renamed = nullptr;
+  // Warnings about its weights' data (above); nullptr: none.
+  const ConventionDataWarning* data_warning = nullptr;
+  // Its own wording of the fix for a status it raises (ConventionBitsNotAllowed, ...), or nullptr
+  // for the library's (status_hint(Status, Convention) asks this first). nullptr: none of its own.
+  const char* (*hint)(Status s) = nullptr;
 };
 
 // The rows, one per file (plain_convention.cpp, mlx_convention.cpp, ...).

@@ -40,6 +40,11 @@ ConventionInfo convention_info(Convention c) {
 
 const char* convention_name(Convention c) { return convention_info(c).name; }
 
+const char* status_hint(Status s, Convention c) {
+  const char* own = c.id < kRowCount && kRows[c.id]->hint ? kRows[c.id]->hint(s) : nullptr;
+  return own ? own : status_hint(s);
+}
+
 uint32_t convention_count() { return kRowCount; }
 
 uint32_t convention_signal_bits(const TensorTable& table) {

@@ -73,6 +73,13 @@ bool block_scale_dtype(DType d, bool ue8m0) {
   return d == DType::F32 || d == DType::BF16 || d == DType::F16 || d == DType::F8_E8M0 || (ue8m0 && d == DType::U8);
 }
 
+// The fixes in FP8's words (transformers' FineGrainedFP8Config: weight_block_size).
+const char* fp8_hint(Status s) {
+  if (s != Status::ConventionUnknownParams) return nullptr;
+  return "Give the model's config.json: its quantization_config states weight_block_size, which the scale grid "
+         "does not give when it does not fit transformers' default 128 x 128.";
+}
+
 }  // namespace
 
 void fp8_scale_spec(const LogicalWeight& w, DequantSpec* s) {
@@ -101,7 +108,8 @@ uint32_t fp8_scale_parameters(const LogicalWeight& w, QuantParameter* out, uint3
 
 const ConventionDescriptor kFp8Convention = {
     "fp8", kFp8Id, false, /*rank*/ 3, kNoEntry, fp8_signal, ConfigRole::ParamSource,
-    /*data_phase*/ nullptr, kFp8Companions, 2, fp8_build, fp8_spec, fp8_parameters, fp8_claims};
+    /*data_phase*/ nullptr, kFp8Companions, 2, fp8_build, fp8_spec, fp8_parameters, fp8_claims,
+    /*renamed*/ nullptr, /*data_warning*/ nullptr, fp8_hint};
 
 Status LogicalModel::build_fp8(const MlxQuantConfig* config) {
   if (build_index(false) != Status::Ok) return error_.code;

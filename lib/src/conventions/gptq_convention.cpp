@@ -30,6 +30,7 @@
 //   transformers loads (composed in the model's name storage: no header string spells it).
 #include <string.h>
 
+#include "../kernels/gptq_packed.h"
 #include "convention_descriptor.h"
 #include "module_regex.h"
 #include "name_match.h"
@@ -92,6 +93,21 @@ uint32_t gptq_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t c
   return put_parameter(out, cap, n, "scale_dtype", dtype_name(w.scale_dtype));
 }
 
+// v1's zero spill (warning.h GptqZeroSpill): a v1 weight's qzeros (the Biases piece), block by
+// block (a word; 3 words at 3 bits), each all-ones lane counted. gptq_v2 (zero_add 0) stores a
+// zero point of 0 as 0: nothing to warn of.
+bool gptq_warn_scans(const LogicalWeight& w, PieceRole role, uint32_t* unit) {
+  if (w.format != QuantFormat::GptqPacked || w.gptq_zero_add == 0 || role != PieceRole::Biases) return false;
+  *unit = 4 * kernels::gptq_block_words(w.params.bits);
+  return true;
+}
+
+uint32_t gptq_warn_hits(const LogicalWeight& w, const uint8_t* unit) {
+  return kernels::gptq_all_ones_lanes(unit, w.params.bits);
+}
+
+const ConventionDataWarning kGptqDataWarning = {WarningCode::GptqZeroSpill, gptq_warn_scans, gptq_warn_hits};
+
 // The weight `<m>.weight` owns `<m>.qweight` (packed), `<m>.scales`, `<m>.qzeros` (the Biases
 // piece) and `<m>.g_idx` (the GlobalScale piece: the roles are shared by every convention).
 const CompanionName kGptqCompanions[] = {{".qweight", ".weight", false},
@@ -99,12 +115,25 @@ const CompanionName kGptqCompanions[] = {{".qweight", ".weight", false},
                                          {".scales", ".weight", false},
                                          {".g_idx", ".weight", false}};
 
+// The fixes in GPTQ's words (AutoGPTQ / GPTQModel QuantLinear: bits 2, 3, 4, 8).
+const char* gptq_hint(Status s) {
+  switch (s) {
+    case Status::ConventionBitsNotAllowed:
+      return "GPTQ packs 2, 3, 4 or 8 bits (AutoGPTQ, GPTQModel and vLLM read no other): check bits in the "
+             "quantization config, or the dynamic rule that matches this module.";
+    case Status::ConventionUnknownParams:
+      return "Give the model's config.json or quantize_config.json (its bits): the qzeros' width gives no GPTQ "
+             "bits (2, 3, 4 or 8) here.";
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 const ConventionDescriptor kGptqConvention = {
     "gptq", kGptqId, false, /*rank*/ 8, kNoEntry, nullptr, ConfigRole::Ignored,
     /*data_phase*/ nullptr, kGptqCompanions, 4, gptq_build, gptq_spec, gptq_parameters, gptq_claims,
-    &kQweightRenamed};
+    &kQweightRenamed, &kGptqDataWarning, gptq_hint};
 
 // A companion's shape check: [rows, cols] of `dtype` (any of `dtypes` when several are allowed).
 Status LogicalModel::gptq_shape(TensorRef r, bool dtype_ok, uint64_t rows, uint64_t cols, uint32_t rank) {

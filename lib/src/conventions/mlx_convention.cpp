@@ -27,11 +27,22 @@ uint32_t mlx_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t ca
 // mlx nn/layers/quantized.py: `<p>.scales` and `<p>.biases` sit beside the layer's `<p>.weight`.
 const CompanionName kMlxCompanions[] = {{".scales", ".weight", false}, {".biases", ".weight", false}};
 
+// The fixes in MLX's words (mlx-lm's quantize: mx.quantize's bits and group_size).
+const char* mlx_hint(Status s) {
+  switch (s) {
+    case Status::ConventionBitsNotAllowed: return "MLX cannot produce this bits/group combination: check the quantization config.";
+    case Status::ConventionUnknownParams:
+      return "Give the model's config.json (quantization group_size and bits), or metadata stating them.";
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 const ConventionDescriptor kMlxConvention = {
     "mlx", Convention::Mlx, false, /*rank*/ 2, kNoEntry, mlx_signal, ConfigRole::ParamSource,
-    /*data_phase*/ nullptr, kMlxCompanions, 2, mlx_build, nullptr, mlx_parameters};
+    /*data_phase*/ nullptr, kMlxCompanions, 2, mlx_build, nullptr, mlx_parameters, /*claims*/ nullptr,
+    /*renamed*/ nullptr, /*data_warning*/ nullptr, mlx_hint};
 
 // MLX params from shapes alone: exactly one (mode, bits, group) must fit the packed words per row
 // (W) and scales per row (S). U8 scales: W/S = 2 nvfp4, 4 mxfp4, 8 mxfp8. Float scales (affine):

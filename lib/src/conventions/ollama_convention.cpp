@@ -44,12 +44,26 @@ uint32_t ollama_parameters(const LogicalWeight& w, QuantParameter* out, uint32_t
 const CompanionName kOllamaCompanions[] = {
     {".scale", "", false}, {".bias", "", false}, {".global_scale", "", false}};
 
+// The fixes in Ollama's words: a blob states its quantization in its metadata (quant_type,
+// group_size), which ollama create writes.
+const char* ollama_hint(Status s) {
+  switch (s) {
+    case Status::ConventionBitsNotAllowed:
+      return "The blob's quant_type and group_size give bits and a group its format does not have: check the "
+             "blob's metadata, or re-import the model (ollama create).";
+    case Status::ConventionUnknownParams:
+      return "The blob's group_size metadata is not a group size: state it as a number, or re-import the model "
+             "(ollama create).";
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 const ConventionDescriptor kOllamaConvention = {
     "ollama", Convention::Ollama, false, /*rank*/ 1, uint8_t(ModelEntry::OllamaManifest), ollama_signal,
     ConfigRole::Ignored, /*data_phase*/ nullptr, kOllamaCompanions, 3, ollama_build, ollama_spec,
-    ollama_parameters};
+    ollama_parameters, /*claims*/ nullptr, /*renamed*/ nullptr, /*data_warning*/ nullptr, ollama_hint};
 
 // A metadata group_size: "" = not stated (Ollama tests gs != ""), "0" too (strconv.Atoi gives 0,
 // the value Ollama treats as unset). Anything but digits is rejected: Ollama ignores a per-tensor

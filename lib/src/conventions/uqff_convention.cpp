@@ -29,10 +29,18 @@ Status uqff_data_feed(LogicalModel& m, uint32_t table, uint32_t tensor, uint64_t
 Status uqff_data_resolve(LogicalModel& m) { return m.resolve_uqff(); }
 const ConventionDataPhase kUqffDataPhase = {uqff_data_wants, uqff_data_feed, uqff_data_resolve};
 
+// The fixes in UQFF's words (mistral.rs writes the AFQ widths and groups FORMATS.md §4 lists).
+const char* uqff_hint(Status s) {
+  if (s != Status::ConventionBitsNotAllowed) return nullptr;
+  return "mistral.rs writes AFQ layers of 2, 3, 4, 6 or 8 bits in groups of 32, 64 or 128: the file is corrupt "
+         "or was not written by mistral.rs.";
+}
+
 }  // namespace
 
 const ConventionDescriptor kUqffConvention = {
     "uqff", Convention::Uqff, false, /*rank*/ 0, uint8_t(ModelEntry::UqffFiles), nullptr, ConfigRole::Ignored,
-    &kUqffDataPhase, kUqffCompanions, 1, uqff_build, nullptr, uqff_parameters};
+    &kUqffDataPhase, kUqffCompanions, 1, uqff_build, nullptr, uqff_parameters, /*claims*/ nullptr,
+    /*renamed*/ nullptr, /*data_warning*/ nullptr, uqff_hint};
 
 }  // namespace ws

@@ -13,7 +13,8 @@
 // unpacks a zero lane as (qzeros >> (bits * lane)) & mask and adds 1 for v1 (0 for v2): a v1
 // zero point of 0, stored as -1, spills ones into the lanes above it in AutoGPTQ's uint32
 // packing, and each of those lanes then reads 2^bits — a value no writer meant; this is decoded
-// as vLLM decodes it, and the convention warns of it. The value is scale * (q - zero)
+// as vLLM decodes it, and the convention warns of it (gptq_all_ones_lanes below; warning.h
+// GptqZeroSpill, where GPTQModel's reading is cited). The value is scale * (q - zero)
 // (GPTQModel TorchQuantLinear.dequantize_weight: scales[g_idx] * (weight - zeros[g_idx])), in
 // f32: q - zero is an exact integer, so one rounding.
 //
@@ -57,6 +58,16 @@ inline uint32_t gptq_code(const uint8_t* p, uint32_t bits, uint32_t k) {
   uint32_t v = gptq_le32(p + 4 * (bit / 32)) >> at;
   if (at + bits > 32) v |= gptq_le32(p + 4 * (bit / 32 + 1)) << (32 - at);
   return v & ((1u << bits) - 1);
+}
+
+// The lanes of a qzeros block (one word; 3 words at 3 bits) whose code is all ones. In a v1
+// checkpoint that is a stored -1: a zero point of 0, whose ones AutoGPTQ's `pack` ORs into every
+// lane above it (warning.h GptqZeroSpill; gptq_convention.cpp warns of it).
+inline uint32_t gptq_all_ones_lanes(const uint8_t* block, uint32_t bits) {
+  const uint32_t n = gptq_block_values(bits), mask = (1u << bits) - 1;
+  uint32_t hits = 0;
+  for (uint32_t k = 0; k < n; ++k) hits += gptq_code(block, bits, k) == mask;
+  return hits;
 }
 
 // The group of input i.

@@ -104,6 +104,7 @@ const char* model_event_type_name(ModelEventType t) {
     case ModelEventType::WeightEnd: return "WeightEnd";
     case ModelEventType::Done: return "Done";
     case ModelEventType::Error: return "Error";
+    case ModelEventType::Warning: return "Warning";
   }
   return "?";
 }
@@ -529,6 +530,8 @@ ModelEvent ModelLoader::next() {
     } else if (s.digest && answer_ == Answer::Data) digest_ops_->feed(*this, req_file_, req_offset_, answer_data_, answer_size_);
     if (s.digest && answer_ == Answer::Eof) digest_ops_->end(*this, req_file_, req_offset_);
   }
+  // A warning found while the last step went on (a piece's end in the stream): handed out first.
+  if (warn_pending_) return warning_event();
   for (;;) {
     ModelEvent e = step();
     if (e.type != ModelEventType::Done || phase_ == Phase::Done) return e;
@@ -1202,6 +1205,7 @@ ModelEvent ModelLoader::model_ready() {
     memset(selected_, 0, (n + 7) / 8 + 1);
   }
   stream_rest_ = stream_rest();
+  warn_prepare();
   ready_ = true;
   phase_ = Phase::Ready;
   ModelEvent e;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../kernels/gptq_packed.h"  // AWQ's lane order (kAwqReverseOrder), its word reads
+#include "data_warnings.h"
 #include "model_loader_internal.h"
 #include "../conventions/convention_descriptor.h"
 #include "weightstream/manifest_blobs.h"
@@ -637,6 +638,10 @@ ModelEvent ModelLoader::step_seek() {
       answer_ = Answer::None;
       const uint64_t at = at_;
       at_ += answer_size_;
+      if (warn_scans_ && !scale_tail) {  // a convention's warnings about this piece's data
+        if (at == p.begin[k]) warn_begin(cur_, p.role[k], p.table[k], p.index[k]);
+        warn_feed(p.table[k], p.index[k], at, answer_data_, answer_size_);
+      }
       if (raw) {
         ModelEvent e;
         e.type = ModelEventType::WeightData;
@@ -660,6 +665,7 @@ ModelEvent ModelLoader::step_seek() {
     if (at_ >= end) {
       ++sub_;
       at_ = 0;
+      if (warn_scans_ && !scale_tail && warn_end(p.table[k], p.index[k])) return warning_event();
       continue;
     }
     return request(f, at_, end - at_);
@@ -674,6 +680,7 @@ ModelEvent ModelLoader::step_seek() {
 ModelEvent ModelLoader::step_stream() {
   ModelEvent out;
   for (;;) {
+    if (warn_pending_) return warning_event();  // a piece route() scanned ended with instances
     if (start_weight_ != kNoTensor) {
       // route() asked for the decoder on this weight (its pieces are cur_pieces()): started here,
       // so the decoder's depth adds to this frame only.
@@ -820,6 +827,9 @@ bool ModelLoader::route(uint32_t t, const Event& e, ModelEvent* out) {
       return true;
     }
   }
+  // A convention's warnings about data (GPTQ v1's zero spill), as the bytes pass; handed out
+  // before the stream reads on (step_stream), after any event this one gives.
+  if (warn_scans_ && warn_stream(t, e)) warn_pending_ = true;
   if (opt_.mode != ModelLoadMode::Decode && opt_.mode != ModelLoadMode::Raw) return false;
   PieceRole role;
   const uint32_t w = owner_of(t, e.tensor, &role);
