@@ -218,8 +218,8 @@ TEST(ModelLoaderGolden, LogicalWeightsAndPlanAsInspectListedThem) {
   // -fp8-block, -fp8-tensor); AWQ GEMV (hub/awq-gemv, version gemv: decoded since); GPTQ 3-bit (hub/gptq-3bit,
   // which issue #28's first pass refused with its bits); GPTQModel's dynamic rules (hub/gptq-dynamic);
   // the module lists' three decoded (hub/fp8-modules-to-not-convert, modelopt-fp8-exclude-wildcard,
-  // ct-mixed-precision).
-  EXPECT_EQ(compared, 53u);
+  // ct-mixed-precision); compressed-tensors' FP4 three (hub/ct-nvfp4, -nvfp4-no-config, ct-mxfp4).
+  EXPECT_EQ(compared, 56u);
 }
 
 TEST(ModelLoaderGolden, TensorTablesOfSingleFiles) {
