@@ -106,7 +106,7 @@ test('{ index, shards }: inspect and validate equal the index path; logical weig
   // validate() is the model's verdict (#16): an MLX model needs its quantization — the option, or
   // a config.json among the files given — as the CLI reads config.json beside the index.
   for (const [what, source] of shapes()) {
-    assert.deepEqual(await ws.validate(source, { quantization }), { valid: true, format: 'safetensors', tensors: Object.keys(weightMap).length, error: null }, what);
+    assert.deepEqual(await ws.validate(source, { quantization }), { valid: true, format: 'safetensors', tensors: Object.keys(weightMap).length, error: null, warnings: [] }, what);
   }
   const [[, noConfig], [, withConfig]] = shapes();
   assert.equal((await ws.validate(noConfig)).error.code, 'ConventionUnknownParams');
