@@ -991,6 +991,8 @@ TEST(CliConventions, HubQuantizationRefusedByName) {
           {"awq", "awq", "GptqPacked", "", "method=awq bits="},  // AWQ decodes with GPTQ's kernels
           {"gptq", "gptq", "GptqPacked", "", "method=gptq bits="},
           {"modelopt", "modelopt", "Fp8Block", "", "method=modelopt "},
+          {"ct-nvfp4", "compressed-tensors", "MlxNvfp4", "", "method=compressed-tensors "},  // FP4: MLX's layouts
+          {"ct-mxfp4", "compressed-tensors", "MlxMxfp4", "", "method=compressed-tensors "},
           {"ct-", "compressed-tensors", "CtPacked", "Fp8Block", "method=compressed-tensors "},
           {"", "fp8", "Fp8Block", "", "method=fp8 scaling="},
       };
