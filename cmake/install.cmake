@@ -10,10 +10,10 @@ set(WS_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/weightstream")
 # their parsers by value). The other detail/ headers are the library's own and stay private; the
 # install stage compiles every installed header on its own, so a missing one fails there.
 set(WS_PUBLIC_HEADERS
-  canonical_names.h conventions.h dequant.h dtype.h event.h file_kind.h ggml_types.h gguf.h gguf_split.h
-  limits.h load_plan.h manifest_blobs.h mlx_config.h model_facts.h model_loader.h ollama_manifest.h
-  ollama_quant.h quant_params.h reader.h sha256.h shard_index.h status.h tensor_table.h uqff.h
-  weightstream.h)
+  canonical_names.h conventions.h convert_plan.h dequant.h dtype.h event.h file_kind.h ggml_types.h gguf.h
+  gguf_split.h limits.h load_plan.h manifest_blobs.h mlx_config.h model_facts.h model_loader.h
+  ollama_manifest.h ollama_quant.h quant_params.h reader.h safetensors_writer.h sha256.h shard_index.h
+  status.h tensor_table.h uqff.h warning.h weightstream.h)
 set(WS_PUBLIC_DETAIL_HEADERS
   arena.h gguf_header_parser.h json_document.h json_lexer.h json_skipper.h safetensors_header_parser.h)
 list(TRANSFORM WS_PUBLIC_HEADERS PREPEND "${PROJECT_SOURCE_DIR}/lib/include/weightstream/")
