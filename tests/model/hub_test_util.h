@@ -90,6 +90,16 @@ inline uint32_t u32_at(const Bytes& b, size_t i) {
 }
 
 // The model of one fixture directory (its model.safetensors and what lies beside it).
+// The index of the logical weight named `name` of a loader at ModelReady, or weight_count() when
+// it has none (the tests' "find the weight, check it" step, once).
+inline uint32_t weight_index(const ws::ModelLoader& ld, const std::string& name) {
+  for (uint32_t i = 0; i < ld.weight_count(); ++i) {
+    const ws::LogicalWeight& w = ld.weight(i);
+    if (std::string(w.name.data, w.name.size) == name) return i;
+  }
+  return ld.weight_count();
+}
+
 inline LoadResult load(const std::string& dir, const HostOptions& o) {
   return modeltest::load_model(modeltest::disk_files(hub_dir() + "/" + dir), ws::ModelEntry::Auto,
                                "model.safetensors", o);

@@ -161,33 +161,32 @@ TEST(AwqHub, GemvWeightIsParameterisedAndStreamsAsStored) {
   o.mode = ws::ModelLoadMode::Headers;
   bool seen = false;
   o.on_ready = [&](const ws::ModelLoader& ld) {
-    for (uint32_t i = 0; i < ld.weight_count(); ++i) {
-      const ws::LogicalWeight& w = ld.weight(i);
-      if (std::string(w.name.data, w.name.size) != awq_weight(L + "self_attn.k_proj")) continue;
-      seen = true;
-      EXPECT_EQ(w.shape[0], 32u);  // out
-      EXPECT_EQ(w.shape[1], 96u);  // in
-      EXPECT_EQ(w.format, ws::QuantFormat::GptqPacked);
-      EXPECT_FALSE(w.awq_packed);
-      EXPECT_EQ(w.awq_gemv_zero_words, 4u);
-      EXPECT_FALSE(w.gptq_transposed());
-      const ws::DequantSpec s = w.spec();
-      EXPECT_FALSE(s.gptq_awq_zeros);
-      EXPECT_EQ(s.gptq_zero_words, 4u);
-      EXPECT_EQ(s.gptq_zero_add, 0u);
-      EXPECT_EQ(s.gptq_groups, 3u);
-      ws::QuantParameter q[ws::kMaxQuantParameters];
-      ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), 5u);
-      EXPECT_EQ(q[2].number, 32u);  // group
-      EXPECT_STREQ(q[3].text, "gemv");
-      // Plan numbers: no transposition; sequentially the qweight ([32, 12] words: 1,536 B) waits
-      // for its companions (qzeros [32, 4] words: 512 B, scales [32, 32] halves: 2,048 B), which
-      // come after it in the file; seekable reads the companions, then streams the qweight.
-      const ws::LoadPlan p = ws::plan_weight(*ld.model(), i, 1 << 20);
-      EXPECT_EQ(p.sequential_scratch, 1536u + 512u + 2048u);
-      EXPECT_EQ(p.seekable_scratch, 1536u + 512u + 2048u);
-      EXPECT_EQ(ws::plan_weight(*ld.model(), i, 1024).seekable_scratch, 1024u + 512u + 2048u);
-    }
+    const uint32_t i = hubtest::weight_index(ld, awq_weight(L + "self_attn.k_proj"));
+    if (i == ld.weight_count()) return;
+    const ws::LogicalWeight& w = ld.weight(i);
+    seen = true;
+    EXPECT_EQ(w.shape[0], 32u);  // out
+    EXPECT_EQ(w.shape[1], 96u);  // in
+    EXPECT_EQ(w.format, ws::QuantFormat::GptqPacked);
+    EXPECT_FALSE(w.awq_packed);
+    EXPECT_EQ(w.awq_gemv_zero_words, 4u);
+    EXPECT_FALSE(w.gptq_transposed());
+    const ws::DequantSpec s = w.spec();
+    EXPECT_FALSE(s.gptq_awq_zeros);
+    EXPECT_EQ(s.gptq_zero_words, 4u);
+    EXPECT_EQ(s.gptq_zero_add, 0u);
+    EXPECT_EQ(s.gptq_groups, 3u);
+    ws::QuantParameter q[ws::kMaxQuantParameters];
+    ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), 5u);
+    EXPECT_EQ(q[2].number, 32u);  // group
+    EXPECT_STREQ(q[3].text, "gemv");
+    // Plan numbers: no transposition; sequentially the qweight ([32, 12] words: 1,536 B) waits
+    // for its companions (qzeros [32, 4] words: 512 B, scales [32, 32] halves: 2,048 B), which
+    // come after it in the file; seekable reads the companions, then streams the qweight.
+    const ws::LoadPlan p = ws::plan_weight(*ld.model(), i, 1 << 20);
+    EXPECT_EQ(p.sequential_scratch, 1536u + 512u + 2048u);
+    EXPECT_EQ(p.seekable_scratch, 1536u + 512u + 2048u);
+    EXPECT_EQ(ws::plan_weight(*ld.model(), i, 1024).seekable_scratch, 1024u + 512u + 2048u);
   };
   const LoadResult r = load("awq-gemv", o);
   ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
@@ -213,39 +212,38 @@ TEST(AwqHub, WeightIsNamedShapedAndParameterised) {
   o.mode = ws::ModelLoadMode::Headers;
   bool seen = false;
   o.on_ready = [&](const ws::ModelLoader& ld) {
-    for (uint32_t i = 0; i < ld.weight_count(); ++i) {
-      const ws::LogicalWeight& w = ld.weight(i);
-      if (std::string(w.name.data, w.name.size) != L + "self_attn.k_proj.weight") continue;
-      seen = true;
-      EXPECT_EQ(w.rank, 2u);
-      EXPECT_EQ(w.shape[0], 32u);  // out
-      EXPECT_EQ(w.shape[1], 96u);  // in
-      EXPECT_EQ(w.format, ws::QuantFormat::GptqPacked);
-      EXPECT_TRUE(w.awq_packed);
-      const ws::DequantSpec s = w.spec();
-      EXPECT_TRUE(s.gptq_awq_zeros);
-      EXPECT_EQ(s.gptq_zero_add, 0u);
-      EXPECT_EQ(s.gptq_groups, 3u);
-      ws::QuantParameter q[ws::kMaxQuantParameters];
-      ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), 5u);
-      EXPECT_STREQ(q[0].text, "awq");
-      EXPECT_EQ(q[1].number, 4u);   // bits
-      EXPECT_EQ(q[2].number, 32u);  // group
-      EXPECT_STREQ(q[3].text, "gemm");
-      EXPECT_STREQ(q[4].text, "F16");
-      const ws::LogicalModel& m = *ld.model();
-      ws::PieceRole role;
-      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
-      EXPECT_EQ(role, ws::PieceRole::Packed);
-      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Biases), &role), i);  // qzeros
-      EXPECT_EQ(role, ws::PieceRole::Biases);
-      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Scales), &role), i);
-      // Plan numbers: both modes hold the stored qweight ([96, 4] words: 1,536 B) and every
-      // companion (qzeros [3, 4] words, scales [3, 32] halves), plus the transposition buffer.
-      const ws::LoadPlan p = ws::plan_weight(m, i, 1 << 20);
-      EXPECT_EQ(p.sequential_scratch, 1536u + 3u * 4 * 4 + 3u * 32 * 2 + ws::kTransposeScratchBytes);
-      EXPECT_EQ(p.seekable_scratch, p.sequential_scratch);
-    }
+    const uint32_t i = hubtest::weight_index(ld, L + "self_attn.k_proj.weight");
+    if (i == ld.weight_count()) return;
+    const ws::LogicalWeight& w = ld.weight(i);
+    seen = true;
+    EXPECT_EQ(w.rank, 2u);
+    EXPECT_EQ(w.shape[0], 32u);  // out
+    EXPECT_EQ(w.shape[1], 96u);  // in
+    EXPECT_EQ(w.format, ws::QuantFormat::GptqPacked);
+    EXPECT_TRUE(w.awq_packed);
+    const ws::DequantSpec s = w.spec();
+    EXPECT_TRUE(s.gptq_awq_zeros);
+    EXPECT_EQ(s.gptq_zero_add, 0u);
+    EXPECT_EQ(s.gptq_groups, 3u);
+    ws::QuantParameter q[ws::kMaxQuantParameters];
+    ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), 5u);
+    EXPECT_STREQ(q[0].text, "awq");
+    EXPECT_EQ(q[1].number, 4u);   // bits
+    EXPECT_EQ(q[2].number, 32u);  // group
+    EXPECT_STREQ(q[3].text, "gemm");
+    EXPECT_STREQ(q[4].text, "F16");
+    const ws::LogicalModel& m = *ld.model();
+    ws::PieceRole role;
+    EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
+    EXPECT_EQ(role, ws::PieceRole::Packed);
+    EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Biases), &role), i);  // qzeros
+    EXPECT_EQ(role, ws::PieceRole::Biases);
+    EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Scales), &role), i);
+    // Plan numbers: both modes hold the stored qweight ([96, 4] words: 1,536 B) and every
+    // companion (qzeros [3, 4] words, scales [3, 32] halves), plus the transposition buffer.
+    const ws::LoadPlan p = ws::plan_weight(m, i, 1 << 20);
+    EXPECT_EQ(p.sequential_scratch, 1536u + 3u * 4 * 4 + 3u * 32 * 2 + ws::kTransposeScratchBytes);
+    EXPECT_EQ(p.seekable_scratch, p.sequential_scratch);
   };
   const LoadResult r = load("awq", o);
   ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();

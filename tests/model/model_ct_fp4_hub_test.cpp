@@ -203,41 +203,40 @@ TEST(CtFp4Hub, WeightsAreNamedShapedAndParameterised) {
     o.mode = ws::ModelLoadMode::Headers;
     bool seen = false;
     o.on_ready = [&](const ws::ModelLoader& ld) {
-      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
-        const ws::LogicalWeight& w = ld.weight(i);
-        if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj.weight") continue;
-        seen = true;
-        EXPECT_EQ(w.rank, 2u);
-        EXPECT_EQ(w.shape[0], 8u);
-        EXPECT_EQ(w.shape[1], c.cols);
-        EXPECT_EQ(w.format, c.global ? ws::QuantFormat::MlxNvfp4 : ws::QuantFormat::MlxMxfp4);
-        const ws::DequantSpec spec = w.spec();
-        EXPECT_EQ(spec.global_scale_divides, c.global) << c.dir;
-        EXPECT_FALSE(spec.global_scale_is_modelopt);
-        EXPECT_FALSE(spec.global_scale_is_ollama);
-        ws::QuantParameter q[ws::kMaxQuantParameters];
-        const uint32_t n = ws::quant_parameters(w, q, ws::kMaxQuantParameters);
-        ASSERT_EQ(n, c.global ? 6u : 5u) << c.dir;
-        EXPECT_EQ(std::string(q[0].text), c.method);
-        EXPECT_EQ(std::string(q[1].text), c.mode);
-        EXPECT_EQ(q[2].number, 4u);
-        EXPECT_EQ(q[3].number, c.group);
-        EXPECT_EQ(std::string(q[4].text), c.scale_dtype);
-        if (c.global) {
-          EXPECT_STREQ(q[5].key, "global_scale");
-          EXPECT_STREQ(q[5].text, "divides (weight_global_scale)");
-        }
-        // owner() maps every stored piece to the weight; input_global_scale stays its own.
-        const ws::LogicalModel& m = *ld.model();
-        ws::PieceRole role;
-        EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
-        EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Scales), &role), i);
-        EXPECT_EQ(role, ws::PieceRole::Scales);
-        EXPECT_EQ(w.ref(ws::PieceRole::GlobalScale).present(), c.global);
-        if (c.global) {
-          EXPECT_EQ(m.owner(w.ref(ws::PieceRole::GlobalScale), &role), i);
-          EXPECT_EQ(role, ws::PieceRole::GlobalScale);
-        }
+      const uint32_t i = hubtest::weight_index(ld, L + "mlp.down_proj.weight");
+      if (i == ld.weight_count()) return;
+      const ws::LogicalWeight& w = ld.weight(i);
+      seen = true;
+      EXPECT_EQ(w.rank, 2u);
+      EXPECT_EQ(w.shape[0], 8u);
+      EXPECT_EQ(w.shape[1], c.cols);
+      EXPECT_EQ(w.format, c.global ? ws::QuantFormat::MlxNvfp4 : ws::QuantFormat::MlxMxfp4);
+      const ws::DequantSpec spec = w.spec();
+      EXPECT_EQ(spec.global_scale_divides, c.global) << c.dir;
+      EXPECT_FALSE(spec.global_scale_is_modelopt);
+      EXPECT_FALSE(spec.global_scale_is_ollama);
+      ws::QuantParameter q[ws::kMaxQuantParameters];
+      const uint32_t n = ws::quant_parameters(w, q, ws::kMaxQuantParameters);
+      ASSERT_EQ(n, c.global ? 6u : 5u) << c.dir;
+      EXPECT_EQ(std::string(q[0].text), c.method);
+      EXPECT_EQ(std::string(q[1].text), c.mode);
+      EXPECT_EQ(q[2].number, 4u);
+      EXPECT_EQ(q[3].number, c.group);
+      EXPECT_EQ(std::string(q[4].text), c.scale_dtype);
+      if (c.global) {
+        EXPECT_STREQ(q[5].key, "global_scale");
+        EXPECT_STREQ(q[5].text, "divides (weight_global_scale)");
+      }
+      // owner() maps every stored piece to the weight; input_global_scale stays its own.
+      const ws::LogicalModel& m = *ld.model();
+      ws::PieceRole role;
+      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
+      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Scales), &role), i);
+      EXPECT_EQ(role, ws::PieceRole::Scales);
+      EXPECT_EQ(w.ref(ws::PieceRole::GlobalScale).present(), c.global);
+      if (c.global) {
+        EXPECT_EQ(m.owner(w.ref(ws::PieceRole::GlobalScale), &role), i);
+        EXPECT_EQ(role, ws::PieceRole::GlobalScale);
       }
     };
     const LoadResult r = load(c.dir, o);

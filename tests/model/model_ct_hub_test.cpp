@@ -155,42 +155,41 @@ TEST(CtHub, WeightIsNamedShapedAndParameterised) {
     o.mode = ws::ModelLoadMode::Headers;
     uint32_t seen = 0;
     o.on_ready = [&](const ws::ModelLoader& ld) {
-      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
-        const ws::LogicalWeight& w = ld.weight(i);
-        if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj.weight") continue;
-        ++seen;
-        EXPECT_EQ(w.rank, 2u);
-        EXPECT_EQ(w.shape[0], 8u);
-        EXPECT_EQ(w.shape[1], 32u);
-        EXPECT_EQ(w.format, ws::QuantFormat::CtPacked);
-        const ws::DequantSpec s = w.spec();
-        EXPECT_EQ(s.bits, f.bits);
-        EXPECT_EQ(s.row_elems, 32u);
-        EXPECT_EQ(s.group, 32u / f.groups);
-        EXPECT_EQ(s.block_rows, 1u);
-        EXPECT_EQ(s.scale_dtype, ws::DType::BF16);
-        ws::QuantParameter q[ws::kMaxQuantParameters];
-        const uint32_t n = ws::quant_parameters(w, q, ws::kMaxQuantParameters);
-        ASSERT_EQ(n, (f.groups > 1 ? 6u : 5u) + (f.legacy_zp ? 1u : 0u));
-        EXPECT_STREQ(q[0].text, "compressed-tensors pack-quantized");
-        EXPECT_STREQ(q[1].text, f.groups > 1 ? "group" : "channel");
-        EXPECT_EQ(q[2].number, f.bits);
-        EXPECT_STREQ(q[n - (f.legacy_zp ? 3 : 2)].text, f.symmetric ? "true" : "false");
-        if (f.legacy_zp) {
-          EXPECT_STREQ(q[n - 2].text, "unpacked int8");
-        }
-        EXPECT_STREQ(q[n - 1].text, "BF16");
-        // Every stored tensor of the Linear belongs to the weight, in its role.
-        const ws::LogicalModel& m = *ld.model();
-        ws::PieceRole role;
-        EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
-        EXPECT_EQ(role, ws::PieceRole::Packed);
-        EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Scales), &role), i);
-        EXPECT_EQ(role, ws::PieceRole::Scales);
-        EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Shape), &role), i);
-        EXPECT_EQ(role, ws::PieceRole::Shape);
-        EXPECT_EQ(w.ref(ws::PieceRole::Biases).present(), !f.symmetric);
+      const uint32_t i = hubtest::weight_index(ld, L + "mlp.down_proj.weight");
+      if (i == ld.weight_count()) return;
+      const ws::LogicalWeight& w = ld.weight(i);
+      ++seen;
+      EXPECT_EQ(w.rank, 2u);
+      EXPECT_EQ(w.shape[0], 8u);
+      EXPECT_EQ(w.shape[1], 32u);
+      EXPECT_EQ(w.format, ws::QuantFormat::CtPacked);
+      const ws::DequantSpec s = w.spec();
+      EXPECT_EQ(s.bits, f.bits);
+      EXPECT_EQ(s.row_elems, 32u);
+      EXPECT_EQ(s.group, 32u / f.groups);
+      EXPECT_EQ(s.block_rows, 1u);
+      EXPECT_EQ(s.scale_dtype, ws::DType::BF16);
+      ws::QuantParameter q[ws::kMaxQuantParameters];
+      const uint32_t n = ws::quant_parameters(w, q, ws::kMaxQuantParameters);
+      ASSERT_EQ(n, (f.groups > 1 ? 6u : 5u) + (f.legacy_zp ? 1u : 0u));
+      EXPECT_STREQ(q[0].text, "compressed-tensors pack-quantized");
+      EXPECT_STREQ(q[1].text, f.groups > 1 ? "group" : "channel");
+      EXPECT_EQ(q[2].number, f.bits);
+      EXPECT_STREQ(q[n - (f.legacy_zp ? 3 : 2)].text, f.symmetric ? "true" : "false");
+      if (f.legacy_zp) {
+        EXPECT_STREQ(q[n - 2].text, "unpacked int8");
       }
+      EXPECT_STREQ(q[n - 1].text, "BF16");
+      // Every stored tensor of the Linear belongs to the weight, in its role.
+      const ws::LogicalModel& m = *ld.model();
+      ws::PieceRole role;
+      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
+      EXPECT_EQ(role, ws::PieceRole::Packed);
+      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Scales), &role), i);
+      EXPECT_EQ(role, ws::PieceRole::Scales);
+      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Shape), &role), i);
+      EXPECT_EQ(role, ws::PieceRole::Shape);
+      EXPECT_EQ(w.ref(ws::PieceRole::Biases).present(), !f.symmetric);
     };
     const LoadResult r = load(f.dir, o);
     ASSERT_EQ(r.code, ws::Status::Ok) << f.dir << ": " << r.verdict();
@@ -303,19 +302,18 @@ TEST(CtHub, ActorderGroupIndexDecodesEachColumnWithItsGroup) {
     o.mode = ws::ModelLoadMode::Headers;
     bool seen = false;
     o.on_ready = [&](const ws::ModelLoader& ld) {
-      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
-        const ws::LogicalWeight& w = ld.weight(i);
-        if (std::string(w.name.data, w.name.size) != d + ".weight") continue;
-        seen = true;
-        ws::QuantParameter p[ws::kMaxQuantParameters];
-        const uint32_t n = ws::quant_parameters(w, p, ws::kMaxQuantParameters);
-        ASSERT_EQ(n, 7u);
-        EXPECT_STREQ(p[5].key, "actorder");
-        EXPECT_STREQ(p[5].text, "group (weight_g_idx)");
-        ws::PieceRole role;
-        EXPECT_EQ(ld.model()->owner(w.ref(ws::PieceRole::GlobalScale), &role), i);
-        EXPECT_EQ(role, ws::PieceRole::GlobalScale);
-      }
+      const uint32_t i = hubtest::weight_index(ld, d + ".weight");
+      if (i == ld.weight_count()) return;
+      const ws::LogicalWeight& w = ld.weight(i);
+      seen = true;
+      ws::QuantParameter p[ws::kMaxQuantParameters];
+      const uint32_t n = ws::quant_parameters(w, p, ws::kMaxQuantParameters);
+      ASSERT_EQ(n, 7u);
+      EXPECT_STREQ(p[5].key, "actorder");
+      EXPECT_STREQ(p[5].text, "group (weight_g_idx)");
+      ws::PieceRole role;
+      EXPECT_EQ(ld.model()->owner(w.ref(ws::PieceRole::GlobalScale), &role), i);
+      EXPECT_EQ(role, ws::PieceRole::GlobalScale);
     };
     ASSERT_EQ(load(dir, o).code, ws::Status::Ok) << dir;
     EXPECT_TRUE(seen) << dir;
@@ -429,18 +427,17 @@ TEST(CtHub, StoredFormatsDecodeAsCompressedTensors) {
     o.mode = ws::ModelLoadMode::Headers;
     bool seen = false;
     o.on_ready = [&](const ws::ModelLoader& ld) {
-      for (uint32_t i = 0; i < ld.weight_count(); ++i) {
-        const ws::LogicalWeight& w = ld.weight(i);
-        if (std::string(w.name.data, w.name.size) != L + "mlp.down_proj.weight") continue;
-        seen = true;
-        EXPECT_EQ(w.format, c.fp8 ? ws::QuantFormat::Fp8Block : ws::QuantFormat::CtPacked) << c.dir;
-        EXPECT_EQ(w.shape[0], 8u);
-        EXPECT_EQ(w.shape[1], 32u);
-        ws::QuantParameter p[ws::kMaxQuantParameters];
-        ASSERT_GE(ws::quant_parameters(w, p, ws::kMaxQuantParameters), 3u);
-        EXPECT_STREQ(p[0].text, c.method) << c.dir;
-        EXPECT_STREQ(p[1].text, c.br == 8 ? "tensor" : c.br == 4 ? "block" : c.bc == 32 ? "channel" : "group") << c.dir;
-      }
+      const uint32_t i = hubtest::weight_index(ld, L + "mlp.down_proj.weight");
+      if (i == ld.weight_count()) return;
+      const ws::LogicalWeight& w = ld.weight(i);
+      seen = true;
+      EXPECT_EQ(w.format, c.fp8 ? ws::QuantFormat::Fp8Block : ws::QuantFormat::CtPacked) << c.dir;
+      EXPECT_EQ(w.shape[0], 8u);
+      EXPECT_EQ(w.shape[1], 32u);
+      ws::QuantParameter p[ws::kMaxQuantParameters];
+      ASSERT_GE(ws::quant_parameters(w, p, ws::kMaxQuantParameters), 3u);
+      EXPECT_STREQ(p[0].text, c.method) << c.dir;
+      EXPECT_STREQ(p[1].text, c.br == 8 ? "tensor" : c.br == 4 ? "block" : c.bc == 32 ? "channel" : "group") << c.dir;
     };
     ASSERT_EQ(load(c.dir, o).code, ws::Status::Ok) << c.dir;
     EXPECT_TRUE(seen) << c.dir;

@@ -266,36 +266,35 @@ TEST(GptqHub, WeightIsNamedShapedAndParameterised) {
   o.mode = ws::ModelLoadMode::Headers;
   bool seen = false;
   o.on_ready = [&](const ws::ModelLoader& ld) {
-    for (uint32_t i = 0; i < ld.weight_count(); ++i) {
-      const ws::LogicalWeight& w = ld.weight(i);
-      if (std::string(w.name.data, w.name.size) != weight_name(L + "mlp.down_proj")) continue;
-      seen = true;
-      EXPECT_EQ(w.rank, 2u);
-      EXPECT_EQ(w.shape[0], 32u);  // out
-      EXPECT_EQ(w.shape[1], 64u);  // in
-      EXPECT_EQ(w.format, ws::QuantFormat::GptqPacked);
-      ws::QuantParameter q[ws::kMaxQuantParameters];
-      ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), 6u);
-      EXPECT_STREQ(q[0].text, "gptq");
-      EXPECT_EQ(q[1].number, 8u);   // bits
-      EXPECT_EQ(q[2].number, 32u);  // group
-      EXPECT_STREQ(q[3].text, "gptq_v2");
-      EXPECT_STREQ(q[4].text, "stored");
-      EXPECT_STREQ(q[5].text, "F16");
-      const ws::LogicalModel& m = *ld.model();
-      ws::PieceRole role;
-      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
-      EXPECT_EQ(role, ws::PieceRole::Packed);
-      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Biases), &role), i);  // qzeros
-      EXPECT_EQ(role, ws::PieceRole::Biases);
-      EXPECT_EQ(m.owner(w.ref(ws::PieceRole::GlobalScale), &role), i);  // g_idx
-      // Plan numbers: both modes hold the stored qweight ([16, 32] words: 2,048 B) and every
-      // companion (qzeros [2, 8] words, scales [2, 32] halves, g_idx 64 words), plus the
-      // transposition buffer.
-      const ws::LoadPlan p = ws::plan_weight(m, i, 1 << 20);
-      EXPECT_EQ(p.sequential_scratch, 2048u + 2u * 8 * 4 + 2u * 32 * 2 + 64u * 4 + ws::kTransposeScratchBytes);
-      EXPECT_EQ(p.seekable_scratch, p.sequential_scratch);
-    }
+    const uint32_t i = hubtest::weight_index(ld, weight_name(L + "mlp.down_proj"));
+    if (i == ld.weight_count()) return;
+    const ws::LogicalWeight& w = ld.weight(i);
+    seen = true;
+    EXPECT_EQ(w.rank, 2u);
+    EXPECT_EQ(w.shape[0], 32u);  // out
+    EXPECT_EQ(w.shape[1], 64u);  // in
+    EXPECT_EQ(w.format, ws::QuantFormat::GptqPacked);
+    ws::QuantParameter q[ws::kMaxQuantParameters];
+    ASSERT_EQ(ws::quant_parameters(w, q, ws::kMaxQuantParameters), 6u);
+    EXPECT_STREQ(q[0].text, "gptq");
+    EXPECT_EQ(q[1].number, 8u);   // bits
+    EXPECT_EQ(q[2].number, 32u);  // group
+    EXPECT_STREQ(q[3].text, "gptq_v2");
+    EXPECT_STREQ(q[4].text, "stored");
+    EXPECT_STREQ(q[5].text, "F16");
+    const ws::LogicalModel& m = *ld.model();
+    ws::PieceRole role;
+    EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Packed), &role), i);
+    EXPECT_EQ(role, ws::PieceRole::Packed);
+    EXPECT_EQ(m.owner(w.ref(ws::PieceRole::Biases), &role), i);  // qzeros
+    EXPECT_EQ(role, ws::PieceRole::Biases);
+    EXPECT_EQ(m.owner(w.ref(ws::PieceRole::GlobalScale), &role), i);  // g_idx
+    // Plan numbers: both modes hold the stored qweight ([16, 32] words: 2,048 B) and every
+    // companion (qzeros [2, 8] words, scales [2, 32] halves, g_idx 64 words), plus the
+    // transposition buffer.
+    const ws::LoadPlan p = ws::plan_weight(m, i, 1 << 20);
+    EXPECT_EQ(p.sequential_scratch, 2048u + 2u * 8 * 4 + 2u * 32 * 2 + 64u * 4 + ws::kTransposeScratchBytes);
+    EXPECT_EQ(p.seekable_scratch, p.sequential_scratch);
   };
   const LoadResult r = load("gptq-8bit-v2", o);
   ASSERT_EQ(r.code, ws::Status::Ok) << r.verdict();
